@@ -1,0 +1,3 @@
+from radixviz.cli import main
+
+main()

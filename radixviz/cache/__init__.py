@@ -1,0 +1,19 @@
+"""The engine: SGLang's first radix cache, its KV pools, tracing and invariants.
+
+Imports torch only: no UI library is loaded from here.
+"""
+from .invariants import InvariantError, check_invariants
+from .keys import as_key, match, token_text
+from .node import TreeNode
+from .pool import PoolError, ReqToTokenPool, TokenToKVPool, resolve_device
+from .preview import MatchPreview, MatcherDisagreement, compare_matchers, preview_match
+from .radix_cache import RadixCache
+from .snapshot import NodeSnapshot, TreeSnapshot
+from .trace import Event, EventKind, action_line, trace_only_lines
+
+__all__ = [
+    "RadixCache", "TreeNode", "TokenToKVPool", "ReqToTokenPool", "PoolError", "resolve_device",
+    "Event", "EventKind", "NodeSnapshot", "TreeSnapshot", "check_invariants", "InvariantError",
+    "MatchPreview", "MatcherDisagreement", "preview_match", "compare_matchers",
+    "as_key", "match", "token_text", "action_line", "trace_only_lines",
+]

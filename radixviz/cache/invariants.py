@@ -1,0 +1,78 @@
+"""Checks that the tree (and the pool under it) are consistent."""
+from __future__ import annotations
+
+from collections import Counter
+
+import torch
+
+
+class InvariantError(AssertionError):
+    """An invariant of the cache or pool is broken; the message names the node or slot."""
+
+
+def _label(node) -> str:
+    text = "".join(t if isinstance(t, str) else f"⟨{t}⟩" for t in node.key[:16])
+    return f"node #{node.id} {text!r}"
+
+
+def check_invariants(cache, pool=None, held=()) -> None:
+    """Raise InvariantError on the first broken invariant.
+
+    ``held`` lists the slot tensors running requests hold outside the tree (their own
+    new tokens and the references they added to the tree's slots).
+    """
+    root = cache.root_node
+    if root.parent is not None or root.key != ():
+        raise InvariantError("the root must have no parent and an empty key")
+    evictable = 0
+    owner: dict = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for first, child in node.children.items():
+            if child.parent is not node:
+                raise InvariantError(f"{_label(child)}: parent link does not point at the node holding it")
+            if not child.key or child.key[0] != first:
+                raise InvariantError(f"{_label(child)}: filed under token {first!r} but its edge starts differently")
+            stack.append(child)
+        if node is root:
+            continue
+        if child_value_len(node) != len(node.key):
+            raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {child_value_len(node)} slots")
+        if node.ref_counter < 0:
+            raise InvariantError(f"{_label(node)}: negative reference count {node.ref_counter}")
+        parent = node.parent
+        # the root's permanent reference is not a lock, so it bounds nothing
+        if parent is not root and parent.ref_counter < node.ref_counter:
+            raise InvariantError(f"{_label(node)}: reference count {node.ref_counter} exceeds its "
+                                 f"parent's {parent.ref_counter}")
+        if node.ref_counter == 0:
+            evictable += len(node.key)
+        for slot in node.value.tolist():
+            if slot in owner:
+                raise InvariantError(f"slot {slot} is owned by both {owner[slot]} and {_label(node)}")
+            owner[slot] = _label(node)
+    if evictable != cache.evictable_size():
+        raise InvariantError(f"evictable_size() is {cache.evictable_size()} but unreferenced nodes hold {evictable} tokens")
+    if pool is not None:
+        _check_pool(pool, owner, held)
+
+
+def child_value_len(node) -> int:
+    return 0 if node.value is None else int(node.value.numel())
+
+
+def _check_pool(pool, owner: dict, held) -> None:
+    uses = Counter(owner.keys())
+    for slots in held:
+        values = slots.tolist() if isinstance(slots, torch.Tensor) else list(slots)
+        uses.update(values)
+    refcounts = pool.refcounts()
+    for slot, count in enumerate(refcounts):
+        if count != uses.get(slot, 0):
+            who = owner.get(slot, "no node")
+            raise InvariantError(f"slot {slot}: pool counts {count} references but {who} and "
+                                 f"{uses.get(slot, 0) - (slot in owner)} request(s) hold it")
+    outside = [s for s in uses if not 0 <= s < len(refcounts)]
+    if outside:
+        raise InvariantError(f"slot {outside[0]} is outside the pool (size {len(refcounts)})")

@@ -1,0 +1,47 @@
+"""Keys and the one comparison the whole tree is built on."""
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+Key = tuple  # a tuple of hashable tokens
+
+
+def as_key(key: str | Sequence[Hashable]) -> Key:
+    """Return ``key`` as a tuple of tokens; a str is one token per character."""
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, (str, list, range)):
+        return tuple(key)
+    try:
+        return tuple(key)
+    except TypeError:
+        raise TypeError(f"a key must be a str, list or tuple of tokens, not {type(key).__name__}") from None
+
+
+def match(edge: Key, key: Key, start: int = 0) -> int:
+    """Length of the common prefix of ``edge`` and ``key[start:]``.
+
+    The release compared token by token in Python; comparing tuple slices does the same
+    work in C, and a bisection finds the first difference without a Python-level loop
+    over long shared prefixes.
+    """
+    n = min(len(edge), len(key) - start)
+    if edge[:n] == key[start:start + n]:
+        return n
+    lo, hi = 0, n  # edge[:lo] agrees; the first difference lies in [lo, hi)
+    while hi - lo > 8:
+        mid = (lo + hi) // 2
+        if edge[lo:mid] == key[start + lo:start + mid]:
+            lo = mid
+        else:
+            hi = mid
+    while edge[lo] == key[start + lo]:
+        lo += 1
+    return lo
+
+
+def token_text(token: Hashable) -> str:
+    """How one token reads in a view: a character as itself, an id as ``⟨id⟩``."""
+    if isinstance(token, str):
+        return token
+    return f"⟨{token}⟩"

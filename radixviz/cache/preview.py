@@ -1,0 +1,61 @@
+"""What a match would return, read off a snapshot without touching the tree.
+
+Views use it to say what the other matcher would have done (the #7 bug). It follows the
+same walk as ``RadixCache._match_prefix_helper``; a test holds the two together.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .keys import as_key, match
+from .snapshot import TreeSnapshot
+
+
+@dataclass(frozen=True)
+class MatchPreview:
+    matched: int            # tokens reported as hit
+    slots: tuple            # the slots returned
+    path: tuple             # (node id, tokens taken from that node) from the root down
+    split: tuple | None     # (node id, tokens kept above the cut) when the match would split
+    last_node: int          # id of the node that would be returned (before any split)
+
+
+def preview_match(tree: TreeSnapshot, key, buggy: bool) -> MatchPreview:
+    key = as_key(key)
+    node, start = tree.root, 0
+    slots: list = []
+    path: list = []
+    last = tree.root.id
+    while start < len(key):
+        child = node.child_for(key[start])
+        if child is None:
+            break
+        common = match(child.key, key, start)
+        if buggy:
+            stop_here = common == len(key) - start and common != len(child.key)
+        else:
+            stop_here = common < len(child.key)
+        slots.extend(child.value[:common])
+        path.append((child.id, common))
+        if stop_here:
+            return MatchPreview(len(slots), tuple(slots), tuple(path), (child.id, common), child.id)
+        last, node, start = child.id, child, start + common
+    return MatchPreview(len(slots), tuple(slots), tuple(path), None, last)
+
+
+@dataclass(frozen=True)
+class MatcherDisagreement:
+    fixed: MatchPreview
+    buggy: MatchPreview
+    wrong_from: int         # first token position the buggy matcher gets wrong
+    wrong_slots: tuple      # slots it returns that belong to another context
+
+
+def compare_matchers(tree: TreeSnapshot, key) -> MatcherDisagreement | None:
+    """None when both matchers return the same slots for ``key``."""
+    fixed, buggy = preview_match(tree, key, False), preview_match(tree, key, True)
+    if fixed.slots == buggy.slots:
+        return None
+    wrong_from = next((i for i, (a, b) in enumerate(zip(fixed.slots, buggy.slots)) if a != b),
+                      min(len(fixed.slots), len(buggy.slots)))
+    return MatcherDisagreement(fixed, buggy, wrong_from, buggy.slots[wrong_from:])

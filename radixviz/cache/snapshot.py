@@ -1,0 +1,108 @@
+"""Immutable pictures of the tree, so views can show any earlier step."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSnapshot:
+    id: int
+    key: tuple
+    value: tuple            # slot indices, as ints
+    ref: int
+    last_access: int
+    children: tuple         # NodeSnapshot, in the tree's own child order
+    subtree_tokens: int     # tokens held by this node and everything under it
+
+    def walk(self) -> Iterator["NodeSnapshot"]:
+        """This node and its descendants, depth first, parents before children."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def child_for(self, token) -> "NodeSnapshot | None":
+        for child in self.children:
+            if child.key[0] == token:
+                return child
+        return None
+
+
+@dataclass(frozen=True)
+class TreeSnapshot:
+    root: NodeSnapshot
+    evictable_size: int
+    clock: int
+    buggy_match: bool
+
+    @property
+    def total_size(self) -> int:
+        return self.root.subtree_tokens
+
+    @cached_property
+    def nodes(self) -> dict:
+        """Node id -> NodeSnapshot."""
+        return {node.id: node for node in self.root.walk()}
+
+    @cached_property
+    def parents(self) -> dict:
+        """Node id -> parent id (the root maps to None)."""
+        out = {self.root.id: None}
+        for node in self.root.walk():
+            for child in node.children:
+                out[child.id] = node.id
+        return out
+
+    def path_to(self, node_id: int) -> list:
+        """Ids from the root down to ``node_id``."""
+        path, parents = [], self.parents
+        while node_id is not None:
+            path.append(node_id)
+            node_id = parents[node_id]
+        return path[::-1]
+
+
+def snapshot_node(node) -> NodeSnapshot:
+    """Snapshot of a live node, reusing cached snapshots of unchanged subtrees."""
+    if node._snap is not None:
+        return node._snap
+    # iterative post-order: deep trees must not hit the recursion limit
+    stack = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if current._snap is not None:
+            continue
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((c, False) for c in current.children.values() if c._snap is None)
+            continue
+        kids = tuple(c._snap for c in current.children.values())
+        value = tuple(current.value.tolist()) if current.value is not None else ()
+        current._snap = NodeSnapshot(
+            current.id, current.key, value, current.ref_counter, current.last_access_time,
+            kids, len(current.key) + sum(k.subtree_tokens for k in kids))
+    return node._snap
+
+
+def invalidate(node) -> None:
+    """Drop the cached snapshots of ``node`` and its ancestors.
+
+    Invariant: a node without a cached snapshot has no ancestor with one, so the walk can
+    stop at the first ancestor that is already clear.
+    """
+    node._snap = None
+    parent = node.parent
+    while parent is not None and parent._snap is not None:
+        parent._snap = None
+        parent = parent.parent
+
+
+def clear_all(root) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node._snap = None
+        stack.extend(node.children.values())

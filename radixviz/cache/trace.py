@@ -1,0 +1,92 @@
+"""Trace events: one per micro-step, with the engine line that made it."""
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+
+from .snapshot import TreeSnapshot
+
+
+class EventKind(str, enum.Enum):
+    VISIT = "visit"              # a helper stepped onto a node and refreshed its access time
+    COMPARE = "compare"          # an edge was compared with the rest of the key
+    SPLIT = "split"              # an edge was cut in two
+    APPEND = "append"            # a node's slots were added to the match result
+    CREATE = "create"            # a new leaf was hung under a node
+    EVICTABLE = "evictable"      # evictable size changed (from, to, why)
+    HEAP = "heap"                # eviction collected the leaves into a heap
+    POP = "pop"                  # the least recently used leaf came off the heap
+    SKIP = "skip"                # that leaf is referenced, so it stays
+    FREE = "free"                # the leaf's slots went back to the pool
+    DELETE = "delete"            # the leaf left the tree
+    PUSH_PARENT = "push_parent"  # its parent became a leaf and joined the heap
+    REF = "ref"                  # a reference count changed (from, to)
+    RESULT = "result"            # the public call returned
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int                 # position in this cache's event stream
+    kind: EventKind
+    op: str                  # the public method running: match_prefix, insert, evict, ...
+    nodes: tuple             # ids of the nodes this step touches
+    data: MappingProxyType   # step details (immutable values only)
+    tree: TreeSnapshot       # the whole tree just after this step
+    file: str
+    line: int                # the engine line that did the step
+    function: str
+
+    def __getitem__(self, name):
+        return self.data[name]
+
+
+def _is_emit_call(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr == "_emit"
+
+
+def _is_trace_statement(stmt: ast.stmt) -> bool:
+    """``if self._trace: self._emit(...)`` or a bare ``self._emit(...)``."""
+    if isinstance(stmt, ast.Expr):
+        return _is_emit_call(stmt.value)
+    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Attribute) \
+        and stmt.test.attr == "_trace" and not stmt.orelse
+
+
+@lru_cache(maxsize=None)
+def _trace_map(filename: str) -> tuple:
+    """(emit line -> action line, the set of lines that exist only for tracing)."""
+    with open(filename, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    action: dict = {}
+    trace_only: set = set()
+
+    def visit_block(header_line: int, body: list) -> None:
+        last_real = header_line
+        for stmt in body:
+            if _is_trace_statement(stmt):
+                for line in range(stmt.lineno, stmt.end_lineno + 1):
+                    action[line] = last_real
+                    trace_only.add(line)
+                continue
+            last_real = stmt.lineno
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(stmt, field, None)
+                if block and isinstance(block[0], (ast.stmt, ast.excepthandler)):
+                    visit_block(stmt.lineno, block)
+
+    visit_block(0, tree.body)
+    return MappingProxyType(action), frozenset(trace_only)
+
+
+def action_line(filename: str, emit_line: int) -> int:
+    """The statement a trace call reports on: the one just before it in its block."""
+    return _trace_map(filename)[0].get(emit_line, emit_line)
+
+
+def trace_only_lines(filename: str) -> frozenset:
+    """Lines of an engine file that exist only to emit events (a code view may dim them)."""
+    return _trace_map(filename)[1]

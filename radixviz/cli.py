@@ -1,0 +1,50 @@
+"""Command line entry point: parse, dispatch, map errors to exit codes. No logic lives here."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from radixviz import __version__
+from radixviz.commands import COMMAND_MODULES
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="radixviz",
+        description="Watch SGLang's RadixAttention cache work, step by step.")
+    parser.add_argument("--version", action="version", version=f"radixviz {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"radixviz.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        if "home" in COMMAND_MODULES:
+            args = parser.parse_args(["home"])
+        else:
+            args = parser.parse_args(["demo"])
+    try:
+        code = args.func(args)
+    except UsageError as exc:
+        print(f"radixviz: {exc}", file=sys.stderr)
+        code = EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # noqa: BLE001 - one clear line unless --debug
+        if args.debug:
+            raise
+        print(f"radixviz: error: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        code = EXIT_BAD_INPUT if isinstance(exc, (ValueError, OSError)) else 1
+    sys.exit(code or 0)

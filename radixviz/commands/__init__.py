@@ -1,0 +1,7 @@
+"""Subcommands. Each module has ``register(subparsers)``; handlers import heavy modules lazily
+so that ``radixviz --help`` and the app's first screen stay fast."""
+
+# order is the order of ``radixviz --help``
+COMMAND_MODULES = [
+    "demo",
+]

@@ -1,0 +1,22 @@
+"""``radixviz demo``: print the chapter's example with both matchers."""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("demo", help="print the chapter's #7 example with both matchers")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from radixviz.cache import RadixCache, TokenToKVPool
+
+    for buggy in (False, True):
+        pool = TokenToKVPool(32, device="cpu")
+        cache = RadixCache(buggy_match=buggy, device=pool.device)
+        for text in ("Hello_L.A.!", "Hello_L.A.!world"):
+            slots = pool.alloc(len(text))
+            pool.free(slots[:cache.insert(text, slots)])
+        value, _ = cache.match_prefix("Hello_world")
+        print(f"{'buggy (before #7)' if buggy else 'fixed'}: match_prefix('Hello_world') hits "
+              f"{len(value)} tokens, slots {value.tolist()}")
+        cache.pretty_print()
+    return 0

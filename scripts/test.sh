@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Install radixviz with its test tools into .venv and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || python3 -m venv .venv
+# torch is pinned here to the CPU build; pyproject.toml keeps a range for users
+.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 numpy
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pytest "$@"
