@@ -45,11 +45,11 @@ class Event:
 
 def _is_emit_call(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-        and node.func.attr == "_emit"
+        and node.func.attr in ("_emit", "_step")
 
 
 def _is_trace_statement(stmt: ast.stmt) -> bool:
-    """``if self._trace: self._emit(...)`` or a bare ``self._emit(...)``."""
+    """``if self._trace: self._emit(...)`` or a bare ``self._emit(...)`` / ``self._step(...)``."""
     if isinstance(stmt, ast.Expr):
         return _is_emit_call(stmt.value)
     return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Attribute) \

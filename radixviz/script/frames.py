@@ -1,0 +1,91 @@
+"""Frames: what the stepper shows at one micro-step. Immutable, so stepping back is free."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+
+from radixviz.cache import TreeSnapshot
+
+EMPTY = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class PoolSnapshot:
+    refcounts: tuple          # per slot: 0 free, 1 one holder, 2+ shared
+    tree: TreeSnapshot        # to tell which node owns a slot
+
+    @property
+    def size(self) -> int:
+        return len(self.refcounts)
+
+    @cached_property
+    def owners(self) -> tuple:
+        """Per slot: id of the tree node owning it, or None."""
+        owners: list = [None] * len(self.refcounts)
+        for node in self.tree.root.walk():
+            for slot in node.value:
+                if 0 <= slot < len(owners):
+                    owners[slot] = node.id
+        return tuple(owners)
+
+    @cached_property
+    def free(self) -> int:
+        return self.refcounts.count(0)
+
+    @property
+    def used(self) -> int:
+        return self.size - self.free
+
+    def state(self, slot: int) -> str:
+        """free, tree (only the tree holds it), request (held outside the tree) or shared."""
+        count, owner = self.refcounts[slot], self.owners[slot]
+        if count == 0:
+            return "free"
+        if owner is None:
+            return "request"
+        return "tree" if count == 1 else "shared"
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What a view highlights in a frame, gathered over the operation so far."""
+    current: tuple = ()            # node ids this step touches
+    path: tuple = ()               # node ids matched (slots taken) so far in this operation
+    split: tuple = ()              # (upper id, lower id) of a split in this operation
+    wrong: tuple = ()              # node ids whose tokens the buggy matcher wrongly took
+    evicted: tuple = ()            # (id, key) of leaves deleted in this operation
+    created: tuple = ()            # node ids created in this operation
+    slots: tuple = ()              # pool slots this step touches
+
+
+@dataclass(frozen=True)
+class Frame:
+    index: int                     # position in Session.frames
+    op_index: int                  # the OpRecord this frame belongs to
+    kind: str                      # an EventKind value, or op / alloc / free_dup / error
+    data: MappingProxyType         # the step's details
+    tree: TreeSnapshot
+    pool: PoolSnapshot
+    marks: Marks
+    file: str                      # source of the code that did this step
+    line: int
+    function: str
+    nodes: tuple = ()              # node ids touched (same as marks.current)
+    event: object = None           # the engine Event, for engine steps
+
+    def __getitem__(self, name):
+        return self.data[name]
+
+
+@dataclass
+class OpRecord:
+    index: int
+    op: object                     # parser.Op
+    result: dict = field(default_factory=dict)  # JSON-ready
+    first_frame: int = 0
+    last_frame: int = 0            # inclusive
+
+    @property
+    def frame_range(self) -> range:
+        return range(self.first_frame, self.last_frame + 1)

@@ -1,0 +1,144 @@
+"""Plain words for every step: a one-line log entry and a short 'why'."""
+from __future__ import annotations
+
+from radixviz.cache import token_text
+
+
+def key_text(key, limit: int = 24) -> str:
+    """A key as a learner reads it, quoted, long keys elided in the middle."""
+    text = "".join(token_text(t) for t in key)
+    if len(key) > limit:
+        head = "".join(token_text(t) for t in key[:limit - 8])
+        tail = "".join(token_text(t) for t in key[-5:])
+        text = f"{head}…{tail}"
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
+
+
+def slot_ranges(slots) -> str:
+    """``0–5, 22–26`` for runs of consecutive slots."""
+    slots = list(slots)
+    if not slots:
+        return "none"
+    runs, start, prev = [], slots[0], slots[0]
+    for s in slots[1:]:
+        if s == prev + 1:
+            prev = s
+            continue
+        runs.append((start, prev))
+        start = prev = s
+    runs.append((start, prev))
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def _node(frame, node_id) -> str:
+    node = frame.tree.nodes.get(node_id)
+    if node is None:
+        return f"node #{node_id}"
+    return "the root" if not node.key else key_text(node.key)
+
+
+def describe(frame) -> str:
+    """One line: what this step did."""
+    d, kind = frame.data, frame.kind
+    first = frame.nodes[0] if frame.nodes else None
+    if kind == "op":
+        return f"▶ {d['text']}"
+    if kind == "alloc":
+        return f"allocate {len(d['slots'])} pool slots: {slot_ranges(d['slots'])}"
+    if kind == "free_dup":
+        return f"free {len(d['slots'])} duplicate slots {slot_ranges(d['slots'])}: the tree already has their tokens"
+    if kind == "visit":
+        return f"step onto {_node(frame, first)} (last access → {frame.tree.nodes[first].last_access})"
+    if kind == "compare":
+        node = frame.tree.nodes[first]
+        return f"compare edge {key_text(node.key)} with the key: {d['common']} token(s) in common"
+    if kind == "split":
+        upper, lower = frame.nodes
+        return (f"split after {d['at']} tokens: {_node(frame, upper)} above {_node(frame, lower)}")
+    if kind == "append":
+        extra = " — only part of the edge, yet the walk goes on below (pre-#7)" if d.get("partial") else ""
+        return f"take slots {slot_ranges(d['slots'])} of {_node(frame, first)}{extra}"
+    if kind == "create":
+        return f"create leaf {_node(frame, first)} ({d['length']} tokens), evictable at once"
+    if kind == "evictable":
+        why = {"created": "new unreferenced node", "locked": "first lock on the node",
+               "unlocked": "last lock released", "deleted": "leaf deleted"}[d["why"]]
+        return f"evictable size {d['old']} → {d['new']} ({why})"
+    if kind == "heap":
+        return f"collect {len(frame.nodes)} leaf/leaves into a heap ordered by last access"
+    if kind == "pop":
+        if d["is_root"]:
+            return "the heap reached the root: nothing left to evict"
+        return f"pop least recently used leaf {_node(frame, first)}"
+    if kind == "skip":
+        return f"skip {_node(frame, first)}: {d['ref']} reference(s) still hold it"
+    if kind == "free":
+        return f"free slots {slot_ranges(d['slots'])} ({d['freed']} back in the pool)"
+    if kind == "delete":
+        return f"remove leaf {key_text(d['key'])} from the tree"
+    if kind == "push_parent":
+        return f"{_node(frame, first)} has no children left: it joins the heap"
+    if kind == "ref":
+        return f"reference count of {_node(frame, first)}: {d['old']} → {d['new']}"
+    if kind == "result":
+        return _describe_result(frame)
+    if kind == "matcher":
+        return "matcher is now " + ("BUGGY: the pre-#7 walk" if d["mode"] == "buggy" else "fixed (#7)")
+    if kind == "reset":
+        return "reset: empty tree, every pool slot free"
+    if kind == "error":
+        return f"✗ {d['message']}"
+    return kind
+
+
+def _describe_result(frame) -> str:
+    d, op = frame.data, frame.event.op if frame.event is not None else ""
+    if "matched" in d:
+        return f"match_prefix returns {d['matched']} token(s): slots {slot_ranges(d['slots'])}"
+    if "prefix_len" in d:
+        return f"insert returns {d['prefix_len']}: the tree already held {d['prefix_len']} of {d['length']} tokens"
+    if "evicted" in d:
+        return f"evict freed {d['evicted']} token(s) of the {d['target']} asked for"
+    if "delta" in d:
+        return f"{op} returns {d['delta']:+d} (change in evictable size)"
+    return "done"
+
+
+_WHY = {
+    "op": "A new operation starts. Predict what it will do before you step on.",
+    "alloc": "Like the scheduler, the request's tokens get fresh KV slots first (evicting if the pool is short); "
+             "the tree is told about them afterwards.",
+    "free_dup": "insert returned how many leading tokens the tree already held. Their KV exists twice now, "
+                "so the request's copies go back to the pool and the tree keeps its own.",
+    "visit": "Every node the walk stands on gets a fresh access time. Eviction later removes the leaves "
+             "that were touched longest ago.",
+    "compare": "Sibling edges start with different tokens, so at most one child can share a prefix with "
+               "the key. Counting the tokens in common decides what happens next.",
+    "split": "The key and the edge part ways inside the edge. A new node takes the shared front part (and its "
+             "slots, and the old node's reference count); the old node keeps the rest below it.",
+    "append": "The matched node's slots join the answer. With the fixed matcher a node is taken whole, or "
+              "split first so that it can be.",
+    "create": "The tokens the tree did not have become a new leaf holding their slots. Nothing references "
+              "it yet, so it counts as evictable right away.",
+    "evictable": "The cache keeps a running total of tokens in unreferenced nodes. The scheduler reads it to "
+                 "know how much memory it could reclaim.",
+    "heap": "Only leaves can go: an inner node's KV is the prefix of everything below it. The leaves are "
+            "ordered by last access, oldest first.",
+    "pop": "The oldest leaf comes off the heap; if it is still in use it will be skipped.",
+    "skip": "A running request's lock holds this leaf, so its KV must stay. It is dropped from the heap, "
+            "not put back.",
+    "free": "The leaf's slots go back to the pool through the callback the caller passed in.",
+    "delete": "The leaf leaves the tree; its tokens no longer count as evictable.",
+    "push_parent": "Removing its last child made the parent a leaf, so it can be evicted too if more room "
+                   "is needed.",
+    "ref": "Locks count every request on the path: a node is evictable only when its count is back to 0.",
+    "result": "The call returns; the scheduler acts on this value.",
+    "error": "The operation was refused. Nothing changed.",
+    "matcher": "The switch swaps two lines of the matcher: how it treats a match that stops inside an edge.",
+    "reset": "A fresh, empty cache on a fresh pool.",
+}
+
+
+def explain(frame) -> str:
+    """A few sentences: why this step happens."""
+    return _WHY.get(frame.kind, "")

@@ -1,0 +1,198 @@
+"""The operation language: one operation a line (or ``;``-separated), shell-like quoting.
+
+    insert "Hello_L.A.!"      match Hello_world      lock "Hello_"     unlock "Hello_"
+    evict 5                   matcher buggy          reset             insert tokens 12 7 3
+
+A key is one word, each character a token, or ``tokens`` followed by integer ids.
+A bare ``tokens 12 7 3`` line inserts those ids.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_SCRIPT_BYTES = 1_000_000
+KEY_OPS = ("insert", "match", "lock", "unlock")
+OP_NAMES = KEY_OPS + ("evict", "matcher", "reset", "tokens")
+USAGE = {
+    "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
+    "unlock": 'unlock "Hello"', "evict": "evict 5", "matcher": "matcher fixed|buggy",
+    "reset": "reset", "tokens": "tokens 12 7 7 3",
+}
+
+
+class ScriptError(Exception):
+    """A bad line: ``FILE:LINE:COL: message``."""
+
+    def __init__(self, file: str, line: int, col: int, message: str):
+        super().__init__(f"{file}:{line}:{col}: {message}")
+        self.file, self.line, self.col, self.message = file, line, col, message
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str                 # insert, match, lock, unlock, evict, matcher, reset
+    key: tuple | None = None  # for the key operations
+    count: int | None = None  # for evict
+    mode: str | None = None   # for matcher: fixed or buggy
+    text: str = ""            # the operation as written
+    file: str = "<input>"
+    line: int = 1
+    col: int = 1
+
+    @property
+    def args(self) -> tuple:
+        if self.name in KEY_OPS:
+            return (self.key,)
+        if self.name == "evict":
+            return (self.count,)
+        if self.name == "matcher":
+            return (self.mode,)
+        return ()
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    col: int       # 1-based column of the first character
+    end: int       # index just past the last character
+    quoted: bool
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
+
+
+def _split_line(line: str, file: str, lineno: int) -> list[list[_Word]]:
+    """Words of each ``;``-separated part of one line; comments dropped."""
+    parts: list[list[_Word]] = [[]]
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch in " \t\r\f\v":
+            i += 1
+        elif ch == "#":
+            break
+        elif ch == ";":
+            parts.append([])
+            i += 1
+        else:
+            start, buf, quoted = i, [], False
+            while i < n and line[i] not in " \t\r\f\v;#":
+                if line[i] in "\"'":
+                    quote, qstart, quoted = line[i], i, True
+                    i += 1
+                    while i < n and line[i] != quote:
+                        if line[i] == "\\" and quote == '"' and i + 1 < n:
+                            buf.append(_ESCAPES.get(line[i + 1], "\\" + line[i + 1]))
+                            i += 2
+                        else:
+                            buf.append(line[i])
+                            i += 1
+                    if i >= n:
+                        raise ScriptError(file, lineno, qstart + 1, f"unterminated quote {quote}")
+                    i += 1
+                else:
+                    buf.append(line[i])
+                    i += 1
+            parts[-1].append(_Word("".join(buf), start + 1, i, quoted))
+    return [p for p in parts if p]
+
+
+def _int(word: _Word, file: str, lineno: int, what: str) -> int:
+    try:
+        return int(word.text, 10)
+    except ValueError:
+        raise ScriptError(file, lineno, word.col, f"bad number {word.text!r}: {what}") from None
+
+
+def _key(name: str, args: list[_Word], file: str, lineno: int, col: int) -> tuple:
+    if not args:
+        raise ScriptError(file, lineno, col, f"missing argument: {name} needs a key, e.g. {USAGE[name]}")
+    if args[0].text == "tokens" and not args[0].quoted:
+        return _token_ids(args[1:], file, lineno, args[0].col)
+    if len(args) > 1:
+        raise ScriptError(file, lineno, args[1].col, f"extra argument {args[1].text!r}: "
+                          f"quote a key that has spaces, e.g. {name} \"Hello world\"")
+    return tuple(args[0].text)
+
+
+def _token_ids(args: list[_Word], file: str, lineno: int, col: int) -> tuple:
+    if not args:
+        raise ScriptError(file, lineno, col, "missing argument: tokens needs ids, e.g. tokens 12 7 7 3")
+    ids = tuple(_int(w, file, lineno, "token ids are integers") for w in args)
+    for word, value in zip(args, ids):
+        if value < 0:
+            raise ScriptError(file, lineno, word.col, f"bad token id {value}: ids are >= 0")
+    return ids
+
+
+def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
+    head, args = words[0], words[1:]
+    name, col = head.text, head.col
+    text = raw[col - 1:words[-1].end]
+    where = dict(text=text, file=file, line=lineno, col=col)
+    if name not in OP_NAMES:
+        close = difflib.get_close_matches(name.lower(), OP_NAMES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(OP_NAMES)})"
+        raise ScriptError(file, lineno, col, f"unknown operation {name!r}{hint}")
+    if name in KEY_OPS:
+        return Op(name, key=_key(name, args, file, lineno, col), **where)
+    if name == "tokens":
+        return Op("insert", key=_token_ids(args, file, lineno, col), **where)
+    if name == "reset":
+        if args:
+            raise ScriptError(file, lineno, args[0].col, f"extra argument {args[0].text!r}: reset takes none")
+        return Op("reset", **where)
+    if not args:
+        raise ScriptError(file, lineno, col, f"missing argument: e.g. {USAGE[name]}")
+    if len(args) > 1:
+        raise ScriptError(file, lineno, args[1].col, f"extra argument {args[1].text!r}: e.g. {USAGE[name]}")
+    if name == "evict":
+        count = _int(args[0], file, lineno, "evict takes a token count, e.g. evict 5")
+        if count < 0:
+            raise ScriptError(file, lineno, args[0].col, f"negative eviction {count}: evict takes a count >= 0")
+        return Op("evict", count=count, **where)
+    mode = args[0].text.lower()
+    if mode not in ("fixed", "buggy"):
+        raise ScriptError(file, lineno, args[0].col, f"unknown matcher {args[0].text!r}: use fixed or buggy")
+    return Op("matcher", mode=mode, **where)
+
+
+def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[Op]:
+    """Parse a whole script; raise ScriptError at the first bad line (nothing is applied)."""
+    if "\x00" in text:
+        raise ScriptError(file, 1, 1, "binary file: a script is plain text")
+    ops: list[Op] = []
+    for offset, raw in enumerate(text.splitlines()):
+        lineno = first_line + offset
+        for words in _split_line(raw, file, lineno):
+            ops.append(_parse_op(words, raw, file, lineno))
+    return ops
+
+
+def load_script(path: str | Path) -> list[Op]:
+    """Read and parse a script file, refusing binary, empty and oversized files."""
+    path = Path(path)
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_SCRIPT_BYTES:
+            raise ScriptError(name, 1, 1, f"file too large ({size:,} bytes; the limit is {MAX_SCRIPT_BYTES:,})")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ScriptError(name, 1, 1, f"cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in data:
+        raise ScriptError(name, 1, 1, "binary file: a script is plain text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ScriptError(name, line, 1, "binary file: not UTF-8 text") from None
+    ops = parse_script(text, name)
+    if not ops:
+        raise ScriptError(name, 1, 1, "empty script: no operations (see radixviz run --help)")
+    return ops

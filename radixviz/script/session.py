@@ -1,0 +1,210 @@
+"""A session: operations applied to a live cache and pool, every micro-step kept as a frame.
+
+Each operation is checked before anything changes, so a refused one loses nothing.
+"""
+from __future__ import annotations
+
+import sys
+from types import MappingProxyType
+
+from radixviz.cache import RadixCache, TokenToKVPool, action_line, compare_matchers
+
+from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
+from .parser import Op, ScriptError, parse_script
+from .narrate import key_text
+
+DEFAULT_POOL_SIZE = 128
+
+
+class Session:
+    def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto"):
+        self.pool_size, self.device = pool_size, device
+        self.pool = TokenToKVPool(pool_size, device=device)
+        self.cache = RadixCache(buggy_match=buggy, device=self.pool.device)
+        self.cache.observer = self._on_event
+        self.initial_buggy = buggy
+        self.frames: list[Frame] = []
+        self.records: list[OpRecord] = []
+        self.locks: dict = {}            # key -> nodes locked under that name, newest last
+        self._record: OpRecord | None = None
+        self._marks: dict = {}
+        self._pool_refs: tuple | None = None
+        self._disagreement: dict | None = None
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, text: str, file: str = "<input>") -> list[OpRecord]:
+        """Parse all of ``text``, then apply it; raises ScriptError at the first refused operation
+        (the operations before it stay applied)."""
+        return [self.apply(op) for op in parse_script(text, file)]
+
+    def apply(self, op: Op) -> OpRecord:
+        """Apply one operation; raise ScriptError (and change nothing) if it cannot be done."""
+        self._precheck(op)
+        record = OpRecord(len(self.records), op, first_frame=len(self.frames))
+        self._record, self._marks = record, {}
+        if op.name == "match" and op.key:
+            self._mark_wrong(op.key)
+        self._step("op", at=getattr(self, f"_do_{op.name}"), text=op.text, name=op.name)
+        try:
+            record.result = getattr(self, f"_do_{op.name}")(op)
+        finally:
+            self._record = None
+        record.last_frame = len(self.frames) - 1
+        self.records.append(record)
+        return record
+
+    @property
+    def ops(self) -> list[Op]:
+        return [r.op for r in self.records]
+
+    def replay(self, upto: int | None = None) -> "Session":
+        """A fresh session that applies the first ``upto`` operations again (all by default)."""
+        fresh = Session(self.pool_size, self.initial_buggy, self.device)
+        for op in self.ops[:upto]:
+            fresh.apply(op)
+        return fresh
+
+    def held_slots(self) -> tuple:
+        """Slots held outside the tree (for check_invariants): script locks hold none."""
+        return ()
+
+    # --------------------------------------------------------------- operations
+
+    def _precheck(self, op: Op) -> None:
+        def refuse(message):
+            raise ScriptError(op.file, op.line, op.col, message)
+        if op.name == "insert":
+            need = len(op.key)
+            if need > self.pool.available_size() + self.cache.evictable_size():
+                refuse(f"pool full: {need} slots needed, {self.pool.available_size()} free and "
+                       f"{self.cache.evictable_size()} evictable (evict, unlock or reset)")
+        elif op.name == "unlock" and not self.locks.get(op.key):
+            held = ", ".join(key_text(k) for k in self.locks) or "none"
+            refuse(f"no lock on {key_text(op.key)} to release (locks held: {held})")
+        elif op.name == "evict" and self.cache.disable:
+            refuse("the cache is disabled")
+
+    def _do_insert(self, op: Op) -> dict:
+        key, need = op.key, len(op.key)
+        shortfall = need - self.pool.available_size()
+        evicted = self._evict(shortfall) if shortfall > 0 else []
+        slots = self.pool.alloc(need)
+        self._pool_refs = None
+        self._step("alloc", slots=tuple(slots.tolist()))
+        prefix_len = self.cache.insert(key, slots)
+        duplicates = slots[:prefix_len]
+        if prefix_len:
+            self.pool.free(duplicates)
+            self._pool_refs = None
+            self._step("free_dup", slots=tuple(duplicates.tolist()))
+        return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:].tolist(),
+                "freed_duplicates": duplicates.tolist(), "evicted_first": evicted}
+
+    def _do_match(self, op: Op) -> dict:
+        value, last_node = self.cache.match_prefix(op.key)
+        matched = len(value)
+        return {"matched": matched, "matched_text": _text(op.key[:matched]),
+                "slots": value.tolist(), "last_node": last_node.id,
+                "disagreement": self._disagreement}
+
+    def _do_lock(self, op: Op) -> dict:
+        value, last_node = self.cache.match_prefix(op.key)
+        delta = self.cache.inc_ref_counter(last_node)
+        self.locks.setdefault(op.key, []).append(last_node)
+        return {"delta": delta, "matched": len(value), "node": last_node.id}
+
+    def _do_unlock(self, op: Op) -> dict:
+        node = self.locks[op.key][-1]
+        delta = self.cache.dec_ref_counter(node)
+        self.locks[op.key].pop()
+        if not self.locks[op.key]:
+            del self.locks[op.key]
+        return {"delta": delta, "node": node.id}
+
+    def _do_evict(self, op: Op) -> dict:
+        freed = self._evict(op.count)
+        return {"evicted": len(freed), "freed_slots": freed}
+
+    def _do_matcher(self, op: Op) -> dict:
+        self.cache.buggy_match = op.mode == "buggy"
+        self._step("matcher", mode=op.mode)
+        return {"mode": op.mode}
+
+    def _do_reset(self, op: Op) -> dict:
+        self.pool = TokenToKVPool(self.pool_size, device=self.device)
+        self.cache.reset()
+        self.cache.observer = self._on_event
+        self.locks.clear()
+        self._pool_refs = None
+        self._step("reset")
+        return {}
+
+    def _evict(self, num_tokens: int) -> list:
+        freed: list = []
+
+        def release(slots):
+            freed.extend(slots.tolist())
+            self._pool_refs = None
+            return self.pool.free(slots)
+        self.cache.evict(num_tokens, release)
+        return freed
+
+    # ------------------------------------------------------------------ frames
+
+    def _mark_wrong(self, key) -> None:
+        tree = self.cache.snapshot()
+        diff = compare_matchers(tree, key)
+        self._disagreement = None
+        if diff is None:
+            return
+        wrong, pos = [], 0
+        for node_id, taken in diff.buggy.path:
+            if pos + taken > diff.wrong_from:
+                wrong.append(node_id)
+            pos += taken
+        self._disagreement = {"fixed": diff.fixed.matched, "buggy": diff.buggy.matched,
+                              "wrong_from": diff.wrong_from, "wrong_slots": list(diff.wrong_slots)}
+        if self.cache.buggy_match:
+            self._marks["wrong"] = tuple(wrong)
+
+    def _on_event(self, event) -> None:
+        marks, kind = self._marks, event.kind.value
+        if kind == "append":
+            marks["path"] = marks.get("path", ()) + event.nodes
+        elif kind == "split":
+            marks["split"] = event.nodes
+            # the path taken so far now ends at the upper half
+        elif kind == "create":
+            marks["created"] = marks.get("created", ()) + event.nodes
+        elif kind == "delete":
+            marks["evicted"] = marks.get("evicted", ()) + ((event["leaf"], event["key"]),)
+        slots = event.data.get("slots", ())
+        self._add_frame(kind, event.data, event.tree, event.file, event.line, event.function,
+                        event.nodes, slots, event)
+
+    def _step(self, kind: str, at=None, **data) -> None:
+        """A session-level step; its code location is the statement before the call, or ``at``."""
+        if at is not None:
+            code = at.__code__
+            file, line, function = code.co_filename, code.co_firstlineno, code.co_name
+        else:
+            caller = sys._getframe(1)
+            file, function = caller.f_code.co_filename, caller.f_code.co_name
+            line = action_line(file, caller.f_lineno)
+        slots = data.get("slots", ())
+        self._add_frame(kind, MappingProxyType(data) if data else EMPTY, self.cache.snapshot(),
+                        file, line, function, (), slots, None)
+
+    def _add_frame(self, kind, data, tree, file, line, function, nodes, slots, event) -> None:
+        if self._pool_refs is None:
+            self._pool_refs = self.pool.refcounts()
+        marks = Marks(current=nodes, slots=tuple(slots), **self._marks)
+        op_index = self._record.index if self._record is not None else len(self.records)
+        self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
+                                 PoolSnapshot(self._pool_refs, tree), marks, file, line,
+                                 function, nodes, event))
+
+
+def _text(key) -> str:
+    return "".join(t if isinstance(t, str) else f"⟨{t}⟩" for t in key)
