@@ -4,4 +4,5 @@ so that ``radixviz --help`` and the app's first screen stay fast."""
 # order is the order of ``radixviz --help``
 COMMAND_MODULES = [
     "demo",
+    "verify_kv",
 ]
