@@ -28,7 +28,8 @@ class Session:
         self.locks: dict = {}            # key -> nodes locked under that name, newest last
         self._record: OpRecord | None = None
         self._marks: dict = {}
-        self._pool_refs: tuple | None = None
+        self._pool_refs: tuple = ()
+        self._pool_version = None
         self._disagreement: dict | None = None
 
     # ------------------------------------------------------------------ running
@@ -90,13 +91,11 @@ class Session:
         shortfall = need - self.pool.available_size()
         evicted = self._evict(shortfall) if shortfall > 0 else []
         slots = self.pool.alloc(need)
-        self._pool_refs = None
         self._step("alloc", slots=tuple(slots.tolist()))
         prefix_len = self.cache.insert(key, slots)
         duplicates = slots[:prefix_len]
         if prefix_len:
             self.pool.free(duplicates)
-            self._pool_refs = None
             self._step("free_dup", slots=tuple(duplicates.tolist()))
         return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:].tolist(),
                 "freed_duplicates": duplicates.tolist(), "evicted_first": evicted}
@@ -133,10 +132,10 @@ class Session:
 
     def _do_reset(self, op: Op) -> dict:
         self.pool = TokenToKVPool(self.pool_size, device=self.device)
+        self._pool_version = None  # a new pool object may reuse an old one's id
         self.cache.reset()
         self.cache.observer = self._on_event
         self.locks.clear()
-        self._pool_refs = None
         self._step("reset")
         return {}
 
@@ -145,7 +144,6 @@ class Session:
 
         def release(slots):
             freed.extend(slots.tolist())
-            self._pool_refs = None
             return self.pool.free(slots)
         self.cache.evict(num_tokens, release)
         return freed
@@ -197,8 +195,10 @@ class Session:
                         file, line, function, (), slots, None)
 
     def _add_frame(self, kind, data, tree, file, line, function, nodes, slots, event) -> None:
-        if self._pool_refs is None:
-            self._pool_refs = self.pool.refcounts()
+        # torch bumps a tensor's version on every in-place change: reuse the last copy until then
+        version = (id(self.pool), self.pool.mem_state._version)
+        if version != self._pool_version:
+            self._pool_refs, self._pool_version = self.pool.refcounts(), version
         marks = Marks(current=nodes, slots=tuple(slots), **self._marks)
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
