@@ -1,0 +1,53 @@
+"""``radixviz verify-kv``: exit codes, table, JSON, one-line errors."""
+import json
+
+import pytest
+
+from radixviz.cli import main
+
+CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match Hello_world'
+
+
+def run_cli(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["verify-kv", "--device", "cpu", *argv])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_fixed_matcher_agrees_exit_0(capsys):
+    code, out, _ = run_cli(capsys, "-e", CHAPTER)
+    assert code == 0
+    assert "ok  agree" in out and "all 1 match agree" in out
+
+
+def test_buggy_matcher_diverges_exit_1(capsys):
+    code, out, _ = run_cli(capsys, "--buggy", "-e", CHAPTER)
+    assert code == 1
+    assert "diverges from token 6 'w'" in out
+
+
+def test_script_file_and_json(tmp_path, capsys):
+    script = tmp_path / "fork.rv"
+    script.write_text('insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\n'
+                      'matcher buggy\nmatch Hello_world   # the #7 case\n')
+    code, out, _ = run_cli(capsys, str(script), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["ok"] is False
+    (match,) = data["matches"]
+    assert match["where"] == f"{script}:4:1"
+    assert match["matched"] == 11 and match["first_diverging_token"] == 6
+    assert match["diff_at_first_diverging"] > 0.1
+
+
+@pytest.mark.parametrize("argv, message", [
+    ((), "needs a SCRIPT file or -e OPS"),
+    (("-e", "inser x"), "<-e>:1:1: unknown operation 'inser'"),
+    (("-e", "insert ab€"), "<-e>:1:1: token '€' at position 2 is outside"),
+    (("-e", "match a", "--device", "tpu"), "unknown device"),
+    (("missing.rv",), "missing.rv:1:1: cannot read"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, message):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
