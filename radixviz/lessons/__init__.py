@@ -1,0 +1,38 @@
+"""Lessons, quizzes and progress: the content layer (no UI imports, no torch at import).
+
+Lessons
+    ``load_lessons(extra_dirs=(), problems=None) -> list[Lesson]`` reads the shipped lessons
+    (the top-level ``lessons/`` folder; ``radixviz/lessons_data/`` inside a wheel) and any
+    folders a teacher adds, ordered by number. ``Lesson(id, number, title, path, blocks,
+    shipped)``; ``lesson.operations`` is every Op in order, ``lesson.script`` the op text.
+    ``blocks`` is a tuple of, in file order:
+
+    - ``Narrative(text, line)``: Markdown to show.
+    - ``Operations(text, line, ops)``: a fenced ```radixviz block; ``ops`` are
+      ``radixviz.script.Op`` parsed with the file's own line numbers. All blocks of a
+      lesson play in ONE continuing ``Session`` (a ``reset`` op starts afresh).
+    - ``Predict(question, choices, answer, line, check, explain)``: a pause before the
+      next Operations block; ``predict.accepts(reply)`` grades a reply (the answer text,
+      or a choice's number or letter). Show ``answer``/``explain`` after the next block runs.
+
+    A bad file raises ``LessonError`` (``.file``, ``.line``, ``.message``; str is
+    ``FILE:LINE: message``), or is collected into ``problems`` when a list is passed.
+    ``check_lesson(lesson) -> list[LessonError]`` runs every operation on a real Session
+    and compares each predict's ``check`` with what the engine computed.
+
+Quizzes (``radixviz.lessons.quiz``) and progress (``radixviz.lessons.progress``) are
+documented in their modules.
+"""
+from .loader import find_lesson, lesson_files, load_lessons, shipped_lessons_dir
+from .model import Lesson, LessonError, Narrative, Operations, Predict
+from .parse import parse_lesson, read_lesson_text
+
+__all__ = ["Lesson", "LessonError", "Narrative", "Operations", "Predict", "load_lessons",
+           "find_lesson", "lesson_files", "shipped_lessons_dir", "parse_lesson", "read_lesson_text",
+           "check_lesson"]
+
+
+def check_lesson(lesson, device="cpu"):
+    """Run a lesson's operations; return the problems found (empty list when it passes)."""
+    from .checker import check_lesson as _check
+    return _check(lesson, device=device)

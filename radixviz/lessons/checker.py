@@ -1,0 +1,79 @@
+"""``--check``: play a lesson on a real Session and hold each prediction to the engine."""
+from __future__ import annotations
+
+from .model import Lesson, LessonError, Operations, Predict
+
+STATE_CHECKS = {
+    "evictable_size": lambda s: s.cache.evictable_size(),
+    "total_size": lambda s: s.cache.total_size(),
+    "free_slots": lambda s: s.pool.available_size(),
+    "nodes": lambda s: len(s.cache.snapshot().nodes) - 1,   # the root is not counted
+}
+
+
+def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
+    """Every problem in ``lesson``: refused operations, broken invariants, wrong predictions."""
+    from radixviz.cache import InvariantError, check_invariants
+    from radixviz.script import ScriptError, Session
+
+    session = Session(device=device)
+    problems: list[LessonError] = []
+    pending: list[Predict] = []
+    name = str(lesson.path)
+    for block in lesson.blocks:
+        if isinstance(block, Predict):
+            pending.append(block)
+            continue
+        if not isinstance(block, Operations):
+            continue
+        records = []
+        for op in block.ops:
+            try:
+                records.append(session.apply(op))
+            except ScriptError as exc:
+                problems.append(LessonError(name, exc.line, f"operation refused: {exc.message}"))
+                return problems    # later blocks depend on this one's state
+            try:
+                check_invariants(session.cache, session.pool, session.held_slots())
+            except InvariantError as exc:
+                problems.append(LessonError(name, op.line, f"invariant broken after {op.text!r}: {exc}"))
+                return problems
+        for predict in pending:
+            problem = _check_predict(predict, records[0].result, session, name)
+            if problem:
+                problems.append(problem)
+        pending = []
+    return problems
+
+
+def engine_value(check: str, result: dict, session):
+    """What the engine says for a predict's ``check`` (KeyError when the name is unknown)."""
+    if check in STATE_CHECKS:
+        return STATE_CHECKS[check](session)
+    value = result
+    for part in check.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise KeyError(check)
+        value = value[part]
+    return value
+
+
+def _check_predict(predict: Predict, result: dict, session, name: str) -> LessonError | None:
+    if predict.check is None:
+        return None
+    try:
+        value = engine_value(predict.check, result, session)
+    except KeyError:
+        known = sorted(set(result) | set(STATE_CHECKS))
+        return LessonError(name, predict.line, f"unknown check {predict.check!r} "
+                           f"(here: {', '.join(known)})")
+    if _as_text(value) != predict.answer.strip():
+        return LessonError(name, predict.line, f"predicted answer {predict.answer!r} but the engine "
+                           f"gives {_as_text(value)!r} for {predict.check}")
+    return None
+
+
+def _as_text(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    return str(value)

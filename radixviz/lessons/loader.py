@@ -1,0 +1,90 @@
+"""Find and load lessons: the shipped ones, then any a teacher adds with ``--lessons DIR``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .model import Lesson, LessonError
+from .parse import parse_lesson, read_lesson_text
+
+# In a wheel the top-level lessons/ folder is installed as radixviz/lessons_data/.
+_INSTALLED = Path(__file__).resolve().parent.parent / "lessons_data"
+_CHECKOUT = Path(__file__).resolve().parent.parent.parent / "lessons"
+
+
+def shipped_lessons_dir() -> Path:
+    """The folder holding the lessons that come with radixviz (wheel or source checkout)."""
+    for candidate in (_INSTALLED, _CHECKOUT):
+        if candidate.is_dir() and any(candidate.glob("*.md")):
+            return candidate
+    return _CHECKOUT
+
+
+def lesson_files(directory: Path) -> list[Path]:
+    """The ``*.md`` files of a folder, by name (README.md is not a lesson)."""
+    return sorted(p for p in Path(directory).glob("*.md") if p.is_file() and p.name.lower() != "readme.md")
+
+
+def load_lessons(extra_dirs=(), problems: list | None = None, include_shipped: bool = True) -> list[Lesson]:
+    """All lessons, ordered by number.
+
+    A bad file raises LessonError, unless ``problems`` is a list: then bad files are left
+    out and each error is appended to it. A missing ``extra_dirs`` entry raises
+    FileNotFoundError (bad input, not a bad lesson). Ids and numbers must be unique.
+    """
+    sources = [(shipped_lessons_dir(), True)] if include_shipped else []
+    for directory in extra_dirs:
+        directory = Path(directory)
+        if not directory.is_dir():
+            raise FileNotFoundError(f"no such lesson folder: {directory}")
+        sources.append((directory, False))
+
+    lessons: list[Lesson] = []
+    seen_ids: dict = {}
+    seen_numbers: dict = {}
+    for directory, shipped in sources:
+        for path in lesson_files(directory):
+            try:
+                lesson = parse_lesson(read_lesson_text(path), path, shipped)
+                _unique(lesson, seen_ids, seen_numbers)
+            except LessonError as exc:
+                if problems is None:
+                    raise
+                problems.append(exc)
+                continue
+            seen_ids[lesson.id] = lesson
+            seen_numbers[lesson.number] = lesson
+            lessons.append(lesson)
+    return sorted(lessons, key=lambda l: (l.number, l.id))
+
+
+def _unique(lesson: Lesson, seen_ids: dict, seen_numbers: dict) -> None:
+    line = _meta_line(lesson, "id")
+    if lesson.id in seen_ids:
+        raise LessonError(str(lesson.path), line, f"duplicate lesson id {lesson.id!r} "
+                          f"(already used by {seen_ids[lesson.id].path})")
+    if lesson.number in seen_numbers:
+        raise LessonError(str(lesson.path), _meta_line(lesson, "number"), f"duplicate lesson number "
+                          f"{lesson.number} (already used by {seen_numbers[lesson.number].path})")
+
+
+def _meta_line(lesson: Lesson, key: str) -> int:
+    """The front-matter line that set ``key`` (1 when it came from the file name)."""
+    try:
+        lines = lesson.path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return 1
+    if lines and lines[0].strip() == "---":
+        for index, raw in enumerate(lines[1:], start=2):
+            if raw.strip() == "---":
+                break
+            if raw.strip().lower().startswith(key + ":"):
+                return index
+    return 1
+
+
+def find_lesson(lessons: list[Lesson], wanted: str) -> Lesson:
+    """The lesson whose number or id is ``wanted``; KeyError with the choices otherwise."""
+    for lesson in lessons:
+        if wanted == lesson.id or (wanted.isdigit() and int(wanted) == lesson.number):
+            return lesson
+    raise KeyError(f"no lesson {wanted!r} (lessons: {', '.join(str(l.number) for l in lessons)})")
