@@ -1,0 +1,30 @@
+"""The step log: one plain-words line per micro-step (text from ``script.narrate.describe``)."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from radixviz.script import describe
+
+# kind -> style; a symbol already leads the text where it matters (▶ an operation, ✗ an error)
+KIND_STYLES = {
+    "op": "bold", "split": "yellow", "append": "green", "create": "cyan", "delete": "red",
+    "free": "red", "skip": "magenta", "ref": "magenta", "result": "bold", "error": "bold red",
+    "matcher": "bold", "reset": "bold", "visit": "dim", "compare": "",
+}
+
+
+def step_line(frame, *, numbered: bool = True) -> Text:
+    """``  12 split after 6 tokens: …`` for one frame; the number is ``frame.index``."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    if numbered:
+        line.append(f"{frame.index:>4} ", style="dim")
+    if frame.kind != "op":
+        line.append("  ")
+    line.append(describe(frame), style=KIND_STYLES.get(frame.kind, ""))
+    return line
+
+
+def step_log(frames, *, numbered: bool = True) -> Text:
+    """All the frames' lines, newline separated."""
+    return Text("\n", no_wrap=True, overflow="ellipsis").join(
+        step_line(f, numbered=numbered) for f in frames)

@@ -1,0 +1,80 @@
+"""The KV pool as a Rich renderable: one cell per slot, marked and coloured by who holds it.
+
+``·`` free, ``■`` held by a tree node only, ``□`` held by a request outside the tree, a digit
+for a slot shared by that many holders. Slots the current step touches sit in brackets.
+"""
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.text import Text
+
+CELL = 3            # "[■]" or " ■ "
+LABEL = 5           # "128 " row label, then the guide
+STATES = {          # state -> (symbol, style, legend words)
+    "free": ("·", "dim", "free"),
+    "tree": ("■", "green", "tree node"),
+    "request": ("□", "yellow", "request"),
+    "shared": ("2", "bold magenta", "shared (count)"),
+}
+TOUCHED_STYLE = "reverse"
+
+
+def slot_symbol(state: str, refcount: int) -> str:
+    if state == "shared":
+        return str(refcount) if refcount < 10 else "+"
+    return STATES[state][0]
+
+
+class PoolGrid:
+    """Rich renderable for a ``PoolSnapshot`` (and the touched slots of ``Marks``)."""
+
+    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
+        self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
+
+    def columns(self, width: int) -> int:
+        """Slots per row: a multiple of 8 when there is room, so rows start at round numbers."""
+        fit = max(1, (width - LABEL - 1) // CELL)
+        if fit >= 8:
+            fit -= fit % 8
+        return min(fit, max(1, self.pool.size))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = min(self.width or options.max_width, options.max_width)
+        yield from self.lines(width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = LABEL + 1 + CELL * min(self.pool.size, 32)
+        legend = self._legend().cell_len if self.legend else 0
+        return Measurement(LABEL + 1 + CELL, max(widest, legend)).clamp(max_width=options.max_width)
+
+    def lines(self, width: int) -> list[Text]:
+        pool = self.pool
+        touched = set(getattr(self.marks, "slots", ()) or ())
+        cols = self.columns(width)
+        out = []
+        for start in range(0, pool.size, cols):
+            row = Text(no_wrap=True, overflow="ellipsis")
+            row.append(f"{start:>{LABEL - 1}} ", style="dim")
+            row.append("│", style="dim")
+            for slot in range(start, min(start + cols, pool.size)):
+                state = pool.state(slot)
+                symbol, style, _ = STATES[state]
+                symbol = slot_symbol(state, pool.refcounts[slot])
+                if slot in touched:
+                    row.append(f"[{symbol}]", style=f"{style} {TOUCHED_STYLE}")
+                else:
+                    row.append(f" {symbol} ", style=style)
+            out.append(row)
+        if self.legend:
+            out.append(self._legend())
+        return out
+
+    def _legend(self) -> Text:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        for state, (symbol, style, words) in STATES.items():
+            line.append(f"{symbol} {words}", style=style)
+            line.append("  ")
+        line.append("[ ] touched", style=TOUCHED_STYLE)
+        line.append(f"  {self.pool.used}/{self.pool.size} used", style="bold")
+        return line

@@ -1,0 +1,150 @@
+"""The radix tree as a Rich renderable: one line per node, marks as symbols and colours.
+
+Large trees stay readable: long edges keep their head and tail, and levels deeper than
+``max_depth`` or siblings beyond ``max_children`` fold into a ``… N more`` line. Nodes that
+carry a mark (the matched path, a split, the current step) are never folded away among siblings.
+"""
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.text import Text
+
+from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text
+
+GUIDE_STYLE = "dim"
+DETAIL_STYLE = "dim"
+
+
+class TreeView:
+    """Rich renderable for a ``TreeSnapshot`` and the ``Marks`` of one frame."""
+
+    def __init__(self, tree, marks=None, *, max_edge: int = 24, max_depth: int = 12,
+                 max_children: int = 16, legend: bool = False):
+        self.tree, self.marks = tree, marks
+        self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
+        self.legend = legend
+        self._lines: list[Text] | None = None
+
+    # ----------------------------------------------------------------- Rich protocol
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines():
+            yield line
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((line.cell_len for line in self.lines()), default=1)
+        return Measurement(min(widest, 20), widest).clamp(max_width=options.max_width)
+
+    # ------------------------------------------------------------------- building
+
+    def lines(self) -> list[Text]:
+        """The rendered lines (built once)."""
+        if self._lines is None:
+            self._lines = self._build()
+        return self._lines
+
+    def _build(self) -> list[Text]:
+        marks = NodeMarks(self.marks)
+        keep = self._ancestors_of(marks.interesting())
+        tree = self.tree
+        header = Text(no_wrap=True, overflow="ellipsis")
+        header.append("root", style="bold")
+        header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable · matcher ",
+                      style=DETAIL_STYLE)
+        header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
+                      style="bold red" if tree.buggy_match else DETAIL_STYLE)
+        lines = [header]
+        used_marks: set = set()
+        # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
+        stack: list = []
+        self._push_children(stack, tree.root, keep, "", 1)
+        while stack:
+            item = stack.pop()
+            if isinstance(item, Text):
+                lines.append(item)
+                continue
+            node, prefix, last, depth = item
+            node_marks = marks.of(node)
+            used_marks.update(node_marks)
+            lines.append(self._node_line(node, node_marks, prefix, last))
+            child_prefix = prefix + ("    " if last else "│   ")
+            if not node.children:
+                continue
+            if depth >= self.max_depth:
+                hidden = sum(1 for _ in node.walk()) - 1
+                lines.append(_fold(child_prefix, f"{hidden} more node(s) below "
+                                                 f"({node.subtree_tokens - len(node.key)} tokens)"))
+                continue
+            self._push_children(stack, node, keep, child_prefix, depth + 1)
+        for _, key in marks.evicted:
+            used_marks.add(EVICTED)
+            ghost = Text(no_wrap=True, overflow="ellipsis")
+            ghost.append(f"{EVICTED.symbol} evicted ", style=EVICTED.style)
+            ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
+            lines.append(ghost)
+        if self.legend and used_marks:
+            lines.append(legend_line(used_marks))
+        return lines
+
+    def _node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
+        style = " ".join(m.style for m in node_marks)
+        if node_marks:
+            line.append("".join(m.symbol for m in node_marks) + " ", style=style)
+        line.append(edge_text(node.key, self.max_edge), style=style)
+        line.append(f"  slots {compact_ranges(node.value)}  ref {node.ref}  t {node.last_access}",
+                    style=DETAIL_STYLE)
+        return line
+
+    def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
+        shown = self._visible(node.children, keep)
+        tail = self._fold_line(node.children, shown, prefix)
+        if tail is not None:
+            stack.append(tail)
+        for i in range(len(shown) - 1, -1, -1):
+            stack.append((shown[i], prefix, i == len(shown) - 1 and tail is None, depth))
+
+    def _visible(self, children, keep: set) -> tuple:
+        if len(children) <= self.max_children:
+            return children
+        chosen = {c.id for c in children if c.id in keep}
+        for child in children:
+            if len(chosen) >= self.max_children:
+                break
+            chosen.add(child.id)
+        return tuple(c for c in children if c.id in chosen)
+
+    def _fold_line(self, children, shown, prefix: str) -> Text | None:
+        if len(shown) == len(children):
+            return None
+        ids = {c.id for c in shown}
+        hidden = [c for c in children if c.id not in ids]
+        tokens = sum(c.subtree_tokens for c in hidden)
+        return _fold(prefix, f"{len(hidden)} more child(ren) ({tokens} tokens)", guide="└── ")
+
+    def _ancestors_of(self, ids: set) -> set:
+        nodes, keep = self.tree.nodes, set()
+        for node_id in ids:
+            if node_id in nodes:
+                keep.update(self.tree.path_to(node_id))
+        return keep
+
+
+def _fold(prefix: str, what: str, guide: str = "") -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(prefix + guide, style=GUIDE_STYLE)
+    line.append(f"{ELLIPSIS} {what}", style="italic dim")
+    return line
+
+
+def legend_line(used) -> Text:
+    """``▶ current step  ✓ matched ...`` for the marks present, in their fixed order."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for mark in ALL_MARKS:
+        if mark in used:
+            if line:
+                line.append("  ")
+            line.append(f"{mark.symbol} {mark.name}", style=mark.style)
+    return line
