@@ -32,6 +32,16 @@ def verdict(check) -> str:
             f"(off by {check.token_diffs[check.first_bad]:.3g} there)")
 
 
+def token_strip(check, before: int = 3, after: int = 6) -> str:
+    """Per-token differences around the first bad one: ``l 0 | w 2.3  o 2.68 ...``."""
+    lo = max(0, check.first_bad - before)
+    hi = min(check.matched, check.first_bad + after)
+    cells = [f"{token_text(check.key[i])} {check.token_diffs[i]:.3g}" for i in range(lo, hi)]
+    cells.insert(check.first_bad - lo, "|")
+    more = " …" if hi < check.matched else ""
+    return f"|reused - recomputed| by token {lo}..{hi - 1}: " + "  ".join(cells) + more
+
+
 def table_lines(report) -> list[str]:
     """The report as an aligned table plus a one-line summary."""
     lines = [f"KV check: tiny model (seed {report.seed}) on {report.device}; agree means "
@@ -46,6 +56,8 @@ def table_lines(report) -> list[str]:
         lines.append(f"{c.index:>3}  {c.where:<{wide}}  {'buggy' if c.buggy else 'fixed':<7}  "
                      f"{_show_key(c.key):<{KEY_WIDTH + 2}}  {c.matched:>4}  {c.kv_diff:>12.2e}  "
                      f"{c.logits_diff:>11.2e}  {verdict(c)}")
+        if c.first_bad is not None:
+            lines.append(f"{'':>5}{token_strip(c)}")
     lines.append(summary(report))
     return lines
 

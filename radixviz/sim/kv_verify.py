@@ -137,7 +137,7 @@ class KVSession:
         self.model.pool = self.session.pool  # a reset brings a fresh pool
         if plan is not None:
             self._fill(plan, record.result)
-        elif op.name == "match":
+        elif op.name == "match" and ids:  # an empty key reuses nothing: nothing to check
             slots = torch.as_tensor(record.result["slots"], dtype=torch.int64)
             check = self._check(op, ids, slots, op.where() if parsed else "")
             self.checks.append(check)
