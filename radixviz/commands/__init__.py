@@ -4,5 +4,7 @@ so that ``radixviz --help`` and the app's first screen stay fast."""
 # order is the order of ``radixviz --help``
 COMMAND_MODULES = [
     "demo",
+    "run",
+    "export",
     "verify_kv",
 ]

@@ -33,10 +33,10 @@ class PoolGrid:
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
 
     def columns(self, width: int) -> int:
-        """Slots per row: a multiple of 8 when there is room, so rows start at round numbers."""
+        """Slots per row: a power of two when there is room, so rows start at round numbers."""
         fit = max(1, (width - LABEL - 1) // CELL)
         if fit >= 8:
-            fit -= fit % 8
+            fit = 1 << (fit.bit_length() - 1)
         return min(fit, max(1, self.pool.size))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

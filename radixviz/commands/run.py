@@ -1,0 +1,142 @@
+"""``radixviz run``: apply a script and print each operation's result, the final tree and pool.
+
+``--json`` prints one JSON document instead (docs/json-schema.md); ``--steps`` prints every
+micro-step with the engine line that made it. A refused operation stops the run: what was
+applied is still printed, then the error, and the exit code is 2.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+INLINE_FILE = "<-e>"
+
+
+def add_script_args(p) -> None:
+    """The arguments ``run`` and ``export`` share: where the script comes from and the session."""
+    p.add_argument("script", nargs="?", metavar="SCRIPT", help="a file of operations, one a line")
+    p.add_argument("-e", "--exec", dest="ops", metavar="OPS",
+                   help='operations given inline, ";" between them, e.g. -e "insert abc; match abd"')
+    p.add_argument("--buggy", action="store_true", help="start with the pre-#7 matcher")
+    p.add_argument("--pool-size", type=int, default=None, metavar="N",
+                   help="KV pool slots (default 128)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when torch sees one), cpu or cuda")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run", help="run a script of operations and print results, tree and pool",
+        description="Apply operations (insert, match, lock, unlock, evict N, matcher fixed|buggy, "
+                    "tokens ..., reset) to a live cache and KV pool.")
+    add_script_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
+    p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from")
+    p.add_argument("--width", type=int, default=None, help="output width in columns (default: the terminal's)")
+    p.set_defaults(func=run)
+
+
+def read_ops(args) -> list:
+    """The parsed operations; raises UsageError or ScriptError before anything is applied."""
+    from radixviz.cli import UsageError
+    from radixviz.script import ScriptError, load_script, parse_script
+
+    if (args.script is None) == (args.ops is None):
+        raise UsageError("give a SCRIPT file or -e OPS (one of the two)")
+    if args.script is not None:
+        return load_script(args.script)
+    ops = parse_script(args.ops, INLINE_FILE)
+    if not ops:
+        raise ScriptError(INLINE_FILE, 1, 1, "empty script: no operations")
+    return ops
+
+
+def new_session(args):
+    """A Session for the command's options; UsageError for a bad pool size or device."""
+    from radixviz.cli import UsageError
+    from radixviz.script import DEFAULT_POOL_SIZE, Session
+
+    size = DEFAULT_POOL_SIZE if args.pool_size is None else args.pool_size
+    if size <= 0:
+        raise UsageError(f"--pool-size {size}: the pool needs at least one slot")
+    try:
+        return Session(pool_size=size, buggy=args.buggy, device=args.device)
+    except ValueError as exc:
+        raise UsageError(f"--device {args.device}: {exc}") from None
+
+
+def apply_all(session, ops):
+    """Apply ``ops`` in order; returns the ScriptError that stopped them, or None."""
+    from radixviz.script import ScriptError
+
+    for op in ops:
+        try:
+            session.apply(op)
+        except ScriptError as exc:
+            return exc
+    return None
+
+
+def run(args) -> int:
+    from radixviz.script import ScriptError
+
+    try:
+        ops = read_ops(args)
+    except ScriptError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    session = new_session(args)
+    error = apply_all(session, ops)
+    if args.json:
+        from radixviz.render.jsondoc import session_document
+        json.dump(session_document(session, error=error, steps=args.steps), sys.stdout,
+                  ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_human(session, args)
+    if error is not None:
+        print(error, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return check(session)
+
+
+def print_human(session, args) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from radixviz.render.log import step_line
+    from radixviz.render.pool import PoolGrid
+    from radixviz.render.summary import op_summary
+    from radixviz.render.tree import TreeView
+    from radixviz.render.jsondoc import short_path, source_text
+
+    console = Console(width=args.width, highlight=False, soft_wrap=False)
+    for record in session.records:
+        if args.steps:
+            for i in record.frame_range:
+                frame = session.frames[i]
+                console.print(step_line(frame))
+                where = Text(f"       {short_path(frame.file)}:{frame.line} {frame.function}: ",
+                             style="dim", no_wrap=True, overflow="ellipsis")
+                where.append(source_text(frame.file, frame.line), style="cyan")
+                console.print(where)
+        console.print(Text(op_summary(record), style="bold" if args.steps else ""))
+    # the last frame is the state after the last applied operation, marks and all
+    if session.frames:
+        final = session.frames[-1]
+        console.print()
+        console.print(TreeView(final.tree, final.marks, legend=True))
+        console.print()
+        console.print(PoolGrid(final.pool, final.marks))
+
+
+def check(session) -> int:
+    """Exit 1 when the cache or pool breaks an invariant after the run."""
+    from radixviz.cache import InvariantError, check_invariants
+
+    try:
+        check_invariants(session.cache, session.pool, session.held_slots())
+    except InvariantError as exc:
+        print(f"radixviz: invariant broken: {exc}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return EXIT_OK

@@ -1,0 +1,95 @@
+"""The JSON document of ``radixviz run --json`` (schema: docs/json-schema.md).
+
+Built from the session's records and a final snapshot, so it says exactly what the engine did.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+
+SCHEMA_VERSION = 1
+
+
+def key_json(key):
+    """A string when every token is a character (``"Hello"``), else a list of tokens."""
+    if all(isinstance(t, str) and len(t) == 1 for t in key):
+        return "".join(key)
+    return list(key)
+
+
+def op_args(op) -> list:
+    if op.key is not None:
+        return [key_json(op.key)]
+    if op.count is not None:
+        return [op.count]
+    if op.mode is not None:
+        return [op.mode]
+    return []
+
+
+def tree_json(node) -> dict:
+    """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot."""
+    # built bottom-up with an explicit stack so deep chains do not hit the recursion limit
+    done: dict = {}
+    stack = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((c, False) for c in current.children)
+            continue
+        done[current.id] = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
+                            "ref": current.ref, "last_access": current.last_access,
+                            "children": [done.pop(c.id) for c in current.children]}
+    return done[node.id]
+
+
+def source_text(file: str, line: int) -> str:
+    """The stripped source line a step came from ('' if unreadable)."""
+    return linecache.getline(file, line).strip()
+
+
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def short_path(file: str) -> str:
+    """``radixviz/cache/radix_cache.py`` for the package's own files, else the base name."""
+    full = os.path.abspath(file)
+    if full.startswith(_PACKAGE_PARENT + os.sep):
+        return os.path.relpath(full, _PACKAGE_PARENT).replace(os.sep, "/")
+    return os.path.basename(file)
+
+
+def step_json(frame, describe) -> dict:
+    return {"index": frame.index, "kind": frame.kind, "text": describe(frame),
+            "nodes": list(frame.nodes), "file": short_path(frame.file), "line": frame.line,
+            "function": frame.function, "source": source_text(frame.file, frame.line)}
+
+
+def session_document(session, *, error=None, steps: bool = False) -> dict:
+    """Everything ``run --json`` prints: the operations applied, the final tree and pool, and the
+    error that stopped the run (None when every operation was applied)."""
+    from radixviz.script import describe
+
+    ops = []
+    for record in session.records:
+        op = record.op
+        entry = {"index": record.index, "name": op.name, "args": op_args(op), "text": op.text,
+                 "line": op.line, "col": op.col, "result": record.result}
+        if steps:
+            entry["steps"] = [step_json(session.frames[i], describe) for i in record.frame_range]
+        ops.append(entry)
+    tree = session.cache.snapshot()
+    pool = session.pool
+    return {
+        "version": SCHEMA_VERSION,
+        "matcher": "buggy" if session.cache.buggy_match else "fixed",
+        "device": str(pool.device),
+        "ops": ops,
+        "tree": tree_json(tree.root),
+        "evictable_size": tree.evictable_size,
+        "total_size": tree.total_size,
+        "pool": {"size": pool.size, "free": pool.available_size(), "used": pool.used_size()},
+        "error": None if error is None else {"file": error.file, "line": error.line, "col": error.col,
+                                             "message": error.message, "text": str(error)},
+    }

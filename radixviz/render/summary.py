@@ -1,0 +1,48 @@
+"""One line per operation for ``radixviz run``: what it returned, in plain words."""
+from __future__ import annotations
+
+from radixviz.script import key_text, slot_ranges
+
+
+def op_summary(record) -> str:
+    """``match 'Hello_world' → 6 tokens 'Hello_' (slots 0–5)`` and the like."""
+    op, r = record.op, record.result
+    head = f"{record.index + 1:>3}  {op.text}  →  "
+    return head + _RESULTS.get(op.name, lambda r: "done")(r)
+
+
+def _insert(r) -> str:
+    text = f"prefix_len {r['prefix_len']}; new slots {slot_ranges(r['new_slots'])}"
+    if r["freed_duplicates"]:
+        text += f"; duplicates freed {slot_ranges(r['freed_duplicates'])}"
+    if r["evicted_first"]:
+        text += f"; evicted {len(r['evicted_first'])} token(s) first"
+    return text
+
+
+def _match(r) -> str:
+    text = f"{r['matched']} token(s) {key_text(tuple(r['matched_text']))} (slots {slot_ranges(r['slots'])})"
+    diff = r.get("disagreement")
+    if diff:
+        wrong = slot_ranges(diff["wrong_slots"])
+        if r["matched"] == diff["fixed"]:
+            text += f"; the pre-#7 matcher would say {diff['buggy']}, wrongly adding slots {wrong}"
+        else:
+            text += f"; WRONG from token {diff['wrong_from']}: slots {wrong} belong to another context " \
+                    f"(the fixed matcher says {diff['fixed']})"
+    return text
+
+
+def _lock(r) -> str:
+    return f"matched {r['matched']}, evictable size {r['delta']:+d}"
+
+
+_RESULTS = {
+    "insert": _insert,
+    "match": _match,
+    "lock": _lock,
+    "unlock": lambda r: f"evictable size {r['delta']:+d}",
+    "evict": lambda r: f"evicted {r['evicted']} token(s) (slots {slot_ranges(r['freed_slots'])})",
+    "matcher": lambda r: f"matcher is now {r['mode']}",
+    "reset": lambda r: "empty tree, every slot free",
+}
