@@ -1,0 +1,79 @@
+"""Who joins the next prefill batch: the first release's admission rule, step by step.
+
+The room is estimated, not measured: free slots plus what the tree could evict, minus what
+the running requests are still expected to write (their remaining budget times the
+policy's estimation ratio). Each candidate locks its matched path first, because a locked
+path stops being evictable and so shrinks the room; if it no longer fits after that, the
+lock is released again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Why one waiting request was or was not admitted (numbers as the rule saw them)."""
+    rid: int
+    prefix_len: int
+    extend_len: int
+    max_new: int
+    batch_tokens: int        # tokens already promised to this batch before this request
+    available: float         # room before this request's lock
+    lock_delta: int          # change in evictable size from locking its path (<= 0)
+    admitted: bool
+    reason: str
+
+    @property
+    def need(self) -> int:
+        return self.extend_len + self.max_new + self.batch_tokens
+
+
+def estimate_available(pool, cache, running, ratio: float) -> float:
+    """Free slots + evictable tokens - running requests' expected remaining tokens."""
+    reserved = sum(r.remaining_new_tokens() for r in running) * ratio
+    return pool.available_size() + cache.evictable_size() - reserved
+
+
+def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
+          max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True):
+    """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.
+
+    Admitted requests hold a lock on their path and one extra pool reference on each
+    prefix slot. ``delay(req, admitted)`` (the #2442 switch) may hold a request back for a
+    later round. Stops when there is no free request row for another request.
+    ``explain=False`` skips building the Decision list (long queues, fast runs).
+    """
+    available = estimate_available(pool, cache, running, ratio)
+    batch_tokens = batch_inputs = 0
+    admitted, decisions = [], []
+    for req in queue:
+        if len(admitted) >= free_rows:
+            break
+        start = available
+        delta, ok = 0, False
+        if delay is not None and delay(req, admitted):
+            reason = "delayed: shares a prefix still being computed (#2442)"
+        elif req.extend_input_len + batch_inputs >= max_prefill_tokens:
+            reason = "prefill token cap reached"
+        elif not req.extend_input_len + req.max_new_tokens + batch_tokens < available:
+            reason = "does not fit"
+        else:
+            delta = cache.inc_ref_counter(req.last_node)
+            available += delta
+            if req.extend_input_len + req.max_new_tokens + batch_tokens < available:
+                ok, reason = True, "fits"
+            else:
+                # locking took its prefix out of the evictable room: undo
+                available += cache.dec_ref_counter(req.last_node)
+                reason = "does not fit once its prefix is locked"
+        if explain:
+            decisions.append(Decision(req.rid, req.prefix_len, req.extend_input_len,
+                                      req.max_new_tokens, batch_tokens, start, delta, ok, reason))
+        if ok:
+            pool.add_refs(req.prefix_indices)
+            admitted.append(req)
+            batch_tokens += req.extend_input_len + req.max_new_tokens
+            batch_inputs += req.extend_input_len
+    return admitted, decisions

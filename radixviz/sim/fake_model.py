@@ -1,0 +1,44 @@
+"""The default token source: a seeded, deterministic stand-in for a model.
+
+It computes no KV (the slots stay as the pool holds them); it only decides the next token
+from the seed and the sequence so far, so the same run always generates the same text.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .model_api import VOCAB_SIZE
+
+_MASK = (1 << 64) - 1
+
+
+def _mix(x: int) -> int:
+    # splitmix64 finaliser: cheap, and every input bit moves every output bit
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK
+    return x ^ (x >> 31)
+
+
+class FakeSampler:
+    """A TokenModel whose next token depends on (seed, length, last two tokens)."""
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def _next(self, tokens: Sequence[int]) -> int:
+        last = tokens[-1] if tokens else 0
+        before = tokens[-2] if len(tokens) > 1 else 0
+        x = _mix((self.seed & _MASK) ^ (len(tokens) << 16) ^ (last << 8) ^ before)
+        return x % VOCAB_SIZE
+
+    def extend(self, tokens: Sequence[int], prefix_slots, new_slots) -> int:
+        if len(new_slots) != len(tokens) - len(prefix_slots):
+            raise ValueError(f"{len(tokens)} tokens, {len(prefix_slots)} cached: need "
+                             f"{len(tokens) - len(prefix_slots)} new slots, got {len(new_slots)}")
+        return self._next(tokens)
+
+    def decode(self, tokens: Sequence[int], slots, new_slot) -> int:
+        if len(slots) != len(tokens) - 1:
+            raise ValueError(f"decode: {len(tokens)} tokens need {len(tokens) - 1} cached slots, "
+                             f"got {len(slots)}")
+        return self._next(tokens)

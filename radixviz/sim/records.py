@@ -1,0 +1,105 @@
+"""What a simulation reports: events, one record per forward pass, and totals.
+
+Everything here is plain immutable data (tuples, ints, snapshots), safe to keep and show
+later; ``to_dict`` gives the JSON form.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class SimEvent:
+    """Something a learner should notice: ``kind`` is one of refused, retracted, delayed,
+    finished, follow-up, prefill-deferred, stuck."""
+    batch: int
+    kind: str
+    rid: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRecord:
+    """One forward pass: a prefill of newly admitted requests or one decode step.
+
+    ``queue_order`` lists (rid, prefix_len) in the order the policy offered places (prefill
+    rounds only); ``decisions`` the admission rule's verdict for each; ``running`` the
+    requests in flight after the pass. ``tree`` and ``refcounts`` are None when the
+    simulation was run with ``record=False``.
+    """
+    index: int
+    kind: str                   # "prefill" or "decode"
+    queue_order: tuple
+    decisions: tuple            # admission.Decision
+    admitted: tuple             # rids
+    running: tuple              # rids after this pass
+    finished: tuple             # rids that finished in this pass
+    waiting: int                # requests still waiting after this pass
+    hit_tokens: int             # prefix tokens reused by this prefill
+    computed_tokens: int        # tokens whose KV this pass computed
+    evicted_tokens: int
+    pool_used: int
+    evictable: int
+    events: tuple               # SimEvent
+    tree: object = None         # TreeSnapshot
+    refcounts: tuple | None = None
+
+    def to_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in (
+            "index", "kind", "admitted", "running", "finished", "waiting", "hit_tokens",
+            "computed_tokens", "evicted_tokens", "pool_used", "evictable")}
+        out["queue_order"] = [list(x) for x in self.queue_order]
+        out["decisions"] = [asdict(d) for d in self.decisions]
+        out["events"] = [asdict(e) for e in self.events]
+        return out
+
+
+@dataclass(slots=True)
+class SimStats:
+    """Running totals; ``hit_rate`` is reused prefix tokens over all prompt tokens prefilled."""
+    requests: int = 0
+    finished: int = 0
+    refused: int = 0
+    retracted: int = 0
+    delayed: int = 0
+    prefill_batches: int = 0
+    decode_steps: int = 0
+    hit_tokens: int = 0
+    prefill_computed: int = 0
+    decode_computed: int = 0
+    evicted_tokens: int = 0
+    peak_pool_used: int = 0
+
+    @property
+    def batches(self) -> int:
+        return self.prefill_batches + self.decode_steps
+
+    @property
+    def hit_rate(self) -> float:
+        total = self.hit_tokens + self.prefill_computed
+        return self.hit_tokens / total if total else 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["batches"] = self.batches
+        out["hit_rate"] = round(self.hit_rate, 6)
+        out["tokens_reused"] = self.hit_tokens
+        out["tokens_computed"] = self.prefill_computed + self.decode_computed
+        return out
+
+
+@dataclass(slots=True)
+class SimResult:
+    """A finished run: its settings, totals, every event, and (when recorded) every pass."""
+    settings: dict
+    stats: SimStats
+    events: list = field(default_factory=list)
+    records: list = field(default_factory=list)
+    outputs: dict = field(default_factory=dict)   # rid -> generated token ids
+
+    def to_dict(self, with_records: bool = False) -> dict:
+        out = {"settings": dict(self.settings), "stats": self.stats.to_dict(),
+               "events": [asdict(e) for e in self.events]}
+        if with_records:
+            out["records"] = [r.to_dict() for r in self.records]
+        return out

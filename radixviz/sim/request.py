@@ -1,0 +1,52 @@
+"""A request as the scheduler sees it, and the plain spec a workload hands over."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """What a workload asks for: a prompt, an output budget and, for chats, later turns.
+
+    ``follow_ups`` are ``(user_tokens, max_new_tokens)`` pairs: when this request finishes,
+    the next turn arrives with the whole history (prompt + answer) plus the user's new text.
+    """
+    input_ids: tuple
+    max_new_tokens: int
+    follow_ups: tuple = ()
+
+
+@dataclass(slots=True, eq=False)
+class Request:
+    """One request moving through waiting -> running -> finished (or back to waiting).
+
+    ``prefix_indices``/``last_node`` are what the latest match found; ``extend_input_len``
+    is how many prompt tokens still have to be computed.
+    """
+    rid: int
+    input_ids: tuple
+    max_new_tokens: int
+    follow_ups: tuple = ()
+    output_ids: list = field(default_factory=list)
+    prefix_indices: object = None      # int64 tensor of the tree's slots that hit
+    last_node: object = None           # the TreeNode the match ended on
+    prefix_len: int = 0                # len(prefix_indices), kept as an int: len() of a tensor is slow
+    extend_input_len: int = 0
+    req_pool_idx: int = -1             # row in the ReqToTokenPool while running
+    times_retracted: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return len(self.output_ids) >= self.max_new_tokens
+
+    @property
+    def kv_len(self) -> int:
+        """Tokens whose KV sits in the pool: the newest output has not been fed back yet."""
+        return len(self.input_ids) + max(len(self.output_ids) - 1, 0)
+
+    def remaining_new_tokens(self) -> int:
+        return self.max_new_tokens - len(self.output_ids)
+
+    def __repr__(self) -> str:
+        return (f"Request(#{self.rid} in={len(self.input_ids)} out={len(self.output_ids)}/"
+                f"{self.max_new_tokens} prefix={self.prefix_len})")

@@ -1,0 +1,50 @@
+"""One-call runs: a named workload through one policy, or through several to compare."""
+from __future__ import annotations
+
+from typing import Callable
+
+from .fake_model import FakeSampler
+from .policies import POLICIES
+from .records import SimResult
+from .scheduler import Scheduler
+from .workloads import make_workload
+
+# name -> factory(pool, seed) -> TokenModel; the tiny KV model adds itself here
+MODELS: dict[str, Callable] = {
+    "fake": lambda pool, seed: FakeSampler(seed),
+}
+
+
+def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: int = 4096,
+             seed: int = 0, model: str | Callable = "fake", record: bool = False,
+             **options) -> SimResult:
+    """Run ``requests`` requests of ``workload`` under ``policy`` to the end.
+
+    ``model`` is a name in MODELS or a factory ``(pool, seed) -> TokenModel``; ``options``
+    go to Scheduler (context_len, max_running, decode_steps, delay_shared_prefix, ...).
+    """
+    specs = make_workload(workload, requests, seed)
+    factory = _model_factory(model)
+    sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
+    # the pool is built first so a real model can own its KV there
+    sched.model = factory(sched.pool, seed)
+    sched.settings.update(workload=workload, requests=requests, model=_model_name(model))
+    sched.submit(specs)
+    return sched.run()
+
+
+def compare(workload: str, policies=tuple(POLICIES), **kwargs) -> dict:
+    """Policy name -> SimResult, every policy on exactly the same requests."""
+    return {name: simulate(workload, name, **kwargs) for name in policies}
+
+
+def _model_factory(model) -> Callable:
+    if callable(model):
+        return model
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}: choose from {', '.join(MODELS)}")
+    return MODELS[model]
+
+
+def _model_name(model) -> str:
+    return model if isinstance(model, str) else getattr(model, "__name__", "custom")

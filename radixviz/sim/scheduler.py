@@ -1,0 +1,192 @@
+"""The first release's scheduler loop, driving our radix cache on a real KV pool.
+
+Python API (no UI: a screen steps it and draws what it returns)::
+
+    from radixviz.sim import Scheduler, make_workload
+    sched = Scheduler(pool_size=2048, policy="lpm", seed=0)      # or model=TinyModel(pool)
+    sched.submit(make_workload("few-shot", 40, seed=0))
+    while (record := sched.step()) is not None:                  # one forward pass each
+        record.kind, record.queue_order, record.decisions        # why each was (not) admitted
+        record.admitted, record.running, record.finished, record.events
+        record.tree, record.refcounts                            # TreeSnapshot, pool counts
+    result = sched.result()                                      # SimResult: stats + events
+
+``sched.cache``, ``sched.pool``, ``sched.waiting``, ``sched.running`` are live; check them
+with ``check_invariants(sched.cache, sched.pool, held=sched.held_slots())`` between steps.
+``record=False`` skips the snapshots (fast runs). ``run()`` steps to the end.
+
+Each ``step()`` is one pass of the release's main loop: match every waiting request, order
+them by the policy, admit what fits and prefill it; when nothing can be admitted, decode
+the running batch, ten passes in a row before looking at the queue again. A finished
+request inserts input + output (minus the newest token, whose KV is not computed yet),
+frees the slots the tree already held and unlocks its path. Where the release called
+exit() on running out of memory, this loop retracts requests back to the queue (and
+refuses at submission requests that could never fit), reporting each as an event.
+"""
+from __future__ import annotations
+
+import random
+
+from radixviz.cache import RadixCache, ReqToTokenPool, TokenToKVPool
+
+from .admission import admit
+from .fake_model import FakeSampler
+from .policies import get_policy
+from .records import BatchRecord, SimEvent, SimResult, SimStats
+from .request import Request, RequestSpec
+from . import steps
+
+
+class Scheduler:
+    def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
+                 model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
+                 max_running: int = 64, decode_steps: int = 10, delay_shared_prefix: bool = False,
+                 delay_threshold: int = 32, record: bool = True, device="cpu"):
+        self.policy = policy
+        self.order, self.ratio = get_policy(policy)
+        for name, value in (("context_len", context_len), ("max_running", max_running),
+                            ("decode_steps", decode_steps), ("delay_threshold", delay_threshold)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
+        self.cache = RadixCache(device=self.pool.device)
+        self.req_pool = ReqToTokenPool(max_running, context_len, device=self.pool.device)
+        self.model = model if model is not None else FakeSampler(seed)
+        self.context_len = context_len
+        # the release capped one prefill at max(context length, a sixth of the pool)
+        self.max_prefill_tokens = max(context_len, self.pool.size // 6)
+        self.decode_steps = decode_steps
+        self.delay_threshold = delay_threshold if delay_shared_prefix else None
+        self.record = record
+        self.rng = random.Random(seed)
+        self.waiting: list[Request] = []
+        self.running: list[Request] = []
+        self.stats = SimStats()
+        self.events: list[SimEvent] = []
+        self.records: list[BatchRecord] = []
+        self.outputs: dict = {}
+        self.settings = {"policy": policy, "pool_size": self.pool.size, "seed": seed,
+                         "context_len": context_len, "max_running": max_running,
+                         "decode_steps": decode_steps, "delay_shared_prefix": delay_shared_prefix,
+                         "estimation_ratio": self.ratio, "model": type(self.model).__name__}
+        self._next_rid = 0
+        self._decodes_left = 0
+        self._pass = 0            # index of the next record
+        self._pass_events: list[SimEvent] = []
+        self._evicted = 0
+        self._last_attempt = None   # a prefill round that admitted nobody, shown with the decode
+
+    # ------------------------------------------------------------------ public
+
+    def submit(self, specs) -> list[Request]:
+        """Queue RequestSpecs (or one); refuse at once any that could never fit."""
+        if isinstance(specs, RequestSpec):
+            specs = [specs]
+        queued = []
+        for spec in specs:
+            req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups)
+            self._next_rid += 1
+            self.stats.requests += 1
+            reason = self._never_fits(req)
+            if reason:
+                self.stats.refused += 1
+                self._event("refused", req.rid, reason)
+            else:
+                self.waiting.append(req)
+                queued.append(req)
+        return queued
+
+    @property
+    def done(self) -> bool:
+        return not self.waiting and not self.running
+
+    def step(self) -> BatchRecord | None:
+        """Run one forward pass and return its record; None once everything is done."""
+        if self._decodes_left == 0:
+            record = steps.prefill_pass(self)
+            if record is not None:
+                return record
+            if not self.running:
+                if self.waiting:  # cannot happen by the arithmetic; never loop forever
+                    for req in self.waiting:
+                        self.stats.refused += 1
+                        self._event("stuck", req.rid, "nothing running and it still does not fit")
+                    self.waiting.clear()
+                    return self._finish_pass("prefill", (), (), (), (), 0, 0)
+                return None
+            self._decodes_left = self.decode_steps
+        self._decodes_left -= 1
+        record = steps.decode_pass(self)
+        if not self.running:
+            self._decodes_left = 0
+        return record
+
+    def run(self, max_passes: int | None = None) -> SimResult:
+        """Step until done (or ``max_passes``) and return the result."""
+        while max_passes is None or self._pass < max_passes:
+            if self.step() is None:
+                break
+        return self.result()
+
+    def result(self) -> SimResult:
+        return SimResult(dict(self.settings), self.stats, list(self.events), list(self.records),
+                         dict(self.outputs))
+
+    def held_slots(self) -> list:
+        """Per running request, the slots it holds a pool reference on (for check_invariants)."""
+        rows = self.req_pool.req_to_token
+        return [rows[r.req_pool_idx, :r.kv_len] for r in self.running]
+
+    # ------------------------------------------------------------- shared by passes
+
+    def admit(self, ordered):
+        free_rows = self.req_pool.available_size()
+        delay = steps.make_delay(self) if self.delay_threshold is not None else None
+        return admit(ordered, self.cache, self.pool, self.running, self.ratio,
+                     free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
+                     explain=self.record)
+
+    def evict_for(self, need: int) -> None:
+        """Evict from the tree so that ``need`` slots are free, if unlocked leaves allow."""
+        short = need - self.pool.available_size()
+        if short > 0:
+            self.cache.evict(short, self._free_evicted)
+
+    def _free_evicted(self, slots) -> int:
+        freed = self.pool.free(slots)
+        self._evicted += freed
+        return freed
+
+    def _never_fits(self, req: Request) -> str:
+        total = len(req.input_ids) + req.max_new_tokens
+        if not req.input_ids or req.max_new_tokens <= 0:
+            return "needs at least one prompt token and one new token"
+        if total >= self.pool.size:
+            return f"needs {total} slots but the pool has {self.pool.size}: it could never run"
+        if total > self.context_len:
+            return f"needs {total} tokens of context, more than {self.context_len}"
+        return ""
+
+    def _event(self, kind: str, rid: int, message: str) -> None:
+        event = SimEvent(self._pass, kind, rid, message)
+        self.events.append(event)
+        self._pass_events.append(event)
+
+    def _finish_pass(self, kind, queue_order, decisions, admitted, finished,
+                     hit_tokens, computed) -> BatchRecord:
+        used = self.pool.used_size()
+        self.stats.peak_pool_used = max(self.stats.peak_pool_used, used)
+        self.stats.evicted_tokens += self._evicted
+        record = BatchRecord(
+            self._pass, kind, queue_order, tuple(decisions), tuple(admitted),
+            tuple(r.rid for r in self.running), tuple(finished), len(self.waiting),
+            hit_tokens, computed, self._evicted, used, self.cache.evictable_size(),
+            tuple(self._pass_events),
+            self.cache.snapshot() if self.record else None,
+            self.pool.refcounts() if self.record else None)
+        if self.record:
+            self.records.append(record)
+        self._pass += 1
+        self._pass_events = []
+        self._evicted = 0
+        return record

@@ -1,0 +1,178 @@
+"""The passes of the scheduler loop: prefill, decode, finish, retract.
+
+Functions of a ``Scheduler`` (``s``), kept apart so each reads as one step of the release.
+"""
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from radixviz.cache import match
+
+from .request import RequestSpec
+
+
+def match_requests(s, queue) -> None:
+    """Match each request against the tree (this may split nodes); note what is left to compute."""
+    match_prefix = s.cache.match_prefix  # bound once: this loop runs for every waiting request
+    for req in queue:
+        prefix, last_node = match_prefix(req.input_ids)
+        n_prefix, n_input = prefix.shape[0], len(req.input_ids)
+        if n_prefix == n_input:
+            # a fully cached prompt still needs its last token computed to sample the next
+            # one; later releases did the same (the first one never hit a whole prompt)
+            n_prefix -= 1
+            prefix = prefix[:n_prefix]
+        req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
+        req.extend_input_len = n_input - n_prefix
+
+
+def alloc_slots(s, need: int):
+    """The release's allocation: try, and on failure evict ``need`` tokens and try again."""
+    slots = s.pool.alloc(need)
+    if slots is None:
+        s.cache.evict(need, s._free_evicted)
+        slots = s.pool.alloc(need)
+    return slots
+
+
+def prefill_pass(s):
+    """Form a new batch from the waiting queue and prefill it; None if nobody was admitted."""
+    if not s.waiting or s.req_pool.available_size() == 0:
+        return None
+    match_requests(s, s.waiting)
+    ordered = s.order(s.waiting, s.cache, s.rng)
+    admitted, decisions = s.admit(ordered)
+    chosen = set(map(id, admitted))
+    # the release kept the queue in the policy's order for the next round
+    s.waiting = [r for r in ordered if id(r) not in chosen]
+    queue_order = tuple((r.rid, r.prefix_len) for r in ordered) if s.record else ()
+    if not admitted:
+        s._last_attempt = (queue_order, decisions if s.record else ())
+        return None
+    s._last_attempt = None
+
+    rows = s.req_pool.alloc(len(admitted))
+    need = sum(r.extend_input_len for r in admitted)
+    slots = alloc_slots(s, need)
+    while slots is None:
+        # admission counted on this room; if it is not there, give requests back, never exit
+        req = admitted.pop()
+        s.req_pool.free(rows.pop())
+        release_admission(s, req)
+        s.waiting.insert(0, req)
+        s._event("prefill-deferred", req.rid, "no room to prefill after eviction: back to the queue")
+        need -= req.extend_input_len
+        slots = alloc_slots(s, need) if admitted else s.pool.alloc(0)
+
+    table = s.req_pool.req_to_token
+    hit = start = 0
+    for req, row in zip(admitted, rows):
+        n_prefix, n_input = req.prefix_len, len(req.input_ids)
+        new = slots[start:start + req.extend_input_len]
+        start += req.extend_input_len
+        table[row, :n_prefix] = req.prefix_indices
+        table[row, n_prefix:n_input] = new
+        req.req_pool_idx = row
+        req.output_ids = [s.model.extend(req.input_ids, req.prefix_indices, new)]
+        hit += n_prefix
+    s.stats.prefill_batches += 1
+    s.stats.hit_tokens += hit
+    s.stats.prefill_computed += need
+    s.running.extend(admitted)
+    finished = finish_done(s)
+    return s._finish_pass("prefill", queue_order, decisions if s.record else (),
+                          [r.rid for r in admitted], finished, hit, need)
+
+
+def decode_pass(s):
+    """One decode step: every running request computes the KV of its newest token."""
+    slots = alloc_slots(s, len(s.running))
+    while slots is None and s.running:
+        # the release exited here; later ones retracted: fewest outputs, then longest prompt
+        victim = min(s.running, key=lambda r: (len(r.output_ids), -len(r.input_ids)))
+        retract(s, victim)
+        slots = alloc_slots(s, len(s.running))
+    table = s.req_pool.req_to_token
+    if s.running:
+        rows = torch.tensor([r.req_pool_idx for r in s.running], device=table.device)
+        cols = torch.tensor([r.kv_len for r in s.running], device=table.device)
+        table[rows, cols] = slots
+        for i, req in enumerate(s.running):
+            pos = req.kv_len
+            tokens = req.input_ids + tuple(req.output_ids)
+            req.output_ids.append(s.model.decode(tokens, table[req.req_pool_idx, :pos], slots[i]))
+    s.stats.decode_steps += 1
+    s.stats.decode_computed += len(s.running)
+    queue_order, decisions = getattr(s, "_last_attempt", None) or ((), ())
+    s._last_attempt = None
+    return s._finish_pass("decode", queue_order, decisions, (), finish_done(s), 0, len(s.running))
+
+
+def finish_done(s) -> list:
+    """Finish every running request that reached its budget; return their rids."""
+    done = [r for r in s.running if r.finished]
+    if done:
+        s.running = [r for r in s.running if not r.finished]
+        for req in done:
+            finish(s, req)
+    return [r.rid for r in done]
+
+
+def finish(s, req) -> None:
+    """Put the request's sequence into the tree, drop the duplicate slots, unlock."""
+    n = req.kv_len
+    tokens = (req.input_ids + tuple(req.output_ids))[:n]
+    slots = s.req_pool.req_to_token[req.req_pool_idx, :n].clone()
+    held = s.cache.insert(tokens, slots)
+    s.pool.free(slots[:held])
+    s.req_pool.free(req.req_pool_idx)
+    s.cache.dec_ref_counter(req.last_node)
+    req.req_pool_idx = -1
+    s.stats.finished += 1
+    s.outputs[req.rid] = tuple(req.output_ids)
+    s._event("finished", req.rid, f"{len(req.output_ids)} tokens; {held} of {n} were in the tree already")
+    if req.follow_ups:
+        (text, max_new), later = req.follow_ups[0], req.follow_ups[1:]
+        history = req.input_ids + tuple(req.output_ids)
+        for new in s.submit(RequestSpec(history + tuple(text), max_new, later)):
+            s._event("follow-up", new.rid, f"the chat of request #{req.rid} comes back with its history")
+
+
+def release_admission(s, req) -> None:
+    """Undo an admission that was never prefilled: its prefix refs and its lock."""
+    s.pool.free(req.prefix_indices)
+    s.cache.dec_ref_counter(req.last_node)
+
+
+def retract(s, req) -> None:
+    """Send a running request back to the queue; its own KV is lost, the tree's stays."""
+    s.pool.free(s.req_pool.req_to_token[req.req_pool_idx, :req.kv_len])
+    s.cache.dec_ref_counter(req.last_node)
+    s.req_pool.free(req.req_pool_idx)
+    s.running = [r for r in s.running if r is not req]
+    lost = len(req.output_ids)
+    req.output_ids, req.req_pool_idx, req.times_retracted = [], -1, req.times_retracted + 1
+    req.prefix_indices, req.last_node, req.prefix_len = None, None, 0
+    s.waiting.append(req)
+    s.stats.retracted += 1
+    s._event("retracted", req.rid, f"out of memory while decoding: back to the queue, "
+                                   f"{lost} generated tokens to redo")
+
+
+def make_delay(s):
+    """The #2442 rule: hold back a request whose prefix is being computed by another one.
+
+    Without it, two requests with the same new prefix both compute it, because a request
+    reaches the tree only when it finishes.
+    """
+    in_flight = [r.input_ids for r in s.running]
+
+    def delay(req, admitted) -> bool:
+        for other in itertools.chain(in_flight, (a.input_ids for a in admitted)):
+            if match(other, req.input_ids) - req.prefix_len >= s.delay_threshold:
+                s.stats.delayed += 1
+                return True
+        return False
+    return delay

@@ -1,0 +1,86 @@
+"""Seeded workloads by name: each returns ``n`` RequestSpecs of token ids in range(256).
+
+The same (name, n, seed) always gives the same requests, so policies can be compared on
+exactly the same traffic. Chats count each turn as one request.
+"""
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from .model_api import VOCAB_SIZE
+from .request import RequestSpec
+
+
+def _tokens(rng: random.Random, low: int, high: int) -> tuple:
+    return tuple(rng.randrange(VOCAB_SIZE) for _ in range(rng.randint(low, high)))
+
+
+def shared_prompt(n: int, rng: random.Random) -> list:
+    """One long system prompt in front of every question."""
+    system = _tokens(rng, 256, 256)
+    return [RequestSpec(system + _tokens(rng, 16, 64), rng.randint(8, 32)) for _ in range(n)]
+
+
+def few_shot(n: int, rng: random.Random) -> list:
+    """Six sets of worked examples; questions for the sets arrive interleaved."""
+    sets = [_tokens(rng, 160, 240) for _ in range(6)]
+    return [RequestSpec(rng.choice(sets) + _tokens(rng, 16, 48), rng.randint(4, 16))
+            for _ in range(n)]
+
+
+def multi_turn(n: int, rng: random.Random, turns: int = 4) -> list:
+    """Chats of up to four turns; each later turn comes back with the whole history."""
+    specs = []
+    while n > 0:
+        k = min(turns, n)
+        later = tuple((_tokens(rng, 16, 48), rng.randint(16, 48)) for _ in range(k - 1))
+        specs.append(RequestSpec(_tokens(rng, 64, 128), rng.randint(16, 48), later))
+        n -= k
+    return specs
+
+
+def tree_of_thought(n: int, rng: random.Random, branching: int = 3, depth: int = 3) -> list:
+    """One stem and a tree of thoughts under it; each request continues one path."""
+    stem = _tokens(rng, 128, 128)
+    thoughts: dict = {}  # path of branch choices -> that thought's tokens
+
+    def thought(path: tuple) -> tuple:
+        if path not in thoughts:
+            thoughts[path] = _tokens(rng, 16, 32)
+        return thoughts[path]
+
+    specs = []
+    for _ in range(n):
+        path = tuple(rng.randrange(branching) for _ in range(rng.randint(1, depth)))
+        body = sum((thought(path[:i + 1]) for i in range(len(path))), ())
+        specs.append(RequestSpec(stem + body, rng.randint(8, 24)))
+    return specs
+
+
+def no_sharing(n: int, rng: random.Random) -> list:
+    """Unrelated prompts: the cache can only cost, never help."""
+    return [RequestSpec(_tokens(rng, 64, 256), rng.randint(8, 32)) for _ in range(n)]
+
+
+WORKLOADS: dict[str, Callable[[int, random.Random], list]] = {
+    "shared-prompt": shared_prompt,
+    "few-shot": few_shot,
+    "multi-turn": multi_turn,
+    "tree-of-thought": tree_of_thought,
+    "no-sharing": no_sharing,
+}
+
+
+def make_workload(name: str, n: int, seed: int = 0) -> list:
+    """The RequestSpecs of workload ``name``; ValueError names the choices on a bad name."""
+    if name not in WORKLOADS:
+        raise ValueError(f"unknown workload {name!r}: choose from {', '.join(WORKLOADS)}")
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise ValueError(f"the number of requests must be a positive integer, not {n!r}")
+    return WORKLOADS[name](n, random.Random(f"{name}:{seed}"))
+
+
+def request_count(specs) -> int:
+    """Requests including the chat turns that arrive later."""
+    return sum(1 + len(s.follow_ups) for s in specs)
