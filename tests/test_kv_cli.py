@@ -41,13 +41,21 @@ def test_script_file_and_json(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    ((), "needs a SCRIPT file or -e OPS"),
+    ((), "radixviz: give a SCRIPT file or -e OPS"),
     (("-e", "inser x"), "<-e>:1:1: unknown operation 'inser'"),
-    (("-e", "insert ab€"), "<-e>:1:1: token '€' at position 2 is outside"),
-    (("-e", "match a", "--device", "tpu"), "unknown device"),
+    (("-e", "match a", "--device", "tpu"), "radixviz: --device tpu: unknown device"),
+    (("-e", "match a", "--pool-size", "0"), "radixviz: --pool-size 0"),
     (("missing.rv",), "missing.rv:1:1: cannot read"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
-    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_refused_operation_keeps_the_checks_before_it(capsys):
+    code, out, err = run_cli(capsys, "-e", "insert ab; match ab; insert ab€; match ab")
+    assert code == 2
+    assert out.count("ok  agree") == 1 and "all 1 match agree" in out
+    assert err == "<-e>:1:22: token '€' at position 2 is outside the model's vocabulary " \
+                  "(one byte: characters U+0000..U+00FF or ids 0..255)\n"

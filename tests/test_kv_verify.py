@@ -145,3 +145,13 @@ def test_chapter_example_on_cuda():
     buggy = verify_ops(ops, buggy=True, device="cuda")
     assert buggy.device.startswith("cuda")
     assert fixed.agree and buggy.checks[0].first_bad == 6
+
+
+def test_token_strip_shows_the_cut():
+    report = verify_ops(parse_script(CHAPTER, "ex"), buggy=True, device="cpu")
+    strip = table_lines(report)[4].strip()
+    assert strip.startswith("|reused - recomputed| by token 3..10: l 0  o 0  _ 0  |  w ")
+
+
+def test_an_empty_key_match_is_not_checked():
+    assert verify_ops(parse_script('insert ab; match ""'), device="cpu").checks == ()
