@@ -7,4 +7,8 @@ COMMAND_MODULES = [
     "run",
     "export",
     "verify_kv",
+    "simulate",
+    "lessons",
+    "quiz",
+    "progress",
 ]

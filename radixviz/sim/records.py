@@ -10,8 +10,9 @@ from dataclasses import asdict, dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class SimEvent:
-    """Something a learner should notice: ``kind`` is one of refused, retracted, delayed,
-    finished, follow-up, prefill-deferred, stuck."""
+    """Something a learner should notice: ``kind`` is one of refused, retracted,
+    follow-up, prefill-deferred, stuck. (Finished requests are in BatchRecord.finished,
+    held-back ones in the admission decisions.)"""
     batch: int
     kind: str
     rid: int

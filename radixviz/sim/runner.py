@@ -15,6 +15,14 @@ MODELS: dict[str, Callable] = {
 }
 
 
+def _tiny_model(pool, seed):
+    from .tiny_model import TinyModel  # real K/V in the pool; loaded only when asked for
+    return TinyModel(pool, seed=seed)
+
+
+MODELS["tiny"] = _tiny_model
+
+
 def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: int = 4096,
              seed: int = 0, model: str | Callable = "fake", record: bool = False,
              **options) -> SimResult:

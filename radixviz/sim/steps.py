@@ -132,7 +132,6 @@ def finish(s, req) -> None:
     req.req_pool_idx = -1
     s.stats.finished += 1
     s.outputs[req.rid] = tuple(req.output_ids)
-    s._event("finished", req.rid, f"{len(req.output_ids)} tokens; {held} of {n} were in the tree already")
     if req.follow_ups:
         (text, max_new), later = req.follow_ups[0], req.follow_ups[1:]
         history = req.input_ids + tuple(req.output_ids)

@@ -1,0 +1,151 @@
+"""``radixviz simulate``: run a workload through the first release's scheduler on the cache.
+
+One policy prints its totals; ``--compare lpm,fcfs`` runs each policy on the same requests
+and prints a table and a bar chart of hit rates. ``--json`` prints everything as JSON.
+"""
+from __future__ import annotations
+
+import json
+
+# (name, lowest, highest): numbers are parsed here so a bad one is a one-line error
+_LIMITS = {"requests": (1, 100_000), "pool_size": (16, 1 << 22), "seed": (0, 2**63 - 1),
+           "max_running": (1, 4096)}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate", help="run a workload through the scheduler and report cache hits",
+        description="Simulate SGLang's first scheduler on the radix cache: match every waiting "
+                    "request, order by policy, admit what fits, prefill, decode, insert on finish.")
+    p.add_argument("--workload", default="shared-prompt", metavar="W",
+                   help="shared-prompt, few-shot, multi-turn, tree-of-thought or no-sharing")
+    p.add_argument("--policy", default="lpm", metavar="P", help="lpm, fcfs, random or weight")
+    p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
+    p.add_argument("--requests", default="64", metavar="N", help="number of requests (default 64)")
+    p.add_argument("--pool-size", default="2048", metavar="S", help="KV pool slots (default 2048)")
+    p.add_argument("--seed", default="0", metavar="S", help="workload and sampler seed (default 0)")
+    p.add_argument("--max-running", default="64", metavar="N",
+                   help="request rows, so the most requests running at once (default 64)")
+    p.add_argument("--delay-shared-prefix", action="store_true",
+                   help="hold back requests whose prefix another request is computing (#2442)")
+    p.add_argument("--model", default="fake", metavar="M",
+                   help="what produces tokens: fake (seeded sampler, default)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=run)
+
+
+def parse_options(args) -> dict:
+    """Checked options for runner.simulate; UsageError (one line) on a bad name or number."""
+    from radixviz.cli import UsageError
+    from radixviz.sim.policies import POLICIES
+    from radixviz.sim.workloads import WORKLOADS
+
+    if args.workload not in WORKLOADS:
+        raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
+    options = {}
+    for name, (low, high) in _LIMITS.items():
+        text = getattr(args, name)
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"--{name.replace('_', '-')} must be a whole number, not {text!r}") from None
+        if not low <= value <= high:
+            raise UsageError(f"--{name.replace('_', '-')} must be between {low} and {high}, not {value}")
+        options[name] = value
+    names = args.compare.split(",") if args.compare else [args.policy]
+    names = [n.strip() for n in names if n.strip()]
+    bad = [n for n in names if n not in POLICIES]
+    if bad or not names:
+        raise UsageError(f"unknown policy {bad[0] if bad else ''!r}: choose from {', '.join(POLICIES)}")
+    options["policies"] = list(dict.fromkeys(names))
+    return options
+
+
+def run(args) -> int:
+    from radixviz.cli import UsageError
+
+    options = parse_options(args)
+    from radixviz.sim.runner import MODELS, simulate  # imports torch
+
+    if args.model not in MODELS:
+        raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
+    policies = options.pop("policies")
+    results = {name: simulate(args.workload, name, model=args.model,
+                              delay_shared_prefix=args.delay_shared_prefix, **options)
+               for name in policies}
+    if args.json:
+        doc = {name: r.to_dict() for name, r in results.items()}
+        print(json.dumps({"workload": args.workload, "results": doc} if args.compare
+                         else doc[policies[0]], indent=2))
+        return 0
+    if args.compare:
+        print_compare(args.workload, results)
+    else:
+        print_single(args.workload, results[policies[0]])
+    return 0
+
+
+# ---------------------------------------------------------------- Rich output
+
+_ROWS = [  # (label, how to read it from SimStats)
+    ("cache hit rate", lambda st: f"{st.hit_rate:.1%}"),
+    ("prompt tokens reused", lambda st: f"{st.hit_tokens:,}"),
+    ("prompt tokens computed", lambda st: f"{st.prefill_computed:,}"),
+    ("decode tokens computed", lambda st: f"{st.decode_computed:,}"),
+    ("tokens evicted", lambda st: f"{st.evicted_tokens:,}"),
+    ("prefill batches", lambda st: f"{st.prefill_batches:,}"),
+    ("decode steps", lambda st: f"{st.decode_steps:,}"),
+    ("peak pool use", lambda st: f"{st.peak_pool_used:,}"),
+    ("requests finished", lambda st: f"{st.finished:,}"),
+    ("refused (never fit)", lambda st: f"{st.refused:,}"),
+    ("retracted (no memory)", lambda st: f"{st.retracted:,}"),
+    ("held back (#2442)", lambda st: f"{st.delayed:,}"),
+]
+
+
+def _title(workload: str, settings: dict) -> str:
+    return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
+            f"seed {settings['seed']}")
+
+
+def print_single(workload: str, result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    settings, stats = result.settings, result.stats
+    table = Table()
+    table.add_column("measure", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    for label, read in _ROWS:
+        table.add_row(label, read(stats))
+    console = Console()
+    console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
+    console.print(table)
+    notable = [e for e in result.events if e.kind in ("refused", "retracted", "stuck", "prefill-deferred")]
+    for event in notable[:10]:
+        console.print(f"  pass {event.batch}: request #{event.rid} {event.kind}: {event.message}",
+                      markup=False, highlight=False)
+    if len(notable) > 10:
+        console.print(f"  ... and {len(notable) - 10} more (see --json)")
+
+
+def print_compare(workload: str, results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    first = next(iter(results.values())).settings
+    table = Table()
+    table.add_column("measure", no_wrap=True)
+    for name in results:
+        table.add_column(name, justify="right", no_wrap=True)
+    for label, read in _ROWS:
+        table.add_row(label, *(read(r.stats) for r in results.values()))
+    console = Console()
+    console.print(_title(workload, first), highlight=False)
+    console.print(table)
+    console.print("cache hit rate")
+    width = 40
+    for name, r in results.items():
+        filled = round(r.stats.hit_rate * width)
+        console.print(f"  {name:>7} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
+                      f"{r.stats.hit_rate:6.1%}", highlight=False)
