@@ -1,0 +1,99 @@
+"""``radixviz lessons``: list the lessons, check them, or read one in plain text."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("lessons", help="list the lessons, or check lesson files (--check)",
+                              description="Lessons are Markdown files with ```radixviz operation blocks "
+                              "and ```predict pauses; see lessons/README.md for the format.")
+    p.add_argument("--lessons", action="append", default=[], metavar="DIR", help="add your own lessons from DIR")
+    p.add_argument("--check", nargs="?", const="", metavar="DIR",
+                   help="validate every lesson (or those in DIR) and run every operation; exit 1 on a problem")
+    p.add_argument("--read", metavar="N", help="read lesson N (number or id) in plain text, "
+                   "answering its predictions on standard input")
+    p.add_argument("--done", metavar="N", help="mark lesson N as completed in your progress")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from radixviz.cli import UsageError
+    from radixviz.lessons import LessonError, load_lessons
+
+    if args.check is not None:
+        return check(args.check, args.lessons)
+    try:
+        lessons = load_lessons(args.lessons)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    except LessonError as exc:
+        raise UsageError(f"{exc} (run radixviz lessons --check for every problem)") from None
+    if args.read is not None:
+        from radixviz.lessons.reader import read_plain
+        return read_plain(_pick(lessons, args.read), sys.stdin, sys.stdout)
+    if args.done is not None:
+        lesson = _pick(lessons, args.done)
+        progress = _progress()
+        progress.complete_lesson(lesson.id, lesson.title)
+        progress.save()
+        print(f"lesson {lesson.number} ({lesson.title}) marked as completed")
+        return 0
+    done = _progress().lessons
+    for lesson in lessons:
+        mark = "✓" if lesson.id in done else " "
+        origin = "" if lesson.shipped else f"   [{lesson.path.parent}]"
+        print(f"{mark} {lesson.number:>2}. {lesson.title}  ({lesson.id}, {len(lesson.operations)} operations){origin}")
+    print(f"\n{len(lessons)} lessons, {sum(l.id in done for l in lessons)} completed. "
+          "Read one with: radixviz lessons --read N")
+    return 0
+
+
+def check(directory: str, extra: list) -> int:
+    """Print ``FILE:LINE: message`` for every problem; 0 when all pass, 1 otherwise."""
+    from radixviz.cli import UsageError
+    from radixviz.lessons import check_lesson, lesson_files, load_lessons, shipped_lessons_dir
+
+    dirs = [Path(d) for d in ([directory] if directory else []) + list(extra)]
+    for d in dirs:
+        if not d.is_dir():
+            raise UsageError(f"no such lesson folder: {d}")
+    only_dir = bool(directory)
+    shipped = shipped_lessons_dir()
+    if only_dir and Path(directory).resolve() == shipped.resolve():
+        dirs, only_dir = dirs[1:], False   # checking the shipped folder itself
+    if only_dir and not lesson_files(Path(directory)):
+        raise UsageError(f"no lesson files (*.md) in {directory}")
+    problems: list = []
+    lessons = load_lessons(dirs, problems=problems)
+    if only_dir:   # report only the folder asked about (shipped lessons are still loaded to catch clashes)
+        wanted = Path(directory).resolve()
+        lessons = [l for l in lessons if l.path.resolve().parent == wanted]
+    operations = 0
+    for lesson in lessons:
+        problems.extend(check_lesson(lesson))
+        operations += len(lesson.operations)
+    for problem in problems:
+        print(problem)
+    files = len({str(l.path) for l in lessons} | {p.file for p in problems})
+    verdict = "all pass" if not problems else f"{len(problems)} problem(s)"
+    print(f"checked {files} lesson file(s), ran {operations} operations: {verdict}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _pick(lessons, wanted: str):
+    from radixviz.cli import UsageError
+    from radixviz.lessons import find_lesson
+    try:
+        return find_lesson(lessons, wanted)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+
+
+def _progress():
+    from radixviz.lessons.progress import Progress
+    progress = Progress.load()
+    if progress.warning:
+        print(f"radixviz: {progress.warning}", file=sys.stderr)
+    return progress

@@ -1,0 +1,71 @@
+"""``radixviz progress``: completed lessons and quiz scores; reset, export, import."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("progress", help="show completed lessons and quiz scores")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--reset", action="store_true", help="forget all progress")
+    group.add_argument("--export", metavar="FILE", help="write your progress to FILE (JSON)")
+    group.add_argument("--import", dest="import_file", metavar="FILE", help="add the progress saved in FILE")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from radixviz.cli import UsageError
+    from radixviz.lessons.progress import Progress, ProgressError
+
+    progress = Progress.load()
+    if progress.warning:
+        print(f"radixviz: {progress.warning}", file=sys.stderr)
+    if args.reset:
+        progress.reset()
+        progress.save()
+        print(f"progress cleared ({progress.path})")
+        return 0
+    if args.export:
+        target = Path(args.export)
+        try:
+            target.write_text(progress.to_json(), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+        print(f"wrote {len(progress.lessons)} completed lessons and {len(progress.scores)} scores to {target}")
+        return 0
+    if args.import_file:
+        source = Path(args.import_file)
+        try:
+            added = progress.merge(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
+        except ProgressError as exc:
+            raise UsageError(f"{source}: {exc}; your progress is unchanged") from None
+        progress.save()
+        print(f"imported {added[0]} completed lessons and {added[1]} scores from {source}")
+        return 0
+    show(progress)
+    return 0
+
+
+def show(progress) -> None:
+    from radixviz.lessons import LessonError, load_lessons
+    try:
+        titles = {l.id: (l.number, l.title) for l in load_lessons()}
+    except LessonError:
+        titles = {}
+    print(f"Progress ({progress.path})")
+    total = len(titles)
+    done = [k for k in progress.lessons if k in titles]
+    print(f"\nLessons completed: {len(done)}/{total}")
+    for lesson_id in sorted(progress.lessons, key=lambda k: titles.get(k, (99, k))):
+        number, title = titles.get(lesson_id, ("?", progress.lessons[lesson_id].get("title") or lesson_id))
+        print(f"  ✓ {number}. {title}  ({progress.lessons[lesson_id].get('completed', '')})")
+    print(f"\nQuiz scores: {len(progress.scores)}")
+    for s in progress.scores[-10:]:
+        scope = f"lesson {s['lesson']}" if s.get("lesson") else "all lessons"
+        print(f"  {s['when']}  {s['score']}/{s['total']}  {s['difficulty']}, {scope}, seed {s.get('seed')}")
+    if progress.scores:
+        best = max(s["score"] / s["total"] for s in progress.scores if s["total"])
+        print(f"  best: {best:.0%}")

@@ -1,0 +1,135 @@
+"""``radixviz quiz``: self-test questions and generated ones, graded by the engine."""
+from __future__ import annotations
+
+import sys
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("quiz", help="answer questions about the cache; the engine checks each answer",
+                              description="Questions on random scenarios run on the real cache (same "
+                              "--seed, same questions), or the chapter's self-test with --selftest.")
+    p.add_argument("--plain", action="store_true", help="ask on standard input/output (no full screen)")
+    p.add_argument("--lesson", type=int, metavar="N", help="questions for lesson N only")
+    p.add_argument("--seed", type=int, help="replay a quiz (printed at the start of each quiz)")
+    p.add_argument("--difficulty", choices=("easy", "medium", "hard"), default="medium")
+    p.add_argument("--count", type=int, default=6, metavar="N", help="number of questions (default 6)")
+    p.add_argument("--selftest", action="store_true", help="the chapter's self-test questions and exercises")
+    p.add_argument("--no-save", action="store_true", help="do not record the score in your progress")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from radixviz.cli import UsageError
+    from radixviz.lessons.quiz import make_quiz
+
+    if not 1 <= args.count <= 100:
+        raise UsageError(f"--count {args.count}: ask between 1 and 100 questions")
+    seed = args.seed if args.seed is not None else _fresh_seed()
+    try:
+        quiz = make_quiz(seed, args.difficulty, args.lesson, args.count, args.selftest)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.plain:
+        screen = _quiz_screen()
+        if screen is not None and sys.stdin.isatty() and sys.stdout.isatty():
+            return screen(quiz, save=not args.no_save)
+        if screen is None:
+            print("(the full-screen quiz is not available here; asking in plain text)", file=sys.stderr)
+    return ask_plain(quiz, sys.stdin, sys.stdout, save=not args.no_save)
+
+
+def _fresh_seed() -> int:
+    import random
+    return random.SystemRandom().randrange(1, 1_000_000)
+
+
+def _quiz_screen():
+    """The app's quiz screen runner, when the app has one."""
+    try:
+        from radixviz.tui.screens.quiz import run_quiz_app
+    except ImportError:
+        return None
+    return run_quiz_app
+
+
+def ask_plain(quiz, stdin, out, save: bool = True) -> int:
+    """Ask every question on ``stdin``/``out``; end of input stops early with the score so far."""
+    what = "self-test" if quiz.questions and quiz.questions[0].seed is None and quiz.lesson is None else "quiz"
+    where = f", lesson {quiz.lesson}" if quiz.lesson is not None else ""
+    print(f"radixviz {what}: {len(quiz.questions)} questions, {quiz.difficulty}{where}, seed {quiz.seed} "
+          f"(replay with --seed {quiz.seed})", file=out)
+    print("Type your answer; '?' explains the format, 'show' replays the scenario, 'skip', 'quit'.", file=out)
+    for index, question in enumerate(quiz.questions):
+        print(f"\n── Question {index + 1}/{len(quiz.questions)} ({question.topic or question.kind}) ──", file=out)
+        print(question.prompt, file=out)
+        for number, choice in enumerate(question.choices):
+            print(f"  {LETTERS[number]}) {choice}", file=out)
+        status = _ask_one(quiz, index, stdin, out)
+        if status == "eof":
+            print("\n(end of input)", file=out)
+            break
+        if status == "quit":
+            break
+    return _finish(quiz, out, save)
+
+
+def _ask_one(quiz, index, stdin, out) -> str:
+    question = quiz.questions[index]
+    while True:
+        print(f"answer ({question.hint()}): ", end="", file=out, flush=True)
+        line = stdin.readline()
+        if not line:
+            return "eof"
+        reply = line.strip()
+        if reply.lower() in ("q", "quit", "exit"):
+            return "quit"
+        if reply.lower() in ("s", "skip"):
+            print(f"skipped: the answer was {question.answer_text}", file=out)
+            return "skipped"
+        if reply == "?" or not reply:
+            print(f"type {question.hint()}", file=out)
+            continue
+        if reply.lower() in ("show", "show me"):
+            print(replay_text(question.scenario, include_question=False), file=out)
+            continue
+        feedback = quiz.answer(index, reply)
+        if not feedback.understood:
+            print(feedback.explanation, file=out)
+            continue
+        verdict = "✓ right" if feedback.correct else f"✗ not quite: the answer is {feedback.answer}"
+        print(f"{verdict}. {feedback.explanation}", file=out)
+        return "answered"
+
+
+def replay_text(scenario: str, include_question: bool = True) -> str:
+    """The scenario replayed on a fresh session, one line per operation with its result."""
+    from radixviz.lessons.scenario import run_scenario
+    from radixviz.script import parse_script
+
+    text = scenario if include_question else scenario.split("# the question:")[0]
+    session = run_scenario("")
+    lines = ["replaying the scenario on a fresh cache:"]
+    for op in parse_script(text, "<scenario>"):
+        record = session.apply(op)
+        shown = {k: v for k, v in record.result.items() if v not in (None, [], {})}
+        lines.append(f"  {op.text:<28} → {shown or 'done'}")
+    return "\n".join(lines)
+
+
+def _finish(quiz, out, save: bool) -> int:
+    total = len(quiz.answers)
+    print(f"\nScore: {quiz.score}/{total}" + (f" ({len(quiz.questions) - total} not answered)"
+                                              if total < len(quiz.questions) else ""), file=out)
+    if save and total:
+        from radixviz.lessons.progress import Progress
+        progress = Progress.load()
+        if progress.warning:
+            print(f"radixviz: {progress.warning}", file=sys.stderr)
+        progress.record_score(quiz.score, total, quiz.difficulty, quiz.lesson, quiz.seed)
+        try:
+            progress.save()
+        except OSError as exc:
+            print(f"radixviz: could not save your score: {exc}", file=sys.stderr)
+    return 0

@@ -1,0 +1,136 @@
+"""What a learner has done: completed lessons and quiz scores, kept as JSON in the data dir.
+
+The file lives in ``platformdirs.user_data_dir("radixviz")`` (or ``$RADIXVIZ_DATA_DIR``).
+Writes go to a temporary file first and then replace the old one, so a crash never leaves
+half a file. A damaged file is moved aside (``progress.json.damaged-N``) and reported through
+``Progress.warning``; the learner starts afresh instead of seeing a crash.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENV_VAR = "RADIXVIZ_DATA_DIR"
+FILE_NAME = "progress.json"
+VERSION = 1
+MAX_SCORES = 1000        # oldest quiz scores are dropped beyond this
+
+
+class ProgressError(Exception):
+    """A progress file that cannot be used (for ``--import``): one line."""
+
+
+def data_dir() -> Path:
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override)
+    import platformdirs
+    return Path(platformdirs.user_data_dir("radixviz", appauthor=False))
+
+
+@dataclass
+class Progress:
+    lessons: dict = field(default_factory=dict)     # lesson id -> {"completed": iso time, "title": str}
+    scores: list = field(default_factory=list)      # {"when", "score", "total", "difficulty", "lesson", "seed"}
+    path: Path | None = None
+    warning: str | None = None                      # set when a damaged file was moved aside
+
+    # ---------------------------------------------------------------- load / save
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "Progress":
+        """The saved progress, or an empty one (a damaged file is moved aside and reported)."""
+        path = Path(path) if path else data_dir() / FILE_NAME
+        if not path.exists():
+            return cls(path=path)
+        try:
+            lessons, scores = parse_progress(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ProgressError) as exc:
+            aside = _aside_name(path)
+            try:
+                path.replace(aside)
+                where = f"moved to {aside}"
+            except OSError:
+                where = "left in place"
+            return cls(path=path, warning=f"progress file {path} is damaged ({exc}); {where}, starting afresh")
+        return cls(lessons, scores, path)
+
+    def save(self) -> None:
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def to_json(self) -> str:
+        return json.dumps({"version": VERSION, "lessons": self.lessons, "scores": self.scores},
+                          indent=2, ensure_ascii=False) + "\n"
+
+    # ------------------------------------------------------------------ changes
+
+    def complete_lesson(self, lesson_id: str, title: str = "") -> None:
+        self.lessons.setdefault(lesson_id, {"completed": _now(), "title": title})
+
+    def record_score(self, score: int, total: int, difficulty: str, lesson=None, seed=None) -> None:
+        self.scores.append({"when": _now(), "score": int(score), "total": int(total),
+                            "difficulty": difficulty, "lesson": lesson, "seed": seed})
+        del self.scores[:-MAX_SCORES]
+
+    def reset(self) -> None:
+        self.lessons, self.scores = {}, []
+
+    def merge(self, text: str) -> tuple[int, int]:
+        """Add another file's progress (ProgressError if it is not one); return (lessons, scores) added."""
+        lessons, scores = parse_progress(text)
+        new_lessons = [k for k in lessons if k not in self.lessons]
+        for key in new_lessons:
+            self.lessons[key] = lessons[key]
+        known = {json.dumps(s, sort_keys=True) for s in self.scores}
+        new_scores = [s for s in scores if json.dumps(s, sort_keys=True) not in known]
+        self.scores = sorted(self.scores + new_scores, key=lambda s: s["when"])[-MAX_SCORES:]
+        return len(new_lessons), len(new_scores)
+
+    @property
+    def best_scores(self) -> dict:
+        """Per (lesson or 'all', difficulty): the best fraction right."""
+        best: dict = {}
+        for s in self.scores:
+            key = (s.get("lesson") or "all", s["difficulty"])
+            if s["total"]:
+                best[key] = max(best.get(key, 0.0), s["score"] / s["total"])
+        return best
+
+
+def parse_progress(text: str) -> tuple[dict, list]:
+    """Validate a progress file's text; ProgressError names what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProgressError(f"not JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise ProgressError(f"not a radixviz progress file (expected version {VERSION})")
+    lessons, scores = data.get("lessons", {}), data.get("scores", [])
+    if not isinstance(lessons, dict) or not all(isinstance(v, dict) for v in lessons.values()):
+        raise ProgressError("'lessons' must map lesson ids to records")
+    if not isinstance(scores, list):
+        raise ProgressError("'scores' must be a list")
+    for s in scores:
+        if not (isinstance(s, dict) and isinstance(s.get("score"), int) and isinstance(s.get("total"), int)
+                and isinstance(s.get("when"), str) and isinstance(s.get("difficulty"), str)
+                and 0 <= s["score"] <= s["total"]):
+            raise ProgressError(f"bad score record {json.dumps(s)[:60]}")
+    return lessons, scores
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _aside_name(path: Path) -> Path:
+    n = 1
+    while path.with_name(f"{path.name}.damaged-{n}").exists():
+        n += 1
+    return path.with_name(f"{path.name}.damaged-{n}")

@@ -1,0 +1,49 @@
+"""Read a lesson in plain text: narrative, predictions asked on stdin, operations with results."""
+from __future__ import annotations
+
+from .model import Narrative, Operations, Predict
+
+
+def read_plain(lesson, stdin, out, save: bool = True) -> int:
+    """Play ``lesson`` on a real Session; mark it completed when the end is reached."""
+    from radixviz.script import ScriptError, Session
+
+    from .scenario import tree_text
+
+    session = Session(device="cpu")
+    print(f"Lesson {lesson.number}: {lesson.title}\n", file=out)
+    pending: list[Predict] = []
+    for block in lesson.blocks:
+        if isinstance(block, Narrative):
+            print(block.text + "\n", file=out)
+        elif isinstance(block, Predict):
+            print(f"  ? {block.question}", file=out)
+            for i, choice in enumerate(block.choices):
+                print(f"      {'abcdefghij'[i]}) {choice}", file=out)
+            print("    your prediction: ", end="", file=out, flush=True)
+            reply = stdin.readline()
+            if not reply:
+                print("\n(end of input)", file=out)
+                return 0
+            pending.append((block, reply.strip()))
+        elif isinstance(block, Operations):
+            for op in block.ops:
+                try:
+                    record = session.apply(op)
+                except ScriptError as exc:
+                    print(f"  {exc}", file=out)
+                    return 1
+                shown = {k: v for k, v in record.result.items() if v not in (None, [], {})}
+                print(f"  ▶ {op.text:<30} → {shown or 'done'}", file=out)
+            print("\n" + "\n".join("    " + l for l in tree_text(session.cache.snapshot()).splitlines()) + "\n", file=out)
+            for predict, reply in pending:
+                verdict = "✓ you predicted it" if predict.accepts(reply) else f"✗ the answer: {predict.answer}"
+                print(f"  {verdict}. {predict.explain}".rstrip() + "\n", file=out)
+            pending = []
+    if save:
+        from .progress import Progress
+        progress = Progress.load()
+        progress.complete_lesson(lesson.id, lesson.title)
+        progress.save()
+    print(f"End of lesson {lesson.number}: marked as completed.", file=out)
+    return 0

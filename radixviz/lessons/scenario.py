@@ -1,0 +1,61 @@
+"""Scenarios for questions: run operation text on a real Session and read the tree back."""
+from __future__ import annotations
+
+QUIZ_POOL_SIZE = 128
+
+
+def run_scenario(text: str, file: str = "<quiz>"):
+    """A CPU Session with ``text`` applied (raises ScriptError if an operation is refused)."""
+    from radixviz.script import Session
+    session = Session(pool_size=QUIZ_POOL_SIZE, device="cpu")
+    session.run(text, file)
+    return session
+
+
+def apply_text(session, text: str, file: str = "<quiz>"):
+    """Apply one operation line to ``session``; return its OpRecord."""
+    from radixviz.script import parse_script
+    (op,) = parse_script(text, file)
+    return session.apply(op)
+
+
+def edge_text(key) -> str:
+    from radixviz.cache import token_text
+    return "".join(token_text(t) for t in key)
+
+
+def node_choices(tree) -> tuple:
+    """(id, edge text) of every node but the root, in drawing order."""
+    return tuple((n.id, edge_text(n.key)) for n in tree.root.walk() if n.key)
+
+
+def tree_text(tree, show_time: bool = False, show_slots: bool = True) -> str:
+    """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
+    from radixviz.script import slot_ranges
+    lines = ["(root)"]
+
+    def visit(node, prefix):
+        kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
+        for index, child in enumerate(kids):
+            last = index == len(kids) - 1
+            parts = [f"#{child.id}", f'"{edge_text(child.key)}"']
+            if show_slots:
+                parts.append(f"slots {slot_ranges(child.value)}")
+            parts.append(f"ref {child.ref}")
+            if show_time:
+                parts.append(f"used at t={child.last_access}")
+            lines.append(prefix + ("└─ " if last else "├─ ") + "  ".join(parts))
+            visit(child, prefix + ("   " if last else "│  "))
+
+    visit(tree.root, "")
+    return "\n".join(lines)
+
+
+def first_evicted_leaf(session, count: int) -> tuple[int | None, object]:
+    """Run ``evict count`` on ``session``; return (id of the first leaf deleted, the record)."""
+    before = len(session.frames)
+    record = apply_text(session, f"evict {count}")
+    for frame in session.frames[before:]:
+        if frame.kind == "delete":
+            return frame.data["leaf"], record
+    return None, record
