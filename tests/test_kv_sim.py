@@ -26,8 +26,8 @@ def test_tiny_is_a_simulation_model():
 
 
 @pytest.mark.parametrize("workload, requests, pool_size", [
-    ("shared-prompt", 3, 700),   # a small pool: one request per batch, later ones hit
-    ("few-shot", 5, 1024),       # also evicts, so reuse after eviction is covered
+    ("shared-prompt", 3, 700),   # a small pool: later requests hit, and some K/V are evicted
+    ("few-shot", 5, 1024),       # several prompts sharing different example sets
 ])
 def test_generated_text_equals_generation_without_a_cache(workload, requests, pool_size):
     result = simulate(workload, requests=requests, pool_size=pool_size, model="tiny", seed=0)
