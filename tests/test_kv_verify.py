@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from radixviz.script import ScriptError, Session, parse_script
-from radixviz.sim.kv_report import lesson_lines, sandbox_lines, table_lines
+from radixviz.sim.kv_report import lesson_lines, sandbox_lines, session_lines, table_lines
 from radixviz.sim.kv_verify import KVSession, verify_ops
 
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match Hello_world'
@@ -155,3 +155,14 @@ def test_token_strip_shows_the_cut():
 
 def test_an_empty_key_match_is_not_checked():
     assert verify_ops(parse_script('insert ab; match ""'), device="cpu").checks == ()
+
+
+def test_session_lines_replay_a_stepper_session_without_touching_it():
+    session = Session(64, buggy=True, device="cpu")
+    session.run(CHAPTER)
+    before = (session.pool.refcounts(), len(session.frames))
+    lines = "\n".join(session_lines(session))
+    assert "diverges from token 6 'w'" in lines
+    assert (session.pool.refcounts(), len(session.frames)) == before
+    head = session_lines(session, upto=2)
+    assert head[-1] == "no match operations: nothing to check"

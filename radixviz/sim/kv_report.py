@@ -3,9 +3,15 @@
 No UI library here: the app puts these lines in a panel (sandbox key ``v``, the #7
 lesson), the CLI prints them. Entry points for the app:
 
-- ``sandbox_lines(ops, buggy)``: replay the sandbox's operations with real K/V and
-  report every match in them;
-- ``lesson_lines(device)``: the chapter's ``Hello_world`` fork under both matchers.
+- ``session_lines(session, upto=None)``: for a ``script.Session`` (the stepper's), replay
+  its first ``upto`` operations (all by default) with real K/V from its starting matcher
+  and pool size, and report every match in them (sandbox key ``v``);
+- ``sandbox_lines(ops, buggy)``: the same from a list of operations;
+- ``lesson_lines(device)``: the chapter's ``Hello_world`` fork under both matchers (#7 lesson).
+
+Each builds a small model and runs it (milliseconds for a sandbox-sized script, plus
+torch's import on first use): call them from a worker, not the event loop. They never
+touch the session passed in.
 """
 from __future__ import annotations
 
@@ -73,20 +79,28 @@ def summary(report) -> str:
             f"computed for other tokens or positions (max diff {worst:.3g})")
 
 
-def sandbox_lines(ops, buggy: bool = False, device="cpu", seed: int = 0) -> list[str]:
+def sandbox_lines(ops, buggy: bool = False, device="cpu", seed: int = 0,
+                  pool_size: int | None = None) -> list[str]:
     """Replay ``ops`` (the sandbox's history: parsed ``Op``s or ``(name, arg)`` tuples)
     with a pool filled by the tiny model; return report lines. A refused operation
     becomes a final one-line error instead of an exception."""
+    from radixviz.script import DEFAULT_POOL_SIZE, ScriptError
     from radixviz.sim.kv_verify import KVSession
-    from radixviz.script import ScriptError
 
-    session = KVSession(buggy=buggy, device=device, seed=seed)
+    session = KVSession(buggy=buggy, device=device, seed=seed,
+                        pool_size=pool_size or DEFAULT_POOL_SIZE)
     for op in ops:
         try:
             session.apply(op)
         except ScriptError as exc:
             return table_lines(session.report()) + [f"stopped: {exc}"]
     return table_lines(session.report())
+
+
+def session_lines(session, upto: int | None = None, seed: int = 0) -> list[str]:
+    """Report lines for the first ``upto`` operations of a ``script.Session``."""
+    return sandbox_lines(session.ops[:upto], buggy=session.initial_buggy, device="cpu",
+                         seed=seed, pool_size=session.pool_size)
 
 
 def lesson_lines(device="cpu", seed: int = 0) -> list[str]:
