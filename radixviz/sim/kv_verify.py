@@ -17,6 +17,7 @@ import torch
 from radixviz.cache import as_key, preview_match
 from radixviz.script import DEFAULT_POOL_SIZE, KEY_OPS, Op, ScriptError, Session
 from radixviz.sim.tiny_model import TinyModel, token_ids
+
 ATOL = RTOL = 1e-4  # float32 rounding across different batch shapes stays near 1e-6
 
 
@@ -89,6 +90,8 @@ def as_op(op) -> Op:
         return Op(name, count=int(arg), text=f"evict {arg}")
     if name == "matcher":
         return Op(name, mode="buggy" if arg in ("buggy", True) else "fixed", text=f"matcher {arg}")
+    if name != "reset":
+        raise ValueError(f"unknown operation {name!r}")
     return Op(name, text=name)
 
 
@@ -160,18 +163,15 @@ class KVSession:
         held, new = result["prefix_len"], result["new_slots"]
         if not new:
             return
-        layers = self.model.layers
-        keys = [past[0][i] for i in range(layers)] if past else [None] * layers
-        values = [past[1][i] for i in range(layers)] if past else [None] * layers
+        keys, values = past if past else ([], [])
         if reused < len(ids):
             out = self.model.forward(ids[reused:], *(past or (None, None)))
-            keys = [out.keys[i] if k is None else torch.cat([k, out.keys[i]]) for i, k in enumerate(keys)]
-            values = [out.values[i] if v is None else torch.cat([v, out.values[i]])
-                      for i, v in enumerate(values)]
+            keys = [torch.cat(p) for p in zip(keys, out.keys)] if past else out.keys
+            values = [torch.cat(p) for p in zip(values, out.values)] if past else out.values
         # a buggy match may have reused more than the tree held: those positions keep the
         # K/V the request actually used, wrong ones included, as the real server would
         idx = torch.as_tensor(new, dtype=torch.int64, device=self.pool.device)
-        for i in range(layers):
+        for i in range(self.model.layers):
             self.pool.k_buffer[i][idx] = keys[i][held:]
             self.pool.v_buffer[i][idx] = values[i][held:]
 
