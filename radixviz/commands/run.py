@@ -119,7 +119,7 @@ def print_human(session, args) -> None:
                 where = Text(f"       {short_path(frame.file)}:{frame.line} {frame.function}: ",
                              style="dim", no_wrap=True, overflow="ellipsis")
                 where.append(source_text(frame.file, frame.line), style="cyan")
-                console.print(where)
+                console.print(where, no_wrap=True, overflow="ellipsis")
         console.print(Text(op_summary(record), style="bold" if args.steps else ""))
     # the last frame is the state after the last applied operation, marks and all
     if session.frames:

@@ -15,7 +15,7 @@ KIND_STYLES = {
 
 def step_line(frame, *, numbered: bool = True) -> Text:
     """``  12 split after 6 tokens: …`` for one frame; the number is ``frame.index``."""
-    line = Text(no_wrap=True, overflow="ellipsis")
+    line = Text()  # wraps on a narrow screen: a step's words matter more than one line each
     if numbered:
         line.append(f"{frame.index:>4} ", style="dim")
     if frame.kind != "op":
@@ -26,5 +26,5 @@ def step_line(frame, *, numbered: bool = True) -> Text:
 
 def step_log(frames, *, numbered: bool = True) -> Text:
     """All the frames' lines, newline separated."""
-    return Text("\n", no_wrap=True, overflow="ellipsis").join(
+    return Text("\n").join(
         step_line(f, numbered=numbered) for f in frames)

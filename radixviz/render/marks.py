@@ -34,9 +34,10 @@ ALL_MARKS = (CURRENT, WRONG, SPLIT, PATH, CREATED, LOCKED, EVICTED)
 
 
 def escape_token(token) -> str:
-    """One token as printable text: control characters become ``\\n``, ``\\x1b`` and so on."""
+    """One token as printable text: control characters become ``\\n``, ``\\x1b`` and so on, and a
+    backslash doubles so that ``\\n`` typed as two characters stays distinct from a newline."""
     text = token_text(token)
-    if text.isprintable():
+    if text.isprintable() and "\\" not in text:
         return text
     return "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in text)
 

@@ -13,7 +13,7 @@ CELL = 3            # "[■]" or " ■ "
 LABEL = 5           # "128 " row label, then the guide
 STATES = {          # state -> (symbol, style, legend words)
     "free": ("·", "dim", "free"),
-    "tree": ("■", "green", "tree node"),
+    "tree": ("■", "green", "tree"),
     "request": ("□", "yellow", "request"),
     "shared": ("2", "bold magenta", "shared (count)"),
 }
@@ -45,7 +45,7 @@ class PoolGrid:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         widest = LABEL + 1 + CELL * min(self.pool.size, 32)
-        legend = self._legend().cell_len if self.legend else 0
+        legend = sum(e.cell_len + 2 for e in self._legend_entries()) - 2 if self.legend else 0
         return Measurement(LABEL + 1 + CELL, max(widest, legend)).clamp(max_width=options.max_width)
 
     def lines(self, width: int) -> list[Text]:
@@ -67,14 +67,22 @@ class PoolGrid:
                     row.append(f" {symbol} ", style=style)
             out.append(row)
         if self.legend:
-            out.append(self._legend())
+            out.extend(self._legend_lines(width))
         return out
 
-    def _legend(self) -> Text:
-        line = Text(no_wrap=True, overflow="ellipsis")
-        for state, (symbol, style, words) in STATES.items():
-            line.append(f"{symbol} {words}", style=style)
-            line.append("  ")
-        line.append("[ ] touched", style=TOUCHED_STYLE)
-        line.append(f"  {self.pool.used}/{self.pool.size} used", style="bold")
-        return line
+    def _legend_entries(self) -> list[Text]:
+        entries = [Text(f"{self.pool.used}/{self.pool.size} used", style="bold")]
+        entries += [Text(f"{symbol} {words}", style=style) for symbol, style, words in STATES.values()]
+        entries.append(Text("[ ] touched", style=TOUCHED_STYLE))
+        return entries
+
+    def _legend_lines(self, width: int) -> list[Text]:
+        """The legend, wrapped between entries (never inside one) to fit ``width``."""
+        lines = [Text(no_wrap=True, overflow="ellipsis")]
+        for entry in self._legend_entries():
+            if lines[-1] and lines[-1].cell_len + 2 + entry.cell_len > width:
+                lines.append(Text(no_wrap=True, overflow="ellipsis"))
+            if lines[-1]:
+                lines[-1].append("  ")
+            lines[-1].append_text(entry)
+        return lines

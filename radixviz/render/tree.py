@@ -73,7 +73,7 @@ class TreeView:
                 continue
             if depth >= self.max_depth:
                 hidden = sum(1 for _ in node.walk()) - 1
-                lines.append(_fold(child_prefix, f"{hidden} more node(s) below "
+                lines.append(_fold(child_prefix, f"{_count(hidden, 'more node')} below "
                                                  f"({node.subtree_tokens - len(node.key)} tokens)"))
                 continue
             self._push_children(stack, node, keep, child_prefix, depth + 1)
@@ -122,7 +122,8 @@ class TreeView:
         ids = {c.id for c in shown}
         hidden = [c for c in children if c.id not in ids]
         tokens = sum(c.subtree_tokens for c in hidden)
-        return _fold(prefix, f"{len(hidden)} more child(ren) ({tokens} tokens)", guide="└── ")
+        what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({tokens} tokens)"
+        return _fold(prefix, what, guide="└── ")
 
     def _ancestors_of(self, ids: set) -> set:
         nodes, keep = self.tree.nodes, set()
@@ -130,6 +131,10 @@ class TreeView:
             if node_id in nodes:
                 keep.update(self.tree.path_to(node_id))
         return keep
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _fold(prefix: str, what: str, guide: str = "") -> Text:

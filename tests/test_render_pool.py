@@ -1,0 +1,41 @@
+"""The pool grid, captured in monochrome and compared exactly."""
+from rich.console import Console
+
+from radixviz.render.pool import PoolGrid
+from radixviz.script import PoolSnapshot
+
+from render_helpers import CHAPTER, capture, session_after
+
+
+class TestPoolGrid:
+    def test_chapter_example_with_the_matched_slots_touched(self):
+        frame = session_after(CHAPTER, buggy=True).frames[-1]
+        assert capture(PoolGrid(frame.pool, frame.marks), 80) == (
+            "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
+            "  16 │ ·  ·  ·  ·  ·  · [■][■][■][■][■] ·  ·  ·  ·  · \n"
+            "16/32 used  · free  ■ tree  □ request  2 shared (count)  [ ] touched\n")
+
+    def test_request_and_shared_slots_and_refcounts(self):
+        tree = session_after("insert ab").frames[-1].tree      # the tree owns slots 0 and 1
+        pool = PoolSnapshot((1, 3, 1, 0, 12, 0, 0, 0), tree)   # 1 shared by 3; 2 and 4 held by requests
+        assert capture(PoolGrid(pool, legend=False), 40) == "   0 │ ■  3  □  ·  □  ·  ·  · \n"
+
+    def test_width_argument_narrows_the_grid(self):
+        frame = session_after("insert abcdefghij").frames[-1]
+        out = capture(PoolGrid(frame.pool, width=40, legend=False), 100)
+        assert out.splitlines()[:2] == ["   0 │ ■  ■  ■  ■  ■  ■  ■  ■ ", "   8 │ ■  ■  ·  ·  ·  ·  ·  · "]
+
+    def test_legend_wraps_rather_than_vanishing(self):
+        frame = session_after("insert ab").frames[-1]
+        assert capture(PoolGrid(frame.pool), 30).splitlines()[-3:] == [
+            "2/32 used  · free  ■ tree", "□ request  2 shared (count)", "[ ] touched"]
+
+    def test_states_follow_the_pool(self):
+        tree = session_after("insert ab").frames[-1].tree
+        pool = PoolSnapshot((1, 2, 1, 0), tree)
+        assert [pool.state(i) for i in range(4)] == ["tree", "shared", "request", "free"]
+
+    def test_measure_fits_thirty_two_slots(self):
+        frame = session_after("insert ab").frames[-1]
+        measured = Console(width=200).measure(PoolGrid(frame.pool, legend=False))
+        assert measured.maximum == 6 + 3 * 32

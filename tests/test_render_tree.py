@@ -1,0 +1,111 @@
+"""The Rich tree view, captured in monochrome at a fixed width and compared exactly."""
+import string
+
+from rich.console import Console
+
+from radixviz.cache import NodeSnapshot, TreeSnapshot
+from radixviz.render.tree import TreeView
+
+from render_helpers import CHAPTER, capture, session_after
+
+
+def final_view(script, width=60, buggy=False, **options):
+    frame = session_after(script, buggy=buggy, pool_size=64).frames[-1]
+    return capture(TreeView(frame.tree, frame.marks, **options), width)
+
+
+class TestChapterExample:
+    def test_fixed_matcher_shows_the_split_and_the_matched_path(self):
+        assert final_view(CHAPTER, legend=True) == (
+            "root  16 tokens · 16 evictable · matcher fixed\n"
+            "└── ▶✂✓ 'Hello_'  slots 0–5  ref 0  t 8\n"
+            "    └── ✂ 'L.A.!'  slots 6–10  ref 0  t 5\n"
+            "        └── 'world'  slots 22–26  ref 0  t 6\n"
+            "▶ current step  ✂ just split  ✓ matched\n")
+
+    def test_buggy_matcher_marks_world_as_wrongly_matched(self):
+        assert final_view(CHAPTER, buggy=True, legend=True) == (
+            "root  16 tokens · 16 evictable · matcher BUGGY (pre-#7)\n"
+            "└── ✓ 'Hello_L.A.!'  slots 0–10  ref 0  t 8\n"
+            "    └── ▶✗ 'world'  slots 22–26  ref 0  t 9\n"
+            "▶ current step  ✗ wrongly matched (pre-#7)  ✓ matched\n")
+
+    def test_colour_terminal_gets_styles_too(self):
+        frame = session_after(CHAPTER, buggy=True).frames[-1]
+        console = Console(force_terminal=True, color_system="standard", width=80)
+        with console.capture() as captured:
+            console.print(TreeView(frame.tree, frame.marks))
+        assert "\x1b[1;7;31m▶✗ " in captured.get()  # current + wrong: bold reverse red
+
+
+class TestMarksAndText:
+    def test_locked_new_and_evicted_nodes(self):
+        script = "insert abc\ninsert abd\nlock ab\nevict 2\ninsert xy"
+        assert final_view(script, legend=True) == (
+            "root  4 tokens · 2 evictable · matcher fixed\n"
+            "├── ● 'ab'  slots 0–1  ref 1  t 9\n"
+            "└── + 'xy'  slots 2–3  ref 0  t 11\n"
+            "+ new  ● locked (ref > 0)\n")
+
+    def test_evicted_leaves_are_listed_as_ghosts(self):
+        assert final_view("insert abc\ninsert abd\nevict 2") == (
+            "root  2 tokens · 2 evictable · matcher fixed\n"
+            "└── 'ab'  slots 0–1  ref 0  t 6\n"
+            "† evicted 'c'\n"
+            "† evicted 'd'\n")
+
+    def test_control_characters_and_markup_are_shown_escaped(self):
+        out = final_view('insert "x\\ny[red]z\x1b\\\\"')
+        assert "'x\\ny[red]z\\x1b\\\\'" in out
+        assert "\x1b" not in out
+
+    def test_long_edges_keep_head_and_tail(self):
+        out = final_view("insert " + "L" * 40 + "tail", max_edge=24)
+        assert "'LLLLLLLLLLLLLL…LLLtail'" in out
+
+    def test_token_ids_read_as_ids(self):
+        assert "'⟨12⟩⟨7⟩⟨3⟩'" in final_view("tokens 12 7 3")
+
+    def test_lines_are_cut_not_wrapped_on_a_narrow_screen(self):
+        lines = final_view(CHAPTER, width=30).splitlines()
+        assert lines[1] == "└── ▶✂✓ 'Hello_'  slots 0–5  …"
+        assert len(lines) == 4
+
+
+class TestFolding:
+    def test_wide_levels_fold_but_keep_the_matched_child(self):
+        script = "\n".join(f"insert {c}{c}" for c in string.ascii_lowercase[:10]) + "\nmatch hh"
+        assert final_view(script, max_children=4) == (
+            "root  20 tokens · 20 evictable · matcher fixed\n"
+            "├── 'aa'  slots 0–1  ref 0  t 3\n"
+            "├── 'bb'  slots 2–3  ref 0  t 5\n"
+            "├── 'cc'  slots 4–5  ref 0  t 7\n"
+            "├── ▶✓ 'hh'  slots 14–15  ref 0  t 23\n"
+            "└── … 6 more children (12 tokens)\n")
+
+    def test_deep_levels_fold_with_a_count(self):
+        script = "\n".join(f"insert {'abcdefghij'[:i]}" for i in range(1, 11)) + "\nmatch abc"
+        assert final_view(script, max_depth=3) == (
+            "root  10 tokens · 10 evictable · matcher fixed\n"
+            "└── ✓ 'a'  slots 0  ref 0  t 68\n"
+            "    └── ✓ 'b'  slots 2  ref 0  t 69\n"
+            "        └── ▶✓ 'c'  slots 4  ref 0  t 70\n"
+            "            … 7 more nodes below (7 tokens)\n")
+
+    def test_a_very_deep_chain_renders_without_recursion(self):
+        node = NodeSnapshot(5000, ("z",), (0,), 0, 0, (), 1)
+        for i in range(4999, 0, -1):
+            node = NodeSnapshot(i, ("z",), (i,), 0, i, (node,), node.subtree_tokens + 1)
+        root = NodeSnapshot(0, (), (), 1, 0, (node,), node.subtree_tokens)
+        tree = TreeSnapshot(root, 5000, 0, False)
+        lines = TreeView(tree, max_depth=10_000).lines()
+        assert len(lines) == 5001
+        assert lines[-1].plain.endswith("└── 'z'  slots 0  ref 0  t 0")
+        folded = capture(TreeView(tree), 200).splitlines()
+        assert folded[-1].strip() == "… 4988 more nodes below (4988 tokens)"
+
+    def test_measure_reports_the_widest_line(self):
+        frame = session_after(CHAPTER).frames[-1]
+        console = Console(width=120)
+        measured = console.measure(TreeView(frame.tree, frame.marks))
+        assert measured.maximum == len("root  16 tokens · 16 evictable · matcher fixed")
