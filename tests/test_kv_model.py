@@ -92,6 +92,11 @@ class TestSeed:
         assert torch.equal(one.logits, two.logits)
         assert all(torch.equal(a, b) for a, b in zip(one.keys, two.keys))
 
+    @pytest.mark.parametrize("seed", [-1, 2**63, "0", True])
+    def test_a_seed_torch_cannot_take_is_refused(self, seed):
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            model_on(seed=seed)
+
     def test_another_seed_is_another_model(self):
         ids = token_ids(TEXT)
         assert not torch.allclose(model_on(seed=0).from_scratch(ids).logits,

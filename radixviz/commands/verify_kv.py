@@ -51,6 +51,8 @@ def run(args) -> int:
     size = DEFAULT_POOL_SIZE if args.pool_size is None else args.pool_size
     if size <= 0:
         raise UsageError(f"--pool-size {size}: the pool needs at least one slot")
+    if not 0 <= args.seed < 2**63:
+        raise UsageError(f"--seed {args.seed}: use an integer from 0 to 2**63-1")
     try:
         session = KVSession(buggy=args.buggy, device=args.device, seed=args.seed, pool_size=size)
     except ValueError as exc:

@@ -61,6 +61,8 @@ class TinyModel:
     """
 
     def __init__(self, pool, seed: int = 0, mlp_ratio: int = 4):
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ValueError(f"seed must be an integer from 0 to 2**63-1, not {seed!r}")
         self.pool = pool
         self.seed = seed
         self.device = pool.device
