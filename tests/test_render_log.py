@@ -30,4 +30,4 @@ class TestStepLog:
     def test_long_lines_wrap_and_keep_every_word(self):
         session = session_after(CHAPTER)
         out = capture(step_log(session.frames[9:10]), 40)
-        assert out == "   9   compare edge 'Hello_L.A.!' with the\nkey: 11 token(s) in common\n"
+        assert out == "   9   compare edge 'Hello_L.A.!' with \nthe key: 11 token(s) in common\n"
