@@ -71,6 +71,18 @@ class TestRandomScripts:
         assert checks and session.report().ok
         assert any(c.matched > 0 for c in checks)  # something was really reused
 
+    def test_the_same_scripts_catch_the_pre_7_matcher(self):
+        diverged = 0
+        for seed in range(6):
+            session = KVSession(buggy=True, device="cpu", pool_size=48)
+            for op in random_script(random.Random(seed)):
+                try:
+                    session.apply(op)
+                except ScriptError:
+                    pass
+            diverged += sum(not c.agree for c in session.report().checks)
+        assert diverged > 0
+
     @pytest.mark.parametrize("seed", range(3))
     def test_tree_and_slots_are_the_plain_sessions(self, seed):
         ops = random_script(random.Random(100 + seed))
