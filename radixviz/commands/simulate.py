@@ -29,7 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--delay-shared-prefix", action="store_true",
                    help="hold back requests whose prefix another request is computing (#2442)")
     p.add_argument("--model", default="fake", metavar="M",
-                   help="what produces tokens: fake (seeded sampler, default)")
+                   help="what produces tokens: fake (seeded sampler, default) or tiny "
+                        "(a tiny transformer whose K/V fill the pool)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=run)
 
