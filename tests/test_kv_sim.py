@@ -51,3 +51,15 @@ def test_the_pre_7_matcher_makes_the_scheduler_generate_other_text():
     expected = greedy(token_ids("Hello_world"), 4)
     assert chapter_outputs(buggy=False) == expected
     assert chapter_outputs(buggy=True) != expected
+
+
+def test_simulate_command_runs_the_tiny_model(capsys):
+    import json
+
+    from radixviz.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--model", "tiny", "--requests", "3", "--pool-size", "700", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert exc.value.code == 0
+    assert doc["settings"]["model"] == "tiny" and doc["stats"]["finished"] == 3
