@@ -39,18 +39,22 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
                 problems.append(LessonError(name, op.line, f"invariant broken after {op.text!r}: {exc}"))
                 return problems
         for predict in pending:
-            problem = _check_predict(predict, records[0].result, session, name)
+            problem = _check_predict(predict, records[0], session, name)
             if problem:
                 problems.append(problem)
         pending = []
     return problems
 
 
-def engine_value(check: str, result: dict, session):
+def engine_value(check: str, record, session):
     """What the engine says for a predict's ``check`` (KeyError when the name is unknown)."""
     if check in STATE_CHECKS:
         return STATE_CHECKS[check](session)
-    value = result
+    if check == "evicted_leaves":     # edge text of each leaf the first operation deleted, in order
+        from .scenario import edge_text
+        frames = session.frames[record.first_frame:record.last_frame + 1]
+        return [edge_text(f.data["key"]) for f in frames if f.kind == "delete"]
+    value = record.result
     for part in check.split("."):
         if not isinstance(value, dict) or part not in value:
             raise KeyError(check)
@@ -58,13 +62,13 @@ def engine_value(check: str, result: dict, session):
     return value
 
 
-def _check_predict(predict: Predict, result: dict, session, name: str) -> LessonError | None:
+def _check_predict(predict: Predict, record, session, name: str) -> LessonError | None:
     if predict.check is None:
         return None
     try:
-        value = engine_value(predict.check, result, session)
+        value = engine_value(predict.check, record, session)
     except KeyError:
-        known = sorted(set(result) | set(STATE_CHECKS))
+        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"})
         return LessonError(name, predict.line, f"unknown check {predict.check!r} "
                            f"(here: {', '.join(known)})")
     if _as_text(value) != predict.answer.strip():

@@ -12,11 +12,11 @@ _CHECKOUT = Path(__file__).resolve().parent.parent.parent / "lessons"
 
 
 def shipped_lessons_dir() -> Path:
-    """The folder holding the lessons that come with radixviz (wheel or source checkout)."""
-    for candidate in (_INSTALLED, _CHECKOUT):
-        if candidate.is_dir() and any(candidate.glob("*.md")):
-            return candidate
-    return _CHECKOUT
+    """The folder holding the lessons that come with radixviz (source checkout, else wheel)."""
+    # a checkout is preferred so that --check names the files a teacher edits
+    if (_CHECKOUT.parent / "pyproject.toml").is_file() and _CHECKOUT.is_dir():
+        return _CHECKOUT
+    return _INSTALLED
 
 
 def lesson_files(directory: Path) -> list[Path]:

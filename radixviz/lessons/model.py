@@ -36,8 +36,9 @@ class Predict:
     ``check``, when set, names what ``--check`` compares the answer with after running the
     next operations block: a field of the first operation's result (``matched``,
     ``prefix_len``, ``delta``, ``evicted``, ``matched_text``, ``last_node``,
-    ``disagreement.buggy``...) or a state after the whole block (``evictable_size``,
-    ``total_size``, ``free_slots``, ``nodes``).
+    ``disagreement.buggy``...), ``evicted_leaves`` (the edges that operation deleted, in
+    order) or a state after the whole block (``evictable_size``, ``total_size``,
+    ``free_slots``, ``nodes``). Lists compare as space-separated text.
     """
     question: str
     choices: tuple
