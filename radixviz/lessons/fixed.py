@@ -114,7 +114,7 @@ def _ratio(policy: str):
 
 EVICT_STEPS = ("pop the leaf used longest ago", "if its parent is now a leaf, push the parent",
                "gather every leaf into a heap ordered by last access", "free its slots and delete it",
-               "skip it if its reference count is above 0")
+               "pass over it when some request still references it")
 CALL_SITES = ("insert(input + output) when the request finishes", "dec_ref_counter(last_node)",
               "match_prefix(prompt) while forming a batch", "inc_ref_counter(last_node) on admission")
 HELLO = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"'

@@ -1,0 +1,29 @@
+"""Lessons and quiz texts are written in our own words: no long run of words from the chapter."""
+import re
+from pathlib import Path
+
+import pytest
+
+from radixviz.lessons import load_lessons
+
+CHAPTER = Path("/work/shared/seed/000_c243e8a04acddeb8.txt")
+RUN = 8   # words in a row that would count as copying
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9_#]+", text.lower())
+
+
+def _runs(text: str) -> set:
+    words = _words(text)
+    return {" ".join(words[i:i + RUN]) for i in range(len(words) - RUN + 1)}
+
+
+@pytest.mark.skipif(not CHAPTER.exists(), reason="the source chapter is not on this machine")
+def test_no_long_runs_copied_from_the_chapter():
+    import radixviz.lessons.fixed as fixed
+    chapter = _runs(CHAPTER.read_text(encoding="utf-8"))
+    texts = {str(l.path): l.path.read_text(encoding="utf-8") for l in load_lessons()}
+    texts["fixed.py"] = Path(fixed.__file__).read_text(encoding="utf-8")
+    copied = {name: sorted(_runs(text) & chapter) for name, text in texts.items()}
+    assert {k: v for k, v in copied.items() if v} == {}
