@@ -81,6 +81,27 @@ class TestOutOfMemory:
         assert (sched.stats.refused, sched.stats.finished) == (1, 1)
 
 
+    def test_no_room_at_prefill_gives_requests_back_instead_of_exiting(self, monkeypatch):
+        # admission's estimate promises the room, so force the allocation to fail once
+        from radixviz.sim import steps
+        real, calls = steps.alloc_slots, []
+
+        def fail_first(s, need):
+            calls.append(need)
+            return None if len(calls) == 1 else real(s, need)
+
+        monkeypatch.setattr(steps, "alloc_slots", fail_first)
+        sched = Scheduler(512, "fcfs", seed=0)
+        sched.submit([RequestSpec((1, 2, 3), 4), RequestSpec((4, 5, 6), 4)])
+        record = sched.step()
+        check_invariants(sched.cache, sched.pool, held=sched.held_slots())
+        assert [e.kind for e in record.events] == ["prefill-deferred"]
+        assert record.admitted == (0,) and [r.rid for r in sched.waiting] == [1]
+        run_checked(sched)
+        assert sched.stats.finished == 2
+        assert_drained(sched)
+
+
 class TestCacheAwarePolicies:
     @pytest.mark.parametrize("seed", [0, 1, 2])
     def test_lpm_hits_at_least_as_often_as_fcfs_on_few_shot_with_a_small_pool(self, seed):

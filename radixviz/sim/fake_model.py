@@ -32,13 +32,14 @@ class FakeSampler:
         return x % VOCAB_SIZE
 
     def extend(self, tokens: Sequence[int], prefix_slots, new_slots) -> int:
-        if len(new_slots) != len(tokens) - len(prefix_slots):
-            raise ValueError(f"{len(tokens)} tokens, {len(prefix_slots)} cached: need "
-                             f"{len(tokens) - len(prefix_slots)} new slots, got {len(new_slots)}")
+        # shape[0], not len(): len() of a tensor is slow and decode runs once per token
+        if new_slots.shape[0] != len(tokens) - prefix_slots.shape[0]:
+            raise ValueError(f"{len(tokens)} tokens, {prefix_slots.shape[0]} cached: need "
+                             f"{len(tokens) - prefix_slots.shape[0]} new slots, got {new_slots.shape[0]}")
         return self._next(tokens)
 
     def decode(self, tokens: Sequence[int], slots, new_slot) -> int:
-        if len(slots) != len(tokens) - 1:
+        if slots.shape[0] != len(tokens) - 1:
             raise ValueError(f"decode: {len(tokens)} tokens need {len(tokens) - 1} cached slots, "
-                             f"got {len(slots)}")
+                             f"got {slots.shape[0]}")
         return self._next(tokens)

@@ -33,6 +33,7 @@ class Request:
     prefix_len: int = 0                # len(prefix_indices), kept as an int: len() of a tensor is slow
     extend_input_len: int = 0
     req_pool_idx: int = -1             # row in the ReqToTokenPool while running
+    kv_row: object = None              # that row of req_to_token (a view), while running
     times_retracted: int = 0
 
     @property

@@ -134,8 +134,7 @@ class Scheduler:
 
     def held_slots(self) -> list:
         """Per running request, the slots it holds a pool reference on (for check_invariants)."""
-        rows = self.req_pool.req_to_token
-        return [rows[r.req_pool_idx, :r.kv_len] for r in self.running]
+        return [r.kv_row[:r.kv_len] for r in self.running]
 
     # ------------------------------------------------------------- shared by passes
 

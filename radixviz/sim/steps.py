@@ -72,9 +72,9 @@ def prefill_pass(s):
         n_prefix, n_input = req.prefix_len, len(req.input_ids)
         new = slots[start:start + req.extend_input_len]
         start += req.extend_input_len
-        table[row, :n_prefix] = req.prefix_indices
-        table[row, n_prefix:n_input] = new
-        req.req_pool_idx = row
+        req.req_pool_idx, req.kv_row = row, table[row]
+        req.kv_row[:n_prefix] = req.prefix_indices
+        req.kv_row[n_prefix:n_input] = new
         req.output_ids = [s.model.extend(req.input_ids, req.prefix_indices, new)]
         hit += n_prefix
     s.stats.prefill_batches += 1
@@ -99,10 +99,10 @@ def decode_pass(s):
         rows = torch.tensor([r.req_pool_idx for r in s.running], device=table.device)
         cols = torch.tensor([r.kv_len for r in s.running], device=table.device)
         table[rows, cols] = slots
-        for i, req in enumerate(s.running):
-            pos = req.kv_len
+        decode = s.model.decode
+        for req, slot in zip(s.running, slots):
             tokens = req.input_ids + tuple(req.output_ids)
-            req.output_ids.append(s.model.decode(tokens, table[req.req_pool_idx, :pos], slots[i]))
+            req.output_ids.append(decode(tokens, req.kv_row[:len(tokens) - 1], slot))
     s.stats.decode_steps += 1
     s.stats.decode_computed += len(s.running)
     queue_order, decisions = getattr(s, "_last_attempt", None) or ((), ())
@@ -124,12 +124,12 @@ def finish(s, req) -> None:
     """Put the request's sequence into the tree, drop the duplicate slots, unlock."""
     n = req.kv_len
     tokens = (req.input_ids + tuple(req.output_ids))[:n]
-    slots = s.req_pool.req_to_token[req.req_pool_idx, :n].clone()
+    slots = req.kv_row[:n].clone()
     held = s.cache.insert(tokens, slots)
     s.pool.free(slots[:held])
     s.req_pool.free(req.req_pool_idx)
     s.cache.dec_ref_counter(req.last_node)
-    req.req_pool_idx = -1
+    req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
     s.outputs[req.rid] = tuple(req.output_ids)
     if req.follow_ups:
@@ -147,12 +147,13 @@ def release_admission(s, req) -> None:
 
 def retract(s, req) -> None:
     """Send a running request back to the queue; its own KV is lost, the tree's stays."""
-    s.pool.free(s.req_pool.req_to_token[req.req_pool_idx, :req.kv_len])
+    s.pool.free(req.kv_row[:req.kv_len])
     s.cache.dec_ref_counter(req.last_node)
     s.req_pool.free(req.req_pool_idx)
     s.running = [r for r in s.running if r is not req]
     lost = len(req.output_ids)
-    req.output_ids, req.req_pool_idx, req.times_retracted = [], -1, req.times_retracted + 1
+    req.output_ids, req.req_pool_idx, req.kv_row = [], -1, None
+    req.times_retracted += 1
     req.prefix_indices, req.last_node, req.prefix_len = None, None, 0
     s.waiting.append(req)
     s.stats.retracted += 1
