@@ -106,7 +106,7 @@ def print_human(session, args) -> None:
 
     from radixviz.render.log import step_line
     from radixviz.render.pool import PoolGrid
-    from radixviz.render.summary import op_summary
+    from radixviz.render.summary import op_result, op_summary
     from radixviz.render.tree import TreeView
     from radixviz.render.jsondoc import short_path, source_text
 
@@ -120,7 +120,10 @@ def print_human(session, args) -> None:
                              style="dim", no_wrap=True, overflow="ellipsis")
                 where.append(source_text(frame.file, frame.line), style="cyan")
                 console.print(where, no_wrap=True, overflow="ellipsis")
-        console.print(Text(op_summary(record), style="bold" if args.steps else ""))
+        if args.steps:
+            console.print(Text(f"     = {op_result(record)}", style="bold"))
+        else:
+            console.print(Text(op_summary(record)))  # Text: a key like "[red]" is not markup
     # the last frame is the state after the last applied operation, marks and all
     if session.frames:
         final = session.frames[-1]

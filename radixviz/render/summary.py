@@ -6,9 +6,12 @@ from radixviz.script import key_text, slot_ranges
 
 def op_summary(record) -> str:
     """``match 'Hello_world' → 6 tokens 'Hello_' (slots 0–5)`` and the like."""
-    op, r = record.op, record.result
-    head = f"{record.index + 1:>3}  {op.text}  →  "
-    return head + _RESULTS.get(op.name, lambda r: "done")(r)
+    return f"{record.index + 1:>3}  {record.op.text}  →  {op_result(record)}"
+
+
+def op_result(record) -> str:
+    """What the operation returned, without the operation: ``6 token(s) 'Hello_' (slots 0–5)``."""
+    return _RESULTS.get(record.op.name, lambda r: "done")(record.result)
 
 
 def _insert(r) -> str:

@@ -1,0 +1,83 @@
+"""``radixviz run``: results, final tree and pool, and ``--steps`` with the engine's own lines."""
+import linecache
+import re
+from pathlib import Path
+
+import pytest
+
+from radixviz.cli import main
+
+CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"'
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(capsys, *argv):
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--device", "cpu", "--pool-size", "32", "--width", "100", *argv])
+    out, err = capsys.readouterr()
+    return info.value.code, out, err
+
+
+class TestRun:
+    def test_chapter_example_fixed(self, capsys):
+        code, out, err = run_cli(capsys, "-e", CHAPTER)
+        assert (code, err) == (0, "")
+        assert out == (
+            '  1  insert "Hello_L.A.!"  →  prefix_len 0; new slots 0–10\n'
+            '  2  insert "Hello_L.A.!world"  →  prefix_len 11; new slots 22–26; duplicates freed 11–21\n'
+            "  3  match \"Hello_world\"  →  6 token(s) 'Hello_' (slots 0–5); the pre-#7 matcher would say 11, \n"
+            "wrongly adding slots 22–26\n"
+            "\n"
+            "root  16 tokens · 16 evictable · matcher fixed\n"
+            "└── ▶✂✓ 'Hello_'  slots 0–5  ref 0  t 8\n"
+            "    └── ✂ 'L.A.!'  slots 6–10  ref 0  t 5\n"
+            "        └── 'world'  slots 22–26  ref 0  t 6\n"
+            "▶ current step  ✂ just split  ✓ matched\n"
+            "\n"
+            "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
+            "  16 │ ·  ·  ·  ·  ·  ·  ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
+            "16/32 used  · free  ■ tree  □ request  2 shared (count)  [ ] touched\n")
+
+    def test_buggy_flag_reports_the_wrong_slots(self, capsys):
+        code, out, _ = run_cli(capsys, "--buggy", "-e", CHAPTER)
+        assert code == 0
+        words = " ".join(out.split())
+        assert "WRONG from token 6: slots 22–26 belong to another context (the fixed matcher says 6)" in words
+        assert "▶✗ 'world'" in out and "matcher BUGGY (pre-#7)" in out
+
+    def test_script_file_and_matcher_switch(self, capsys, tmp_path):
+        script = tmp_path / "chapter.rv"
+        script.write_text('insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatcher buggy  # pre-#7\n'
+                          'match "Hello_world"\n', encoding="utf-8")
+        code, out, _ = run_cli(capsys, str(script))
+        assert code == 0 and "  3  matcher buggy  →  matcher is now buggy" in out
+        assert "  4  match \"Hello_world\"  →  11 token(s) 'Hello_world'" in out
+
+    def test_keys_that_look_like_markup_print_as_typed(self, capsys):
+        _, out, _ = run_cli(capsys, "-e", 'insert "[red]x"')
+        assert out.startswith('  1  insert "[red]x"  →  prefix_len 0; new slots 0–5\n')
+        assert "'[red]x'  slots 0–5" in out
+
+    def test_broken_invariant_exits_1(self, capsys, monkeypatch):
+        import radixviz.cache as cache
+        from radixviz.cache import InvariantError
+
+        def broken(*args, **kwargs):
+            raise InvariantError("node #1 holds slot 3 twice")
+        monkeypatch.setattr(cache, "check_invariants", broken)
+        code, _, err = run_cli(capsys, "-e", "insert abc")
+        assert code == 1 and err == "radixviz: invariant broken: node #1 holds slot 3 twice\n"
+
+
+class TestSteps:
+    def test_every_step_with_the_engine_line_it_came_from(self, capsys):
+        code, out, _ = run_cli(capsys, "--steps", "-e", CHAPTER)
+        assert code == 0
+        lines = out.split("\n\n")[0].splitlines()   # the steps, before the final tree
+        split = lines.index("  18   split after 6 tokens: 'Hello_' above 'L.A.!'")
+        where = re.match(r"       (radixviz/cache/radix_cache\.py):(\d+) _split_node: (.*)$", lines[split + 1])
+        assert where, lines[split + 1]
+        source = linecache.getline(str(ROOT / where.group(1)), int(where.group(2))).strip()
+        assert source.startswith(where.group(3).rstrip("…")) and source
+        numbered = [int(m.group(1)) for m in (re.match(r"^ {2,3}(\d+) ", l) for l in lines) if m]
+        assert numbered == list(range(21))  # frames 0..20, none skipped
