@@ -1,0 +1,253 @@
+"""Tracing: which events each operation emits, the lines they point at, and their snapshots."""
+from __future__ import annotations
+
+import linecache
+import random
+from dataclasses import FrozenInstanceError
+
+import pytest
+import torch
+
+from radixviz.cache import EventKind as K, RadixCache, TokenToKVPool, trace_only_lines
+from reference_radix import fresh_snapshot
+
+
+def slots(start: int, stop: int) -> torch.Tensor:
+    return torch.arange(start, stop, dtype=torch.int64)
+
+
+def traced(cache=None):
+    cache = cache or RadixCache()
+    events: list = []
+    cache.observer = events.append
+    return cache, events
+
+
+def kinds(events) -> list:
+    return [e.kind for e in events]
+
+
+def source(event) -> str:
+    return linecache.getline(event.file, event.line)
+
+
+class TestEventsPerOperation:
+    def test_insert_into_an_empty_tree(self):
+        cache, events = traced()
+        cache.insert("abc", slots(0, 3))
+        assert kinds(events) == [K.VISIT, K.CREATE, K.EVICTABLE, K.RESULT]
+        assert {e.op for e in events} == {"insert"}
+        create, evictable, result = events[1:]
+        assert create["length"] == 3
+        assert (evictable["old"], evictable["new"], evictable["why"]) == (0, 3, "created")
+        assert result["prefix_len"] == 0 and result["length"] == 3
+
+    def test_insert_that_splits(self):
+        cache, events = traced()
+        cache.insert("abcd", slots(0, 4))
+        events.clear()
+        cache.insert("abxy", slots(4, 8))
+        assert kinds(events) == [K.VISIT, K.COMPARE, K.SPLIT, K.VISIT, K.CREATE,
+                                 K.EVICTABLE, K.RESULT]
+        assert events[1]["common"] == 2 and events[2]["at"] == 2
+        mid = cache.root_node.children["a"]
+        lower = mid.children["c"]
+        assert events[2].nodes == (mid.id, lower.id)
+        assert events[3].nodes == (mid.id,)
+
+    def test_match_with_whole_edges_and_a_split(self):
+        cache, events = traced()
+        cache.insert("ab", slots(0, 2))
+        cache.insert("abcdef", slots(2, 8))
+        events.clear()
+        value, last = cache.match_prefix("abcdQ")
+        assert kinds(events) == [K.VISIT, K.COMPARE, K.APPEND, K.VISIT, K.COMPARE, K.SPLIT,
+                                 K.APPEND, K.RESULT]
+        assert events[2]["slots"] == (0, 1) and events[2]["partial"] is False
+        assert events[6]["slots"] == (4, 5) and events[6].nodes == (last.id,)
+        assert events[-1]["matched"] == 4 and events[-1]["slots"] == tuple(value.tolist())
+
+    def test_buggy_match_marks_the_partial_append(self):
+        cache, events = traced(RadixCache(buggy_match=True))
+        cache.insert("abcdef", slots(0, 6))
+        events.clear()
+        cache.match_prefix("abcQ")
+        assert kinds(events) == [K.VISIT, K.COMPARE, K.APPEND, K.VISIT, K.RESULT]
+        assert events[2]["partial"] is True and events[2]["slots"] == (0, 1, 2)
+
+    def test_lock_and_unlock(self):
+        cache, events = traced()
+        cache.insert("ab", slots(0, 2))
+        cache.insert("abcd", slots(0, 4))
+        _, leaf = cache.match_prefix("abcd")
+        events.clear()
+        cache.inc_ref_counter(leaf)
+        assert kinds(events) == [K.EVICTABLE, K.REF, K.EVICTABLE, K.REF, K.RESULT]
+        assert (events[1]["old"], events[1]["new"]) == (0, 1)
+        assert events[0]["why"] == "locked" and events[-1]["delta"] == -4
+        events.clear()
+        cache.dec_ref_counter(leaf)
+        assert kinds(events) == [K.EVICTABLE, K.REF, K.EVICTABLE, K.REF, K.RESULT]
+        assert events[0]["why"] == "unlocked" and events[-1]["delta"] == 4
+
+    def test_evict_with_a_parent_push_and_a_skip(self):
+        cache, events = traced()
+        pool = TokenToKVPool(16, device="cpu")
+        for text in ("abX", "abY", "zz"):
+            new = pool.alloc(len(text))
+            pool.free(new[:cache.insert(text, new)])
+        cache.inc_ref_counter(cache.match_prefix("zz")[1])
+        events.clear()
+        cache.evict(100, pool.free)
+        assert kinds(events) == [
+            K.HEAP,
+            K.POP, K.FREE, K.DELETE, K.EVICTABLE,                   # X
+            K.POP, K.FREE, K.DELETE, K.EVICTABLE, K.PUSH_PARENT,    # Y, then "ab" is a leaf
+            K.POP, K.FREE, K.DELETE, K.EVICTABLE,                   # "ab", older than "zz"
+            K.POP, K.SKIP,                                          # "zz" is locked
+            K.RESULT]
+        assert events[0].nodes and events[2]["freed"] == 1
+        assert events[4]["why"] == "deleted"
+        assert events[-1]["evicted"] == 4 and events[-1]["target"] == 100
+
+    def test_popping_the_root_ends_eviction(self):
+        cache, events = traced()
+        cache.insert("ab", slots(0, 2))
+        events.clear()
+        cache.evict(100, len)
+        assert kinds(events) == [K.HEAP, K.POP, K.FREE, K.DELETE, K.EVICTABLE, K.PUSH_PARENT,
+                                 K.POP, K.RESULT]
+        assert events[-2]["is_root"] is True and events[-2].nodes == (cache.root_node.id,)
+
+
+class TestEventLines:
+    EXPECTED = {
+        K.VISIT: "last_access_time", K.COMPARE: "match(", K.SPLIT: "new_node",
+        K.APPEND: "value.append", K.CREATE: "children[", K.EVICTABLE: "_evictable",
+        K.HEAP: "heapify", K.POP: "heappop", K.SKIP: "ref_counter > 0", K.FREE: "freed",
+        K.DELETE: "del ", K.PUSH_PARENT: "heappush", K.REF: "ref_counter",
+    }
+
+    def test_every_kind_points_at_the_code_that_did_it(self):
+        events = workload_events(seed=3)
+        assert {e.kind for e in events} == set(K)
+        trace_lines = trace_only_lines(events[0].file)
+        for event in events:
+            assert event.file.endswith("radix_cache.py")
+            assert event.line not in trace_lines, (event.kind, source(event))
+            if event.kind in self.EXPECTED:
+                assert self.EXPECTED[event.kind] in source(event), (event.kind, source(event))
+
+    def test_ref_lines_change_the_counter(self):
+        cache, events = traced()
+        cache.insert("ab", slots(0, 2))
+        cache.inc_ref_counter(cache.match_prefix("ab")[1])
+        ref = next(e for e in events if e.kind is K.REF)
+        assert "ref_counter += 1" in source(ref) and ref.function == "inc_ref_counter"
+
+    def test_emit_lines_are_reported_as_trace_only(self):
+        file = workload_events(seed=4)[0].file
+        only = trace_only_lines(file)
+        emits = {n for n in range(1, 400)
+                 if linecache.getline(file, n).strip().startswith("if self._trace: self._emit(")}
+        assert emits and emits <= only
+        for n in only:  # an emit statement, or the continuation of the one above
+            text = linecache.getline(file, n).strip()
+            assert text.startswith("if self._trace: self._emit(") or n - 1 in only, text
+
+
+def workload_events(seed: int, checks=None) -> list:
+    """Random inserts, matches, locks, unlocks, evictions and matcher flips, traced."""
+    rng = random.Random(seed)
+    cache = RadixCache()
+    pool = TokenToKVPool(60, device="cpu")
+    events: list = []
+
+    def observe(event):
+        events.append(event)
+        if checks:
+            checks(cache, event)
+
+    cache.observer = observe
+    locked: list = []
+    for step in range(300):
+        key = "".join(rng.choice("abc") for _ in range(rng.randint(0, 8)))
+        action = rng.random()
+        if action < 0.35:
+            short = len(key) - pool.available_size()
+            if short > 0:
+                cache.evict(short, pool.free)
+            new = pool.alloc(len(key))
+            if new is not None:
+                pool.free(new[:cache.insert(key, new)])
+        elif action < 0.55:
+            cache.match_prefix(key)
+        elif action < 0.7:
+            node = cache.match_prefix(key)[1]
+            cache.inc_ref_counter(node)
+            locked.append(node)
+        elif action < 0.85 and locked:
+            cache.dec_ref_counter(locked.pop(rng.randrange(len(locked))))
+        elif action < 0.95:
+            cache.evict(rng.randint(1, 10), pool.free)
+        else:
+            cache.buggy_match = not cache.buggy_match
+        if step == 150:
+            cache.observer = None   # a stretch nobody watches
+        if step == 200:
+            cache.observer = observe
+    return events
+
+
+class TestSnapshots:
+    def test_each_event_shows_the_tree_exactly_as_it_was(self):
+        kept = []
+
+        def compare(cache, event):
+            fresh = fresh_snapshot(cache.root_node)
+            assert event.tree.root == fresh
+            assert event.tree.evictable_size == cache.evictable_size()
+            assert event.tree.clock == cache._clock
+            assert event.tree.buggy_match == cache.buggy_match
+            assert event.tree.total_size == cache.total_size()
+            assert set(event.nodes) <= set(event.tree.nodes), event.kind
+            kept.append((event.tree, fresh))
+
+        events = workload_events(seed=1, checks=compare)
+        assert len(events) > 1000
+        # later steps never reach back into an earlier frame
+        assert all(tree.root == fresh for tree, fresh in kept)
+
+    def test_snapshot_without_an_observer_is_fresh(self):
+        cache = RadixCache()
+        cache.insert("abcd", slots(0, 4))
+        first = cache.snapshot()
+        cache.match_prefix("ab")
+        second = cache.snapshot()
+        assert second.root == fresh_snapshot(cache.root_node) != first.root
+        assert [n.key for n in first.root.walk()] == [(), tuple("abcd")]
+
+    def test_snapshot_helpers(self):
+        cache = RadixCache()
+        cache.insert("abcd", slots(0, 4))
+        cache.insert("abxy", slots(4, 8))
+        tree = cache.snapshot()
+        leaf = cache.root_node.children["a"].children["x"]
+        assert tree.path_to(leaf.id) == [cache.root_node.id, leaf.parent.id, leaf.id]
+        assert tree.nodes[leaf.id].value == (6, 7) and tree.total_size == 6
+        assert tree.root.subtree_tokens == 6
+
+    def test_events_and_snapshots_are_read_only(self):
+        cache, events = traced()
+        cache.insert("ab", slots(0, 2))
+        with pytest.raises(TypeError):
+            events[0].data["at"] = 5
+        with pytest.raises(FrozenInstanceError):
+            events[0].tree.root.ref = 3
+        with pytest.raises(FrozenInstanceError):
+            events[0].kind = K.REF
+
+    def test_sequence_numbers_increase(self):
+        events = workload_events(seed=2)
+        seqs = [e.seq for e in events]
+        assert seqs == sorted(set(seqs))
