@@ -1,4 +1,6 @@
 """The scheduler loop on the real cache and pool: slots conserved, memory pressure handled."""
+import json
+
 import pytest
 
 from radixviz.cache import check_invariants
@@ -134,6 +136,10 @@ class TestRecords:
         assert record.tree.total_size == sched.cache.total_size()
         assert record.refcounts == sched.pool.refcounts()
         assert record.waiting == 12 - len(record.admitted)
+        assert [v.rid for v in record.running_view] == list(record.running)
+        assert len(record.waiting_view) == record.waiting
+        assert all(v.output_len == 1 for v in record.running_view)   # prefill samples one
+        json.dumps(record.to_dict())
 
     def test_decode_passes_follow_a_round_that_admits_nobody(self):
         sched = Scheduler(1024, "fcfs", seed=0, decode_steps=3)

@@ -13,6 +13,7 @@ _EXPORTS = {
     "POLICIES": "policies", "order_queue": "policies", "FakeSampler": "fake_model",
     "Request": "request", "RequestSpec": "request", "SimResult": "records",
     "BatchRecord": "records", "SimEvent": "records", "SimStats": "records",
+    "RequestView": "records",
     "Decision": "admission", "admit": "admission", "estimate_available": "admission",
 }
 

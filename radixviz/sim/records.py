@@ -20,13 +20,25 @@ class SimEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestView:
+    """A request as it stood after a pass (for drawing the queue and the running batch)."""
+    rid: int
+    input_len: int
+    output_len: int
+    max_new: int
+    prefix_len: int          # what its latest match hit
+    times_retracted: int
+
+
+@dataclass(frozen=True, slots=True)
 class BatchRecord:
     """One forward pass: a prefill of newly admitted requests or one decode step.
 
     ``queue_order`` lists (rid, prefix_len) in the order the policy offered places (prefill
     rounds only); ``decisions`` the admission rule's verdict for each; ``running`` the
-    requests in flight after the pass. ``tree`` and ``refcounts`` are None when the
-    simulation was run with ``record=False``.
+    requests in flight after the pass. ``tree``, ``refcounts`` and the two request views
+    (``waiting_view`` in queue order, ``running_view``) are empty when the simulation was
+    run with ``record=False``.
     """
     index: int
     kind: str                   # "prefill" or "decode"
@@ -44,6 +56,8 @@ class BatchRecord:
     events: tuple               # SimEvent
     tree: object = None         # TreeSnapshot
     refcounts: tuple | None = None
+    waiting_view: tuple = ()    # RequestView, in queue order
+    running_view: tuple = ()    # RequestView
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in (
@@ -52,7 +66,14 @@ class BatchRecord:
         out["queue_order"] = [list(x) for x in self.queue_order]
         out["decisions"] = [asdict(d) for d in self.decisions]
         out["events"] = [asdict(e) for e in self.events]
+        out["waiting_view"] = [asdict(v) for v in self.waiting_view]
+        out["running_view"] = [asdict(v) for v in self.running_view]
         return out
+
+
+def view(req) -> RequestView:
+    return RequestView(req.rid, len(req.input_ids), len(req.output_ids), req.max_new_tokens,
+                       req.prefix_len, req.times_retracted)
 
 
 @dataclass(slots=True)

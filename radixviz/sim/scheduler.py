@@ -9,6 +9,7 @@ Python API (no UI: a screen steps it and draws what it returns)::
         record.kind, record.queue_order, record.decisions        # why each was (not) admitted
         record.admitted, record.running, record.finished, record.events
         record.tree, record.refcounts                            # TreeSnapshot, pool counts
+        record.waiting_view, record.running_view                 # RequestView per request
     result = sched.result()                                      # SimResult: stats + events
 
 ``sched.cache``, ``sched.pool``, ``sched.waiting``, ``sched.running`` are live; check them
@@ -32,7 +33,7 @@ from radixviz.cache import RadixCache, ReqToTokenPool, TokenToKVPool
 from .admission import admit
 from .fake_model import FakeSampler
 from .policies import get_policy
-from .records import BatchRecord, SimEvent, SimResult, SimStats
+from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
 from . import steps
 
@@ -182,7 +183,9 @@ class Scheduler:
             hit_tokens, computed, self._evicted, used, self.cache.evictable_size(),
             tuple(self._pass_events),
             self.cache.snapshot() if self.record else None,
-            self.pool.refcounts() if self.record else None)
+            self.pool.refcounts() if self.record else None,
+            tuple(map(view, self.waiting)) if self.record else (),
+            tuple(map(view, self.running)) if self.record else ())
         if self.record:
             self.records.append(record)
         self._pass += 1
