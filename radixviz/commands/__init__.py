@@ -3,6 +3,9 @@ so that ``radixviz --help`` and the app's first screen stay fast."""
 
 # order is the order of ``radixviz --help``
 COMMAND_MODULES = [
+    "home",
+    "sandbox",
+    "lesson",
     "demo",
     "run",
     "export",

@@ -1,0 +1,25 @@
+"""``radixviz home`` (and plain ``radixviz``): the app's home screen."""
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("home", help="open the app: lessons, sandbox, quiz (the default)")
+    p.add_argument("--lessons", action="append", default=[], metavar="DIR",
+                   help="also list the lessons in DIR (repeatable)")
+    p.add_argument("--pool-size", type=int, default=128, metavar="N", help="KV pool slots (default 128)")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import os
+    from radixviz.cli import UsageError
+    from radixviz.commands.sandbox import check_pool_size
+    check_pool_size(args.pool_size)
+    for folder in args.lessons:
+        if not os.path.isdir(folder):
+            raise UsageError(f"--lessons {folder}: no such folder")
+    from radixviz.tui.app import RadixvizApp
+    app = RadixvizApp("home", lesson_dirs=args.lessons, pool_size=args.pool_size, device=args.device)
+    app.run()
+    return app.return_code or 0

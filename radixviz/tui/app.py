@@ -1,0 +1,89 @@
+"""The radixviz Textual app: home, sandbox and lessons share one stepper screen.
+
+The entry point exits with ``app.return_code`` so a crash exits non-zero.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+
+from radixviz.tui.palette import ScreenActions
+
+
+def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
+                   script_path: str | None = None, script_text: str | None = None, ops=()):
+    """A function for the stepper's worker: build a Session, apply the script; return
+    (session, first error line or None). Runs off the UI thread (it imports torch)."""
+    def load():
+        from radixviz.script import ScriptError, Session, load_script, parse_script
+        session = Session(pool_size, buggy, device)
+        try:
+            todo = list(ops)
+            if script_path is not None:
+                todo += load_script(script_path)
+            if script_text is not None:
+                todo += parse_script(script_text, "<example>")
+            for op in todo:
+                session.apply(op)
+        except ScriptError as exc:
+            return session, str(exc)
+        return session, None
+    return load
+
+
+class RadixvizApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "radixviz"
+    COMMANDS = App.COMMANDS | {ScreenActions}
+
+    def __init__(self, start: str = "home", *, script: str | None = None, script_text: str | None = None,
+                 buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
+                 lesson_dirs=(), export_dir: str | Path | None = None):
+        super().__init__()
+        self.start, self.script, self.script_text = start, script, script_text
+        self.buggy, self.pool_size, self.device = buggy, pool_size, device
+        self.lesson, self.lesson_dirs = lesson, tuple(lesson_dirs)
+        self.export_dir = Path(export_dir) if export_dir else Path("radixviz-export")
+        self.first_paint: float | None = None   # perf_counter() once the first screen is drawn
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._painted)
+        if self.start == "sandbox":
+            self.open_sandbox(self.script, self.script_text, title=self.script or "sandbox")
+        elif self.start == "lesson":
+            self.open_lesson(self.lesson)
+        else:
+            from radixviz.tui.screens.home import HomeScreen
+            self.push_screen(HomeScreen(self.lesson_dirs))
+
+    def _painted(self) -> None:
+        import sys
+        import time
+        self.first_paint = time.perf_counter()
+        self.torch_at_first_paint = "torch" in sys.modules
+        if self.start == "home":
+            # only now: importing torch in a thread competes with the first paint for the GIL
+            self._warm_engine()
+
+    def _warm_engine(self) -> None:
+        # import torch and the engine while the learner reads the menu
+        def warm():
+            import radixviz.tui.widgets.panes  # noqa: F401
+        self.run_worker(warm, thread=True, group="warm")
+
+    def open_sandbox(self, script: str | None = None, script_text: str | None = None,
+                     title: str = "sandbox") -> None:
+        from radixviz.tui.screens.stepper import StepperScreen
+        load = session_loader(self.pool_size, self.buggy, self.device, script, script_text)
+        self.push_screen(StepperScreen(load, title=title, export_dir=self.export_dir))
+
+    def open_lesson(self, lesson) -> None:
+        from radixviz.tui.screens.stepper import StepperScreen
+        load = session_loader(self.pool_size, self.buggy, self.device)
+        self.push_screen(StepperScreen(load, title=f"lesson {lesson.number}: {lesson.title}",
+                                       lesson=lesson, export_dir=self.export_dir))
+
+    def open_quiz(self) -> None:
+        from radixviz.tui.screens import quiz
+        self.push_screen(quiz.QuizScreen())

@@ -1,0 +1,38 @@
+"""Graphviz exports of frames, returning the one line to notify the learner with."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _write(frame, path: Path) -> None:
+    from radixviz.render import graphviz
+    graphviz.write(frame, path, frame.marks)
+
+
+def export_frame(frame, folder: Path) -> str:
+    """Write ``folder/frame-NNNN.svg``; return where it went or why it could not."""
+    path = Path(folder) / f"frame-{frame.index:04d}.svg"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(frame, path)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line in a notification
+        return _failure(exc)
+    return f"exported step {frame.index + 1} to {path}"
+
+
+def export_frames(frames, folder: Path) -> str:
+    """Write every frame into ``folder``; return a one-line summary."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for frame in frames:
+            _write(frame, folder / f"frame-{frame.index:04d}.svg")
+    except Exception as exc:  # noqa: BLE001
+        return _failure(exc)
+    return f"exported {len(frames)} steps to {folder}/"
+
+
+def _failure(exc: Exception) -> str:
+    # GraphvizError already reads as one line with the install hint when dot is missing
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"export failed: {text}"

@@ -1,0 +1,39 @@
+"""The command palette (ctrl+p): every binding of the screen in front, by its description."""
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+def _screen_actions(screen) -> list[tuple[str, str, str]]:
+    """(title, action, key) for each distinct action the screen binds, in binding order."""
+    seen, out = set(), []
+    for binding in getattr(screen, "BINDINGS", ()):
+        key, action, description = binding.key, binding.action, binding.description
+        if action in seen or not description:
+            continue
+        seen.add(action)
+        out.append((description, action, key.split(",")[0]))
+    out.extend(getattr(screen, "PALETTE_EXTRA", ()))
+    return out
+
+
+class ScreenActions(Provider):
+    """Offers the actions of the active screen."""
+
+    def _actions(self):
+        screen = self.screen
+        for title, action, key in _screen_actions(screen):
+            yield title, partial(screen.run_action, action), f"key: {key}"
+
+    async def discover(self) -> Hits:
+        for title, callback, help_text in self._actions():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, callback, help_text in self._actions():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)

@@ -1,0 +1,54 @@
+"""The help screen: every key of the stepper and how to read the panes."""
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+_KEY_NAMES = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?",
+              "colon": ":", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
+              "right": "→", "left": "←", "escape": "esc", "pageup": "pgup", "pagedown": "pgdn"}
+
+GUIDE = """\
+Top left, the radix tree: one line per node with its edge, its KV slots, its reference
+count and its last access time. Top right, the engine's own source: the line that did this
+step is marked ❱, lines that only report steps to this viewer are dim. Bottom left, the KV
+pool: one cell per slot. Bottom right, what the step did and why.
+
+Marks have symbols as well as colours: ▶ current step, ✗ wrongly matched (the pre-#7 bug),
+✂ just split, ✓ matched, + new, ● locked, † evicted. Wrong tokens of a buggy match are
+shown between ⟦ ⟧.
+
+Operations (press : or i): insert "Hello", match "Hello", lock "Hello", unlock "Hello",
+evict 5, matcher fixed|buggy, reset, tokens 12 7 3. Separate several with ;."""
+
+
+def key_label(keys: str) -> str:
+    return " ".join(_KEY_NAMES.get(k, k) for k in keys.split(","))
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
+
+    def __init__(self, bindings):
+        super().__init__()
+        self._bindings_shown = bindings
+
+    def compose(self) -> ComposeResult:
+        table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for binding in self._bindings_shown:
+            if binding.description:
+                table.add_row(key_label(binding.key), binding.description)
+        with VerticalScroll(id="help-body"):
+            yield Static(Text("radixviz — keys (esc closes)", style="bold"))
+            yield Static(table)
+            yield Static(Text(GUIDE), id="help-guide")
+
+    def action_dismiss(self) -> None:
+        self.dismiss(None)

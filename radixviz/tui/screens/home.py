@@ -1,0 +1,120 @@
+"""The home screen: the sandbox, the #7 example, the lessons and the quiz.
+
+Imports neither torch nor the engine: it paints at once while a worker warms them up.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from radixviz.tui.palette import ScreenActions
+
+INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
+         "split, evict and reference counts on a live torch KV pool, with the engine's own code "
+         "beside the tree.")
+EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
+
+
+def quiz_available() -> bool:
+    return importlib.util.find_spec("radixviz.tui.screens.quiz") is not None
+
+
+class HomeScreen(Screen):
+    COMMANDS = {ScreenActions}
+    BINDINGS = [
+        Binding("s", "sandbox", "Sandbox"),
+        Binding("x", "example", "#7 example"),
+        Binding("z", "quiz", "Quiz"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("q", "quit_app", "Quit"),
+    ]
+
+    def __init__(self, lesson_dirs=()):
+        super().__init__()
+        self.lesson_dirs = tuple(lesson_dirs)
+        self.lessons: list = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="home-box"):
+            yield Static(Text("radixviz", style="bold"), id="home-title")
+            yield Static(INTRO, id="home-intro")
+            yield OptionList(*self._options(), id="home-menu")
+            yield Static("↑/↓ and enter to open · ? help · q quit", classes="hint")
+        yield Footer()
+
+    def _options(self) -> list:
+        options = [Option("Sandbox: an empty cache, type your own operations", id="sandbox"),
+                   Option("Sandbox: the #7 example (two inserts, then a match)", id="example")]
+        if self.lessons:
+            options += [Option(f"Lesson {l.number}: {l.title}", id=f"lesson:{i}")
+                        for i, l in enumerate(self.lessons)]
+        else:
+            options.append(Option("Lessons: loading…", id="lessons-loading", disabled=True))
+        options.append(Option("Quiz: test yourself" if quiz_available()
+                              else "Quiz (not installed in this build)", id="quiz",
+                              disabled=not quiz_available()))
+        return options
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+        self.call_after_refresh(self._load_lessons)
+
+    @work(thread=True, exclusive=True, group="lessons")
+    def _load_lessons(self) -> None:
+        problems: list = []
+        try:
+            from radixviz.lessons import load_lessons
+            lessons = load_lessons(self.lesson_dirs, problems=problems)
+        except Exception as exc:  # noqa: BLE001 - a broken lesson folder must not stop the app
+            lessons, problems = [], [exc]
+        self.app.call_from_thread(self._show_lessons, lessons, problems)
+
+    def _show_lessons(self, lessons, problems) -> None:
+        self.lessons = lessons
+        menu = self.query_one(OptionList)
+        highlighted = menu.highlighted
+        menu.clear_options()
+        menu.add_options(self._options())
+        if not lessons:
+            menu.replace_option_prompt("lessons-loading", "Lessons: none found")
+        menu.highlighted = highlighted if highlighted is not None else 0
+        for problem in problems[:3]:
+            self.notify(str(problem), severity="warning", timeout=6)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        choice = event.option.id or ""
+        if choice == "sandbox":
+            self.action_sandbox()
+        elif choice == "example":
+            self.action_example()
+        elif choice == "quiz":
+            self.action_quiz()
+        elif choice.startswith("lesson:"):
+            self.app.open_lesson(self.lessons[int(choice.split(":")[1])])
+
+    def action_sandbox(self) -> None:
+        self.app.open_sandbox()
+
+    def action_example(self) -> None:
+        self.app.open_sandbox(script_text=EXAMPLE, title="the #7 example")
+
+    def action_quiz(self) -> None:
+        if not quiz_available():
+            self.notify("The quiz screen is not part of this build.", severity="warning")
+            return
+        self.app.open_quiz()
+
+    def action_help(self) -> None:
+        from radixviz.tui.screens.help import HelpScreen
+        self.app.push_screen(HelpScreen(self.BINDINGS))
+
+    def action_quit_app(self) -> None:
+        self.app.exit()

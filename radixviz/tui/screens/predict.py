@@ -1,0 +1,50 @@
+"""A lesson's prediction: answer before the operations run, then watch them."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+
+
+class PredictScreen(ModalScreen[bool]):
+    """Dismisses with whether the reply was right (False when skipped)."""
+
+    BINDINGS = [Binding("escape", "skip", "Skip")]
+
+    def __init__(self, ask):
+        super().__init__()
+        self.ask = ask
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="predict-box"):
+            yield Static(f"Predict: {self.ask.question}", id="predict-question")
+            if self.ask.choices:
+                yield OptionList(*[f"{chr(97 + i)}) {c}" for i, c in enumerate(self.ask.choices)],
+                                 id="predict-choices")
+                yield Static("↑/↓ and enter to answer · esc skips", classes="hint")
+            else:
+                yield Input(placeholder="your answer, then enter", id="predict-answer")
+                yield Static("enter answers · esc skips", classes="hint")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self._grade(str(event.option_index + 1))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.value.strip():
+            self._grade(event.value)
+
+    def _grade(self, reply: str) -> None:
+        from radixviz.tui.lesson_player import LessonPlayer
+        right = LessonPlayer.is_right(self.ask, reply)
+        if right:
+            self.app.notify("Right! Step on to watch it happen.", timeout=3)
+        else:
+            self.app.notify("Not quite: step on and watch; the answer follows the steps.",
+                            severity="warning", timeout=4)
+        self.dismiss(right)
+
+    def action_skip(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,302 @@
+"""The stepper: tree, pool, code and narration of one micro-step at a time.
+
+Used by the sandbox and by lessons. The engine (and torch) loads in a worker thread; the
+screen paints a loading line first and mounts the panes when the session is ready.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from radixviz.tui.palette import ScreenActions
+
+SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
+
+
+def _freeze_history() -> None:
+    """Move the recorded frames out of the garbage collector's sight.
+
+    A long history is millions of immutable snapshot objects; a full collection walking
+    them all took ~150 ms and landed on a random keystroke. They live as long as the
+    session, so the collector gains nothing by scanning them.
+    """
+    import gc
+    gc.freeze()
+
+
+class StepperScreen(Screen):
+    AUTO_FOCUS = None   # keys step the frames until : opens the operation input
+    COMMANDS = {ScreenActions}
+    BINDINGS = [
+        Binding("right,space,n", "next", "Next"),
+        Binding("left,p", "prev", "Back"),
+        Binding("home", "first", "First step", show=False),
+        Binding("end", "last", "Last step", show=False),
+        Binding("right_square_bracket", "next_op", "Next op", key_display="]"),
+        Binding("left_square_bracket", "prev_op", "Prev op", key_display="[", show=False),
+        Binding("a", "autoplay", "Play"),
+        Binding("plus,equals_sign", "faster", "Faster", show=False),
+        Binding("minus", "slower", "Slower", show=False),
+        Binding("colon,i", "op_input", "Op", key_display=":"),
+        Binding("b", "toggle_matcher", "Bug #7"),
+        Binding("s", "select_node", "Node"),
+        Binding("e", "export", "Export"),
+        Binding("E", "export_all", "Export all", show=False),
+        Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
+        Binding("pagedown", "scroll_tree(1)", "Scroll tree down", show=False),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("escape", "close_input", "Close input", show=False),
+        Binding("h", "home", "Home", show=False),
+        Binding("q", "quit_app", "Quit"),
+    ]
+
+    def __init__(self, load: Callable, title: str = "sandbox", lesson=None,
+                 export_dir: Path | None = None):
+        """``load()`` runs in a worker: returns (Session, error line or None)."""
+        super().__init__()
+        self._load_session, self.stepper_title, self.lesson = load, title, lesson
+        self.export_dir = Path(export_dir or "radixviz-export")
+        self.model = None
+        self.player = None
+        self._speed = 1
+        self._timer = None
+
+    def compose(self) -> ComposeResult:
+        yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
+                        id="stepper-body")
+        yield Static("", id="op-error")
+        yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it, esc closes)',
+                    id="op-input")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._hide_input()
+        # start loading once the placeholder is on screen, so the first paint is not delayed
+        self.call_after_refresh(self._load)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self) -> None:
+        from radixviz.tui.widgets import panes  # noqa: F401 - imports torch, off the UI thread
+        session, error = self._load_session()
+        self.app.call_from_thread(self._ready, session, error)
+
+    async def _ready(self, session, error) -> None:
+        from radixviz.tui.stepper_model import StepperModel
+        from radixviz.tui.widgets.panes import build_panes
+
+        body = self.query_one("#stepper-body")
+        await body.remove_children()
+        await body.mount_all(build_panes())
+        self.model = StepperModel(session)   # only now do the keys act
+        _freeze_history()
+        if error:
+            self._show_error(error)
+        if self.lesson is not None:
+            from radixviz.tui.lesson_player import LessonPlayer
+            self.player = LessonPlayer(self.lesson)
+            self._advance_lesson()
+        else:
+            self.refresh_view()
+
+    # ---------------------------------------------------------------- drawing
+
+    def refresh_view(self) -> None:
+        from radixviz.tui.widgets.panes import show_frame
+        if self.model is not None:
+            extra = f"▶ autoplay {SPEEDS[self._speed]}s" if self._timer else ""
+            if self.player is not None:
+                extra = f"{self.player.progress}  {extra}".strip()
+            show_frame(self, self.model, self.player.text if self.player else "", extra)
+
+    def _moved(self, moved: bool) -> None:
+        if moved:
+            self.refresh_view()
+
+    def _show_error(self, message: str) -> None:
+        error = self.query_one("#op-error", Static)
+        error.update(f"✗ {message}")
+        error.display = True
+
+    # ----------------------------------------------------------------- stepping
+
+    def action_next(self) -> None:
+        if self.model is None:
+            return
+        if self.model.at_end and self.player is not None and not self.player.done:
+            self._advance_lesson()
+            return
+        self._moved(self.model.step(1))
+
+    def action_prev(self) -> None:
+        if self.model is not None:
+            self._moved(self.model.step(-1))
+
+    def action_first(self) -> None:
+        if self.model is not None:
+            self._moved(self.model.go(0))
+
+    def action_last(self) -> None:
+        if self.model is not None:
+            self._moved(self.model.go(len(self.model.frames) - 1))
+
+    def action_next_op(self) -> None:
+        if self.model is None:
+            return
+        if self.model.at_end and self.player is not None and not self.player.done:
+            self._advance_lesson()
+            return
+        self._moved(self.model.next_op())
+
+    def action_prev_op(self) -> None:
+        if self.model is not None:
+            self._moved(self.model.prev_op())
+
+    def action_autoplay(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        elif self.model is not None:
+            self._timer = self.set_interval(SPEEDS[self._speed], self._tick)
+        self.refresh_view()
+
+    def _tick(self) -> None:
+        if self.model is None or (self.model.at_end and (self.player is None or self.player.done)):
+            self.action_autoplay()  # stop at the end
+            return
+        self.action_next()
+
+    def _set_speed(self, delta: int) -> None:
+        self._speed = max(0, min(len(SPEEDS) - 1, self._speed + delta))
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = self.set_interval(SPEEDS[self._speed], self._tick)
+        self.notify(f"autoplay: one step every {SPEEDS[self._speed]} s", timeout=2)
+        self.refresh_view()
+
+    def action_faster(self) -> None:
+        self._set_speed(1)
+
+    def action_slower(self) -> None:
+        self._set_speed(-1)
+
+    def action_scroll_tree(self, direction: int) -> None:
+        for pane in self.query("TreePane"):
+            pane.scroll_relative(y=direction * max(1, pane.size.height - 2), animate=False)
+
+    # -------------------------------------------------------------- operations
+
+    def action_op_input(self) -> None:
+        if self.model is None:
+            return
+        field = self.query_one("#op-input", Input)
+        field.display, field.disabled = True, False
+        field.focus()
+
+    def action_close_input(self) -> None:
+        self._hide_input()
+        self.query_one("#op-error").display = False
+
+    def _hide_input(self) -> None:
+        # hidden and disabled, so it can never hold the focus the stepping keys need
+        field = self.query_one("#op-input", Input)
+        field.display, field.disabled = False, True
+        self.set_focus(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.model is None:
+            return
+        self._applied(self.model.apply_text(event.value), event.input)
+
+    def _applied(self, applied, field: Input | None = None) -> None:
+        """Show what an operation did; on error keep the typed text so nothing is lost."""
+        if applied.records:
+            _freeze_history()
+        if applied.error:
+            self._show_error(applied.error)
+        else:
+            self.query_one("#op-error").display = False
+            if field is not None:
+                field.value = ""
+                self._hide_input()   # back to stepping through what just ran
+        self.refresh_view()
+
+    def action_toggle_matcher(self) -> None:
+        if self.model is not None:
+            self._applied(self.model.toggle_matcher())
+            self.notify("matcher: " + ("BUGGY (before #7)" if self.model.live_buggy else "fixed (#7)"),
+                        timeout=2)
+
+    def action_select_node(self) -> None:
+        if self.model is None or self.model.frame is None:
+            return
+        from radixviz.tui.screens.node_picker import NodePicker
+        self.app.push_screen(NodePicker(self.model.frame, self.model.session.locks),
+                             self._node_action)
+
+    def _node_action(self, choice) -> None:
+        if choice and self.model is not None:
+            action, node_id = choice
+            self._applied(self.model.node_op(action, node_id))
+
+    # ------------------------------------------------------------------ lessons
+
+    def _advance_lesson(self) -> None:
+        from radixviz.tui.lesson_player import Ask
+        result = self.player.advance(self.model)
+        if isinstance(result, Ask):
+            from radixviz.tui.screens.predict import PredictScreen
+            self.app.push_screen(PredictScreen(result), self._answered)
+            return
+        if result is not None and not isinstance(result, str):
+            self._applied(result)
+            return
+        if result is None:
+            self.notify("End of the lesson: keep experimenting with : or go home with q", timeout=4)
+        self.refresh_view()
+
+    def _answered(self, right) -> None:
+        self._advance_lesson()
+
+    # ------------------------------------------------------------------ exports
+
+    def action_export(self) -> None:
+        if self.model is not None and self.model.frame is not None:
+            from radixviz.tui.exports import export_frame
+            self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
+
+    def action_export_all(self) -> None:
+        if self.model is not None and self.model.frames:
+            self.notify(f"exporting {len(self.model.frames)} frames…", timeout=2)
+            self._export_all(list(self.model.frames))
+
+    @work(thread=True, exclusive=True, group="export")
+    def _export_all(self, frames) -> None:
+        from radixviz.tui.exports import export_frames
+        message = export_frames(frames, self.export_dir)
+        self.app.call_from_thread(self.notify, message, timeout=6)
+
+    # ------------------------------------------------------------------- others
+
+    def action_help(self) -> None:
+        from radixviz.tui.screens.help import HelpScreen
+        self.app.push_screen(HelpScreen(self.BINDINGS))
+
+    def action_home(self) -> None:
+        from radixviz.tui.screens.home import HomeScreen
+        if self._timer is not None:
+            self.action_autoplay()
+        if any(isinstance(s, HomeScreen) for s in self.app.screen_stack):
+            self.app.pop_screen()
+        else:
+            self.app.switch_screen(HomeScreen(getattr(self.app, "lesson_dirs", ())))
+
+    def action_quit_app(self) -> None:
+        self.app.exit()

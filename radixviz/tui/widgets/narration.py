@@ -1,0 +1,74 @@
+"""The narration pane: what this step does, why, and what the other matcher would say."""
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.widgets import Static
+
+from radixviz.script import describe, explain, key_text, slot_ranges
+
+WRONG_STYLE = "bold red underline"
+
+
+def disagreement_text(record, buggy_now: bool) -> Text | None:
+    """For a match the two matchers answer differently: both counts, wrong tokens marked."""
+    if record is None or record.op.name != "match":
+        return None
+    diff = record.result.get("disagreement")
+    if not diff:
+        return None
+    key = record.op.key
+    text = Text()
+    if buggy_now:
+        text.append(f"✗ The fixed matcher (#7) would return {diff['fixed']} token(s); "
+                    f"this buggy walk returns {diff['buggy']}. ", style="bold")
+    else:
+        text.append(f"The buggy matcher (pre-#7) would return {diff['buggy']} token(s) here, "
+                    f"not {diff['fixed']}. ", style="bold")
+    text.append("Key: ")
+    wrong_from, wrong_to = diff["wrong_from"], max(diff["fixed"], diff["buggy"])
+    text.append(key_text(key[:wrong_from], limit=10**6)[1:-1], style="green")
+    # brackets as well as colour, so the wrong tokens read in monochrome
+    text.append("⟦" + key_text(key[wrong_from:wrong_to], limit=10**6)[1:-1] + "⟧", style=WRONG_STYLE)
+    text.append(key_text(key[wrong_to:], limit=10**6)[1:-1])
+    text.append(f"  ⟦…⟧ slots {slot_ranges(diff['wrong_slots'])} belong to another context.")
+    return text
+
+
+class NarrationPane(Static):
+    DEFAULT_CSS = "NarrationPane { height: 1fr; }"
+
+    def show(self, frame, record, lesson_text: str = "") -> None:
+        parts = []
+        if lesson_text:
+            parts.append(Text(lesson_text, style="italic"))
+            parts.append(Text(""))
+        parts.append(Text(describe(frame), style="bold"))
+        why = explain(frame)
+        if why:
+            parts.append(Text(why))
+        diff = disagreement_text(record, frame.tree.buggy_match)
+        if diff is not None:
+            parts.append(diff)
+        self.update(Group(*parts))
+
+
+class StatusLine(Static):
+    """matcher · evictable · total · free slots · step k of n."""
+
+    DEFAULT_CSS = "StatusLine { height: 1; }"
+
+    def show(self, frame, total_frames: int, op_count: int, extra: str = "") -> None:
+        tree = frame.tree
+        text = Text(no_wrap=True, overflow="ellipsis")
+        if tree.buggy_match:
+            text.append(" matcher BUGGY ", style="bold reverse red")
+        else:
+            text.append(" matcher fixed ", style="bold reverse green")
+        text.append(f"  evictable {tree.evictable_size}  total {tree.total_size}"
+                    f"  free slots {frame.pool.free}/{frame.pool.size}"
+                    f"  step {frame.index + 1} of {total_frames}"
+                    f"  op {min(frame.op_index + 1, op_count)} of {op_count}")
+        if extra:
+            text.append(f"  {extra}", style="bold")
+        self.update(text)

@@ -1,0 +1,47 @@
+"""Builds the stepper's panes and draws one frame into them.
+
+Importing this module imports the engine (torch), so the stepper loads it in a worker.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from .code_pane import CodePane
+from .narration import NarrationPane, StatusLine
+from .pool_pane import PoolPane
+from .tree_pane import TreePane
+
+EMPTY_HINT = ("The cache is empty. Press : (or i) and type an operation, for example\n"
+              '  insert "Hello_L.A.!"\nthen step through it with → and ←. Press ? for help.')
+
+
+TITLES = ("tree", "code that ran", "KV pool", "this step")
+
+
+def build_panes() -> list:
+    """The stepper's layout: tree | code over pool | narration, then the status line."""
+    panes = (TreePane(id="tree-pane", classes="pane"), CodePane(id="code-pane", classes="pane"),
+             PoolPane(id="pool-pane", classes="pane"), NarrationPane(id="narration-pane", classes="pane"))
+    for pane, title in zip(panes, TITLES):
+        pane.border_title = title
+    top = Horizontal(*panes[:2], id="top-row")
+    bottom = Horizontal(*panes[2:], id="bottom-row")
+    return [Vertical(top, bottom, id="panes"), StatusLine(id="status-line")]
+
+
+def show_frame(screen, model, lesson_text: str = "", extra: str = "") -> None:
+    """Draw ``model``'s current frame (or the empty-cache hint) into ``screen``'s panes."""
+    frame = model.frame
+    narration = screen.query_one(NarrationPane)
+    status = screen.query_one(StatusLine)
+    if frame is None:
+        narration.update(Text((lesson_text + "\n\n" if lesson_text else "") + EMPTY_HINT))
+        status.update(Text(f" matcher {'BUGGY' if model.live_buggy else 'fixed'}  no steps yet  {extra}"))
+        return
+    screen.query_one(TreePane).show(frame)
+    screen.query_one(PoolPane).show(frame)
+    screen.query_one(CodePane).show(frame.file, frame.line)
+    narration.show(frame, model.record, lesson_text)
+    status.show(frame, len(model.frames), len(model.session.records), extra)
