@@ -26,22 +26,23 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
             continue
         if not isinstance(block, Operations):
             continue
-        records = []
+        records, stop = [], False
         for op in block.ops:
             try:
                 records.append(session.apply(op))
+                check_invariants(session.cache, session.pool, session.held_slots())
             except ScriptError as exc:
                 problems.append(LessonError(name, exc.line, f"operation refused: {exc.message}"))
-                return problems    # later blocks depend on this one's state
-            try:
-                check_invariants(session.cache, session.pool, session.held_slots())
+                stop = True        # later operations depend on this one's state
+                break
             except InvariantError as exc:
                 problems.append(LessonError(name, op.line, f"invariant broken after {op.text!r}: {exc}"))
-                return problems
-        for predict in pending:
-            problem = _check_predict(predict, records[0], session, name)
-            if problem:
-                problems.append(problem)
+                stop = True
+                break
+        if records:
+            problems.extend(p for p in (_check_predict(pr, records[0], session, name) for pr in pending) if p)
+        if stop:
+            return sorted(problems, key=lambda p: p.line)
         pending = []
     return problems
 

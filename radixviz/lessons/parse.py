@@ -137,7 +137,8 @@ def _front_matter(lines: list[str], name: str) -> tuple[dict, dict, int]:
             continue
         field = _FIELD.match(raw)
         if not field or field.group(1).lower() not in ("id", "number", "title"):
-            raise LessonError(name, index + 1, f"bad front matter line {raw!r}: expected id:, number: or title:")
+            raise LessonError(name, index + 1, f"bad front matter line {raw!r}: expected id:, number: or title: "
+                              "(or a line --- to end the front matter)")
         key = field.group(1).lower()
         if key in meta:
             raise LessonError(name, index + 1, f"{key} given twice in the front matter")

@@ -1,0 +1,124 @@
+"""Lesson files a teacher writes: parsed into blocks, and every mistake reported as FILE:LINE."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from radixviz.lessons import LessonError, Narrative, Operations, Predict, check_lesson, load_lessons, parse_lesson
+
+GOOD = textwrap.dedent('''\
+    ---
+    id: mine
+    number: 42
+    title: My lesson
+    ---
+    Some words.
+
+    ```radixviz
+    insert "abcd"
+    ```
+
+    ```predict
+    question: How many tokens of "abxy" hit?
+    choices: 0 | 2 | 4
+    answer: 2
+    check: matched
+    ```
+
+    ```radixviz
+    match "abxy"
+    ```
+    ''')
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_one(tmp_path, name, text):
+    write(tmp_path, name, text)
+    return load_lessons([tmp_path], include_shipped=False)
+
+
+class TestParsing:
+    def test_blocks_in_file_order_with_lines(self, tmp_path):
+        text = GOOD.replace('```radixviz\nmatch', '```radixviz\ninsert "abcd"\nmatch')
+        (lesson,) = load_one(tmp_path, "x.md", text)
+        assert (lesson.id, lesson.number, lesson.title) == ("mine", 42, "My lesson")
+        kinds = [type(b) for b in lesson.blocks]
+        assert kinds == [Narrative, Operations, Predict, Operations]
+        predict, ops = lesson.blocks[2], lesson.blocks[3]
+        assert predict.line == 12 and predict.choices == ("0", "2", "4") and predict.answer == "2"
+        assert ops.line == 20 and [o.line for o in ops.ops] == [20, 21]
+        assert predict.accepts("b") and predict.accepts("2") and not predict.accepts("4")
+
+    def test_heading_and_file_name_instead_of_front_matter(self, tmp_path):
+        (lesson,) = load_one(tmp_path, "07-my-topic.md", "# A title\n\n```radixviz\ninsert ab\n```\n")
+        assert (lesson.id, lesson.number, lesson.title) == ("my-topic", 7, "A title")
+
+    def test_other_code_fences_stay_in_the_narrative(self, tmp_path):
+        text = GOOD.replace("Some words.", "Some words.\n\n```text\nnot an op\n```")
+        (lesson,) = load_one(tmp_path, "x.md", text)
+        assert "not an op" in lesson.blocks[0].text
+
+
+class TestBadFiles:
+    @pytest.mark.parametrize("change, line, words", [
+        (lambda t: t.replace('match "abxy"', 'mtch "abxy"'), 20, "unknown operation 'mtch'"),
+        (lambda t: t.rstrip().removesuffix("```"), 19, "unclosed ```radixviz block"),
+        (lambda t: t.replace("title: My lesson\n", ""), 1, "missing title"),
+        (lambda t: t.replace("```radixviz", "```radixvis"), 8, "unknown block 'radixvis'"),
+        (lambda t: t.replace("answer: 2", "answer: 3"), 12, "not one of the choices"),
+        (lambda t: t.replace("question: How", "quetsion: How"), 13, "bad predict line"),
+        (lambda t: t.replace("number: 42", "number: x"), 3, "bad number"),
+        (lambda t: t.replace("---\nSome", "Some"), 5, "a line --- to end the front matter"),
+        (lambda t: t.split("---\nSome")[0], 1, "unclosed front matter"),
+    ])
+    def test_reported_at_its_line(self, tmp_path, change, line, words):
+        path = write(tmp_path, "bad.md", change(GOOD))
+        with pytest.raises(LessonError) as err:
+            load_lessons([tmp_path], include_shipped=False)
+        assert err.value.file == str(path) and err.value.line == line
+        assert str(err.value).startswith(f"{path}:{line}: ") and words in str(err.value)
+
+    def test_duplicate_id(self, tmp_path):
+        write(tmp_path, "a.md", GOOD)
+        write(tmp_path, "b.md", GOOD.replace("number: 42", "number: 43"))
+        problems = []
+        lessons = load_lessons([tmp_path], problems=problems, include_shipped=False)
+        assert [l.path.name for l in lessons] == ["a.md"]
+        assert [(p.file.endswith("b.md"), p.line) for p in problems] == [(True, 2)]
+        assert "duplicate lesson id 'mine'" in problems[0].message
+
+    def test_id_clashing_with_a_shipped_lesson(self, tmp_path):
+        write(tmp_path, "a.md", GOOD.replace("id: mine", "id: eviction"))
+        with pytest.raises(LessonError, match="duplicate lesson id 'eviction'"):
+            load_lessons([tmp_path])
+
+    def test_wrong_prediction_and_refused_operation_found_by_check(self, tmp_path):
+        text = GOOD.replace('match "abxy"', 'match "abxy"\nunlock "zz"')
+        (lesson,) = load_one(tmp_path, "x.md", text.replace("answer: 2", "answer: 4"))
+        problems = [str(p) for p in check_lesson(lesson)]
+        assert problems[0].endswith("x.md:12: predicted answer '4' but the engine gives '2' for matched")
+        assert "x.md:21: operation refused: no lock on 'zz'" in problems[1]
+
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_check_command_exit_codes(tmp_path):
+    write(tmp_path, "ok.md", GOOD)
+    bad_dir = tmp_path / "bad"
+    bad_dir.mkdir()
+    write(bad_dir, "bad.md", GOOD.replace('match "abxy"', 'evict -3'))
+    ok, bad, missing = cli("lessons", "--check", str(tmp_path)), cli("lessons", "--check", str(bad_dir)), \
+        cli("lessons", "--check", str(tmp_path / "nope"))
+    assert ok.returncode == 0 and "all pass" in ok.stderr
+    assert bad.returncode == 1
+    assert bad.stdout.strip() == f"{bad_dir / 'bad.md'}:20: negative eviction -3: evict takes a count >= 0 (column 7)"
+    assert missing.returncode == 2 and "no such lesson folder" in missing.stderr and "Traceback" not in missing.stderr
