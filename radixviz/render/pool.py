@@ -31,6 +31,7 @@ class PoolGrid:
 
     def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
+        self._touched_slots: frozenset | None = None
 
     def columns(self, width: int) -> int:
         """Slots per row: a power of two when there is room, so rows start at round numbers."""
@@ -49,26 +50,33 @@ class PoolGrid:
         return Measurement(LABEL + 1 + CELL, max(widest, legend)).clamp(max_width=options.max_width)
 
     def lines(self, width: int) -> list[Text]:
-        pool = self.pool
-        touched = set(getattr(self.marks, "slots", ()) or ())
+        """Every row of the grid, then the legend wrapped to ``width``."""
         cols = self.columns(width)
-        out = []
-        for start in range(0, pool.size, cols):
-            row = Text(no_wrap=True, overflow="ellipsis")
-            row.append(f"{start:>{LABEL - 1}} ", style="dim")
-            row.append("│", style="dim")
-            for slot in range(start, min(start + cols, pool.size)):
-                state = pool.state(slot)
-                symbol, style, _ = STATES[state]
-                symbol = slot_symbol(state, pool.refcounts[slot])
-                if slot in touched:
-                    row.append(f"[{symbol}]", style=f"{style} {TOUCHED_STYLE}")
-                else:
-                    row.append(f" {symbol} ", style=style)
-            out.append(row)
+        out = [self.row(start, cols) for start in range(0, self.pool.size, cols)]
         if self.legend:
-            out.extend(self._legend_lines(width))
+            out.extend(self.legend_lines(width))
         return out
+
+    def row(self, start: int, cols: int) -> Text:
+        """One row: the label of slot ``start``, then ``cols`` cells (a view may build rows lazily)."""
+        pool = self.pool
+        touched = self._touched()
+        row = Text(no_wrap=True, overflow="ellipsis")
+        row.append(f"{start:>{LABEL - 1}} ", style="dim")
+        row.append("│", style="dim")
+        for slot in range(start, min(start + cols, pool.size)):
+            state = pool.state(slot)
+            symbol, style = slot_symbol(state, pool.refcounts[slot]), STATES[state][1]
+            if slot in touched:
+                row.append(f"[{symbol}]", style=f"{style} {TOUCHED_STYLE}")
+            else:
+                row.append(f" {symbol} ", style=style)
+        return row
+
+    def _touched(self) -> frozenset:
+        if self._touched_slots is None:
+            self._touched_slots = frozenset(getattr(self.marks, "slots", ()) or ())
+        return self._touched_slots
 
     def _legend_entries(self) -> list[Text]:
         entries = [Text(f"{self.pool.used}/{self.pool.size} used", style="bold")]
@@ -76,7 +84,7 @@ class PoolGrid:
         entries.append(Text("[ ] touched", style=TOUCHED_STYLE))
         return entries
 
-    def _legend_lines(self, width: int) -> list[Text]:
+    def legend_lines(self, width: int) -> list[Text]:
         """The legend, wrapped between entries (never inside one) to fit ``width``."""
         lines = [Text(no_wrap=True, overflow="ellipsis")]
         for entry in self._legend_entries():
@@ -86,3 +94,7 @@ class PoolGrid:
                 lines[-1].append("  ")
             lines[-1].append_text(entry)
         return lines
+
+    def _legend(self) -> Text:
+        """The legend on one line (kept for views that wrap it themselves)."""
+        return Text("  ").join(self._legend_entries())
