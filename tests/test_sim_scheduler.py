@@ -198,3 +198,12 @@ def test_the_model_hook_gets_the_real_slots():
     sched.submit(make_workload("shared-prompt", 10, seed=0))
     run_checked(sched)
     assert model.extends == 10 and model.decodes == sched.stats.decode_computed
+
+
+def test_the_simulation_loads_no_ui_library():
+    import subprocess
+    import sys
+    code = ("import sys, radixviz.sim.runner, radixviz.sim.scheduler; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'textual')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
