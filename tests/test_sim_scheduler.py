@@ -207,3 +207,16 @@ def test_the_simulation_loads_no_ui_library():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'textual')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_fake_sampler_is_seeded_and_in_vocabulary():
+    import torch
+    a, b = FakeSampler(1), FakeSampler(2)
+    none = torch.empty(0, dtype=torch.int64)
+    first = [a.extend(tuple(range(n)), none, torch.arange(n)) for n in range(1, 40)]
+    assert first == [FakeSampler(1).extend(tuple(range(n)), none, torch.arange(n)) for n in range(1, 40)]
+    assert first != [b.extend(tuple(range(n)), none, torch.arange(n)) for n in range(1, 40)]
+    assert all(0 <= t < 256 for t in first) and len(set(first)) > 10
+    assert a.extend("Hello", none, torch.arange(5)) in range(256)   # characters are ord()
+    with pytest.raises(ValueError, match="need 5 new slots"):
+        a.extend("Hello", none, torch.arange(4))

@@ -19,6 +19,11 @@ def _mix(x: int) -> int:
     return x ^ (x >> 31)
 
 
+def _token_id(token) -> int:
+    # a one-character token is its code point, as for the tiny model
+    return ord(token) if isinstance(token, str) else token
+
+
 class FakeSampler:
     """A TokenModel whose next token depends on (seed, length, last two tokens)."""
 
@@ -26,8 +31,8 @@ class FakeSampler:
         self.seed = seed
 
     def _next(self, tokens: Sequence[int]) -> int:
-        last = tokens[-1] if tokens else 0
-        before = tokens[-2] if len(tokens) > 1 else 0
+        last = _token_id(tokens[-1]) if tokens else 0
+        before = _token_id(tokens[-2]) if len(tokens) > 1 else 0
         x = _mix((self.seed & _MASK) ^ (len(tokens) << 16) ^ (last << 8) ^ before)
         return x % VOCAB_SIZE
 
