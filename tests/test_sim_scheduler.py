@@ -146,6 +146,7 @@ class TestRecords:
         sched.submit(make_workload("no-sharing", 30, seed=0))
         records = run_checked(sched)
         assert records[0].kind == "prefill"
+        assert sum(r.computed_tokens for r in records if r.kind == "decode") == sched.stats.decode_computed
         streak = 0
         for record in records:
             streak = streak + 1 if record.kind == "decode" else 0

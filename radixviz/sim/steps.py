@@ -103,11 +103,13 @@ def decode_pass(s):
         for req, slot in zip(s.running, slots):
             tokens = req.input_ids + tuple(req.output_ids)
             req.output_ids.append(decode(tokens, req.kv_row[:len(tokens) - 1], slot))
+    computed = len(s.running)
     s.stats.decode_steps += 1
-    s.stats.decode_computed += len(s.running)
-    queue_order, decisions = getattr(s, "_last_attempt", None) or ((), ())
+    s.stats.decode_computed += computed
+    queue_order, decisions = s._last_attempt or ((), ())
     s._last_attempt = None
-    return s._finish_pass("decode", queue_order, decisions, (), finish_done(s), 0, len(s.running))
+    finished = finish_done(s)
+    return s._finish_pass("decode", queue_order, decisions, (), finished, 0, computed)
 
 
 def finish_done(s) -> list:
