@@ -93,19 +93,53 @@ class TestFolding:
             "            … 7 more nodes below (7 tokens)\n")
 
     def test_a_very_deep_chain_renders_without_recursion(self):
-        node = NodeSnapshot(5000, ("z",), (0,), 0, 0, (), 1)
-        for i in range(4999, 0, -1):
+        # deeper than Python's default recursion limit (1000)
+        node = NodeSnapshot(1500, ("z",), (0,), 0, 0, (), 1)
+        for i in range(1499, 0, -1):
             node = NodeSnapshot(i, ("z",), (i,), 0, i, (node,), node.subtree_tokens + 1)
         root = NodeSnapshot(0, (), (), 1, 0, (node,), node.subtree_tokens)
-        tree = TreeSnapshot(root, 5000, 0, False)
+        tree = TreeSnapshot(root, 1500, 0, False)
         lines = TreeView(tree, max_depth=10_000).lines()
-        assert len(lines) == 5001
+        assert len(lines) == 1501
         assert lines[-1].plain.endswith("└── 'z'  slots 0  ref 0  t 0")
         folded = capture(TreeView(tree), 200).splitlines()
-        assert folded[-1].strip() == "… 4988 more nodes below (4988 tokens)"
+        assert folded[-1].strip() == "… 1488 more nodes below (1488 tokens)"
 
     def test_measure_reports_the_widest_line(self):
         frame = session_after(CHAPTER).frames[-1]
         console = Console(width=120)
         measured = console.measure(TreeView(frame.tree, frame.marks))
         assert measured.maximum == len("root  16 tokens · 16 evictable · matcher fixed")
+
+
+class TestEveryFrameOfARandomSession:
+    def test_tree_pool_log_and_dot_draw_every_frame(self):
+        import random
+
+        from radixviz.render.graphviz import to_dot
+        from radixviz.render.log import step_line
+        from radixviz.render.pool import PoolGrid
+        from radixviz.script import ScriptError, Session, parse_script
+
+        rng = random.Random(3)
+        session = Session(pool_size=24, device="cpu")
+        for _ in range(60):
+            word = "".join(rng.choice("abc") for _ in range(rng.randint(1, 6)))
+            line = rng.choice([f"insert {word}", f"match {word}", f"lock {word}", f"unlock {word}",
+                               f"evict {rng.randint(0, 6)}", "matcher buggy", "matcher fixed"])
+            try:
+                session.apply(parse_script(line)[0])
+            except ScriptError:
+                pass  # refused: nothing changed, the next operation goes on
+        assert len(session.frames) > 150
+        for frame in session.frames:
+            view = TreeView(frame.tree, frame.marks, legend=True)
+            text = "\n".join(line.plain for line in view.lines())
+            for node_id in frame.marks.current:
+                node = frame.tree.nodes.get(node_id)
+                if node is not None and node.key:
+                    assert "▶" in text
+            assert len(view.lines()) >= len(frame.tree.nodes)  # nothing folded at this size
+            capture(PoolGrid(frame.pool, frame.marks), 60)
+            assert step_line(frame).plain.strip()
+            assert to_dot(frame.tree, frame.marks).endswith("}\n")
