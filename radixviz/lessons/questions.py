@@ -52,6 +52,17 @@ class Question:
                 "slots": "slot numbers, e.g. 3 4 5 or 3-5 (none for no slots)",
                 "text": "the tokens, e.g. abc"}[self.kind]
 
+    def example_reply(self) -> str:
+        """A reply that grades as right, typed the way the hint asks (for tests and "reveal")."""
+        answer = self.accepted[0]
+        if self.kind == "choice":
+            return LETTERS[int(answer)]
+        if self.kind == "node":
+            return f"#{answer}"
+        if self.kind == "order":
+            return " ".join(answer)
+        return answer
+
     def normalize(self, reply: str) -> str | None:
         """The reply in canonical form, or None when it cannot be read."""
         return _NORMALIZERS[self.kind](self, reply.strip())
