@@ -92,6 +92,18 @@ class TestFolding:
             "        └── ▶✓ 'c'  slots 4  ref 0  t 70\n"
             "            … 7 more nodes below (7 tokens)\n")
 
+    def test_a_marked_node_below_the_depth_limit_stays_visible(self):
+        script = "\n".join(f"insert {'abcdef'[:i]}" for i in range(1, 7)) + "\ninsert abx\nmatch abcde"
+        assert final_view(script, max_depth=2) == (
+            "root  7 tokens · 7 evictable · matcher fixed\n"
+            "└── ✓ 'a'  slots 0  ref 0  t 34\n"
+            "    └── ✓ 'b'  slots 2  ref 0  t 35\n"
+            "        ├── ✓ 'c'  slots 4  ref 0  t 36\n"
+            "        │   └── ✓ 'd'  slots 6  ref 0  t 37\n"
+            "        │       └── ▶✓ 'e'  slots 8  ref 0  t 38\n"
+            "        │           … 1 more node below (1 token)\n"
+            "        └── … 1 more node below (1 token)\n")
+
     def test_a_very_deep_chain_renders_without_recursion(self):
         # deeper than Python's default recursion limit (1000)
         node = NodeSnapshot(1500, ("z",), (0,), 0, 0, (), 1)

@@ -2,7 +2,8 @@
 
 Large trees stay readable: long edges keep their head and tail, and levels deeper than
 ``max_depth`` or siblings beyond ``max_children`` fold into a ``… N more`` line. Nodes that
-carry a mark (the matched path, a split, the current step) are never folded away among siblings.
+carry a mark (the matched path, a split, the current step) and the way down to them are never
+folded away.
 """
 from __future__ import annotations
 
@@ -72,11 +73,9 @@ class TreeView:
             if not node.children:
                 continue
             if depth >= self.max_depth:
-                hidden = sum(1 for _ in node.walk()) - 1
-                lines.append(_fold(child_prefix, f"{_count(hidden, 'more node')} below "
-                                                 f"({node.subtree_tokens - len(node.key)} tokens)"))
-                continue
-            self._push_children(stack, node, keep, child_prefix, depth + 1)
+                self._push_deep(stack, node, keep, child_prefix, depth + 1)
+            else:
+                self._push_children(stack, node, keep, child_prefix, depth + 1)
         for _, key in marks.evicted:
             used_marks.add(EVICTED)
             ghost = Text(no_wrap=True, overflow="ellipsis")
@@ -106,6 +105,18 @@ class TreeView:
         for i in range(len(shown) - 1, -1, -1):
             stack.append((shown[i], prefix, i == len(shown) - 1 and tail is None, depth))
 
+    def _push_deep(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
+        """Below ``max_depth`` only the way down to a marked node is drawn; the rest is counted."""
+        kept = tuple(c for c in node.children if c.id in keep)
+        hidden = [c for c in node.children if c.id not in keep]
+        if hidden:
+            count = sum(sum(1 for _ in c.walk()) for c in hidden)
+            tokens = sum(c.subtree_tokens for c in hidden)
+            stack.append(_fold(prefix, f"{_count(count, 'more node')} below ({_count(tokens, 'token')})",
+                               guide="└── " if kept else ""))
+        for i in range(len(kept) - 1, -1, -1):
+            stack.append((kept[i], prefix, i == len(kept) - 1 and not hidden, depth))
+
     def _visible(self, children, keep: set) -> tuple:
         if len(children) <= self.max_children:
             return children
@@ -122,7 +133,7 @@ class TreeView:
         ids = {c.id for c in shown}
         hidden = [c for c in children if c.id not in ids]
         tokens = sum(c.subtree_tokens for c in hidden)
-        what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({tokens} tokens)"
+        what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({_count(tokens, 'token')})"
         return _fold(prefix, what, guide="└── ")
 
     def _ancestors_of(self, ids: set) -> set:
