@@ -12,7 +12,7 @@ import torch
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from radixviz.cache import RadixCache, TokenToKVPool, check_invariants
+from radixviz.cache import RadixCache, TokenToKVPool, check_invariants, preview_match
 from reference_radix import NaiveRadixCache, PoolModel, engine_path_keys, engine_structure
 
 POOL_SIZE = 40
@@ -38,7 +38,17 @@ class CacheAgainstReference(RuleBasedStateMachine):
         self.reference.buggy_match = buggy
 
     def _match_both(self, key):
+        buggy = self.engine.buggy_match
+        preview = preview_match(self.engine.snapshot(), key, buggy)
         slots, node = self.engine.match_prefix(key)
+        # the pure preview a view shows must predict the real match, split included
+        assert (preview.matched, preview.slots) == (len(slots), tuple(slots.tolist()))
+        if preview.split is None:
+            assert preview.last_node == node.id
+        else:
+            # the returned node is the new upper half; the node it cut keeps its id below
+            assert [c.id for c in node.children.values()] == [preview.split[0]]
+            assert preview.split[1] == len(node.key)
         ref_slots, ref_node = self.reference.match_prefix(key)
         assert slots.dtype == torch.int64 and slots.dim() == 1
         assert slots.tolist() == ref_slots.tolist()
