@@ -146,12 +146,6 @@ class Scheduler:
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
                      explain=self.record)
 
-    def evict_for(self, need: int) -> None:
-        """Evict from the tree so that ``need`` slots are free, if unlocked leaves allow."""
-        short = need - self.pool.available_size()
-        if short > 0:
-            self.cache.evict(short, self._free_evicted)
-
     def _free_evicted(self, slots) -> int:
         freed = self.pool.free(slots)
         self._evicted += freed
