@@ -1,0 +1,196 @@
+"""The quiz: one question at a time, graded by the engine, with "show me" in the stepper.
+
+Questions are built in a worker (they run scenarios on the engine, which imports torch),
+so the screen paints at once.
+"""
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+class QuizScreen(Screen):
+    DEFAULT_CSS = """
+    QuizScreen { align: center middle; }
+    #quiz-box { width: 95%; max-width: 110; height: 95%; border: round $primary; padding: 0 1; }
+    #quiz-status { height: 1; color: $text-muted; }
+    #quiz-scroll { height: 1fr; }
+    #quiz-feedback { height: auto; max-height: 8; margin-top: 1; }
+    #quiz-feedback.right { color: $success; }
+    #quiz-feedback.wrong { color: $warning; }
+    """
+    BINDINGS = [
+        Binding("f5,ctrl+r", "show_me", "Show me", key_display="F5"),
+        Binding("ctrl+s", "skip", "Skip"),
+        Binding("escape", "leave", "Leave"),
+    ]
+
+    def __init__(self, quiz=None, *, seed: int | None = None, difficulty: str = "medium",
+                 lesson: int | None = None, count: int = 6, save: bool = True, exit_when_done: bool = False):
+        super().__init__()
+        self.quiz, self.save = quiz, save
+        self.options = dict(seed=seed, difficulty=difficulty, lesson=lesson, count=count)
+        self.exit_when_done = exit_when_done
+        self.index = 0
+        self.answered = False      # the current question has been graded
+        self.finished = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="quiz-box"):
+            yield Static("quiz: preparing questions on the engine…", id="quiz-status")
+            with VerticalScroll(id="quiz-scroll"):
+                yield Static("", id="quiz-prompt")
+            yield Static("", id="quiz-feedback")
+            yield Input(placeholder="your answer, then enter", id="quiz-answer", disabled=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.quiz is None:
+            self._build()
+        else:
+            self._ready(self.quiz)
+
+    @work(thread=True, exclusive=True, group="quiz")
+    def _build(self) -> None:
+        import random
+        from radixviz.lessons.quiz import make_quiz
+        seed = self.options["seed"]
+        seed = random.SystemRandom().randrange(1, 1_000_000) if seed is None else seed
+        quiz = make_quiz(seed, self.options["difficulty"], self.options["lesson"], self.options["count"])
+        self.app.call_from_thread(self._ready, quiz)
+
+    def _ready(self, quiz) -> None:
+        self.quiz = quiz
+        answer = self.query_one("#quiz-answer", Input)
+        answer.disabled = False
+        answer.focus()
+        self._show()
+
+    @property
+    def question(self):
+        return self.quiz.questions[self.index]
+
+    def _show(self) -> None:
+        q = self.question
+        text = q.prompt
+        if q.choices:
+            text += "\n\n" + "\n".join(f"  {LETTERS[i]}) {c}" for i, c in enumerate(q.choices))
+        self.query_one("#quiz-prompt", Static).update(text)
+        self._feedback("", None)
+        answer = self.query_one("#quiz-answer", Input)
+        answer.value, answer.placeholder = "", f"{q.hint()}, then enter"
+        self.answered = False
+        self._status()
+
+    def _status(self) -> None:
+        quiz = self.quiz
+        scope = f"lesson {quiz.lesson}" if quiz.lesson is not None else "all lessons"
+        self.query_one("#quiz-status", Static).update(
+            f"Question {self.index + 1}/{len(quiz.questions)} · {self.question.topic} · {quiz.difficulty} · "
+            f"{scope} · seed {quiz.seed} · score {quiz.score}/{len(quiz.answers)}")
+
+    def _feedback(self, text: str, right: bool | None) -> None:
+        box = self.query_one("#quiz-feedback", Static)
+        box.update(text)
+        box.set_class(right is True, "right")
+        box.set_class(right is False, "wrong")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.quiz is None:
+            return
+        if self.finished:
+            self.action_leave()
+            return
+        if self.answered:
+            self._next()
+            return
+        if not event.value.strip():
+            return
+        feedback = self.quiz.answer(self.index, event.value)
+        if not feedback.understood:
+            self._feedback(feedback.explanation, None)
+            return
+        self.answered = True
+        verdict = "✓ Right." if feedback.correct else f"✗ Not quite: the answer is {feedback.answer}."
+        self._feedback(f"{verdict} {feedback.explanation}\n(enter: next question · F5: show me in the stepper)",
+                       feedback.correct)
+        self._status()
+
+    def _next(self) -> None:
+        if self.index + 1 < len(self.quiz.questions):
+            self.index += 1
+            self._show()
+        else:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.finished = True
+        quiz = self.quiz
+        total = len(quiz.answers)
+        self.query_one("#quiz-prompt", Static).update(
+            f"Done: {quiz.score} of {total} right ({len(quiz.questions) - total} skipped).\n\n"
+            f"The same questions again: radixviz quiz --seed {quiz.seed} --difficulty {quiz.difficulty}")
+        self._feedback("enter or esc to leave", None)
+        if self.save and total:
+            from radixviz.lessons.progress import Progress
+            progress = Progress.load()
+            if progress.warning:
+                self.notify(progress.warning, severity="warning", timeout=6)
+            progress.record_score(quiz.score, total, quiz.difficulty, quiz.lesson, quiz.seed)
+            try:
+                progress.save()
+            except OSError as exc:
+                self.notify(f"could not save your score: {exc}", severity="error")
+
+    def action_skip(self) -> None:
+        if self.quiz is None or self.finished:
+            return
+        if not self.answered:
+            self.notify(f"Skipped: the answer was {self.question.answer_text}", timeout=4)
+        self._next()
+
+    def action_show_me(self) -> None:
+        """Replay the scenario in the stepper: only the set-up until the question is answered."""
+        if self.quiz is None or self.finished:
+            return
+        scenario = self.question.scenario
+        if not self.answered:
+            scenario = scenario.split("# the question:")[0]
+        title = f"quiz question {self.index + 1}" + ("" if self.answered else " (set-up only)")
+        self.app.open_sandbox(script_text=scenario, title=title)
+
+    def action_leave(self) -> None:
+        if self.quiz is not None and not self.finished and self.quiz.answers:
+            self._finish()            # keep the score of what was answered
+        if self.exit_when_done:
+            self.app.exit()
+        else:
+            self.app.pop_screen()
+
+
+def run_quiz_app(quiz, save: bool = True) -> int:
+    """Run the app on this quiz alone (``radixviz quiz`` without --plain)."""
+    from pathlib import Path
+
+    import radixviz.tui.app as app_module
+    from radixviz.tui.app import RadixvizApp
+
+    class QuizApp(RadixvizApp):
+        # CSS_PATH is resolved against the defining module's folder: point at the app's own
+        CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))
+
+        def on_mount(self) -> None:
+            # after the base class has pushed the home screen, so "home" in a stepper
+            # opened by "show me" comes back here
+            self.call_later(self.push_screen, QuizScreen(quiz, save=save, exit_when_done=True))
+
+    app = QuizApp(start="quiz", device="cpu")
+    app.run()
+    return app.return_code or 0
