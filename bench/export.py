@@ -1,7 +1,8 @@
 """How long the views take on a ~1,000-node tree: Graphviz SVG and the Rich tree.
 
-Goals: SVG (DOT text + ``dot -Tsvg``) under 2 s; the Rich tree under 0.2 s. The tree comes
-from seeded random inserts of token ids, so every run draws the same tree. Prints JSON.
+Goals: SVG (DOT text + ``dot -Tsvg``) under 2 s; the Rich tree (every node drawn, nothing
+folded) under 0.2 s. Two shapes, each from seeded random inserts of token ids so every run
+draws the same trees: bushy (wide near the root) and deep (long chains). Prints JSON.
 
     .venv/bin/python bench/export.py [--nodes 1000] [--repeat 5]
 """
@@ -24,13 +25,18 @@ from radixviz.render.tree import TreeView
 SVG_GOAL_S, RICH_GOAL_S = 2.0, 0.2
 
 
-def build_tree(nodes: int, seed: int = 7):
-    """A snapshot with about ``nodes`` nodes: random keys over a small vocabulary branch often."""
+SHAPES = {"bushy": (6, 4, 40), "deep": (2, 20, 80)}  # vocabulary size, shortest and longest key
+
+
+def build_tree(nodes: int, shape: str = "bushy", seed: int = 7):
+    """A snapshot with about ``nodes`` nodes from random keys: a large vocabulary branches wide
+    near the root, a two-token one makes long, deep chains of splits."""
+    vocab, shortest, longest = SHAPES[shape]
     rng = random.Random(seed)
     cache = RadixCache(device="cpu")
     while len(cache.snapshot().nodes) < nodes:
-        length = rng.randint(4, 40)
-        cache.insert(tuple(rng.randrange(6) for _ in range(length)))
+        length = rng.randint(shortest, longest)
+        cache.insert(tuple(rng.randrange(vocab) for _ in range(length)))
     return cache.snapshot()
 
 
@@ -54,23 +60,27 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    tree = build_tree(args.nodes)
+    print(json.dumps({shape: measure(build_tree(args.nodes, shape), args.repeat) for shape in SHAPES},
+                     indent=2))
+
+
+def measure(tree, repeat: int) -> dict:
     count = len(tree.nodes)
-    dot_s, dot_text = best_of(args.repeat, lambda: to_dot(tree))
+    dot_s, _ = best_of(repeat, lambda: to_dot(tree))
     report = {"nodes": count, "depth": max(len(tree.path_to(i)) for i in tree.nodes) - 1,
               "dot_text_s": round(dot_s, 4)}
     if shutil.which("dot"):
-        svg_s, svg = best_of(max(1, args.repeat // 2), lambda: render(to_dot(tree), "svg"))
+        svg_s, svg = best_of(max(1, repeat // 2), lambda: render(to_dot(tree), "svg"))
         report.update(svg_s=round(svg_s, 3), svg_bytes=len(svg), svg_goal_s=SVG_GOAL_S, svg_ok=svg_s < SVG_GOAL_S)
     else:
         report.update(svg_s=None, svg_note="Graphviz dot not installed")
     everything = dict(max_depth=10_000, max_children=10_000)
-    full_s, full = best_of(args.repeat, lambda: rich_text(TreeView(tree, **everything)))
-    folded_s, folded = best_of(args.repeat, lambda: rich_text(TreeView(tree)))
+    full_s, full = best_of(repeat, lambda: rich_text(TreeView(tree, **everything)))
+    folded_s, folded = best_of(repeat, lambda: rich_text(TreeView(tree)))
     report.update(rich_full_s=round(full_s, 4), rich_full_lines=full.count("\n"),
                   rich_folded_s=round(folded_s, 4), rich_folded_lines=folded.count("\n"),
                   rich_goal_s=RICH_GOAL_S, rich_ok=full_s < RICH_GOAL_S)
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
