@@ -98,6 +98,12 @@ class TestBadInput:
         assert code == 2 and err.count("\n") == 1 and "apt-get install graphviz" in err
         assert not (tmp_path / "no.svg").exists()
 
+    def test_refused_first_operation_draws_the_empty_tree(self, capsys, tmp_path):
+        target = tmp_path / "empty.dot"
+        code, _, err = export(capsys, "-e", "unlock a", "-o", str(target))
+        assert code == 2 and err == "<-e>:1:1: no lock on 'a' to release (locks held: none)\n"
+        assert 'label="root\\n0 tokens"' in target.read_text(encoding="utf-8")
+
     def test_refused_operation_still_draws_the_state_reached(self, capsys, tmp_path):
         target = tmp_path / "partial.dot"
         code, _, err = export(capsys, "-e", "insert abc; unlock abc", "-o", str(target))

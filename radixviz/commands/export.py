@@ -67,7 +67,8 @@ def _pick_frame(session, step):
 
     frames = session.frames
     if step is None:
-        return frames[-1]
+        # the first operation may have been refused: then the (empty) tree is drawn as it is
+        return frames[-1] if frames else session.cache.snapshot()
     if not 0 <= step < len(frames):
         raise UsageError(f"--step {step}: this run has {len(frames)} steps, numbered 0 to {len(frames) - 1}")
     return frames[step]
@@ -95,7 +96,7 @@ def write_all_steps(session, folder: Path, fmt: str) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise GraphvizError(f"cannot create {folder}: {exc.strerror or exc}") from None
-    digits = max(4, len(str(len(session.frames) - 1)))
+    digits = max(4, len(str(len(session.frames))))
     paths = []
     for frame in session.frames:
         path = folder / f"step-{frame.index:0{digits}d}.{fmt}"
