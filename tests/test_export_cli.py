@@ -39,6 +39,13 @@ class TestFinalState:
             svg = target.read_text(encoding="utf-8")
             assert "✗ &#39;world&#39;" in svg or "✗ 'world'" in svg
 
+    def test_max_edge_controls_elision(self, capsys, tmp_path):
+        key = "x" * 30 + "END"
+        export(capsys, "-e", f"insert {key}", "-o", str(tmp_path / "short.dot"))
+        export(capsys, "-e", f"insert {key}", "--max-edge", "40", "-o", str(tmp_path / "long.dot"))
+        assert f"'{key}'" not in (tmp_path / "short.dot").read_text(encoding="utf-8")
+        assert f"'{key}'" in (tmp_path / "long.dot").read_text(encoding="utf-8")
+
     def test_script_file(self, capsys, tmp_path):
         script = tmp_path / "ops.rv"
         script.write_text("insert abc\ninsert abd\n", encoding="utf-8")

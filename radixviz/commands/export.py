@@ -19,6 +19,8 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="the diagram to write; its extension picks the format")
     p.add_argument("--step", type=int, metavar="K", help="draw the state after micro-step K (see run --steps)")
     p.add_argument("--all-steps", metavar="DIR", help="write one numbered diagram per micro-step into DIR")
+    p.add_argument("--max-edge", type=int, default=24, metavar="N",
+                   help="longest edge label in characters before the middle is elided (default 24)")
     p.add_argument("--format", choices=("dot", "svg", "png", "pdf"), default=None,
                    help="format for --all-steps (default: -o's extension, else svg)")
     p.set_defaults(func=run)
@@ -33,6 +35,8 @@ def run(args) -> int:
         raise UsageError("export needs -o FILE or --all-steps DIR")
     if args.step is not None and args.output is None:
         raise UsageError("--step K needs -o FILE")
+    if args.max_edge < 8:
+        raise UsageError(f"--max-edge {args.max_edge}: use 8 or more")
     try:
         if args.output is not None:
             format_for(args.output)      # refuse a bad extension before any work
@@ -47,11 +51,11 @@ def run(args) -> int:
     try:
         if args.output is not None:
             frame = _pick_frame(session, args.step)
-            _write(frame, Path(args.output), args.step)
+            _write(frame, Path(args.output), args.step, args.max_edge)
             print(f"wrote {args.output}")
         if args.all_steps is not None:
             fmt = args.format or (format_for(args.output) if args.output else "svg")
-            written = write_all_steps(session, Path(args.all_steps), fmt)
+            written = write_all_steps(session, Path(args.all_steps), fmt, args.max_edge)
             print(f"wrote {len(written)} diagrams to {args.all_steps}")
     except GraphvizError as exc:
         raise UsageError(str(exc)) from None
@@ -74,12 +78,12 @@ def _pick_frame(session, step):
     return frames[step]
 
 
-def _write(frame, path: Path, step) -> None:
+def _write(frame, path: Path, step, max_edge: int = 24) -> None:
     from radixviz.render.graphviz import write
     from radixviz.script import describe
 
     title = None if step is None else step_title(frame, describe)
-    write(frame, path, **({"title": title} if title else {}))
+    write(frame, path, max_edge=max_edge, **({"title": title} if title else {}))
 
 
 def step_title(frame, describe) -> str:
@@ -87,7 +91,7 @@ def step_title(frame, describe) -> str:
     return f"step {frame.index}: {describe(frame)}  ·  {matcher}"
 
 
-def write_all_steps(session, folder: Path, fmt: str) -> list[Path]:
+def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
     """``step-0000.svg`` ... one per frame; the folder is created if needed."""
     from radixviz.render.graphviz import GraphvizError, write
     from radixviz.script import describe
@@ -100,5 +104,5 @@ def write_all_steps(session, folder: Path, fmt: str) -> list[Path]:
     paths = []
     for frame in session.frames:
         path = folder / f"step-{frame.index:0{digits}d}.{fmt}"
-        paths.append(write(frame, path, title=step_title(frame, describe)))
+        paths.append(write(frame, path, title=step_title(frame, describe), max_edge=max_edge))
     return paths
