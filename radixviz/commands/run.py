@@ -28,7 +28,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "run", help="run a script of operations and print results, tree and pool",
         description="Apply operations (insert, match, lock, unlock, evict N, matcher fixed|buggy, "
-                    "tokens ..., reset) to a live cache and KV pool.")
+                    "tokens ..., reset) to a live cache and KV pool.",
+        epilog='example: radixviz run -e \'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match Hello_world\' '
+               "--buggy. Exit codes: 0 ok, 1 an invariant check failed after the run, "
+               "2 bad input (FILE:LINE:COL: message; what was applied is still printed).")
     add_script_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
     p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from")
