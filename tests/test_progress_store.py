@@ -39,6 +39,13 @@ class TestStore:
         assert (data_dir / "progress.json.damaged-1").read_text(encoding="latin-1") == junk
         assert not (data_dir / "progress.json").exists()
 
+    def test_mark_lesson_completed_for_the_app(self, data_dir):
+        from radixviz.lessons import load_lessons
+        from radixviz.lessons.progress import mark_lesson_completed
+        (data_dir / "progress.json").write_text("[]")
+        warning = mark_lesson_completed(load_lessons()[4])
+        assert "damaged" in warning and list(Progress.load().lessons) == ["reference-counting"]
+
     def test_merge_refuses_other_files_and_changes_nothing(self, data_dir):
         p = Progress.load()
         p.complete_lesson("the-node")

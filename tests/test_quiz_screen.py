@@ -16,7 +16,6 @@ def data_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-
 def text(app, selector) -> str:
     return str(app.screen.query_one(selector).content)
 

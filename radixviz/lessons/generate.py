@@ -241,9 +241,56 @@ def gen_buggy(build: _Build, seed: int) -> Question:
                     **_common(build, seed, "buggy", 8))
 
 
-def _setup_prompt(build: _Build, tree, show_time: bool = False) -> str:
+def gen_policy(build: _Build, seed: int) -> Question:
+    from types import SimpleNamespace
+
+    from radixviz.sim.policies import order_queue
+
+    policy = "weight" if build.difficulty == "hard" else "lpm"
+    build.inserts()
+    session = run_scenario(build.text)
+    tree = session.cache.snapshot()
+    count = 3 if build.difficulty == "easy" else 4
+    waiting = []
+    for _ in range(count):
+        key = build.related_key()
+        while key in [w for w, _ in waiting]:
+            key = build.related_key()
+        record = apply_text(session, f'match "{key}"')
+        waiting.append((key, record.result["matched"]))
+    nodes = {n.id: n for n in _live_nodes(session.cache.root_node)}
+    queue = []
+    for index, (key, matched) in enumerate(waiting):
+        # the scheduler matches each request in turn; replaying the match gives its live last_node
+        _, last = session.cache.match_prefix(key)
+        queue.append(SimpleNamespace(rid=index, prefix_len=matched, last_node=nodes.get(last.id, last)))
+    order = order_queue(policy, queue, session.cache, random.Random(0))
+    letters = "".join("abcdefgh"[r.rid] for r in order)
+    items = tuple(f'"{key}" ({matched} cached)' if build.difficulty == "easy" else f'"{key}"'
+                  for key, matched in waiting)
+    rule = ("most cached tokens first; ties keep arrival order" if policy == "lpm" else
+            "group by the node each match ended at, then depth first, heaviest subtree first, "
+            "a node's own requests after those below it")
+    return Question(f"gen-policy-{build.difficulty}-{seed}", "order",
+                    _setup_prompt(build, tree, show_tree=True) + f"\n\nThese requests wait, in arrival order (a first). "
+                    f"In which order does the {policy} policy offer them a place?",
+                    (letters,), " ".join(letters),
+                    f"{policy}: {rule}.", scenario=build.text + "\n# the question:\n"
+                    + "\n".join(f'match "{k}"' for k, _ in waiting) + "\n",
+                    choices=items, tree_text=tree_text(tree), **_common(build, seed, "policy", 7))
+
+
+def _live_nodes(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children.values())
+
+
+def _setup_prompt(build: _Build, tree, show_time: bool = False, show_tree: bool = False) -> str:
     text = f"Scenario:\n\n{_indent(build.text)}"
-    if _shows_tree(build.difficulty) or show_time:
+    if _shows_tree(build.difficulty) or show_time or show_tree:
         text += "\n\nThe tree now:\n\n" + _indent(tree_text(tree, show_time=show_time))
     return text
 
@@ -257,9 +304,9 @@ def _indent(text: str) -> str:
 
 
 GENERATORS = {"structure": gen_structure, "match": gen_match, "split": gen_split, "insert": gen_insert,
-              "evict": gen_evict, "lock": gen_lock, "buggy": gen_buggy}
+              "evict": gen_evict, "lock": gen_lock, "buggy": gen_buggy, "policy": gen_policy}
 LESSON_TOPICS = {1: ("structure",), 2: ("match", "split"), 3: ("insert",), 4: ("evict",), 5: ("lock",),
-                 6: ("insert", "lock"), 7: ("match",), 8: ("buggy",), 9: ("insert", "match")}
+                 6: ("insert", "lock"), 7: ("policy",), 8: ("buggy",), 9: ("insert", "match")}
 
 
 def generate_question(seed: int, difficulty: str = "medium", topic: str | None = None,

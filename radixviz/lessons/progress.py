@@ -104,6 +104,18 @@ class Progress:
         return best
 
 
+def mark_lesson_completed(lesson) -> str | None:
+    """Record ``lesson`` as completed (for the app's lesson player); return a warning line
+    when the old file was damaged or the new one could not be written, else None."""
+    progress = Progress.load()
+    progress.complete_lesson(lesson.id, lesson.title)
+    try:
+        progress.save()
+    except OSError as exc:
+        return f"could not save your progress: {exc}"
+    return progress.warning
+
+
 def parse_progress(text: str) -> tuple[dict, list]:
     """Validate a progress file's text; ProgressError names what is wrong."""
     try:
