@@ -51,6 +51,8 @@ class StepperScreen(Screen):
         Binding("E", "export_all", "Export all", show=False),
         Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
         Binding("pagedown", "scroll_tree(1)", "Scroll tree down", show=False),
+        Binding("shift+up", "scroll_text(-1)", "Scroll narration up", show=False),
+        Binding("shift+down", "scroll_text(1)", "Scroll narration down", show=False),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("escape", "close_input", "Close input", show=False),
         Binding("h", "home", "Home", show=False),
@@ -189,6 +191,10 @@ class StepperScreen(Screen):
     def action_scroll_tree(self, direction: int) -> None:
         for pane in self.query("TreePane"):
             pane.scroll_relative(y=direction * max(1, pane.size.height - 2), animate=False)
+
+    def action_scroll_text(self, direction: int) -> None:
+        for pane in self.query("NarrationPane"):
+            pane.scroll_relative(y=direction * 3, animate=False)
 
     # -------------------------------------------------------------- operations
 

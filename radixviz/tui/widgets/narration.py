@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from rich.console import Group
+from rich.markdown import Markdown
 from rich.text import Text
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from radixviz.script import describe, explain, key_text, slot_ranges
@@ -35,22 +37,32 @@ def disagreement_text(record, buggy_now: bool) -> Text | None:
     return text
 
 
-class NarrationPane(Static):
-    DEFAULT_CSS = "NarrationPane { height: 1fr; }"
+class NarrationPane(VerticalScroll, can_focus=False):
+    """The step in one bold line, the matcher note, the lesson's words, then the why."""
+
+    DEFAULT_CSS = """
+    NarrationPane { height: 1fr; }
+    NarrationPane > Static { height: auto; }
+    """
+
+    def compose(self):
+        yield Static("", id="narration-body")
 
     def show(self, frame, record, lesson_text: str = "") -> None:
-        parts = []
-        if lesson_text:
-            parts.append(Text(lesson_text, style="italic"))
-            parts.append(Text(""))
-        parts.append(Text(describe(frame), style="bold"))
-        why = explain(frame)
-        if why:
-            parts.append(Text(why))
+        parts = [Text(describe(frame), style="bold")]
         diff = disagreement_text(record, frame.tree.buggy_match)
         if diff is not None:
             parts.append(diff)
-        self.update(Group(*parts))
+        if lesson_text:
+            parts.append(Markdown(lesson_text))
+        why = explain(frame)
+        if why:
+            parts.append(Text(why, style="dim" if lesson_text else ""))
+        self.show_parts(parts)
+
+    def show_parts(self, parts: list) -> None:
+        self.query_one("#narration-body", Static).update(Group(*parts))
+        self.scroll_home(animate=False)
 
 
 class StatusLine(Static):
@@ -65,10 +77,10 @@ class StatusLine(Static):
             text.append(" matcher BUGGY ", style="bold reverse red")
         else:
             text.append(" matcher fixed ", style="bold reverse green")
-        text.append(f"  evictable {tree.evictable_size}  total {tree.total_size}"
-                    f"  free slots {frame.pool.free}/{frame.pool.size}"
-                    f"  step {frame.index + 1} of {total_frames}"
-                    f"  op {min(frame.op_index + 1, op_count)} of {op_count}")
+        text.append(f" evictable {tree.evictable_size} · total {tree.total_size}"
+                    f" · free {frame.pool.free}/{frame.pool.size}"
+                    f" · step {frame.index + 1}/{total_frames}"
+                    f" · op {min(frame.op_index + 1, op_count)}/{op_count}")
         if extra:
             text.append(f"  {extra}", style="bold")
         self.update(text)

@@ -4,6 +4,7 @@ Importing this module imports the engine (torch), so the stepper loads it in a w
 """
 from __future__ import annotations
 
+from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
@@ -37,7 +38,7 @@ def show_frame(screen, model, lesson_text: str = "", extra: str = "") -> None:
     narration = screen.query_one(NarrationPane)
     status = screen.query_one(StatusLine)
     if frame is None:
-        narration.update(Text((lesson_text + "\n\n" if lesson_text else "") + EMPTY_HINT))
+        narration.show_parts(([Markdown(lesson_text)] if lesson_text else []) + [Text(EMPTY_HINT)])
         status.update(Text(f" matcher {'BUGGY' if model.live_buggy else 'fixed'}  no steps yet  {extra}"))
         return
     screen.query_one(TreePane).show(frame)

@@ -1,0 +1,213 @@
+"""What the scheduler screen says about one batch, as Rich Text lines.
+
+Every verdict has a symbol as well as a colour so the lists read in monochrome.
+No Textual and no torch here: the pool is any object with ``size``, ``refcounts`` and
+``state(slot)`` (a ``PoolSnapshot``).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.text import Text
+
+_WRAPPER = Console(width=10_000, color_system=None)  # only wraps Text, never prints
+MAX_ROWS = 300   # a queue of thousands is summarised after this many rows
+
+# Decision.reason -> (symbol, short word, style)
+VERDICTS = {
+    "fits": ("✓", "admitted", "bold green"),
+    "does not fit": ("✗", "no room", "red"),
+    "does not fit once its prefix is locked": ("↶", "no room once locked", "yellow"),
+    "prefill token cap reached": ("⊘", "prefill cap", "yellow"),
+}
+DELAYED = ("⏸", "held back (#2442)", "cyan")
+NOT_REACHED = ("·", "not reached: no free request row", "dim")
+
+# SimEvent.kind -> (symbol, style)
+EVENTS = {
+    "retracted": ("↩", "bold yellow"),
+    "prefill-deferred": ("↩", "yellow"),
+    "refused": ("⊘", "bold red"),
+    "stuck": ("⊘", "bold red"),
+    "follow-up": ("↪", "cyan"),
+}
+ADMITTED, DECODING, FINISHED = ("+", "bold green"), ("▸", ""), ("✔", "dim")
+
+POOL_KINDS = (  # state -> (symbol, style, words), in bar order
+    ("tree", "■", "green", "tree"),
+    ("shared", "2", "bold magenta", "shared"),
+    ("request", "□", "yellow", "request"),
+    ("free", "·", "dim", "free"),
+)
+
+
+def _line() -> Text:
+    return Text(no_wrap=True, overflow="ellipsis")
+
+
+def _verdict(decision):
+    if decision.reason.startswith("delayed"):
+        return DELAYED
+    return VERDICTS.get(decision.reason, ("✗", decision.reason, "red"))
+
+
+def queue_lines(record) -> tuple[str, list[Text]]:
+    """(pane title, lines): the queue in the order the policy offered places, with the
+    admission rule's numbers for each request it looked at."""
+    if not record.queue_order:
+        title = "waiting queue"
+        lines = [Text("No admission round in this pass: the running batch decodes.", style="dim")]
+        if not record.waiting_view:
+            return title, lines + [Text("The queue is empty.", style="dim")]
+        head = _line()
+        head.append(f"  {'req':>5} {'hit':>5} {'prompt':>6}", style="bold")
+        lines.append(head)
+        for v in record.waiting_view[:MAX_ROWS]:
+            line = _line()
+            line.append(f"  {'#' + str(v.rid):>5} {v.prefix_len:>5} {v.input_len:>6}")
+            lines.append(line)
+        return title, lines + _more(len(record.waiting_view))
+    title = "queue in policy order" if record.admitted else "queue: nobody fits, decode instead"
+    decided = {d.rid: d for d in record.decisions}
+    head = _line()
+    head.append(f"  {'req':>5} {'hit':>5} {'need':>5} {'room':>7} {'Δlock':>5}", style="bold")
+    lines = [head]
+    for rid, prefix in record.queue_order[:MAX_ROWS]:
+        d = decided.get(rid)
+        line = _line()
+        if d is None:
+            symbol, word, style = NOT_REACHED
+            line.append(f"{symbol} {'#' + str(rid):>5} {prefix:>5}", style=style)
+            line.append(f"  {word}", style="dim")
+        else:
+            symbol, word, style = _verdict(d)
+            line.append(f"{symbol} {'#' + str(rid):>5} ", style=style)
+            line.append(f"{d.prefix_len:>5} {d.need:>5} {d.available:>7.1f} {d.lock_delta:>5}")
+            line.append(f"  {word}", style=style)
+        lines.append(line)
+    lines += _more(len(record.queue_order))
+    lines.append(Text("need = new prompt + max new + batch so far; admitted while "
+                      "need < room + Δlock", style="dim"))
+    return title, lines
+
+
+def _more(count: int) -> list[Text]:
+    if count <= MAX_ROWS:
+        return []
+    return [Text(f"… {count - MAX_ROWS} more", style="italic dim")]
+
+
+def running_lines(record) -> tuple[str, list[Text]]:
+    """(pane title, lines): the batch after this pass, then who left it and why."""
+    admitted = set(record.admitted)
+    title = f"running batch: {len(record.running)}"
+    if record.kind == "prefill" and admitted:
+        title += f", {len(admitted)} admitted"
+    lines = []
+    if record.running_view:
+        head = _line()
+        head.append(f"  {'req':>5} {'prompt':>6} {'hit':>5} {'out':>7}", style="bold")
+        lines.append(head)
+    for v in record.running_view[:MAX_ROWS]:
+        symbol, style = ADMITTED if v.rid in admitted else DECODING
+        line = _line()
+        line.append(f"{symbol} {'#' + str(v.rid):>5} ", style=style)
+        line.append(f"{v.input_len:>6} {v.prefix_len:>5} {f'{v.output_len}/{v.max_new}':>7}")
+        if v.rid in admitted:
+            line.append("  admitted", style=style)
+        lines.append(line)
+    lines += _more(len(record.running_view))
+    if not record.running_view:
+        lines.append(Text("Nothing is running.", style="dim"))
+    for rid in record.finished:
+        line = _line()
+        line.append(f"{FINISHED[0]} #{rid} finished: its tokens go into the tree", style=FINISHED[1])
+        lines.append(line)
+    for event in record.events:
+        symbol, style = EVENTS.get(event.kind, ("!", "bold"))
+        line = Text()   # wraps: these messages say why, they must be read whole
+        line.append(f"{symbol} #{event.rid} {event.kind}: ", style=style)
+        line.append(event.message)
+        lines.append(line)
+    return title, lines
+
+
+def pool_counts(pool) -> Counter:
+    return Counter(pool.state(slot) for slot in range(pool.size))
+
+
+def pool_lines(pool, evictable: int, width: int, rows: int = 2) -> list[Text]:
+    """A map of the pool squeezed into ``rows`` lines of ``width`` cells (each cell shows the
+    state most of its slots are in), then the counts."""
+    width = max(8, width)
+    cells = min(pool.size, width * rows)
+    states = [pool.state(slot) for slot in range(pool.size)]
+    style_of = {state: (symbol, style) for state, symbol, style, _ in POOL_KINDS}
+    out, line = [], _line()
+    for cell in range(cells):
+        lo, hi = cell * pool.size // cells, (cell + 1) * pool.size // cells
+        state = Counter(states[lo:hi]).most_common(1)[0][0]
+        symbol, style = style_of[state]
+        line.append(symbol, style=style)
+        if (cell + 1) % width == 0:
+            out.append(line)
+            line = _line()
+    if line:
+        out.append(line)
+    counts = Counter(states)
+    entries = [Text(f"{symbol} {words} {counts[state]}", style=style)
+               for state, symbol, style, words in POOL_KINDS]
+    entries.append(Text(f"evictable {evictable}", style="bold"))
+    return out + pack(entries, width)
+
+
+def pack(entries, width: int) -> list[Text]:
+    """Entries side by side, a new line where the next one would not fit (never inside one)."""
+    lines = [_line()]
+    for entry in entries:
+        if lines[-1] and lines[-1].cell_len + 2 + entry.cell_len > width:
+            lines.append(_line())
+        if lines[-1]:
+            lines[-1].append("  ")
+        lines[-1].append_text(entry)
+    return lines
+
+
+def wrap(lines, width: int) -> list[Text]:
+    """Wrap the lines meant to be read whole (those not marked no_wrap) to ``width``."""
+    out = []
+    for line in lines:
+        if line.no_wrap or line.cell_len <= width:
+            out.append(line)
+        else:
+            out.extend(line.wrap(_WRAPPER, max(8, width)))
+    return out
+
+
+def status_text(timeline) -> Text:
+    """The header line: the settings and where we are."""
+    s, record = timeline.settings, timeline.record
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f" {timeline.workload} · {s['policy']} · seed {s['seed']} · "
+                f"{s.get('requests', '?')} req · {s['pool_size']} slots", style="bold")
+    if record is None:
+        text.append("  │ no batches ran")
+        return text
+    text.append(f"  │ batch {timeline.index + 1}/{len(timeline)} {record.kind}")
+    if record.kind == "prefill":
+        text.append(f": +{len(record.admitted)}")
+    if record.finished:
+        text.append(f", {len(record.finished)} done")
+    return text
+
+
+def summary_text(totals) -> Text:
+    """The running totals up to this batch."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f" hit {totals.hit_rate:.1%}", style="bold")
+    text.append(f" · reused {totals.hit_tokens:,} · computed "
+                f"{totals.prefill_computed + totals.decode_computed:,} · evicted "
+                f"{totals.evicted_tokens:,} · done {totals.finished} · retracted "
+                f"{totals.retracted} · refused {totals.refused}")
+    return text

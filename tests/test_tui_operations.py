@@ -1,0 +1,167 @@
+"""The operation input, the #7 switch, node actions and exports, driven by keys."""
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from radixviz.tui.screens.node_picker import NodePicker
+from tui_helpers import CHAPTER, narration, notifications, status, stepper, tree_text
+
+
+async def type_op(pilot, text: str, opener: str = "colon") -> None:
+    await pilot.press(opener, *text, "enter")
+
+
+class TestOpInput:
+    @pytest.mark.parametrize("opener", ["colon", "i"])
+    async def test_good_operation_runs_and_shows_its_first_step(self, tmp_path, opener):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            before = len(model.session.records)
+            await type_op(pilot, 'insert "Hello_there"', opener)
+            assert len(model.session.records) == before + 1
+            assert model.frame.kind == "op" and model.record.op.text == 'insert "Hello_there"'
+            field = app.screen.query_one("#op-input", Input)
+            assert not field.display and field.value == ""
+            await pilot.press("right_square_bracket")    # to the end of it
+            assert "'there'" in tree_text(app)
+
+    async def test_several_operations_on_one_line(self, tmp_path):
+        async with stepper(tmp_path, script=None) as (app, pilot):
+            await type_op(pilot, "insert abc; insert abd; evict 1")
+            assert [r.op.name for r in app.screen.model.session.records] == ["insert", "insert", "evict"]
+
+    @pytest.mark.parametrize("text, error", [
+        ("insert", "missing argument"),
+        ("bogus 1", "unknown operation 'bogus'"),
+        ('insert "unterminated', "unterminated quote"),
+        ("unlock nothing", "no lock on 'nothing'"),
+        ("evict -3", "negative eviction"),
+    ])
+    async def test_bad_input_shows_one_line_and_changes_nothing(self, tmp_path, text, error):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            await pilot.press("end")
+            frames, records = len(model.frames), len(model.session.records)
+            shown, tree = status(app), tree_text(app)
+            await type_op(pilot, text)
+            message = str(app.screen.query_one("#op-error").content)
+            assert error in message and "\n" not in message
+            field = app.screen.query_one("#op-input", Input)
+            assert field.display and field.value == text        # the typing is not lost
+            assert (len(model.frames), len(model.session.records)) == (frames, records)
+            assert status(app) == shown and tree_text(app) == tree
+            await pilot.press("escape")
+            assert not field.display
+            await pilot.press("left")                           # stepping keys work again
+            assert model.position == frames - 2
+
+    async def test_refused_insert_leaves_cache_and_pool_alone(self, tmp_path):
+        async with stepper(tmp_path, script="insert abcdef; lock abcdef", pool_size=8) as (app, pilot):
+            session = app.screen.model.session
+            free, total = session.pool.available_size(), session.cache.total_size()
+            await type_op(pilot, "insert xyzuvw")
+            assert "pool full" in str(app.screen.query_one("#op-error").content)
+            assert (session.pool.available_size(), session.cache.total_size()) == (free, total)
+
+    async def test_bad_script_line_is_reported_and_the_rest_usable(self, tmp_path):
+        async with stepper(tmp_path, script="insert abc\nfrobnicate 2\n") as (app, pilot):
+            assert "<example>:2:1: unknown operation 'frobnicate'" in str(
+                app.screen.query_one("#op-error").content)
+            await type_op(pilot, "insert abd")
+            assert app.screen.model.record.op.text == "insert abd"
+
+
+class TestMatcherSwitch:
+    async def test_b_toggles_the_matcher(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            assert "matcher fixed" in status(app)
+            await pilot.press("b")
+            assert "matcher BUGGY" in status(app)
+            assert app.screen.model.session.cache.buggy_match is True
+            assert app.screen.model.record.op.text == "matcher buggy"
+            await pilot.press("b")
+            assert "matcher fixed" in status(app)
+            assert app.screen.model.session.cache.buggy_match is False
+
+    async def test_chapter_example_fixed_shows_6_and_names_the_buggy_11(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("end")
+            words = narration(app)
+            assert "match_prefix returns 6 token(s)" in words
+            assert "buggy matcher (pre-#7) would return 11" in words
+
+    async def test_chapter_example_buggy_shows_11_and_the_fixed_6(self, tmp_path):
+        inserts = CHAPTER.rsplit("match", 1)[0]
+        async with stepper(tmp_path, script=inserts) as (app, pilot):
+            await pilot.press("b")
+            await type_op(pilot, "match Hello_world")
+            await pilot.press("right_square_bracket")
+            words = narration(app)
+            assert "match_prefix returns 11 token(s): slots 0–5, 22–26" in words
+            assert "fixed matcher (#7) would return 6" in words
+            assert "Hello_⟦world⟧" in words                     # the wrong tokens, marked
+            assert "✗ 'world'" in tree_text(app)
+            assert "matcher BUGGY" in status(app)
+            # the buggy walk made no split, so switching back and matching again gives 6
+            await pilot.press("b")
+            await type_op(pilot, "match Hello_world")
+            await pilot.press("right_square_bracket")
+            assert "match_prefix returns 6 token(s): slots 0–5" in narration(app)
+
+
+class TestNodeActions:
+    async def test_select_lock_unlock_and_evict(self, tmp_path):
+        async with stepper(tmp_path, script='insert "Hello_L.A.!"\ninsert "Hello_there"') as (app, pilot):
+            model = app.screen.model
+            await pilot.press("end", "s")
+            assert isinstance(app.screen, NodePicker)
+            details = str(app.screen.query_one("#node-details").content)
+            assert "edge 'Hello_'" in details and "slots 0–5" in details and "ref 0" in details
+            await pilot.press("down", "l")                      # lock the 'L.A.!' leaf
+            assert not isinstance(app.screen, NodePicker)
+            assert model.session.records[-1].op.name == "lock"
+            assert model.session.records[-1].result["delta"] == -11
+            await pilot.press("end")
+            assert "evictable 5" in status(app)
+            await pilot.press("s", "down", "u")
+            assert model.session.records[-1].op.name == "unlock"
+            await pilot.press("end")
+            assert "evictable 16" in status(app)
+            await pilot.press("s", "down", "down", "x")          # evict 5 takes the oldest leaf
+            assert model.session.records[-1].op.text == "evict 5"
+            assert model.session.records[-1].result["evicted"] == 5
+
+    async def test_escape_closes_the_picker_without_changes(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            records = len(app.screen.model.session.records)
+            await pilot.press("s", "escape")
+            assert not isinstance(app.screen, NodePicker)
+            assert len(app.screen.model.session.records) == records
+
+
+class TestExports:
+    async def test_e_exports_the_current_frame(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("end", "e")
+            path = tmp_path / "export" / f"frame-{app.screen.model.position:04d}.svg"
+            assert path.read_text().lstrip().startswith(("<?xml", "<svg"))
+            assert any(str(path) in n for n in notifications(app))
+
+    async def test_E_exports_every_frame(self, tmp_path):
+        async with stepper(tmp_path, script="insert abc") as (app, pilot):
+            await pilot.press("E")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            files = sorted((tmp_path / "export").glob("frame-*.svg"))
+            assert len(files) == len(app.screen.model.frames)
+            assert any("exported" in n and str(len(files)) in n for n in notifications(app))
+
+    async def test_missing_dot_gives_a_one_line_hint(self, tmp_path, monkeypatch):
+        import radixviz.render.graphviz as graphviz
+        monkeypatch.setattr(graphviz.shutil, "which", lambda name: None)
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("e")
+            message = notifications(app)[-1]
+            assert "dot" in message and "\n" not in message
+            assert not list((tmp_path / "export").glob("*.svg"))

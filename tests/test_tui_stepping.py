@@ -1,0 +1,103 @@
+"""The stepper's movement keys: micro-steps, whole operations, ends, autoplay."""
+from __future__ import annotations
+
+import pytest
+
+from tui_helpers import stepper, status, view
+
+
+class TestStepKeys:
+    @pytest.mark.parametrize("key", ["right", "space", "n"])
+    async def test_next_moves_one_micro_step(self, tmp_path, key):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            assert model.position == 0
+            await pilot.press(key, key)
+            assert model.position == 2
+            assert "step 3/" in status(app)
+
+    @pytest.mark.parametrize("key", ["left", "p"])
+    async def test_prev_moves_back_one_micro_step(self, tmp_path, key):
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("right", "right", "right", key)
+            assert app.screen.model.position == 2
+
+    async def test_home_and_end(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            await pilot.press("end")
+            assert model.position == len(model.frames) - 1
+            assert model.frame.kind == "result"
+            await pilot.press("right")            # already at the end: stays
+            assert model.position == len(model.frames) - 1
+            await pilot.press("home")
+            assert model.position == 0
+            await pilot.press("left")
+            assert model.position == 0
+
+    async def test_brackets_jump_whole_operations(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            records = app.screen.model.session.records
+            model = app.screen.model
+            await pilot.press("right_square_bracket")
+            assert model.position == records[1].first_frame
+            await pilot.press("right_square_bracket")
+            assert model.position == records[2].first_frame
+            assert model.frame.kind == "op" and "match" in model.frame["text"]
+            await pilot.press("right", "left_square_bracket")   # back to this op's start
+            assert model.position == records[2].first_frame
+            await pilot.press("left_square_bracket")            # then to the previous op
+            assert model.position == records[1].first_frame
+
+
+class TestBackAndForth:
+    async def test_stepping_back_shows_identical_frames(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            forward = [view(app)]
+            for _ in range(len(model.frames) - 1):
+                await pilot.press("right")
+                forward.append(view(app))
+            backward = [view(app)]
+            for _ in range(len(model.frames) - 1):
+                await pilot.press("left")
+                backward.append(view(app))
+            assert backward[::-1] == forward
+            # and the frames really differ along the way (the test could fail)
+            assert len({v[0] for v in forward}) > 3
+
+    async def test_split_frame_marks_the_split(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            while model.frame.kind != "split":
+                await pilot.press("right")
+            tree, code, words, _ = view(app)
+            assert "✂ 'Hello_'" in tree and "✂ 'L.A.!'" in tree
+            assert "_split_node" in code and "❱" in code
+            assert words.startswith("split after 6 tokens")
+
+
+class TestAutoplay:
+    async def test_a_plays_and_stops(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            screen, model = app.screen, app.screen.model
+            for _ in range(10):
+                await pilot.press("plus")        # fastest: one step every 0.05 s
+            assert "0.05" in " ".join(str(n.message) for n in app._notifications)
+            await pilot.press("a")
+            assert "autoplay" in status(app)
+            await pilot.pause(0.4)
+            moved = model.position
+            assert moved > 0
+            await pilot.press("a")
+            assert screen._timer is None
+            await pilot.pause(0.2)
+            assert model.position == moved
+
+    async def test_minus_slows_down(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            speed = app.screen._speed
+            await pilot.press("minus")
+            assert app.screen._speed == speed - 1
+            await pilot.press("minus", "minus", "minus")   # clamps at the slowest
+            assert app.screen._speed == 0
