@@ -31,6 +31,7 @@ class Session:
         self._pool_refs: tuple = ()
         self._pool_version = None
         self._disagreement: dict | None = None
+        self._wrong_ahead: set = set()
 
     # ------------------------------------------------------------------ running
 
@@ -43,7 +44,7 @@ class Session:
         """Apply one operation; raise ScriptError (and change nothing) if it cannot be done."""
         self._precheck(op)
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
-        self._record, self._marks = record, {}
+        self._record, self._marks, self._wrong_ahead = record, {}, set()
         if op.name == "match" and op.key:
             self._mark_wrong(op.key)
         self._step("op", at=getattr(self, f"_do_{op.name}"), text=op.text, name=op.name)
@@ -164,12 +165,14 @@ class Session:
         self._disagreement = {"fixed": diff.fixed.matched, "buggy": diff.buggy.matched,
                               "wrong_from": diff.wrong_from, "wrong_slots": list(diff.wrong_slots)}
         if self.cache.buggy_match:
-            self._marks["wrong"] = tuple(wrong)
+            self._wrong_ahead = set(wrong)  # marked as the walk reaches them
 
     def _on_event(self, event) -> None:
         marks, kind = self._marks, event.kind.value
         if kind == "append":
             marks["path"] = marks.get("path", ()) + event.nodes
+            if event.nodes[0] in self._wrong_ahead:
+                marks["wrong"] = marks.get("wrong", ()) + event.nodes
         elif kind == "split":
             marks["split"] = event.nodes
             # the path taken so far now ends at the upper half
