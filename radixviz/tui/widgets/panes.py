@@ -21,6 +21,9 @@ EMPTY_HINT = ("The cache is empty. Press : (or i) and type an operation, for exa
 TITLES = ("tree", "code that ran", "KV pool", "this step")
 
 
+LESSON_HINT = "→ continues the lesson; ? shows every key."
+
+
 def build_panes() -> list:
     """The stepper's layout: tree | code over pool | narration, then the status line."""
     panes = (TreePane(id="tree-pane", classes="pane"), CodePane(id="code-pane", classes="pane"),
@@ -38,7 +41,8 @@ def show_frame(screen, model, lesson_text: str = "", extra: str = "") -> None:
     narration = screen.query_one(NarrationPane)
     status = screen.query_one(StatusLine)
     if frame is None:
-        narration.show_parts(([Markdown(lesson_text)] if lesson_text else []) + [Text(EMPTY_HINT)])
+        hint = LESSON_HINT if lesson_text else EMPTY_HINT
+        narration.show_parts(([Markdown(lesson_text)] if lesson_text else []) + [Text(hint, style="dim")])
         status.update(Text(f" matcher {'BUGGY' if model.live_buggy else 'fixed'}  no steps yet  {extra}"))
         return
     screen.query_one(TreePane).show(frame)

@@ -88,5 +88,5 @@ class BatchDrawer:
             pane.set_lines(rows, width=rows.width)
             pane.border_title = "KV pool: every slot (g: compact)"
         else:
-            pane.set_lines(pool_lines(pool, record.evictable, width))
+            pane.set_lines(pool_lines(pool, record.evictable, width, pane.scrollable_content_region.height or 4))
             pane.border_title = "KV pool (g: every slot)"

@@ -89,7 +89,16 @@ def queue_lines(record) -> tuple[str, list[Text]]:
     lines += _more(len(record.queue_order))
     lines.append(Text("need = new prompt + max new + batch so far; admitted while "
                       "need < room + Δlock", style="dim"))
+    lines.append(verdict_legend())
     return title, lines
+
+
+def verdict_legend() -> Text:
+    legend = Text()
+    for symbol, word, style in (*VERDICTS.values(), DELAYED, ("·", "not reached", "dim")):
+        legend.append(f"{symbol} {word}  ", style=style)
+    legend.rstrip()
+    return legend
 
 
 def _more(count: int) -> list[Text]:
@@ -133,16 +142,18 @@ def running_lines(record) -> tuple[str, list[Text]]:
     return title, lines
 
 
-def pool_counts(pool) -> Counter:
-    return Counter(pool.state(slot) for slot in range(pool.size))
-
-
-def pool_lines(pool, evictable: int, width: int, rows: int = 2) -> list[Text]:
-    """A map of the pool squeezed into ``rows`` lines of ``width`` cells (each cell shows the
-    state most of its slots are in), then the counts."""
+def pool_lines(pool, evictable: int, width: int, height: int = 4) -> list[Text]:
+    """A map of the pool squeezed into what ``height`` lines leave after the counts, each
+    cell showing the state most of its slots are in, then the counts."""
     width = max(8, width)
-    cells = min(pool.size, width * rows)
     states = [pool.state(slot) for slot in range(pool.size)]
+    counts = Counter(states)
+    entries = [Text(f"{symbol} {words} {counts[state]}", style=style)
+               for state, symbol, style, words in POOL_KINDS]
+    entries.append(Text(f"evictable {evictable}", style="bold"))
+    legend = pack(entries, width)
+    rows = max(1, height - len(legend))
+    cells = min(pool.size, width * rows)
     style_of = {state: (symbol, style) for state, symbol, style, _ in POOL_KINDS}
     out, line = [], _line()
     for cell in range(cells):
@@ -155,11 +166,7 @@ def pool_lines(pool, evictable: int, width: int, rows: int = 2) -> list[Text]:
             line = _line()
     if line:
         out.append(line)
-    counts = Counter(states)
-    entries = [Text(f"{symbol} {words} {counts[state]}", style=style)
-               for state, symbol, style, words in POOL_KINDS]
-    entries.append(Text(f"evictable {evictable}", style="bold"))
-    return out + pack(entries, width)
+    return out + legend
 
 
 def pack(entries, width: int) -> list[Text]:

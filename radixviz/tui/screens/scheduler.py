@@ -1,0 +1,217 @@
+"""The scheduler screen: run a workload through the first release's scheduler, then step
+batch by batch through the queue, the running batch, the tree and the pool.
+
+The form paints first; the simulation (torch, the engine, every batch recorded, no
+micro-step tracing) runs in a worker thread and the panes are mounted when it is done.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from radixviz.tui.palette import ScreenActions
+from radixviz.tui.widgets.scheduler_form import SchedulerForm, SimSettings
+
+STEPPING = {"next", "prev", "first", "last", "next_round", "prev_round", "pool_grid",
+            "scroll_tree"}
+
+
+class SchedulerScreen(Screen):
+    AUTO_FOCUS = None   # the stepping keys belong to the screen once a run is shown
+    COMMANDS = {ScreenActions}
+    DEFAULT_CSS = """
+    #sched-status, #sched-summary { height: 1; background: $panel; }
+    #sched-body { height: 1fr; align: center middle; }
+    #sched-loading { width: auto; padding: 1 2; color: $text-muted; }
+    #sched-panes { height: 1fr; }
+    #sched-left, #sched-right { width: 1fr; }
+    #sched-tree { height: 1fr; }
+    #sched-pool { height: 7; }
+    #sched-pool.full { height: 2fr; }
+    """
+    BINDINGS = [
+        Binding("right,space,n", "next", "Next"),
+        Binding("left,p", "prev", "Prev"),
+        Binding("home", "first", "First batch", show=False),
+        Binding("end", "last", "Last batch", show=False),
+        Binding("right_square_bracket", "next_round", "Next round", key_display="]"),
+        Binding("left_square_bracket", "prev_round", "Previous round", key_display="[",
+                show=False),
+        Binding("s", "settings", "Settings"),
+        Binding("g", "pool_grid", "Pool: every slot / compact", show=False),
+        Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
+        Binding("pagedown", "scroll_tree(1)", "Scroll tree down", show=False),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("escape,q", "back", "Back", key_display="q"),
+    ]
+
+    def __init__(self, settings: SimSettings | None = None, *, autorun: bool = False,
+                 model: str = "fake", options: dict | None = None):
+        """``autorun`` runs ``settings`` at once; ``model``/``options`` go to simulate()."""
+        super().__init__()
+        self.settings, self.autorun = settings or SimSettings(), autorun
+        self.model_name, self.options = model, dict(options or {})
+        self.timeline = None
+        self.drawer = None
+        self._run_id = 0
+        self._busy = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(" scheduler: choose a workload and a policy"), id="sched-status")
+        with Container(id="sched-body"):
+            yield SchedulerForm(self.settings, id="sched-form")
+            yield Static("", id="sched-loading")
+        yield Static("", id="sched-summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#sched-loading").display = False
+        if self.autorun:
+            self.call_after_refresh(self._start, self.settings)
+        else:
+            self.query_one(SchedulerForm).focus_first()
+
+    # ---------------------------------------------------------------- running
+
+    @property
+    def form_open(self) -> bool:
+        return self.query_one(SchedulerForm).display
+
+    def on_scheduler_form_run(self, message: SchedulerForm.Run) -> None:
+        message.stop()
+        self._start(message.settings)
+
+    def _start(self, settings: SimSettings) -> None:
+        self._run_id += 1
+        self._busy = True
+        loading = self.query_one("#sched-loading", Static)
+        loading.update(Text(f"running {settings.requests} {settings.workload} requests under "
+                            f"{settings.policy} on {settings.pool_size} slots…"))
+        loading.display = True
+        self._simulate(settings, self._run_id)
+
+    @work(thread=True, exclusive=True, group="simulate")
+    def _simulate(self, settings: SimSettings, run_id: int) -> None:
+        # all of this imports torch and the engine: never on the UI thread
+        from radixviz.tui.widgets import scheduler_panes  # noqa: F401
+        from radixviz.sim.runner import simulate
+        from radixviz.tui.widgets.scheduler_model import BatchTimeline
+        timeline, error = None, None
+        try:
+            result = simulate(settings.workload, settings.policy, settings.requests,
+                              settings.pool_size, settings.seed, model=self.model_name,
+                              record=True, **self.options)
+            timeline = BatchTimeline(result, settings.workload)
+            if not len(timeline):
+                reasons = {e.message for e in result.events if e.kind in ("refused", "stuck")}
+                error = (f"no batch ran: all {result.stats.requests} requests were refused"
+                         + (f" ({sorted(reasons)[0]})" if reasons else ""))
+        except Exception as exc:  # noqa: BLE001 - a failed run is reported, the app goes on
+            error = f"the simulation failed: {exc}"
+        self.app.call_from_thread(self._ready, settings, timeline, error, run_id)
+
+    async def _ready(self, settings, timeline, error, run_id: int) -> None:
+        if run_id != self._run_id:
+            return   # a newer run was started meanwhile
+        self._busy = False
+        self.query_one("#sched-loading").display = False
+        form = self.query_one(SchedulerForm)
+        if error:
+            form.display = True
+            form.show_error(error)
+            form.focus_first()
+            return
+        if self.drawer is None:
+            from radixviz.tui.widgets.scheduler_panes import BatchDrawer, build_panes
+            await self.query_one("#sched-body").mount(build_panes())
+            self.drawer = BatchDrawer(self)
+        self.settings, self.timeline = settings, timeline
+        self._show_panes()
+
+    def _show_panes(self) -> None:
+        self.query_one(SchedulerForm).display = False
+        self.query_one("#sched-panes").display = True
+        self.set_focus(None)
+        # draw once the panes have their size (the pool map and wrapping depend on it)
+        self.call_after_refresh(self.refresh_view)
+
+    # ---------------------------------------------------------------- drawing
+
+    def refresh_view(self) -> None:
+        if self.timeline is None or self.drawer is None or self.form_open:
+            return
+        from radixviz.tui.widgets.scheduler_view import status_text, summary_text
+        self.drawer.draw(self.timeline)
+        self.query_one("#sched-status", Static).update(status_text(self.timeline))
+        self.query_one("#sched-summary", Static).update(summary_text(self.timeline.totals()))
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_view)
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action in STEPPING and (self.timeline is None or self.form_open):
+            return False
+        return True
+
+    def _moved(self, moved: bool) -> None:
+        if moved:
+            self.refresh_view()
+
+    # ---------------------------------------------------------------- stepping
+
+    def action_next(self) -> None:
+        self._moved(self.timeline.step(1))
+
+    def action_prev(self) -> None:
+        self._moved(self.timeline.step(-1))
+
+    def action_first(self) -> None:
+        self._moved(self.timeline.go(0))
+
+    def action_last(self) -> None:
+        self._moved(self.timeline.go(len(self.timeline) - 1))
+
+    def action_next_round(self) -> None:
+        self._moved(self.timeline.next_round(1))
+
+    def action_prev_round(self) -> None:
+        self._moved(self.timeline.next_round(-1))
+
+    def action_pool_grid(self) -> None:
+        self.drawer.full_pool = not self.drawer.full_pool
+        self.query_one("#sched-pool").set_class(self.drawer.full_pool, "full")
+        self.call_after_refresh(self.refresh_view)
+
+    def action_scroll_tree(self, direction: int) -> None:
+        pane = self.query_one("#sched-tree")
+        pane.scroll_relative(y=direction * max(1, pane.size.height - 2), animate=False)
+
+    # ---------------------------------------------------------------- the rest
+
+    def action_settings(self) -> None:
+        if self.form_open or self._busy:
+            return
+        self.query_one("#sched-panes").display = False
+        form = self.query_one(SchedulerForm)
+        form.display = True
+        form.focus_first()
+
+    def action_back(self) -> None:
+        """Close the form over a run; otherwise leave the screen (or the app, if it is the
+        only screen: ``radixviz simulate --app``)."""
+        if self.form_open and self.timeline is not None and not self._busy:
+            self.query_one(SchedulerForm).show_error(None)
+            self._show_panes()
+        elif len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.exit()
+
+    def action_help(self) -> None:
+        from radixviz.tui.widgets.scheduler_help import SchedulerHelp
+        self.app.push_screen(SchedulerHelp(self.BINDINGS))

@@ -1,0 +1,147 @@
+"""Home, help, the command palette, lessons, quitting, and the entry points' exit codes."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+from textual.command import CommandPalette
+from textual.widgets import OptionList
+
+from radixviz.cli import UsageError
+from radixviz.lessons import load_lessons
+from radixviz.tui.app import RadixvizApp
+from radixviz.tui.screens.help import HelpScreen
+from radixviz.tui.screens.home import HomeScreen
+from radixviz.tui.screens.predict import PredictScreen
+from radixviz.tui.screens.stepper import StepperScreen
+from tui_helpers import narration, plain, status, stepper, wait_ready
+
+
+class TestHelpAndPalette:
+    @pytest.mark.parametrize("key", ["question_mark", "f1"])
+    async def test_help_opens_and_closes(self, tmp_path, key):
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press(key)
+            assert isinstance(app.screen, HelpScreen)
+            text = " ".join(plain(s.content) for s in app.screen.query("Static"))
+            assert "Bug #7" in text and "wrongly matched" in text
+            await pilot.press("escape")
+            assert isinstance(app.screen, StepperScreen)
+
+    async def test_palette_lists_and_runs_stepper_actions(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("ctrl+p")
+            assert isinstance(app.screen, CommandPalette)
+            await pilot.press(*"bug #7")
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, StepperScreen)
+            assert "matcher BUGGY" in status(app)
+
+    async def test_palette_offers_every_described_binding(self, tmp_path):
+        from radixviz.tui.palette import _screen_actions
+        actions = {action for _, action, _ in _screen_actions(StepperScreen)}
+        described = {b.action for b in StepperScreen.BINDINGS if b.description}
+        assert actions == described and {"next", "op_input", "toggle_matcher", "export_all"} <= actions
+
+
+class TestQuit:
+    async def test_q_quits_with_code_0(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("q")
+        assert app.return_code == 0
+
+    def test_a_crash_exits_non_zero(self, monkeypatch):
+        """The sandbox command returns the app's return code, so a crash is not exit 0."""
+        from radixviz.commands import sandbox
+
+        def boom(self):
+            raise RuntimeError("deliberate crash")
+        monkeypatch.setattr(StepperScreen, "action_next", boom)
+        original_run = RadixvizApp.run
+
+        def headless_run(self, **kwargs):
+            async def press_next(pilot):
+                await pilot.app.workers.wait_for_complete()
+                await pilot.pause()
+                await pilot.press("n")
+            return original_run(self, headless=True, auto_pilot=press_next)
+        monkeypatch.setattr(RadixvizApp, "run", headless_run)
+        args = argparse.Namespace(script=None, buggy=False, pool_size=16, device="cpu",
+                                  export_dir="unused")
+        assert sandbox.run(args) == 1
+
+
+class TestHome:
+    async def test_home_lists_lessons_and_opens_the_sandbox(self):
+        app = RadixvizApp("home", device="cpu")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await wait_ready(app, pilot)
+            assert isinstance(app.screen, HomeScreen)
+            menu = app.screen.query_one(OptionList)
+            prompts = [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
+            titles = [f"Lesson {l.number}: {l.title}" for l in load_lessons()]
+            assert prompts[2:2 + len(titles)] == titles
+            await pilot.press("enter")                       # the first entry: the sandbox
+            await wait_ready(app, pilot)
+            assert isinstance(app.screen, StepperScreen)
+            assert "no steps yet" in status(app)
+            await pilot.press("h")                           # back home
+            assert isinstance(app.screen, HomeScreen)
+
+    async def test_example_entry_opens_the_chapter_example(self):
+        app = RadixvizApp("home", device="cpu")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await wait_ready(app, pilot)
+            await pilot.press("x")
+            await wait_ready(app, pilot)
+            await pilot.press("end")
+            assert "match_prefix returns 6 token(s)" in narration(app)
+
+
+class TestLesson:
+    async def test_lesson_plays_narrative_ops_and_predictions(self):
+        lesson = load_lessons()[0]
+        app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await wait_ready(app, pilot)
+            prose = next(line for line in lesson.blocks[0].text.splitlines()
+                         if line.strip() and not line.startswith("#"))
+            assert " ".join(prose.split()[:4]) in " ".join(narration(app).split())
+            assert "→ continues the lesson" in narration(app)
+            asked = ran = 0
+            for _ in range(200):
+                if isinstance(app.screen, PredictScreen):
+                    asked += 1
+                    await pilot.press("escape")
+                    continue
+                screen = app.screen
+                if screen.player.done and screen.model.at_end:
+                    break
+                await pilot.press("right_square_bracket")
+            ran = len(app.screen.model.session.records)
+            assert asked == sum(type(b).__name__ == "Predict" for b in lesson.blocks) > 0
+            assert ran == len(lesson.operations)
+            assert "block" in status(app)
+
+
+class TestEntryPoints:
+    def test_home_screen_imports_no_torch(self):
+        code = ("import sys; import radixviz.tui.app, radixviz.tui.screens.home, "
+                "radixviz.tui.screens.stepper, radixviz.commands.home; print('torch' in sys.modules)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "False"
+
+    @pytest.mark.parametrize("argv, message", [
+        (["sandbox", "no/such/script.txt"], "no such script file"),
+        (["sandbox", "--pool-size", "0"], "--pool-size 0"),
+        (["lesson", "999"], "no lesson '999'"),
+        (["home", "--lessons", "no/such/dir"], "no such folder"),
+    ])
+    def test_bad_arguments_exit_2_with_one_line(self, argv, message):
+        out = subprocess.run([sys.executable, "-m", "radixviz", *argv], capture_output=True, text=True)
+        assert out.returncode == 2
+        assert message in out.stderr and out.stderr.count("\n") == 1
