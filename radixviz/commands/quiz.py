@@ -82,6 +82,7 @@ def _ask_one(quiz, index, stdin, out) -> str:
         line = stdin.readline()
         if not line:
             return "eof"
+        _echo(line, stdin, out)
         reply = line.strip()
         if reply.lower() in ("q", "quit", "exit"):
             return "quit"
@@ -101,6 +102,13 @@ def _ask_one(quiz, index, stdin, out) -> str:
         verdict = "✓ right" if feedback.correct else f"✗ not quite: the answer is {feedback.answer}"
         print(f"{verdict}. {feedback.explanation}", file=out)
         return "answered"
+
+
+def _echo(line: str, stdin, out) -> None:
+    """Piped input is not shown by a terminal: write it out so a transcript reads in order."""
+    isatty = getattr(stdin, "isatty", None)
+    if not (isatty and isatty()):
+        print(line.rstrip("\n"), file=out)
 
 
 def replay_text(scenario: str, include_question: bool = True) -> str:

@@ -25,6 +25,7 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
             if not reply:
                 print("\n(end of input)", file=out)
                 return 0
+            _echo(reply, stdin, out)
             pending.append((block, reply.strip()))
         elif isinstance(block, Operations):
             for op in block.ops:
@@ -47,3 +48,10 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
         progress.save()
     print(f"End of lesson {lesson.number}: marked as completed.", file=out)
     return 0
+
+
+def _echo(reply: str, stdin, out) -> None:
+    """Piped input is not shown by a terminal: write it out so a transcript reads in order."""
+    isatty = getattr(stdin, "isatty", None)
+    if not (isatty and isatty()):
+        print(reply.rstrip("\n"), file=out)
