@@ -122,3 +122,11 @@ def test_check_command_exit_codes(tmp_path):
     assert bad.returncode == 1
     assert bad.stdout.strip() == f"{bad_dir / 'bad.md'}:20: negative eviction -3: evict takes a count >= 0 (column 7)"
     assert missing.returncode == 2 and "no such lesson folder" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_lessons_package_imports_no_ui_and_no_torch():
+    probe = ("import sys, radixviz.lessons, radixviz.lessons.quiz, radixviz.lessons.progress, "
+             "radixviz.lessons.checker, radixviz.lessons.reader; "
+             "print(sorted(m for m in ('torch', 'textual', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"

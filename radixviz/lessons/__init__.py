@@ -20,8 +20,19 @@ Lessons
     ``check_lesson(lesson) -> list[LessonError]`` runs every operation on a real Session
     and compares each predict's ``check`` with what the engine computed.
 
-Quizzes (``radixviz.lessons.quiz``) and progress (``radixviz.lessons.progress``) are
-documented in their modules.
+Quizzes
+    ``radixviz.lessons.quiz.make_quiz(seed, difficulty, lesson=None, count=6, selftest=False)``
+    -> ``Quiz(questions, ...)``; ``quiz.answer(i, reply) -> Feedback(correct, answer,
+    explanation, understood)``. A ``Question`` has ``kind`` (choice, number, node, order,
+    slots, text), ``prompt``, ``choices``, ``nodes``, ``hint()``, ``grade(reply)``,
+    ``example_reply()`` and ``scenario``: operation text that replays the question in the
+    stepper (the part after ``# the question:`` is the asked operation).
+    ``radixviz.lessons.generate.generate_question(seed, difficulty, topic, lesson)`` makes one.
+
+Progress
+    ``radixviz.lessons.progress.Progress.load()`` (``.lessons``, ``.scores``, ``.warning``
+    when a damaged file was set aside), ``mark_lesson_completed(lesson)`` for a player
+    that reaches a lesson's end. ``$RADIXVIZ_DATA_DIR`` overrides the data folder.
 """
 from .loader import find_lesson, lesson_files, load_lessons, shipped_lessons_dir
 from .model import Lesson, LessonError, Narrative, Operations, Predict
