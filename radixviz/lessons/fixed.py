@@ -34,7 +34,7 @@ class Fixed:
         shows_tree = self.kind == "node" or "{tree}" in self.prompt
         prompt = self.prompt.replace("{tree}", _indent(tree_text(tree)) if tree else "")
         prompt = prompt.replace("{script}", _indent(self.setup))
-        scenario = self.setup + (f"\n# the question:\n{self.asked}" if self.asked else "") + "\n"
+        scenario = (self.setup + (f"\n# the question:\n{self.asked}" if self.asked else "")).lstrip("\n") + "\n"
         return Question(self.id, self.kind, prompt, self.accepted, self.answer_text, self.explanation,
                         scenario=scenario, choices=self.choices,
                         nodes=node_choices(tree) if self.kind == "node" and tree else (),
@@ -93,7 +93,7 @@ def _evict_step_order(s) -> str:
 def _call_order(s) -> str:
     calls: list = []
     s.cache.observer = _chain(s.cache.observer, lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
-    s.run('lock "Hello_"\ninsert "Hello_world"\nunlock "Hello_"')
+    s.run(LIFECYCLE)
     shown = ["insert", "dec_ref_counter", "match_prefix", "inc_ref_counter"]
     return "".join("abcd"[shown.index(c)] for c in calls)
 
@@ -117,6 +117,8 @@ EVICT_STEPS = ("pop the leaf used longest ago", "if its parent is now a leaf, pu
                "pass over it when some request still references it")
 CALL_SITES = ("insert(input + output) when the request finishes", "dec_ref_counter(last_node)",
               "match_prefix(prompt) while forming a batch", "inc_ref_counter(last_node) on admission")
+# one request's life as operations: matched and locked on admission, inserted, unlocked
+LIFECYCLE = 'lock "Hello_"\ninsert "Hello_world"\nunlock "Hello_"'
 HELLO = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"'
 
 FIXED = (
@@ -167,7 +169,7 @@ FIXED = (
           "parent left without children joins the heap.", _evict_step_order, choices=EVICT_STEPS),
     Fixed("selftest-4-calls", 6, "self-test 4", "order",
           "Put the scheduler's four calls into the cache in the order one request makes them:",
-          "", "", ("cdab",),
+          "", LIFECYCLE, ("cdab",),
           "c d a b: match_prefix, inc_ref_counter, insert, dec_ref_counter",
           "Match while forming the batch, lock on admission, insert (and free duplicates) when it "
           "finishes, then release the lock.", _call_order, choices=CALL_SITES),
