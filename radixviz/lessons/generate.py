@@ -109,9 +109,11 @@ def gen_match(build: _Build, seed: int) -> Question:
 
 
 def gen_split(build: _Build, seed: int) -> Question:
-    for _ in range(50):
+    for attempt in range(50):
         build.lines, build.keys = [], []
         build.inserts()
+        if attempt == 49:    # a last resort that always has a long edge
+            build.lines.append(f'insert "{build.alphabet * 2}"')
         session = run_scenario(build.text)
         tree = session.cache.snapshot()
         # a query that ends, or forks, inside some edge
@@ -167,12 +169,13 @@ def gen_insert(build: _Build, seed: int) -> Question:
 
 
 def gen_evict(build: _Build, seed: int) -> Question:
-    for _ in range(50):
+    for attempt in range(50):
         build.lines, build.keys = [], []
         build.inserts()
         if build.difficulty != "easy":
             build.lines.append(f'match "{build.rng.choice(build.keys)}"')   # touches one path
-        build.some_locks()
+        if attempt < 49:     # the last try has no locks, so some leaf can go
+            build.some_locks()
         session = run_scenario(build.text)
         tree = session.cache.snapshot()
         count = build.rng.randint(1, 3)
