@@ -56,19 +56,19 @@ class TokenToKVPool:
 
     def add_refs(self, slots) -> None:
         """One more reference to each slot (a request reusing the tree's KV)."""
-        slots = self._checked(slots, must_be_held=True)
+        slots, _ = self._checked(slots, must_be_held=True)
         self.mem_state.index_add_(0, slots, torch.ones_like(slots, dtype=torch.int32))
 
     def free(self, slots) -> int:
         """Drop one reference from each slot; return how many slots became free."""
-        slots = self._checked(slots, must_be_held=True, releasing=True)
+        slots, distinct = self._checked(slots, must_be_held=True, releasing=True)
         if len(slots) == 0:
             return 0
         self.mem_state.index_add_(0, slots, torch.full_like(slots, -1, dtype=torch.int32))
-        return int((self.mem_state[torch.unique(slots)] == 0).sum())
+        return int((self.mem_state[distinct] == 0).sum())
 
     def available_size(self) -> int:
-        return int((self.mem_state == 0).sum())
+        return self.size - int(torch.count_nonzero(self.mem_state))
 
     def used_size(self) -> int:
         return self.size - self.available_size()
@@ -83,26 +83,27 @@ class TokenToKVPool:
     def get_value_buffer(self, layer: int) -> torch.Tensor:
         return self.v_buffer[layer]
 
-    def _checked(self, slots, must_be_held: bool, releasing: bool = False) -> torch.Tensor:
+    def _checked(self, slots, must_be_held: bool, releasing: bool = False):
+        """``(slots, distinct slots)`` as int64 on this device, or PoolError before any change."""
         if not isinstance(slots, torch.Tensor):
             slots = torch.tensor(list(slots), dtype=torch.int64)
         if slots.dim() != 1 or slots.is_floating_point():
             raise PoolError("slot indices must be a 1-D integer tensor")
         slots = slots.to(device=self.device, dtype=torch.int64)
         if len(slots) == 0:
-            return slots
-        low, high = int(slots.min()), int(slots.max())
+            return slots, slots
+        low, high = (int(x) for x in torch.aminmax(slots))
         if low < 0 or high >= self.size:
             raise PoolError(f"slot {low if low < 0 else high} is outside the pool (0..{self.size - 1})")
+        # work on the slots named, not the whole pool: frees and shares happen every request
+        distinct, uses = torch.unique(slots, return_counts=True)  # sorted: lowest culprit first
         if must_be_held:
-            uses = torch.bincount(slots, minlength=self.size).to(torch.int32)
             # releasing needs one reference per use; sharing needs the slot to be in use
-            need = uses if releasing else (uses > 0).to(torch.int32)
-            short = torch.nonzero(self.mem_state < need).squeeze(1)
+            short = distinct[self.mem_state[distinct] < (uses if releasing else 1)]
             if len(short):
                 raise PoolError(f"slot {int(short[0])} is free: it has no reference to "
                                 f"{'release' if releasing else 'share'}")
-        return slots
+        return slots, distinct
 
     def __repr__(self) -> str:
         return f"TokenToKVPool(size={self.size}, free={self.available_size()}, device={self.device})"
