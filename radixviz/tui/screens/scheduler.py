@@ -30,6 +30,7 @@ class SchedulerScreen(Screen):
     #sched-loading { width: auto; padding: 1 2; color: $text-muted; }
     #sched-panes { height: 1fr; }
     #sched-left, #sched-right { width: 1fr; }
+    #sched-queue, #sched-running { overflow-x: hidden; }
     #sched-tree { height: 1fr; }
     #sched-pool { height: 7; }
     #sched-pool.full { height: 2fr; }
@@ -93,6 +94,10 @@ class SchedulerScreen(Screen):
         loading.update(Text(f"running {settings.requests} {settings.workload} requests under "
                             f"{settings.policy} on {settings.pool_size} slots…"))
         loading.display = True
+        self.query_one(SchedulerForm).display = False
+        for panes in self.query("#sched-panes"):
+            panes.display = False
+        self.refresh_bindings()   # the footer offers the stepping keys only while they act
         self._simulate(settings, self._run_id)
 
     @work(thread=True, exclusive=True, group="simulate")
@@ -125,6 +130,7 @@ class SchedulerScreen(Screen):
             form.display = True
             form.show_error(error)
             form.focus_first()
+            self.refresh_bindings()
             return
         if self.drawer is None:
             from radixviz.tui.widgets.scheduler_panes import BatchDrawer, build_panes
@@ -137,6 +143,7 @@ class SchedulerScreen(Screen):
         self.query_one(SchedulerForm).display = False
         self.query_one("#sched-panes").display = True
         self.set_focus(None)
+        self.refresh_bindings()
         # draw once the panes have their size (the pool map and wrapping depend on it)
         self.call_after_refresh(self.refresh_view)
 
@@ -154,7 +161,9 @@ class SchedulerScreen(Screen):
         self.call_after_refresh(self.refresh_view)
 
     def check_action(self, action: str, parameters) -> bool | None:
-        if action in STEPPING and (self.timeline is None or self.form_open):
+        if action in STEPPING and (self.timeline is None or self.form_open or self._busy):
+            return False
+        if action == "settings" and (self.form_open or self._busy):
             return False
         return True
 
@@ -200,6 +209,7 @@ class SchedulerScreen(Screen):
         form = self.query_one(SchedulerForm)
         form.display = True
         form.focus_first()
+        self.refresh_bindings()
 
     def action_back(self) -> None:
         """Close the form over a run; otherwise leave the screen (or the app, if it is the

@@ -14,7 +14,7 @@ policy's order and offers places. Left, top: that queue. hit is the matched pref
 the tokens this request would add to the batch (new prompt + max new tokens + what the
 batch already holds), room the free slots plus what the tree could evict minus what the
 running requests will still write, Δlock how much locking its prefix took from the
-evictable room. ✓ admitted, ✗ no room, ↶ fitted until its prefix was locked, ⊘ prefill
+evictable room. ✓ admitted, ✗ no room, ↶ fitted until its prefix was locked, ≥ prefill
 token cap, ⏸ held back (#2442), · never reached (no free request row).
 
 Left, bottom: the running batch. + admitted in this pass, ▸ decoding, ✔ finished (its

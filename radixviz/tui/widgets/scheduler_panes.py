@@ -57,10 +57,12 @@ class BatchDrawer:
         if record is None:
             return
         for name, build in (("queue", queue_lines), ("running", running_lines)):
-            title, lines = build(record)
             pane = self.pane(name)
+            width = pane.scrollable_content_region.width or 36
+            title, lines = build(record, width)
             pane.border_title = title
-            pane.set_lines(wrap(lines, pane.scrollable_content_region.width or 36))
+            # cropped at the pane's edge: the legend under the list says what each mark means
+            pane.set_lines(wrap(lines, width), width=width)
             pane.scroll_home(animate=False)
         tree = self.pane("tree")
         tree.set_lines(self._tree_lines(timeline))

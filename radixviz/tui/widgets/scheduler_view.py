@@ -19,7 +19,7 @@ VERDICTS = {
     "fits": ("✓", "admitted", "bold green"),
     "does not fit": ("✗", "no room", "red"),
     "does not fit once its prefix is locked": ("↶", "no room once locked", "yellow"),
-    "prefill token cap reached": ("⊘", "prefill cap", "yellow"),
+    "prefill token cap reached": ("≥", "prefill cap", "yellow"),
 }
 DELAYED = ("⏸", "held back (#2442)", "cyan")
 NOT_REACHED = ("·", "not reached: no free request row", "dim")
@@ -52,7 +52,7 @@ def _verdict(decision):
     return VERDICTS.get(decision.reason, ("✗", decision.reason, "red"))
 
 
-def queue_lines(record) -> tuple[str, list[Text]]:
+def queue_lines(record, width: int = 80) -> tuple[str, list[Text]]:
     """(pane title, lines): the queue in the order the policy offered places, with the
     admission rule's numbers for each request it looked at."""
     if not record.queue_order:
@@ -79,18 +79,24 @@ def queue_lines(record) -> tuple[str, list[Text]]:
         if d is None:
             symbol, word, style = NOT_REACHED
             line.append(f"{symbol} {'#' + str(rid):>5} {prefix:>5}", style=style)
-            line.append(f"  {word}", style="dim")
+            _word(line, word, width, "dim")
         else:
             symbol, word, style = _verdict(d)
             line.append(f"{symbol} {'#' + str(rid):>5} ", style=style)
             line.append(f"{d.prefix_len:>5} {d.need:>5} {d.available:>7.1f} {d.lock_delta:>5}")
-            line.append(f"  {word}", style=style)
+            _word(line, word, width, style)
         lines.append(line)
     lines += _more(len(record.queue_order))
     lines.append(Text("need = new prompt + max new + batch so far; admitted while "
                       "need < room + Δlock", style="dim"))
     lines.append(verdict_legend())
     return title, lines
+
+
+def _word(line: Text, word: str, width: int, style: str) -> None:
+    """The verdict in words where the pane has room (the symbol and legend always say it)."""
+    if line.cell_len + 2 + len(word) <= width:
+        line.append(f"  {word}", style=style)
 
 
 def verdict_legend() -> Text:
@@ -107,7 +113,7 @@ def _more(count: int) -> list[Text]:
     return [Text(f"… {count - MAX_ROWS} more", style="italic dim")]
 
 
-def running_lines(record) -> tuple[str, list[Text]]:
+def running_lines(record, width: int = 80) -> tuple[str, list[Text]]:
     """(pane title, lines): the batch after this pass, then who left it and why."""
     admitted = set(record.admitted)
     title = f"running batch: {len(record.running)}"
@@ -124,22 +130,32 @@ def running_lines(record) -> tuple[str, list[Text]]:
         line.append(f"{symbol} {'#' + str(v.rid):>5} ", style=style)
         line.append(f"{v.input_len:>6} {v.prefix_len:>5} {f'{v.output_len}/{v.max_new}':>7}")
         if v.rid in admitted:
-            line.append("  admitted", style=style)
+            _word(line, "admitted", width, style)
         lines.append(line)
     lines += _more(len(record.running_view))
     if not record.running_view:
         lines.append(Text("Nothing is running.", style="dim"))
     for rid in record.finished:
-        line = _line()
-        line.append(f"{FINISHED[0]} #{rid} finished: its tokens go into the tree", style=FINISHED[1])
-        lines.append(line)
+        lines.append(Text(f"{FINISHED[0]} #{rid} finished: its tokens go into the tree",
+                          style=FINISHED[1]))
     for event in record.events:
         symbol, style = EVENTS.get(event.kind, ("!", "bold"))
         line = Text()   # wraps: these messages say why, they must be read whole
         line.append(f"{symbol} #{event.rid} {event.kind}: ", style=style)
         line.append(event.message)
         lines.append(line)
+    lines.append(batch_legend())
     return title, lines
+
+
+def batch_legend() -> Text:
+    legend = Text()
+    for (symbol, style), word in ((ADMITTED, "admitted"), (DECODING, "decoding"),
+                                  (FINISHED, "finished"), (EVENTS["retracted"], "retracted"),
+                                  (EVENTS["refused"], "refused"), (EVENTS["follow-up"], "next turn")):
+        legend.append(f"{symbol} {word}  ", style=style or "dim")
+    legend.rstrip()
+    return legend
 
 
 def pool_lines(pool, evictable: int, width: int, height: int = 4) -> list[Text]:
@@ -215,6 +231,8 @@ def summary_text(totals) -> Text:
     text.append(f" hit {totals.hit_rate:.1%}", style="bold")
     text.append(f" · reused {totals.hit_tokens:,} · computed "
                 f"{totals.prefill_computed + totals.decode_computed:,} · evicted "
-                f"{totals.evicted_tokens:,} · done {totals.finished} · retracted "
-                f"{totals.retracted} · refused {totals.refused}")
+                f"{totals.evicted_tokens:,} · ")
+    # the running pane's marks: finished, retracted, refused
+    text.append(f"{FINISHED[0]}{totals.finished} {EVENTS['retracted'][0]}{totals.retracted} "
+                f"{EVENTS['refused'][0]}{totals.refused}")
     return text
