@@ -71,12 +71,13 @@ def gen_structure(build: _Build, seed: int) -> Question:
     session = run_scenario(build.text)
     count = len(session.cache.snapshot().nodes) - 1
     tokens = sum(len(k) for k in build.keys)
+    trie = len({key[:end] for key in build.keys for end in range(1, len(key) + 1)})
     return Question(f"gen-structure-{build.difficulty}-{seed}", "number",
                     f"Starting from an empty cache:\n\n{_indent(build.text)}\n\n"
                     "How many nodes does the tree have now, not counting the root?",
                     (str(count),), str(count),
                     f"Each edge holds a whole stretch of tokens, so {tokens} inserted tokens "
-                    f"need only {count} nodes; a one-token-per-node trie would need one per distinct prefix.",
+                    f"need only {count} nodes; a trie with one token per node would need {trie}.",
                     scenario=build.text + "\n", tree_text=tree_text(session.cache.snapshot()),
                     **_common(build, seed, "structure", 1))
 
