@@ -32,6 +32,8 @@ def register(subparsers) -> None:
                    help="what produces tokens: fake (seeded sampler, default) or tiny "
                         "(a tiny transformer whose K/V fill the pool)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--app", action="store_true",
+                   help="open the app's scheduler screen on this run and step it batch by batch")
     p.set_defaults(func=run)
 
 
@@ -66,6 +68,8 @@ def run(args) -> int:
     from radixviz.cli import UsageError
 
     options = parse_options(args)
+    if getattr(args, "app", False):
+        return open_app(args, options)
     from radixviz.sim.runner import MODELS, simulate  # imports torch
 
     if args.model not in MODELS:
@@ -84,6 +88,28 @@ def run(args) -> int:
     else:
         print_single(args.workload, results[policies[0]])
     return 0
+
+
+def open_app(args, options: dict) -> int:
+    """``--app``: the scheduler screen, already running these settings."""
+    from radixviz.cli import UsageError
+
+    if args.json or args.compare:
+        raise UsageError("--app shows one policy at a time: drop --json and --compare")
+    # the model name is checked by the screen's worker: importing the models here would
+    # import torch before the first paint
+    from radixviz.tui.widgets.scheduler_form import check_settings
+    settings, error = check_settings(args.workload, options["policies"][0], options["seed"],
+                                     options["requests"], options["pool_size"])
+    if error:
+        raise UsageError(f"--app: {error}")
+    from radixviz.tui.app import RadixvizApp
+    app = RadixvizApp("scheduler")
+    app.scheduler_options = {"settings": settings, "autorun": True, "model": args.model,
+                             "options": {"max_running": options["max_running"],
+                                         "delay_shared_prefix": args.delay_shared_prefix}}
+    app.run()
+    return app.return_code or 0
 
 
 # ---------------------------------------------------------------- Rich output

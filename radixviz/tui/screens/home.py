@@ -33,6 +33,7 @@ class HomeScreen(Screen):
         Binding("s", "sandbox", "Sandbox"),
         Binding("x", "example", "#7 example"),
         Binding("z", "quiz", "Quiz"),
+        Binding("w", "scheduler", "Scheduler"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("q", "quit_app", "Quit"),
     ]
@@ -61,6 +62,8 @@ class HomeScreen(Screen):
         options.append(Option("Quiz: test yourself" if quiz_available()
                               else "Quiz (not installed in this build)", id="quiz",
                               disabled=not quiz_available()))
+        options.append(Option("Scheduler: a workload batch by batch (queue, batch, tree, pool)",
+                              id="scheduler"))
         return options
 
     def on_mount(self) -> None:
@@ -97,6 +100,8 @@ class HomeScreen(Screen):
             self.action_example()
         elif choice == "quiz":
             self.action_quiz()
+        elif choice == "scheduler":
+            self.action_scheduler()
         elif choice.startswith("lesson:"):
             self.app.open_lesson(self.lessons[int(choice.split(":")[1])])
 
@@ -105,6 +110,9 @@ class HomeScreen(Screen):
 
     def action_example(self) -> None:
         self.app.open_sandbox(script_text=EXAMPLE, title="the #7 example")
+
+    def action_scheduler(self) -> None:
+        self.app.open_scheduler()
 
     def action_quiz(self) -> None:
         if not quiz_available():
