@@ -53,6 +53,8 @@ class RadixvizApp(App):
             self.open_sandbox(self.script, self.script_text, title=self.script or "sandbox")
         elif self.start == "lesson":
             self.open_lesson(self.lesson)
+        elif self.start == "scheduler":   # radixviz simulate --app
+            self.open_scheduler(**getattr(self, "scheduler_options", {}))
         else:
             from radixviz.tui.screens.home import HomeScreen
             self.push_screen(HomeScreen(self.lesson_dirs))
@@ -87,3 +89,8 @@ class RadixvizApp(App):
     def open_quiz(self) -> None:
         from radixviz.tui.screens import quiz
         self.push_screen(quiz.QuizScreen())
+
+    def open_scheduler(self, **options) -> None:
+        """The scheduler screen; ``options`` go to SchedulerScreen (settings, autorun, ...)."""
+        from radixviz.tui.screens.scheduler import SchedulerScreen
+        self.push_screen(SchedulerScreen(**options))
