@@ -23,17 +23,66 @@ class Recorder:
         return len(value)
 
 
-def three_leaves():
+def three_leaves(make=RadixCache):
     """Leaves "aaa" (slots 0-2), "bbb" (3-5), "ccc" (6-8), oldest first."""
-    cache = RadixCache()
+    cache = make()
     for i, text in enumerate(["aaa", "bbb", "ccc"]):
         cache.insert(text, slots(3 * i, 3 * i + 3))
     return cache
 
 
 class TestEvict:
-    def test_least_recently_used_leaf_goes_first(self):
-        cache = three_leaves()
+    """Each case runs twice: with an observer (the release's code) and without (the leaf heap)."""
+
+    @pytest.fixture(params=["untraced", "traced"])
+    def make(self, request):
+        def build():
+            cache = RadixCache()
+            if request.param == "traced":
+                cache.observer = lambda event: None
+            return cache
+        return build
+
+    def test_a_skipped_leaf_is_evicted_once_released(self, make):
+        cache = make()
+        cache.insert("aaa", slots(0, 3))
+        cache.insert("bbb", slots(3, 6))
+        _, node = cache.match_prefix("aaa")
+        cache.inc_ref_counter(node)
+        freed = Recorder()
+        cache.evict(100, freed)
+        assert freed.calls == [[3, 4, 5]]
+        cache.dec_ref_counter(node)
+        cache.evict(100, freed)
+        assert freed.calls == [[3, 4, 5], [0, 1, 2]] and cache.total_size() == 0
+
+    def test_a_leaf_whose_callback_failed_stays_evictable(self, make):
+        cache = make()
+        cache.insert("aaa", slots(0, 3))
+
+        def broken(_slots):
+            raise RuntimeError("pool refused")
+
+        with pytest.raises(RuntimeError):
+            cache.evict(3, broken)
+        assert cache.total_size() == 3
+        freed = Recorder()
+        cache.evict(3, freed)
+        assert freed.calls == [[0, 1, 2]]
+
+    def test_a_lock_taken_between_evictions_is_respected(self, make):
+        cache = make()
+        for i, text in enumerate(["aaa", "bbb", "ccc"]):
+            cache.insert(text, slots(3 * i, 3 * i + 3))
+        cache.evict(1, Recorder())  # "aaa" goes
+        cache.inc_ref_counter(cache.match_prefix("bbb")[1])
+        cache.match_prefix("ccc")
+        freed = Recorder()
+        cache.evict(100, freed)
+        assert freed.calls == [[6, 7, 8]]
+
+    def test_least_recently_used_leaf_goes_first(self, make):
+        cache = three_leaves(make)
         cache.match_prefix("aaa")  # now "bbb" is the oldest
         freed = Recorder()
         cache.evict(3, freed)
@@ -41,14 +90,14 @@ class TestEvict:
         assert sorted(cache.root_node.children) == ["a", "c"]
         assert cache.evictable_size() == 6
 
-    def test_keeps_going_until_enough_is_freed(self):
-        cache = three_leaves()
+    def test_keeps_going_until_enough_is_freed(self, make):
+        cache = three_leaves(make)
         freed = Recorder()
         cache.evict(4, freed)  # one leaf is not enough: a second goes too
         assert freed.calls == [[0, 1, 2], [3, 4, 5]]
 
-    def test_referenced_leaf_is_skipped(self):
-        cache = three_leaves()
+    def test_referenced_leaf_is_skipped(self, make):
+        cache = three_leaves(make)
         _, node = cache.match_prefix("aaa")
         cache.inc_ref_counter(node)
         cache.match_prefix("ccc")  # the locked leaf is now older than "ccc" but "bbb" is oldest
@@ -58,8 +107,8 @@ class TestEvict:
         assert list(cache.root_node.children) == ["a"]
         assert cache.evictable_size() == 0 and cache.total_size() == 3
 
-    def test_parent_becoming_a_leaf_joins_the_heap(self):
-        cache = RadixCache()
+    def test_parent_becoming_a_leaf_joins_the_heap(self, make):
+        cache = make()
         cache.insert("abX", slots(0, 3))
         cache.insert("abY", slots(3, 6))   # splits: "ab" -> "X", "Y"
         cache.insert("zzz", slots(6, 9))   # newer than "ab", so "ab" goes before it
@@ -68,8 +117,8 @@ class TestEvict:
         assert freed.calls == [[2], [5], [0, 1], [6, 7, 8]]
         assert cache.root_node.children == {} and cache.evictable_size() == 0
 
-    def test_newer_parent_waits_for_older_leaves(self):
-        cache = RadixCache()
+    def test_newer_parent_waits_for_older_leaves(self, make):
+        cache = make()
         cache.insert("zzz", slots(6, 9))
         cache.insert("abX", slots(0, 3))
         cache.insert("abY", slots(3, 6))
@@ -77,38 +126,38 @@ class TestEvict:
         cache.evict(100, freed)
         assert freed.calls == [[6, 7, 8], [2], [5], [0, 1]]
 
-    def test_stops_short_when_every_leaf_is_referenced(self):
-        cache = three_leaves()
+    def test_stops_short_when_every_leaf_is_referenced(self, make):
+        cache = three_leaves(make)
         for text in ("aaa", "bbb", "ccc"):
             cache.inc_ref_counter(cache.match_prefix(text)[1])
         freed = Recorder()
         cache.evict(5, freed)
         assert freed.calls == [] and cache.total_size() == 9
 
-    def test_stops_short_when_the_tree_runs_out(self):
-        cache = three_leaves()
+    def test_stops_short_when_the_tree_runs_out(self, make):
+        cache = three_leaves(make)
         freed = Recorder()
         cache.evict(100, freed)
         assert len(freed.calls) == 3 and cache.total_size() == 0
         assert cache.evictable_size() == 0
 
-    def test_empty_tree_and_zero_tokens_evict_nothing(self):
+    def test_empty_tree_and_zero_tokens_evict_nothing(self, make):
         freed = Recorder()
-        RadixCache().evict(5, freed)
-        cache = three_leaves()
+        make().evict(5, freed)
+        cache = three_leaves(make)
         cache.evict(0, freed)
         assert freed.calls == [] and cache.total_size() == 9
 
-    def test_callback_frees_the_real_pool(self):
-        cache, pool = RadixCache(), TokenToKVPool(16, device="cpu")
+    def test_callback_frees_the_real_pool(self, make):
+        cache, pool = make(), TokenToKVPool(16, device="cpu")
         new = pool.alloc(5)
         cache.insert("hello", new)
         cache.evict(5, pool.free)
         assert pool.available_size() == 16 and cache.total_size() == 0
         check_invariants(cache, pool)
 
-    def test_reference_evicts_the_same_slots(self):
-        caches = [RadixCache(), NaiveRadixCache()]
+    def test_reference_evicts_the_same_slots(self, make):
+        caches = [make(), NaiveRadixCache()]
         records = [Recorder(), Recorder()]
         for cache in caches:
             for i, text in enumerate(["abcd", "abef", "abeg", "xyz", "xyq", "m"]):

@@ -5,6 +5,10 @@ allocate, insert and free duplicates, unlock, evict under a small pool) with a t
 alphabet so prefixes collide and edges split often, flipping between the fixed and the
 pre-#7 matcher. After every step the two trees must be identical, down to reference counts
 and access times, and every invariant must hold against the real torch pool.
+
+A third cache, the same engine with an observer attached and detached at random, runs
+alongside: traced evictions run the release's code, untraced ones a lasting leaf heap, and
+both must give the same result.
 """
 from __future__ import annotations
 
@@ -24,9 +28,12 @@ class CacheAgainstReference(RuleBasedStateMachine):
         super().__init__()
         self.engine = RadixCache()
         self.reference = NaiveRadixCache()
+        self.watched = RadixCache()       # observer on and off; frees into its own model pool
+        self.watched_pool = PoolModel(POOL_SIZE)
+        self.events = 0
         self.pool = TokenToKVPool(POOL_SIZE, device="cpu")
         self.model = PoolModel(POOL_SIZE)
-        self.locks: list = []      # (engine node, reference node) locked by inc_ref_counter
+        self.locks: list = []      # (engine, reference, watched node) locked by inc_ref_counter
         self.running: list = []    # (key, engine slots, model slots) allocated, not yet inserted
         self.stored: dict = {}     # every cached prefix -> the slot of its last token
         self.known: list = []      # keys inserted so far, to query again
@@ -36,6 +43,7 @@ class CacheAgainstReference(RuleBasedStateMachine):
     def _set_matcher(self, buggy: bool) -> None:
         self.engine.buggy_match = buggy
         self.reference.buggy_match = buggy
+        self.watched.buggy_match = buggy
 
     def _match_both(self, key):
         buggy = self.engine.buggy_match
@@ -53,10 +61,12 @@ class CacheAgainstReference(RuleBasedStateMachine):
         assert slots.dtype == torch.int64 and slots.dim() == 1
         assert slots.tolist() == ref_slots.tolist()
         assert engine_path_keys(self.engine, node) == self.reference.path_keys(ref_node)
-        return slots, node, ref_node
+        watched_slots, watched_node = self.watched.match_prefix(key)
+        assert watched_slots.tolist() == slots.tolist() and watched_node.id == node.id
+        return slots, node, ref_node, watched_node
 
     def _evict_both(self, num_tokens: int) -> None:
-        freed, ref_freed = [], []
+        freed, ref_freed, watched_freed = [], [], []
 
         def engine_free(slots):
             freed.append(tuple(slots.tolist()))
@@ -66,9 +76,14 @@ class CacheAgainstReference(RuleBasedStateMachine):
             ref_freed.append(tuple(slots.tolist()))
             return self.model.free(slots.tolist())
 
+        def watched_free(slots):
+            watched_freed.append(tuple(slots.tolist()))
+            return self.watched_pool.free(slots.tolist())
+
         self.engine.evict(num_tokens, engine_free)
         self.reference.evict(num_tokens, model_free)
-        assert freed == ref_freed
+        self.watched.evict(num_tokens, watched_free)
+        assert freed == ref_freed == watched_freed
         gone = {slot for group in freed for slot in group}
         self.stored = {p: s for p, s in self.stored.items() if s not in gone}
         if num_tokens > 0 and sum(map(len, freed)) < num_tokens:
@@ -78,6 +93,8 @@ class CacheAgainstReference(RuleBasedStateMachine):
     def _insert_both(self, key, slots, model_slots) -> None:
         held = self.engine.insert(key, slots)
         assert held == self.reference.insert(key, list(model_slots))
+        assert held == self.watched.insert(key, list(model_slots))
+        self.watched_pool.free(model_slots[:held])
         assert self.pool.free(slots[:held]) == self.model.free(model_slots[:held])
         for i in range(held, len(key)):
             assert key[:i + 1] not in self.stored
@@ -95,7 +112,7 @@ class CacheAgainstReference(RuleBasedStateMachine):
 
     @rule(key=KEYS)
     def match(self, key):
-        slots, _, _ = self._match_both(key)
+        slots = self._match_both(key)[0]
         if not self.engine.buggy_match:
             hit = slots.tolist()
             # a true prefix of the query, with the slots stored for exactly those tokens
@@ -116,15 +133,19 @@ class CacheAgainstReference(RuleBasedStateMachine):
 
     @rule(key=KEYS)
     def lock(self, key):
-        _, node, ref_node = self._match_both(key)
-        assert self.engine.inc_ref_counter(node) == self.reference.inc_ref_counter(ref_node)
-        self.locks.append((node, ref_node))
+        _, node, ref_node, watched_node = self._match_both(key)
+        delta = self.engine.inc_ref_counter(node)
+        assert delta == self.reference.inc_ref_counter(ref_node)
+        assert delta == self.watched.inc_ref_counter(watched_node)
+        self.locks.append((node, ref_node, watched_node))
 
     @precondition(lambda self: self.locks)
     @rule(data=st.data())
     def unlock(self, data):
-        node, ref_node = self.locks.pop(data.draw(st.integers(0, len(self.locks) - 1)))
-        assert self.engine.dec_ref_counter(node) == self.reference.dec_ref_counter(ref_node)
+        node, ref_node, watched_node = self.locks.pop(data.draw(st.integers(0, len(self.locks) - 1)))
+        delta = self.engine.dec_ref_counter(node)
+        assert delta == self.reference.dec_ref_counter(ref_node)
+        assert delta == self.watched.dec_ref_counter(watched_node)
 
     @rule(key=KEYS)
     def start_request(self, key):
@@ -134,9 +155,11 @@ class CacheAgainstReference(RuleBasedStateMachine):
             self._evict_both(short)
         before = self.pool.refcounts()
         slots, model_slots = self.pool.alloc(len(key)), self.model.alloc(len(key))
+        watched_slots = self.watched_pool.alloc(len(key))
         if model_slots is None:
-            assert slots is None and self.pool.refcounts() == before
+            assert slots is None and self.pool.refcounts() == before and watched_slots is None
             return
+        assert watched_slots == model_slots
         assert slots.tolist() == model_slots
         self.running.append((key, slots, model_slots))
         self.known.append(key)
@@ -155,8 +178,19 @@ class CacheAgainstReference(RuleBasedStateMachine):
         assert engine.insert(key) == reference.insert(key)
         assert engine_structure(engine.root_node) == reference.structure()
 
-    @rule(num_tokens=st.integers(0, 24))
-    def evict(self, num_tokens):
+    @rule()
+    def toggle_observer(self):
+        if self.watched.observer is None:
+            self.watched.observer = self._count
+        else:
+            self.watched.observer = None
+
+    def _count(self, event):
+        self.events += 1
+
+    @rule(num_tokens=st.integers(0, 40), traced=st.booleans())
+    def evict(self, num_tokens, traced):
+        self.watched.observer = self._count if traced else None
         self._evict_both(num_tokens)
 
     # -------------------------------------------------------------- invariants
@@ -164,6 +198,9 @@ class CacheAgainstReference(RuleBasedStateMachine):
     @invariant()
     def same_tree_and_consistent(self):
         assert engine_structure(self.engine.root_node) == self.reference.structure()
+        assert engine_structure(self.watched.root_node) == engine_structure(self.engine.root_node)
+        assert self.watched_pool.counts == self.model.counts
+        check_invariants(self.watched)
         assert self.engine.evictable_size() == self.reference.evictable_size()
         assert self.engine.total_size() == self.reference.total_size()
         assert list(self.pool.refcounts()) == self.model.counts

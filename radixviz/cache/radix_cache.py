@@ -18,6 +18,7 @@ from typing import Callable
 import torch
 
 from .keys import as_key, match
+from .leaf_heap import LeafHeap
 from .node import TreeNode
 from .snapshot import TreeSnapshot, clear_all, invalidate, snapshot_node
 from .trace import Event, EventKind as K, action_line
@@ -41,6 +42,7 @@ class RadixCache:
     def reset(self) -> None:
         self._clock = 0
         self._next_id = 0
+        self._leaves = LeafHeap()  # every leaf, for untraced evictions
         self.root_node = self._new_node()
         self.root_node.value = self._empty()
         # NOTE: the root holds one reference forever, so it is never evicted
@@ -61,6 +63,8 @@ class RadixCache:
         self._op = "match_prefix"
         value = []
         last_node = self._match_prefix_helper(self.root_node, key, value)
+        if not last_node.children:
+            self._leaves.note(last_node)  # a leaf just touched: its place in the LRU moved
         value = torch.cat(value) if value else self._empty()
         if self._trace: self._emit(K.RESULT, (last_node,), matched=len(value), slots=tuple(value.tolist()))
         return value, last_node
@@ -87,6 +91,8 @@ class RadixCache:
         """
         if self.disable:
             raise RuntimeError("evict() is not available: the cache is disabled")
+        if not self._trace:
+            return self._evict_untraced(num_tokens, evict_callback)
         self._op = "evict"
         leaves = self._collect_leaves()
         heapq.heapify(leaves)
@@ -259,6 +265,8 @@ class RadixCache:
         if self._trace: self._emit(K.DELETE, (node.parent,), leaf=node.id, key=node.key)
         self._evictable -= len(node.key)
         if self._trace: self._emit(K.EVICTABLE, (node.parent,), old=self._evictable + len(node.key), new=self._evictable, why="deleted", leaf=node.id)
+        if not node.parent.children:
+            self._leaves.note(node.parent)  # a parent left childless is now a leaf
 
     # ------------------------------------------------------------ plumbing
 
@@ -269,7 +277,29 @@ class RadixCache:
     def _new_node(self) -> TreeNode:
         node = TreeNode(self._next_id, self._tick())
         self._next_id += 1
+        self._leaves.note(node)  # a new leaf (a split's upper half is dropped when popped)
         return node
+
+    def _evict_untraced(self, num_tokens, evict_callback) -> None:
+        """evict() with nobody watching: the same leaves in the same order, taken from the
+        lasting leaf heap instead of a heap of every leaf built afresh (see leaf_heap.py)."""
+        num_evicted, set_aside = 0, []
+        try:
+            while num_evicted < num_tokens:
+                x = self._leaves.pop()
+                if x is None:
+                    break
+                set_aside.append(x)  # still a leaf unless deleted below: it goes back
+                if x is self.root_node:
+                    break
+                if x.ref_counter > 0:
+                    continue
+                num_evicted += evict_callback(x.value)
+                self._delete_leaf(x)
+                set_aside.pop()
+        finally:
+            for x in set_aside:
+                self._leaves.note(x)
 
     def _empty(self) -> torch.Tensor:
         return torch.empty(0, dtype=torch.int64, device=self.device)
