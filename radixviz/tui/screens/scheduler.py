@@ -30,25 +30,28 @@ class SchedulerScreen(Screen):
     #sched-loading { width: auto; padding: 1 2; color: $text-muted; }
     #sched-panes { height: 1fr; }
     #sched-left, #sched-right { width: 1fr; }
-    #sched-queue, #sched-running { overflow-x: hidden; }
+    #sched-queue, #sched-running { overflow-x: hidden; scrollbar-gutter: stable; }
     #sched-tree { height: 1fr; }
     #sched-pool { height: 7; }
     #sched-pool.full { height: 2fr; }
     """
     BINDINGS = [
-        Binding("right,space,n", "next", "Next"),
-        Binding("left,p", "prev", "Prev"),
+        Binding("right,space,n", "next", "Next", tooltip="Next batch"),
+        Binding("left,p", "prev", "Prev", tooltip="Previous batch"),
         Binding("home", "first", "First batch", show=False),
         Binding("end", "last", "Last batch", show=False),
-        Binding("right_square_bracket", "next_round", "Next round", key_display="]"),
+        Binding("right_square_bracket", "next_round", "Next round", key_display="]",
+                tooltip="Next admission round (skips decode passes)"),
         Binding("left_square_bracket", "prev_round", "Previous round", key_display="[",
                 show=False),
-        Binding("s", "settings", "Settings"),
+        Binding("s", "settings", "Settings",
+                tooltip="Settings: workload, policy, seed, requests, pool size; run again"),
         Binding("g", "pool_grid", "Pool: every slot / compact", show=False),
         Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
         Binding("pagedown", "scroll_tree(1)", "Scroll tree down", show=False),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
-        Binding("escape,q", "back", "Back", key_display="q"),
+        Binding("escape,q", "back", "Back", key_display="q",
+                tooltip="Back (closes the settings over a run, else leaves the screen)"),
     ]
 
     def __init__(self, settings: SimSettings | None = None, *, autorun: bool = False,

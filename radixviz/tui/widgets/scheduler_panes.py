@@ -47,7 +47,8 @@ class BatchDrawer:
     def __init__(self, screen):
         self.screen = screen
         self.full_pool = False
-        self._trees: dict = {}
+        self._trees: dict = {}    # batch index -> the tree's lines, for self._timeline
+        self._timeline = None
 
     def pane(self, name: str) -> LinesView:
         return self.screen.query_one(f"#sched-{name}", LinesView)
@@ -69,14 +70,13 @@ class BatchDrawer:
         self.draw_pool(timeline)
 
     def _tree_lines(self, timeline) -> list:
-        key = (id(timeline), timeline.index)
-        if key not in self._trees:
-            if len(self._trees) > 512:
-                self._trees.clear()
+        if timeline is not self._timeline or len(self._trees) > 512:
+            self._timeline, self._trees = timeline, {}   # a new run: its own trees
+        if timeline.index not in self._trees:
             record = timeline.record
             view = TreeView(record.tree, tree_marks(record, timeline.previous), legend=True)
-            self._trees[key] = view.lines()
-        return self._trees[key]
+            self._trees[timeline.index] = view.lines()
+        return self._trees[timeline.index]
 
     def draw_pool(self, timeline) -> None:
         record = timeline.record

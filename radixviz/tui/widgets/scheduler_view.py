@@ -209,19 +209,19 @@ def wrap(lines, width: int) -> list[Text]:
 
 
 def status_text(timeline) -> Text:
-    """The header line: the settings and where we are."""
+    """The header line: where we are first (it matters most at 80 columns), then the settings."""
     s, record = timeline.settings, timeline.record
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f" {timeline.workload} · {s['policy']} · seed {s['seed']} · "
-                f"{s.get('requests', '?')} req · {s['pool_size']} slots", style="bold")
     if record is None:
-        text.append("  │ no batches ran")
-        return text
-    text.append(f"  │ batch {timeline.index + 1}/{len(timeline)} {record.kind}")
-    if record.kind == "prefill":
-        text.append(f": +{len(record.admitted)}")
-    if record.finished:
-        text.append(f", {len(record.finished)} done")
+        text.append(" no batches ran", style="bold")
+    else:
+        text.append(f" batch {timeline.index + 1}/{len(timeline)} {record.kind}", style="bold")
+        if record.kind == "prefill":
+            text.append(f" +{len(record.admitted)}")
+        if record.finished:
+            text.append(f", {len(record.finished)} done")
+    text.append(f"  │ {timeline.workload} · {s['policy']} · seed {s['seed']} · "
+                f"{s.get('requests', '?')} req · {s['pool_size']} slots")
     return text
 
 
