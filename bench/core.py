@@ -1,0 +1,192 @@
+"""Benchmark the radix cache engine: tracing off, tracing on, and the naive reference.
+
+A seeded workload of long prompts that share system prompts runs, request by request, the
+way the first release's scheduler drives the cache: match the prompt, lock the matched
+path, evict when the bounded KV pool is short, allocate the new slots, insert the finished
+sequence and free the duplicated slots, unlock. The same workload goes through
+
+  engine         radixviz.cache.RadixCache with no observer
+  engine_traced  the same engine with an observer attached (every micro-step, snapshots)
+  naive          bench/naive_radix.py: the release's shape, token-by-token, every child
+
+and must give identical results (match lengths, lock deltas, insert returns, evicted slots,
+final tree size). Prints one JSON object; exits 1 when the results differ.
+
+    python bench/core.py            # the default workload (about a minute on one core)
+    python bench/core.py --quick    # a small one, a few seconds
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+from naive_radix import NaiveRadixCache  # noqa: E402
+from radixviz.cache import RadixCache, TokenToKVPool  # noqa: E402
+
+DEFAULT = dict(requests=2000, system_prompts=12, system_len=(800, 3000), shots=(0, 3),
+               shot_len=(100, 400), user_len=(100, 800), output_len=(20, 200), pool=150_000)
+QUICK = dict(DEFAULT, requests=300, pool=40_000)
+
+
+def make_workload(seed: int, requests: int, system_prompts: int, system_len, shots, shot_len,
+                  user_len, output_len, vocab: int = 32_000, **_) -> list:
+    """(prompt, output) token tuples: a popular system prompt, shared shots, a unique question."""
+    rng = random.Random(seed)
+
+    def tokens(bounds):
+        return tuple(rng.randrange(vocab) for _ in range(rng.randint(*bounds)))
+
+    systems = [tokens(system_len) for _ in range(system_prompts)]
+    examples = [tokens(shot_len) for _ in range(4 * system_prompts)]
+    weights = [1 / (i + 1) for i in range(system_prompts)]  # a few prompts are very popular
+    out = []
+    for _ in range(requests):
+        prompt = rng.choices(systems, weights)[0]
+        for _ in range(rng.randint(*shots)):
+            prompt += rng.choice(examples)
+        prompt += tokens(user_len)
+        out.append((prompt, tokens(output_len)))
+    return out
+
+
+def drive(cache, workload, pool_size: int) -> dict:
+    """Run every request through ``cache`` and a real TokenToKVPool; time and record it all.
+
+    ``cache_seconds`` counts only the time inside the cache's own calls (an eviction's
+    callback, which frees the pool, excluded): the pool and the driver cost every variant
+    the same, so they are reported apart, in ``seconds``.
+    """
+    pool = TokenToKVPool(pool_size, device="cpu")
+    record: list = []
+    evicted: list = []
+    clock = time.perf_counter
+    in_cache = 0.0
+    in_callback = 0.0
+
+    def free(slots):
+        nonlocal in_callback
+        start = clock()
+        evicted.append(slots.tolist())
+        n = pool.free(slots)
+        in_callback += clock() - start
+        return n
+
+    began = clock()
+    for prompt, output in workload:
+        start = clock()
+        prefix, last = cache.match_prefix(prompt)
+        delta = cache.inc_ref_counter(last)
+        in_cache += clock() - start
+        need = len(prompt) + len(output) - len(prefix)
+        short = need - pool.available_size()
+        if short > 0:
+            start = clock()
+            cache.evict(short, free)
+            in_cache += clock() - start
+        new = pool.alloc(need)
+        if new is None:  # the first release exits here; a benchmark just skips the request
+            start = clock()
+            released = cache.dec_ref_counter(last)
+            in_cache += clock() - start
+            record.append((len(prefix), delta, None, released))
+            continue
+        pool.add_refs(prefix)
+        slots = torch.cat((prefix, new))
+        sequence = prompt + output
+        start = clock()
+        held = cache.insert(sequence, slots)
+        in_cache += clock() - start
+        pool.free(slots[:held])
+        start = clock()
+        released = cache.dec_ref_counter(last)
+        in_cache += clock() - start
+        record.append((len(prefix), delta, held, released))
+    seconds = clock() - began
+    digest = hashlib.sha256(repr((record, evicted)).encode()).hexdigest()[:16]
+    return dict(seconds=seconds, cache_seconds=in_cache - in_callback, record=record,
+                evicted=evicted, digest=digest, total_size=cache.total_size(),
+                used_slots=pool.used_size())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small workload (seconds)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--requests", type=int, help="override the number of requests")
+    parser.add_argument("--repeat", type=int, help="runs per variant, best time kept "
+                        "(default 3, 1 with --quick)")
+    args = parser.parse_args(argv)
+    params = dict(QUICK if args.quick else DEFAULT)
+    if args.requests:
+        params["requests"] = args.requests
+    workload = make_workload(args.seed, **params)
+    tokens = sum(len(p) + len(o) for p, o in workload)
+    torch.set_num_threads(1)
+
+    repeat = args.repeat or (1 if args.quick else 3)
+    events = 0
+
+    def count(_event):
+        nonlocal events
+        events += 1
+
+    def traced_cache():
+        cache = RadixCache()
+        cache.observer = count
+        return cache
+
+    makers = {"engine": RadixCache, "engine_traced": traced_cache, "naive": NaiveRadixCache}
+    keys = ("record", "evicted", "total_size", "used_slots")
+    runs: dict = {}
+    identical = True
+    for _ in range(repeat):  # interleaved, so a busy moment on the machine hits all alike
+        for name, make in makers.items():
+            events = 0
+            run = drive(make(), workload, params["pool"])
+            run["events"] = events
+            best = runs.setdefault(name, run)
+            identical &= all(run[k] == best[k] for k in keys)
+            best["seconds"] = min(best["seconds"], run["seconds"])
+            best["cache_seconds"] = min(best["cache_seconds"], run["cache_seconds"])
+    identical &= all(all(run[k] == runs["naive"][k] for k in keys) for run in runs.values())
+
+    def rate(seconds):
+        return round(tokens / seconds) if seconds > 0 else None
+
+    results = {name: dict(seconds=round(run["seconds"], 3), tokens_per_s=rate(run["seconds"]),
+                          cache_seconds=round(run["cache_seconds"], 3),
+                          cache_tokens_per_s=rate(run["cache_seconds"]), digest=run["digest"])
+               for name, run in runs.items()}
+    results["engine_traced"]["events"] = runs["engine_traced"]["events"]
+    eng, traced_run, naive = (runs[n] for n in ("engine", "engine_traced", "naive"))
+    ratios = {
+        "engine_vs_naive": round(naive["seconds"] / eng["seconds"], 2),
+        "engine_vs_naive_cache_only": round(naive["cache_seconds"] / eng["cache_seconds"], 2),
+        "traced_vs_naive": round(naive["seconds"] / traced_run["seconds"], 2),
+        "tracing_slowdown": round(traced_run["seconds"] / eng["seconds"], 2),
+    }
+    report = dict(
+        workload=dict(params, seed=args.seed, tokens=tokens,
+                      matched_tokens=sum(r[0] for r in eng["record"]),
+                      skipped_requests=sum(r[2] is None for r in eng["record"]),
+                      evicted_leaves=len(eng["evicted"]),
+                      evicted_tokens=sum(map(len, eng["evicted"]))),
+        results=results, ratios=ratios, identical=identical,
+        goal_engine_3x_naive_cache_only=ratios["engine_vs_naive_cache_only"] >= 3.0,
+        repeat=repeat,
+        torch=torch.__version__, python=sys.version.split()[0])
+    print(json.dumps(report, indent=2))
+    return 0 if identical else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
