@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
-from radixviz.cache import RadixCache, TokenToKVPool, check_invariants
-from reference_radix import NaiveRadixCache, engine_path_keys, engine_structure
+from radixviz.cache import RadixCache, TokenToKVPool, check_invariants, match
+from reference_radix import NaiveRadixCache, common_length, engine_path_keys, engine_structure
 
 
 def slots(start: int, stop: int) -> torch.Tensor:
@@ -256,3 +257,19 @@ class TestSplit:
         _, mid = cache.match_prefix("ab")
         assert lower.parent is mid and lower.key == tuple("cd") and lower.value.tolist() == [2, 3]
         assert edges(lower) == ["xy"] and lower.children["x"].parent is lower
+
+
+class TestCompare:
+    """The engine's one comparison (slices and bisection) against a token-by-token count."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(data=st.data(), shared=st.integers(0, 300))
+    def test_same_common_length_as_counting_tokens(self, data, shared):
+        tokens = st.integers(0, 2)
+        stem = tuple(data.draw(st.lists(tokens, min_size=shared, max_size=shared)))
+        edge = stem + tuple(data.draw(st.lists(tokens, max_size=40)))
+        lead = tuple(data.draw(st.lists(tokens, max_size=5)))
+        query = lead + stem + tuple(data.draw(st.lists(tokens, max_size=40)))
+        # usually aligned on the shared stem, so long common prefixes come up
+        start = data.draw(st.one_of(st.just(len(lead)), st.integers(0, len(query))))
+        assert match(edge, query, start) == common_length(edge, query[start:])
