@@ -12,6 +12,8 @@ both must give the same result.
 """
 from __future__ import annotations
 
+import os
+
 import torch
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -219,7 +221,8 @@ class CacheAgainstReference(RuleBasedStateMachine):
         return out
 
 
+# RADIXVIZ_STATEFUL_EXAMPLES=5000 for a deeper search than the suite's quick one
 CacheAgainstReference.TestCase.settings = settings(
-    max_examples=int(__import__("os").environ.get("MAXEX", 200)), stateful_step_count=40, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow])
+    max_examples=int(os.environ.get("RADIXVIZ_STATEFUL_EXAMPLES", 200)), stateful_step_count=40,
+    deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TestCacheAgainstReference = CacheAgainstReference.TestCase
