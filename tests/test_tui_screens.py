@@ -26,7 +26,7 @@ class TestHelpAndPalette:
             await pilot.press(key)
             assert isinstance(app.screen, HelpScreen)
             text = " ".join(plain(s.content) for s in app.screen.query("Static"))
-            assert "Bug #7" in text and "wrongly matched" in text
+            assert "before PR #7" in text and "wrongly matched" in text
             await pilot.press("escape")
             assert isinstance(app.screen, StepperScreen)
 
@@ -34,7 +34,7 @@ class TestHelpAndPalette:
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("ctrl+p")
             assert isinstance(app.screen, CommandPalette)
-            await pilot.press(*"bug #7")
+            await pilot.press(*"buggy one")
             await pilot.pause(0.3)
             await pilot.press("enter")
             await pilot.pause()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from radixviz.tui.palette import ScreenActions
+from radixviz.tui.palette import SafeCommandPalette, ScreenActions
 
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
@@ -85,6 +85,19 @@ class RadixvizApp(App):
         load = session_loader(self.pool_size, self.buggy, self.device)
         self.push_screen(StepperScreen(load, title=f"lesson {lesson.number}: {lesson.title}",
                                        lesson=lesson, export_dir=self.export_dir))
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not SafeCommandPalette.is_open(self):
+            self.push_screen(SafeCommandPalette(id="--command-palette"))
+
+    def search_commands(self, commands, placeholder: str = "Search for commands…"):
+        from textual.command import SimpleProvider
+        return self.push_screen(SafeCommandPalette(
+            providers=[SimpleProvider(self.screen, commands)], placeholder=placeholder))
+
+    def search_themes(self) -> None:
+        from textual.theme import ThemeProvider
+        self.push_screen(SafeCommandPalette(providers=[ThemeProvider], placeholder="Search for themes…"))
 
     def open_quiz(self) -> None:
         from radixviz.tui.screens import quiz

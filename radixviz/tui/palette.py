@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit, Hits, Provider
 
 
 def _screen_actions(screen) -> list[tuple[str, str, str]]:
@@ -14,9 +14,13 @@ def _screen_actions(screen) -> list[tuple[str, str, str]]:
         if action in seen or not description:
             continue
         seen.add(action)
-        out.append((description, action, key.split(",")[0]))
+        out.append((binding.tooltip or description, action, key.split(",")[0]))
     out.extend(getattr(screen, "PALETTE_EXTRA", ()))
     return out
+
+
+_KEYS = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?",
+         "colon": ":", "plus": "+", "minus": "-"}
 
 
 class ScreenActions(Provider):
@@ -25,7 +29,7 @@ class ScreenActions(Provider):
     def _actions(self):
         screen = self.screen
         for title, action, key in _screen_actions(screen):
-            yield title, partial(screen.run_action, action), f"key: {key}"
+            yield title, partial(screen.run_action, action), f"key: {_KEYS.get(key, key)}"
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._actions():
@@ -37,3 +41,16 @@ class ScreenActions(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+class SafeCommandPalette(CommandPalette):
+    """Textual's palette, minus a crash: page keys before the list has been laid out
+    (Textual 8 indexes an empty line map and raises KeyError)."""
+
+    def _action_command_list(self, action: str) -> None:
+        if action.startswith("page"):
+            commands = self.query_one(CommandList)
+            laid_out = getattr(commands, "_index_to_line", {})
+            if not (self._list_visible and (commands.highlighted or 0) in laid_out):
+                return
+        super()._action_command_list(action)

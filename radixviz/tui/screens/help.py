@@ -13,18 +13,17 @@ _KEY_NAMES = {"right_square_bracket": "]", "left_square_bracket": "[", "question
               "colon": ":", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
               "right": "→", "left": "←", "escape": "esc", "pageup": "pgup", "pagedown": "pgdn"}
 
-GUIDE = """\
-Top left, the radix tree: one line per node with its edge, its KV slots, its reference
-count and its last access time. Top right, the engine's own source: the line that did this
-step is marked ❱, lines that only report steps to this viewer are dim. Bottom left, the KV
-pool: one cell per slot. Bottom right, what the step did and why.
-
-Marks have symbols as well as colours: ▶ current step, ✗ wrongly matched (the pre-#7 bug),
-✂ just split, ✓ matched, + new, ● locked, † evicted. Wrong tokens of a buggy match are
-shown between ⟦ ⟧.
-
-Operations (press : or i): insert "Hello", match "Hello", lock "Hello", unlock "Hello",
-evict 5, matcher fixed|buggy, reset, tokens 12 7 3. Separate several with ;."""
+GUIDE = (
+    "Top left, the radix tree: one line per node with its edge, its KV slots, its reference "
+    "count (ref) and its last access time (t). Top right, the engine's own source: the line "
+    "that did this step is marked ❱, lines that only report steps to this viewer are dim. "
+    "Bottom left, the KV pool, one cell per slot. Bottom right, what the step did and why.\n\n"
+    "Marks have symbols as well as colours: ▶ current step, ✗ wrongly matched (the pre-#7 "
+    "bug), ✂ just split, ✓ matched, + new, ● locked, † evicted. The tokens a buggy match "
+    "takes wrongly are shown between ⟦ ⟧.\n\n"
+    'Operations (press : or i): insert "Hello", match "Hello", lock "Hello", unlock "Hello", '
+    "evict 5, matcher fixed|buggy, reset, tokens 12 7 3 (token ids). Separate several with ;. "
+    "They run on the newest state of the cache, and the view jumps to their first step.")
 
 
 def key_label(keys: str) -> str:
@@ -44,7 +43,7 @@ class HelpScreen(ModalScreen[None]):
         table.add_column()
         for binding in self._bindings_shown:
             if binding.description:
-                table.add_row(key_label(binding.key), binding.description)
+                table.add_row(key_label(binding.key), binding.tooltip or binding.description)
         with VerticalScroll(id="help-body"):
             yield Static(Text("radixviz — keys (esc closes)", style="bold"))
             yield Static(table)

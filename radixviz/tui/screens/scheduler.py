@@ -63,7 +63,7 @@ class SchedulerScreen(Screen):
         self.timeline = None
         self.drawer = None
         self._run_id = 0
-        self._busy = False
+        self.busy = False   # True while a run is pending or computing
 
     def compose(self) -> ComposeResult:
         yield Static(Text(" scheduler: choose a workload and a policy"), id="sched-status")
@@ -76,7 +76,8 @@ class SchedulerScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#sched-loading").display = False
         if self.autorun:
-            self.call_after_refresh(self._start, self.settings)
+            self._show_loading(self.settings)   # busy from now until the run is shown
+            self.call_after_refresh(self._autorun)
         else:
             self.query_one(SchedulerForm).focus_first()
 
@@ -90,9 +91,21 @@ class SchedulerScreen(Screen):
         message.stop()
         self._start(message.settings)
 
+    def _autorun(self) -> None:
+        # the worker imports torch, which holds the GIL for a second: wait for the app's
+        # first paint (RadixvizApp notes it; another app is taken as painted)
+        if getattr(self.app, "first_paint", 0) is None:
+            self.set_timer(0.02, self._autorun)
+        else:
+            self._start(self.settings)
+
     def _start(self, settings: SimSettings) -> None:
         self._run_id += 1
-        self._busy = True
+        self._show_loading(settings)
+        self._simulate(settings, self._run_id)
+
+    def _show_loading(self, settings: SimSettings) -> None:
+        self.busy = True
         loading = self.query_one("#sched-loading", Static)
         loading.update(Text(f"running {settings.requests} {settings.workload} requests under "
                             f"{settings.policy} on {settings.pool_size} slots…"))
@@ -101,7 +114,6 @@ class SchedulerScreen(Screen):
         for panes in self.query("#sched-panes"):
             panes.display = False
         self.refresh_bindings()   # the footer offers the stepping keys only while they act
-        self._simulate(settings, self._run_id)
 
     @work(thread=True, exclusive=True, group="simulate")
     def _simulate(self, settings: SimSettings, run_id: int) -> None:
@@ -121,12 +133,15 @@ class SchedulerScreen(Screen):
                          + (f" ({sorted(reasons)[0]})" if reasons else ""))
         except Exception as exc:  # noqa: BLE001 - a failed run is reported, the app goes on
             error = f"the simulation failed: {exc}"
-        self.app.call_from_thread(self._ready, settings, timeline, error, run_id)
+        try:
+            self.app.call_from_thread(self._ready, settings, timeline, error, run_id)
+        except RuntimeError:
+            pass   # the app closed while this ran: nobody to show it to
 
     async def _ready(self, settings, timeline, error, run_id: int) -> None:
-        if run_id != self._run_id:
-            return   # a newer run was started meanwhile
-        self._busy = False
+        if run_id != self._run_id or not self.is_mounted:
+            return   # a newer run was started meanwhile, or the screen was left
+        self.busy = False
         self.query_one("#sched-loading").display = False
         form = self.query_one(SchedulerForm)
         if error:
@@ -164,9 +179,9 @@ class SchedulerScreen(Screen):
         self.call_after_refresh(self.refresh_view)
 
     def check_action(self, action: str, parameters) -> bool | None:
-        if action in STEPPING and (self.timeline is None or self.form_open or self._busy):
+        if action in STEPPING and (self.timeline is None or self.form_open or self.busy):
             return False
-        if action == "settings" and (self.form_open or self._busy):
+        if action == "settings" and (self.form_open or self.busy):
             return False
         return True
 
@@ -206,7 +221,7 @@ class SchedulerScreen(Screen):
     # ---------------------------------------------------------------- the rest
 
     def action_settings(self) -> None:
-        if self.form_open or self._busy:
+        if self.form_open or self.busy:
             return
         self.query_one("#sched-panes").display = False
         form = self.query_one(SchedulerForm)
@@ -217,7 +232,7 @@ class SchedulerScreen(Screen):
     def action_back(self) -> None:
         """Close the form over a run; otherwise leave the screen (or the app, if it is the
         only screen: ``radixviz simulate --app``)."""
-        if self.form_open and self.timeline is not None and not self._busy:
+        if self.form_open and self.timeline is not None and not self.busy:
             self.query_one(SchedulerForm).show_error(None)
             self._show_panes()
         elif len(self.app.screen_stack) > 2:

@@ -35,28 +35,28 @@ class StepperScreen(Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
     COMMANDS = {ScreenActions}
     BINDINGS = [
-        Binding("right,space,n", "next", "Next"),
-        Binding("left,p", "prev", "Back"),
-        Binding("home", "first", "First step", show=False),
-        Binding("end", "last", "Last step", show=False),
-        Binding("right_square_bracket", "next_op", "Next op", key_display="]"),
-        Binding("left_square_bracket", "prev_op", "Prev op", key_display="[", show=False),
-        Binding("a", "autoplay", "Play"),
-        Binding("plus,equals_sign", "faster", "Faster", show=False),
-        Binding("minus", "slower", "Slower", show=False),
-        Binding("colon,i", "op_input", "Op", key_display=":"),
-        Binding("b", "toggle_matcher", "Bug #7"),
-        Binding("s", "select_node", "Node"),
-        Binding("e", "export", "Export"),
-        Binding("E", "export_all", "Export all", show=False),
+        Binding("right,space,n", "next", "Next", tooltip="next micro-step (→, space or n)"),
+        Binding("left,p", "prev", "Back", tooltip="previous micro-step (← or p)"),
+        Binding("home", "first", "First step", tooltip="jump to the first step", show=False),
+        Binding("end", "last", "Last step", tooltip="jump to the last step", show=False),
+        Binding("right_square_bracket", "next_op", "Next op", tooltip="jump to the start of the next operation (in a lesson: play the next block)", key_display="]"),
+        Binding("left_square_bracket", "prev_op", "Prev op", tooltip="jump back to the start of this (or the previous) operation", key_display="[", show=False),
+        Binding("a", "autoplay", "Play", tooltip="autoplay on/off"),
+        Binding("plus,equals_sign", "faster", "Faster", tooltip="autoplay faster", show=False),
+        Binding("minus", "slower", "Slower", tooltip="autoplay slower", show=False),
+        Binding("colon,i", "op_input", "Op", tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset", key_display=":"),
+        Binding("b", "toggle_matcher", "Bug #7", tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
+        Binding("s", "select_node", "Node", tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
+        Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
+        Binding("E", "export_all", "Export all", tooltip="export every step as SVGs into the export folder", show=False),
         Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
         Binding("pagedown", "scroll_tree(1)", "Scroll tree down", show=False),
         Binding("shift+up", "scroll_text(-1)", "Scroll narration up", show=False),
         Binding("shift+down", "scroll_text(1)", "Scroll narration down", show=False),
-        Binding("question_mark,f1", "help", "Help", key_display="?"),
-        Binding("escape", "close_input", "Close input", show=False),
-        Binding("h", "home", "Home", show=False),
-        Binding("q", "quit_app", "Quit"),
+        Binding("question_mark,f1", "help", "Help", tooltip="this help", key_display="?"),
+        Binding("escape", "close_input", "Close input", tooltip="close the operation input (or a dialog)", show=False),
+        Binding("h", "home", "Home", tooltip="back to the home screen", show=False),
+        Binding("q", "quit_app", "Quit", tooltip="quit radixviz"),
     ]
 
     def __init__(self, load: Callable, title: str = "sandbox", lesson=None,
@@ -93,9 +93,13 @@ class StepperScreen(Screen):
         from radixviz.tui.stepper_model import StepperModel
         from radixviz.tui.widgets.panes import build_panes
 
+        if not self.is_attached:      # the learner left before the engine was ready
+            return
         body = self.query_one("#stepper-body")
         await body.remove_children()
         await body.mount_all(build_panes())
+        if not self.is_attached:
+            return
         self.model = StepperModel(session)   # only now do the keys act
         _freeze_history()
         if error:
@@ -111,7 +115,7 @@ class StepperScreen(Screen):
 
     def refresh_view(self) -> None:
         from radixviz.tui.widgets.panes import show_frame
-        if self.model is not None:
+        if self.model is not None and self.is_attached:
             extra = f"▶ autoplay {SPEEDS[self._speed]}s" if self._timer else ""
             if self.player is not None:
                 extra = f"{self.player.progress}  {extra}".strip()

@@ -1,0 +1,72 @@
+"""How the app looks: SVG snapshots at a fixed size (pytest --snapshot-update regenerates).
+
+Frames shown come from the engine's own file (radix_cache.py), whose code pane content is
+stable; notifications and timers are kept off screen so the pictures are deterministic.
+"""
+from __future__ import annotations
+
+import pytest
+
+from radixviz.lessons import Lesson
+from radixviz.tui.app import RadixvizApp
+from tui_helpers import CHAPTER
+
+SIZE = (100, 32)
+
+
+@pytest.fixture
+def fixed_lessons(monkeypatch):
+    """Two stand-in lessons, so the home snapshot does not change when lesson texts do."""
+    import radixviz.lessons as lessons
+    fake = [Lesson("nodes", 1, "What a node holds", "1.md"),
+            Lesson("matching", 2, "Matching and the #7 bug", "2.md")]
+    monkeypatch.setattr(lessons, "load_lessons", lambda *a, **k: list(fake))
+
+
+async def _loaded(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _go_to(kind: str, nth: int = 0):
+    """A run_before that shows the ``nth`` frame of ``kind``."""
+    async def run_before(pilot):
+        await _loaded(pilot)
+        screen = pilot.app.screen
+        frames = [f.index for f in screen.model.frames if f.kind == kind]
+        screen.model.go(frames[nth])
+        screen.refresh_view()
+        await pilot.pause()
+    return run_before
+
+
+def test_home(snap_compare, fixed_lessons):
+    assert snap_compare(RadixvizApp("home", device="cpu"), terminal_size=SIZE, run_before=_loaded)
+
+
+def test_stepper_mid_split(snap_compare, tmp_path):
+    app = RadixvizApp("sandbox", script_text=CHAPTER, device="cpu", export_dir=tmp_path)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_go_to("split"))
+
+
+def test_buggy_match(snap_compare, tmp_path):
+    script = CHAPTER.replace("match", "matcher buggy\nmatch")
+    app = RadixvizApp("sandbox", script_text=script, device="cpu", export_dir=tmp_path)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_go_to("result", 2))
+
+
+def test_help_screen(snap_compare, tmp_path):
+    app = RadixvizApp("sandbox", script_text=CHAPTER, device="cpu", export_dir=tmp_path)
+
+    async def run_before(pilot):
+        await _loaded(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_stepper_at_80x24(snap_compare, tmp_path):
+    """The smallest size the app promises to be usable at."""
+    script = CHAPTER.replace("match", "matcher buggy\nmatch")
+    app = RadixvizApp("sandbox", script_text=script, device="cpu", export_dir=tmp_path)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_go_to("result", 2))
