@@ -64,5 +64,10 @@ class PoolModel:
             self.counts[s] -= 1
         return sum(1 for s in set(slots) if self.counts[s] == 0)
 
+    def add_refs(self, slots) -> None:
+        for s in slots:
+            assert self.counts[s] > 0, f"model: slot {s} shared while free"
+            self.counts[s] += 1
+
     def available(self) -> int:
         return self.counts.count(0)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from radixviz.cache import RadixCache, TokenToKVPool, check_invariants, match
+from radixviz.cache import InvariantError, RadixCache, TokenToKVPool, check_invariants, match
 from reference_radix import NaiveRadixCache, common_length, engine_path_keys, engine_structure
 
 
@@ -50,6 +50,24 @@ class TestChapterExample:
         # and the split the fixed matcher makes never happens
         assert edges(cache.root_node) == ["Hello_L.A.!"]
         check_invariants(cache, pool)
+
+    @pytest.mark.parametrize("buggy", [False, True])
+    def test_serving_the_buggy_hit_leaves_two_nodes_on_the_same_slots(self, buggy):
+        """Run "Hello_world!" as the scheduler would, trusting whatever the match returned."""
+        cache, pool = chapter_cache(buggy)
+        prefix, last = cache.match_prefix("Hello_world")
+        cache.inc_ref_counter(last)
+        pool.add_refs(prefix)
+        slots = torch.cat((prefix, pool.alloc(12 - len(prefix))))
+        held = cache.insert("Hello_world!", slots)
+        pool.free(slots[:held])
+        cache.dec_ref_counter(last)
+        if not buggy:
+            check_invariants(cache, pool)
+            return
+        # the new "world!" leaf took the other context's "world" slots as its own
+        with pytest.raises(InvariantError, match="owned by both"):
+            check_invariants(cache, pool)
 
     @pytest.mark.parametrize("buggy", [False, True])
     def test_reference_agrees(self, buggy):

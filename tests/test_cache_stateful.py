@@ -149,28 +149,60 @@ class CacheAgainstReference(RuleBasedStateMachine):
         assert delta == self.reference.dec_ref_counter(ref_node)
         assert delta == self.watched.dec_ref_counter(watched_node)
 
-    @rule(key=KEYS)
-    def start_request(self, key):
-        """Allocate slots for a whole sequence, evicting first when the pool is short."""
-        short = len(key) - self.pool.available_size()
+    def _alloc_all(self, need: int):
+        """The same ``need`` new slots from all three pools, evicting first when short."""
+        short = need - self.pool.available_size()
         if short > 0:
             self._evict_both(short)
         before = self.pool.refcounts()
-        slots, model_slots = self.pool.alloc(len(key)), self.model.alloc(len(key))
-        watched_slots = self.watched_pool.alloc(len(key))
+        slots, model_slots = self.pool.alloc(need), self.model.alloc(need)
+        watched_slots = self.watched_pool.alloc(need)
         if model_slots is None:
             assert slots is None and self.pool.refcounts() == before and watched_slots is None
+            return None, None
+        assert slots.tolist() == model_slots == watched_slots
+        return slots, model_slots
+
+    @rule(key=KEYS)
+    def start_request(self, key):
+        """A request that computes its whole sequence itself (no prefix reused)."""
+        slots, model_slots = self._alloc_all(len(key))
+        if slots is not None:
+            self.running.append((key, slots, model_slots, None))
+            self.known.append(key)
+
+    @precondition(lambda self: not self.engine.buggy_match)
+    @rule(key=KEYS, extra=st.integers(0, 3))
+    def admit_request(self, key, extra):
+        """As the scheduler admits one: match, lock, share the hit slots, allocate the rest."""
+        prefix, node, ref_node, watched_node = self._match_both(key)
+        delta = self.engine.inc_ref_counter(node)
+        assert delta == self.reference.inc_ref_counter(ref_node) == self.watched.inc_ref_counter(watched_node)
+        lock = (node, ref_node, watched_node)
+        key = key + "abc"[:extra]  # the tokens it generates are part of what it inserts
+        new, model_new = self._alloc_all(len(key) - len(prefix))
+        if new is None:
+            self._release(lock)
             return
-        assert watched_slots == model_slots
-        assert slots.tolist() == model_slots
-        self.running.append((key, slots, model_slots))
+        self.pool.add_refs(prefix)
+        for model in (self.model, self.watched_pool):
+            model.add_refs(prefix.tolist())
+        slots = torch.cat((prefix, new))
+        self.running.append((key, slots, slots.tolist(), lock))
         self.known.append(key)
+
+    def _release(self, lock) -> None:
+        node, ref_node, watched_node = lock
+        delta = self.engine.dec_ref_counter(node)
+        assert delta == self.reference.dec_ref_counter(ref_node) == self.watched.dec_ref_counter(watched_node)
 
     @precondition(lambda self: self.running)
     @rule(data=st.data())
     def finish_request(self, data):
-        key, slots, model_slots = self.running.pop(data.draw(st.integers(0, len(self.running) - 1)))
+        key, slots, model_slots, lock = self.running.pop(data.draw(st.integers(0, len(self.running) - 1)))
         self._insert_both(key, slots, model_slots)
+        if lock is not None:
+            self._release(lock)
 
     @rule(key=KEYS)
     def insert_without_slots(self, key):
@@ -206,7 +238,7 @@ class CacheAgainstReference(RuleBasedStateMachine):
         assert self.engine.evictable_size() == self.reference.evictable_size()
         assert self.engine.total_size() == self.reference.total_size()
         assert list(self.pool.refcounts()) == self.model.counts
-        held = [slots for _, slots, _ in self.running]
+        held = [slots for _, slots, _, _ in self.running]
         check_invariants(self.engine, self.pool, held=held)
         assert self._cached_prefixes() == self.stored
 
