@@ -6,6 +6,8 @@ same settings, so the screen is tested for showing the scheduler's real decision
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from contextlib import asynccontextmanager
 
 import pytest
@@ -30,8 +32,12 @@ def _app(settings=SMALL, autorun=True) -> RadixvizApp:
 
 
 async def _settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    """Until no run is pending or computing, and the screen has drawn the result."""
+    for _ in range(500):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not getattr(pilot.app.screen, "busy", False):
+            break
     await pilot.pause()
 
 
@@ -128,7 +134,8 @@ async def test_summary_at_the_end_matches_the_run(reference):
 async def test_form_refuses_bad_input_inline():
     async with scheduler(autorun=False) as (app, pilot):
         screen = app.screen
-        await pilot.press("tab", "tab", *"abc", "enter")   # workload, policy, then seed
+        await pilot.press("right", "tab", "left")   # cycle the workload and the policy
+        await pilot.press("tab", *"abc", "enter")   # then the seed
         await _settle(pilot)
         error = text(app, "#sched-form-error")
         assert "seed must be a whole number, not 'abc'" in error
@@ -141,6 +148,8 @@ async def test_form_refuses_bad_input_inline():
         await pilot.press("backspace", "6", "enter")
         await _settle(pilot)
         assert not screen.form_open and screen.timeline is not None
+        assert screen.timeline.workload == "multi-turn"
+        assert screen.timeline.settings["policy"] == "weight"
         assert screen.timeline.settings["seed"] == 1 and screen.timeline.settings["requests"] == 6
 
 
@@ -173,6 +182,23 @@ async def test_opened_from_home_and_escape_goes_back(tmp_path):
         assert isinstance(app.screen, HomeScreen)
 
 
+async def test_leaving_while_a_run_computes(tmp_path):
+    app = RadixvizApp("home", lesson_dirs=[tmp_path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press("enter")   # runs the default settings
+        await pilot.press("escape")  # and leaves before they are shown
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen) and app.is_running
+        await pilot.press("w")       # a fresh screen works as before
+        await pilot.pause()
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert app.screen.timeline is not None and not app.screen.form_open
+
+
 async def test_random_keys_never_crash():
     keys = ["right", "left", "home", "end", "n", "p", "space", "right_square_bracket",
             "left_square_bracket", "g", "pageup", "pagedown", "s", "tab", "shift+tab", "enter",
@@ -190,6 +216,31 @@ def test_check_settings_limits():
     assert check_settings("few-shot", "lpm", "0", "32", "1024") == (SimSettings(), None)
     assert check_settings("nope", "lpm", 0, 1, 16)[1].startswith("workload: choose from")
     assert "pool size must be between 16 and 8192" in check_settings("few-shot", "lpm", 0, 1, 9)[1]
+
+
+FIRST_PAINT = """
+import asyncio
+from radixviz.tui.app import RadixvizApp
+from radixviz.tui.widgets.scheduler_form import SimSettings
+
+async def main():
+    app = RadixvizApp("scheduler")
+    app.scheduler_options = {"settings": SimSettings(requests=4), "autorun": True}
+    async with app.run_test(size=(80, 24)) as pilot:
+        while app.screen.busy:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        print(app.torch_at_first_paint, app.screen.timeline is not None)
+
+asyncio.run(main())
+"""
+
+
+def test_first_paint_does_not_wait_for_torch():
+    # a fresh interpreter: this one imported torch long ago
+    done = subprocess.run([sys.executable, "-c", FIRST_PAINT], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.split() == ["False", "True"], done.stderr[-2000:]
 
 
 def _cli(capsys, *argv):

@@ -1,7 +1,8 @@
 """The scheduler screen's settings form: workload, policy, seed, requests, pool size.
 
-Keyboard first: tab/shift+tab between fields, enter runs. A bad value is refused on a
-line under the form and every typed value stays where it was. No torch here.
+Keyboard first: tab/shift+tab between fields, ←/→ change a choice, enter runs from any
+field. A bad value is refused on a line under the form and every typed value stays where
+it was. No torch here.
 """
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.message import Message
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.reactive import reactive
+from textual.widgets import Button, Input, Label, Static
 
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
@@ -51,6 +54,34 @@ def check_settings(workload: str, policy: str, seed, requests, pool_size) -> tup
     return SimSettings(workload, policy, **numbers), None
 
 
+class Choice(Static, can_focus=True):
+    """One value of a fixed list: ←/→ (or space, or a click) cycle through them."""
+
+    DEFAULT_CSS = """
+    Choice { width: 1fr; height: 1; }
+    Choice:focus { background: $accent 30%; text-style: bold; }
+    """
+    BINDINGS = [Binding("left", "cycle(-1)", "Previous choice", show=False),
+                Binding("right,space", "cycle(1)", "Next choice", show=False)]
+    value = reactive("")
+
+    def __init__(self, choices, value: str, **kwargs):
+        super().__init__(**kwargs)
+        self.choices = tuple(choices)
+        self.value = value if value in self.choices else self.choices[0]
+
+    def render(self) -> Text:
+        where = f"{self.choices.index(self.value) + 1}/{len(self.choices)}"
+        return Text.assemble("◀ ", (self.value, "bold"), " ▶  ", (where, "dim"))
+
+    def action_cycle(self, step: int) -> None:
+        index = self.choices.index(self.value)
+        self.value = self.choices[(index + step) % len(self.choices)]
+
+    def on_click(self) -> None:
+        self.action_cycle(1)
+
+
 class SchedulerForm(Vertical):
     """Posts ``SchedulerForm.Run`` with checked settings; shows refusals inline."""
 
@@ -61,6 +92,9 @@ class SchedulerForm(Vertical):
     SchedulerForm #sched-form-error { color: $error; height: auto; margin-top: 1; }
     SchedulerForm #sched-run { margin-top: 1; }
     """
+
+    BINDINGS = [Binding("enter", "submit", "Run", show=False)]   # from a Choice; Input and
+    # Button handle enter themselves and end up in submit() too
 
     class Run(Message):
         def __init__(self, settings: SimSettings):
@@ -73,15 +107,13 @@ class SchedulerForm(Vertical):
 
     def compose(self) -> ComposeResult:
         s = self.initial
-        yield Static("Simulate the scheduler: tab moves, enter runs, esc goes back",
-                     classes="hint")
+        yield Static("Simulate the scheduler. tab: next field · ←/→: change a choice · "
+                     "enter: run · esc: back", classes="hint")
         with Grid():
             yield Label("workload")
-            yield Select([(w, w) for w in WORKLOADS], value=s.workload, allow_blank=False,
-                         compact=True, id="sched-workload")
+            yield Choice(WORKLOADS, s.workload, id="sched-workload")
             yield Label("policy")
-            yield Select([(p, p) for p in POLICIES], value=s.policy, allow_blank=False,
-                         compact=True, id="sched-policy")
+            yield Choice(POLICIES, s.policy, id="sched-policy")
             for name in ("seed", "requests", "pool_size"):
                 low, high = LIMITS[name]
                 yield Label(LABELS[name])
@@ -94,11 +126,14 @@ class SchedulerForm(Vertical):
         self.query_one("#sched-form-error").display = False
 
     def raw_values(self) -> dict:
-        return {"workload": self.query_one("#sched-workload", Select).value,
-                "policy": self.query_one("#sched-policy", Select).value,
+        return {"workload": self.query_one("#sched-workload", Choice).value,
+                "policy": self.query_one("#sched-policy", Choice).value,
                 "seed": self.query_one("#sched-seed", Input).value,
                 "requests": self.query_one("#sched-requests", Input).value,
                 "pool_size": self.query_one("#sched-pool-size", Input).value}
+
+    def action_submit(self) -> None:
+        self.submit()
 
     def submit(self) -> None:
         settings, error = check_settings(**self.raw_values())
@@ -114,7 +149,7 @@ class SchedulerForm(Vertical):
         error.display = bool(message)
 
     def focus_first(self) -> None:
-        self.query_one("#sched-workload", Select).focus()
+        self.query_one("#sched-workload", Choice).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
