@@ -87,7 +87,9 @@ class SchedulerForm(Vertical):
 
     DEFAULT_CSS = """
     SchedulerForm { height: auto; max-width: 64; border: round $primary; padding: 0 1; }
-    SchedulerForm Grid { grid-size: 2; grid-columns: 12 1fr; grid-rows: 1; grid-gutter: 1 1; height: auto; }
+    SchedulerForm Grid {
+        grid-size: 2; grid-columns: 12 1fr; grid-rows: 1; grid-gutter: 1 1; height: auto;
+    }
     SchedulerForm Label { width: 100%; text-align: right; }
     SchedulerForm #sched-form-error { color: $error; height: auto; margin-top: 1; }
     SchedulerForm #sched-run { margin-top: 1; }

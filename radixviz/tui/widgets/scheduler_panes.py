@@ -90,5 +90,6 @@ class BatchDrawer:
             pane.set_lines(rows, width=rows.width)
             pane.border_title = "KV pool: every slot (g: compact)"
         else:
-            pane.set_lines(pool_lines(pool, record.evictable, width, pane.scrollable_content_region.height or 4))
+            height = pane.scrollable_content_region.height or 4
+            pane.set_lines(pool_lines(pool, record.evictable, width, height))
             pane.border_title = "KV pool (g: every slot)"

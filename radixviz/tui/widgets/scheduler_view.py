@@ -34,7 +34,7 @@ EVENTS = {
 }
 ADMITTED, DECODING, FINISHED = ("+", "bold green"), ("▸", ""), ("✔", "dim")
 
-POOL_KINDS = (  # state -> (symbol, style, words), in bar order
+POOL_KINDS = (  # (state, symbol, style, words), in bar order
     ("tree", "■", "green", "tree"),
     ("shared", "2", "bold magenta", "shared"),
     ("request", "□", "yellow", "request"),
@@ -150,9 +150,10 @@ def running_lines(record, width: int = 80) -> tuple[str, list[Text]]:
 
 def batch_legend() -> Text:
     legend = Text()
-    for (symbol, style), word in ((ADMITTED, "admitted"), (DECODING, "decoding"),
-                                  (FINISHED, "finished"), (EVENTS["retracted"], "retracted"),
-                                  (EVENTS["refused"], "refused"), (EVENTS["follow-up"], "next turn")):
+    marks = ((ADMITTED, "admitted"), (DECODING, "decoding"), (FINISHED, "finished"),
+             (EVENTS["retracted"], "retracted"), (EVENTS["refused"], "refused"),
+             (EVENTS["follow-up"], "next turn"))
+    for (symbol, style), word in marks:
         legend.append(f"{symbol} {word}  ", style=style or "dim")
     legend.rstrip()
     return legend
