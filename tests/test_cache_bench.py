@@ -5,7 +5,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import reference_radix  # noqa: F401  (puts bench/ on the path for core's own import)
 
 _CORE = Path(__file__).resolve().parents[1] / "bench" / "core.py"
 
