@@ -11,7 +11,7 @@ from radixviz.tui.app import RadixvizApp
 # every binding of every screen, keys that move focus or confirm, and letters and digits
 # that end up typed into the operation input or a prediction's answer
 KEYS = ("right space n left p home end right_square_bracket left_square_bracket a plus minus "
-        "colon i b s e E pageup pagedown shift+up shift+down question_mark f1 escape h x z l u "
+        "colon i b s e E pageup pagedown shift+up shift+down question_mark f1 f5 escape h w x z l u "
         "up down enter tab ctrl+p backspace m t c r k 1 2 5 quotation_mark semicolon").split()
 ENTER_OPS = ['insert "Hello_L.A.!"', 'insert "Hello_world"', "match Hello_world", "lock Hello",
              "evict 3", "unlock Hello", "matcher buggy", "reset", "tokens 1 2 3", "insert abc"]

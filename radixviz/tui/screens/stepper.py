@@ -11,7 +11,8 @@ from typing import Callable
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Horizontal, Vertical
+from textual.containers import Container
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
@@ -115,11 +116,15 @@ class StepperScreen(Screen):
 
     def refresh_view(self) -> None:
         from radixviz.tui.widgets.panes import show_frame
-        if self.model is not None and self.is_attached:
-            extra = f"▶ autoplay {SPEEDS[self._speed]}s" if self._timer else ""
-            if self.player is not None:
-                extra = f"{self.player.progress}  {extra}".strip()
+        if self.model is None or not self.is_attached:
+            return
+        extra = f"▶ autoplay {SPEEDS[self._speed]}s" if self._timer else ""
+        if self.player is not None:
+            extra = f"{self.player.progress}  {extra}".strip()
+        try:
             show_frame(self, self.model, self.player.text if self.player else "", extra)
+        except NoMatches:
+            pass  # the screen is being closed and its panes are already gone
 
     def _moved(self, moved: bool) -> None:
         if moved:
