@@ -165,3 +165,19 @@ class TestExports:
             message = notifications(app)[-1]
             assert "dot" in message and "\n" not in message
             assert not list((tmp_path / "export").glob("*.svg"))
+
+
+class TestVerifyKV:
+    async def test_v_finds_wrong_kv_only_with_the_buggy_matcher(self, tmp_path):
+        inserts = CHAPTER.rsplit("match", 1)[0]
+        async with stepper(tmp_path, script=inserts + "matcher buggy\nmatch Hello_world\n") as (app, pilot):
+            await pilot.press("v")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            message = notifications(app)[-1]
+            assert "reuse wrong K/V" in message and "token 6 on" in message
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("v")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert "reused K/V equal recomputed" in notifications(app)[-1]

@@ -48,6 +48,8 @@ class StepperScreen(Screen):
         Binding("colon,i", "op_input", "Op", tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset", key_display=":"),
         Binding("b", "toggle_matcher", "Bug #7", tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
         Binding("s", "select_node", "Node", tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
+        Binding("v", "verify_kv", "Verify KV", show=False,
+                tooltip="replay the operations on real K/V from a tiny model: does reuse equal recompute?"),
         Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
         Binding("E", "export_all", "Export all", tooltip="export every step as SVGs into the export folder", show=False),
         Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
@@ -279,6 +281,20 @@ class StepperScreen(Screen):
 
     def _answered(self, right) -> None:
         self._advance_lesson()
+
+    # --------------------------------------------------------------- KV check
+
+    def action_verify_kv(self) -> None:
+        if self.model is not None:
+            self.notify("KV check: running the tiny model…", timeout=2)
+            self._verify_kv(self.model.session)
+
+    @work(thread=True, exclusive=True, group="kv")
+    def _verify_kv(self, session) -> None:
+        from radixviz.tui.kv_check import verify_session
+        message = verify_session(session)
+        severity = "warning" if "wrong" in message else "information"
+        self.app.call_from_thread(self.notify, message, severity=severity, timeout=10)
 
     # ------------------------------------------------------------------ exports
 
