@@ -63,6 +63,8 @@ async def step_latency(nodes: int, steps: int) -> dict:
     script = tree_script(nodes)
     app = RadixvizApp("sandbox", script_text=script, device="cpu", pool_size=8192)
     async with app.run_test(size=(120, 40)) as pilot:
+        while app.first_paint is None:   # the engine starts loading after the first paint
+            await asyncio.sleep(0.01)
         await app.workers.wait_for_complete()
         await pilot.pause()
         screen = app.screen

@@ -7,6 +7,7 @@ import random
 import textual._wait
 
 from radixviz.tui.app import RadixvizApp
+from tui_helpers import wait_ready
 
 # every binding of every screen, keys that move focus or confirm, and letters and digits
 # that end up typed into the operation input or a prediction's answer
@@ -24,7 +25,7 @@ async def _one_run(rng, tmp_path, budget: int, screens: set) -> int:
     app = RadixvizApp("home", device="cpu", pool_size=48, export_dir=tmp_path / "export")
     pressed = 0
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
+        await wait_ready(app, pilot)
         while pressed < budget and app.is_running:
             if rng.random() < 0.05:
                 # now and then a whole, well-formed operation, so the tree grows

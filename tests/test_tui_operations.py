@@ -181,3 +181,20 @@ class TestVerifyKV:
             await app.workers.wait_for_complete()
             await pilot.pause()
             assert "reused K/V equal recomputed" in notifications(app)[-1]
+
+
+class TestCodePane:
+    def test_trace_only_lines_are_dim_and_the_line_marked(self):
+        from rich.console import Console
+        from radixviz.script import Session
+        from radixviz.tui.widgets.code_pane import code_view
+        session = Session(device="cpu")
+        session.run(CHAPTER)
+        frame = next(f for f in session.frames if f.kind == "split")
+        console = Console(width=100, color_system="truecolor", file=open("/dev/null", "w"))
+        lines = console.render_lines(code_view(frame.file, frame.line, 30), console.options.update(width=100))
+        texts = ["".join(s.text for s in line) for line in lines]
+        emit = next(i for i, t in enumerate(texts) if "self._emit(K.SPLIT" in t)
+        assert any(s.style and s.style.dim for s in lines[emit] if s.text.strip())
+        marked = next(t for t in texts if "❱" in t)
+        assert f"{frame.line}" in marked and "_emit" not in marked

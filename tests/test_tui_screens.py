@@ -65,8 +65,7 @@ class TestQuit:
 
         def headless_run(self, **kwargs):
             async def press_next(pilot):
-                await pilot.app.workers.wait_for_complete()
-                await pilot.pause()
+                await wait_ready(pilot.app, pilot)
                 await pilot.press("n")
             return original_run(self, headless=True, auto_pilot=press_next)
         monkeypatch.setattr(RadixvizApp, "run", headless_run)

@@ -9,7 +9,7 @@ import pytest
 
 from radixviz.lessons import Lesson
 from radixviz.tui.app import RadixvizApp
-from tui_helpers import CHAPTER
+from tui_helpers import CHAPTER, wait_ready
 
 SIZE = (100, 32)
 
@@ -24,8 +24,7 @@ def fixed_lessons(monkeypatch):
 
 
 async def _loaded(pilot):
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await wait_ready(pilot.app, pilot)
 
 
 def _go_to(kind: str, nth: int = 0):

@@ -101,3 +101,54 @@ class TestAutoplay:
             assert app.screen._speed == speed - 1
             await pilot.press("minus", "minus", "minus")   # clamps at the slowest
             assert app.screen._speed == 0
+
+
+TALL = "\n".join(f'insert "{chr(97 + i % 26)}{chr(97 + i // 26)}xyz"' for i in range(60))
+
+
+class TestScrolling:
+    async def test_tree_follows_the_current_node_and_pages(self, tmp_path):
+        async with stepper(tmp_path, script=TALL, size=(80, 24)) as (app, pilot):
+            tree = app.screen.query_one("#tree-pane")
+            model = app.screen.model
+            await pilot.press("end", "left_square_bracket")      # the start of the last insert
+            while model.frame.kind != "create":                  # to the new leaf, far down
+                await pilot.press("right")
+            assert tree.scroll_y > 0                             # the pane scrolled to it
+            line = next(i for i, l in enumerate(tree._lines) if "── ▶" in l.plain)
+            assert tree.scroll_y <= line < tree.scroll_y + tree.scrollable_content_region.height
+            before = tree.scroll_y
+            await pilot.press("pageup")
+            assert tree.scroll_y < before
+            await pilot.press("pagedown")
+            assert tree.scroll_y > 0
+
+    async def test_shift_arrows_scroll_the_narration(self, tmp_path):
+        async with stepper(tmp_path, size=(80, 24)) as (app, pilot):
+            pane = app.screen.query_one("#narration-pane")
+            await pilot.press("end")                   # a long narration: the #7 note
+            assert pane.max_scroll_y > 0
+            await pilot.press("shift+down")
+            assert pane.scroll_y > 0
+            await pilot.press("shift+up")
+            assert pane.scroll_y == 0
+
+
+class TestFirstPaint:
+    def test_first_screen_paints_before_torch_is_imported(self):
+        """In a fresh interpreter, as `radixviz` starts: torch arrives only after the first paint."""
+        import subprocess
+        import sys
+        code = """
+import asyncio, sys
+from radixviz.tui.app import RadixvizApp
+async def main():
+    app = RadixvizApp("home", device="cpu")
+    async with app.run_test(size=(80, 24)) as pilot:
+        while app.first_paint is None:
+            await asyncio.sleep(0.001)
+        print(app.torch_at_first_paint)
+asyncio.run(main())
+"""
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "False"

@@ -11,7 +11,11 @@ CHAPTER = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\
 
 
 async def wait_ready(app, pilot) -> None:
-    """Wait for the workers (engine, lessons) and for the screen to settle."""
+    """Wait for the workers (engine, lessons) and for the screen to settle.
+
+    The workers start only after the first paint, so wait for that first."""
+    while app.first_paint is None:
+        await pilot.pause(0.01)
     await app.workers.wait_for_complete()
     await pilot.pause()
 

@@ -46,6 +46,7 @@ class RadixvizApp(App):
         self.lesson, self.lesson_dirs = lesson, tuple(lesson_dirs)
         self.export_dir = Path(export_dir) if export_dir else Path("radixviz-export")
         self.first_paint: float | None = None   # perf_counter() once the first screen is drawn
+        self._after_paint: list = []
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._painted)
@@ -59,14 +60,27 @@ class RadixvizApp(App):
             from radixviz.tui.screens.home import HomeScreen
             self.push_screen(HomeScreen(self.lesson_dirs))
 
+    def after_first_paint(self, callback) -> None:
+        """Run ``callback`` once the first screen is on the terminal (now, if it already is).
+
+        Work that imports torch waits for this: a thread importing it competes with the
+        first paint for the GIL.
+        """
+        if self.first_paint is None:
+            self._after_paint.append(callback)
+        else:
+            callback()
+
     def _painted(self) -> None:
         import sys
         import time
         self.first_paint = time.perf_counter()
         self.torch_at_first_paint = "torch" in sys.modules
         if self.start == "home":
-            # only now: importing torch in a thread competes with the first paint for the GIL
-            self._warm_engine()
+            self._after_paint.append(self._warm_engine)   # while the learner reads the menu
+        waiting, self._after_paint = self._after_paint, []
+        for callback in waiting:
+            callback()
 
     def _warm_engine(self) -> None:
         # import torch and the engine while the learner reads the menu

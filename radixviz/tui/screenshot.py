@@ -19,6 +19,8 @@ async def save(path: Path) -> Path:
     app = RadixvizApp("sandbox", script_text=SCRIPT, device="cpu")
     app.title = "radixviz"
     async with app.run_test(size=SIZE) as pilot:
+        while app.first_paint is None:   # the engine starts loading after the first paint
+            await asyncio.sleep(0.01)
         await app.workers.wait_for_complete()
         await pilot.pause()
         screen = app.screen

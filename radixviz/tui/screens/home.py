@@ -68,7 +68,7 @@ class HomeScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
-        self.call_after_refresh(self._load_lessons)
+        self.app.after_first_paint(self._load_lessons)
 
     @work(thread=True, exclusive=True, group="lessons")
     def _load_lessons(self) -> None:

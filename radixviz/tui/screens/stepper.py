@@ -84,7 +84,7 @@ class StepperScreen(Screen):
     def on_mount(self) -> None:
         self._hide_input()
         # start loading once the placeholder is on screen, so the first paint is not delayed
-        self.call_after_refresh(self._load)
+        self.app.after_first_paint(self._load)
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
