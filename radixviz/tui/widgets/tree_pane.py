@@ -8,7 +8,9 @@ from .frame_cache import per_frame
 from .lines_view import LinesView
 
 
-@per_frame(256)
+# A few dozen frames: enough to step back and forth for free, and few enough that the
+# garbage collector's full passes stay short (hundreds of cached trees made them ~100 ms).
+@per_frame(24)
 def tree_lines(frame) -> tuple[list, int | None]:
     """(the tree's lines, index of the line of the current node or None)."""
     lines = TreeView(frame.tree, frame.marks, legend=True).lines()
