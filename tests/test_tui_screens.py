@@ -16,7 +16,7 @@ from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.predict import PredictScreen
 from radixviz.tui.screens.stepper import StepperScreen
-from tui_helpers import narration, plain, status, stepper, wait_ready
+from tui_helpers import narration, notifications, plain, status, stepper, wait_ready
 
 
 class TestHelpAndPalette:
@@ -115,7 +115,17 @@ class TestLesson:
             for _ in range(200):
                 if isinstance(app.screen, PredictScreen):
                     asked += 1
-                    await pilot.press("escape")
+                    predict = app.screen.ask.block
+                    if asked == 1 and predict.choices:        # answer the first one right
+                        right = predict.choices.index(predict.answer)
+                        await pilot.press(*["down"] * right, "enter")
+                        assert "Right!" in notifications(app)[-1]
+                    elif asked == 2 and predict.choices:      # and the second one wrong
+                        wrong = next(i for i, c in enumerate(predict.choices) if c != predict.answer)
+                        await pilot.press(*["down"] * wrong, "enter")
+                        assert "Not quite" in notifications(app)[-1]
+                    else:
+                        await pilot.press("escape")
                     continue
                 screen = app.screen
                 if screen.player.done and screen.model.at_end:

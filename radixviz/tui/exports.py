@@ -20,12 +20,15 @@ def export_frame(frame, folder: Path) -> str:
     return f"exported step {frame.index + 1} to {path}"
 
 
-def export_frames(frames, folder: Path) -> str:
-    """Write every frame into ``folder``; return a one-line summary."""
+def export_frames(frames, folder: Path, cancelled=lambda: False) -> str:
+    """Write every frame into ``folder`` (stopping early if ``cancelled()``); return a
+    one-line summary."""
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for frame in frames:
+        for done, frame in enumerate(frames):
+            if cancelled():
+                return f"export stopped after {done} of {len(frames)} steps ({folder}/)"
             _write(frame, folder / f"frame-{frame.index:04d}.svg")
     except Exception as exc:  # noqa: BLE001
         return _failure(exc)

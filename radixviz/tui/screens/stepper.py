@@ -310,8 +310,13 @@ class StepperScreen(Screen):
 
     @work(thread=True, exclusive=True, group="export")
     def _export_all(self, frames) -> None:
+        from textual.worker import get_current_worker
+
         from radixviz.tui.exports import export_frames
-        message = export_frames(frames, self.export_dir)
+        worker = get_current_worker()   # leaving the app cancels it; stop between files
+        message = export_frames(frames, self.export_dir, lambda: worker.is_cancelled)
+        if worker.is_cancelled:
+            return
         self.app.call_from_thread(self.notify, message, timeout=6)
 
     # ------------------------------------------------------------------- others
