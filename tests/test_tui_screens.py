@@ -154,3 +154,22 @@ class TestEntryPoints:
         out = subprocess.run([sys.executable, "-m", "radixviz", *argv], capture_output=True, text=True)
         assert out.returncode == 2
         assert message in out.stderr and out.stderr.count("\n") == 1
+
+
+class TestLessonAutoplay:
+    async def test_autoplay_stops_at_a_prediction(self):
+        lesson = load_lessons()[0]
+        app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await wait_ready(app, pilot)
+            stepper_screen = app.screen
+            await pilot.press(*["plus"] * 6, "a")
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if isinstance(app.screen, PredictScreen):
+                    break
+            assert isinstance(app.screen, PredictScreen)
+            assert stepper_screen._timer is None
+            blocks_played = stepper_screen.player.index
+            await pilot.pause(0.3)
+            assert stepper_screen.player.index == blocks_played   # nothing ran behind the dialog

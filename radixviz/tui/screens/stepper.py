@@ -180,6 +180,8 @@ class StepperScreen(Screen):
         self.refresh_view()
 
     def _tick(self) -> None:
+        if self.app.screen is not self:
+            return  # a dialog (help, a prediction, the palette) is open: wait for it
         if self.model is None or (self.model.at_end and (self.player is None or self.player.done)):
             self.action_autoplay()  # stop at the end
             return
@@ -270,6 +272,8 @@ class StepperScreen(Screen):
         result = self.player.advance(self.model)
         if isinstance(result, Ask):
             from radixviz.tui.screens.predict import PredictScreen
+            if self._timer is not None:
+                self.action_autoplay()   # a prediction deserves a pause
             self.app.push_screen(PredictScreen(result), self._answered)
             return
         if result is not None and not isinstance(result, str):
