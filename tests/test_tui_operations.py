@@ -198,3 +198,21 @@ class TestCodePane:
         assert any(s.style and s.style.dim for s in lines[emit] if s.text.strip())
         marked = next(t for t in texts if "❱" in t)
         assert f"{frame.line}" in marked and "_emit" not in marked
+
+
+class TestStartOptions:
+    async def test_buggy_and_pool_size_options(self, tmp_path):
+        async with stepper(tmp_path, buggy=True, pool_size=32) as (app, pilot):
+            assert "matcher BUGGY" in status(app) and "free 32/32" in status(app)
+            await pilot.press("end")
+            assert "match_prefix returns 11 token(s)" in narration(app)
+
+    async def test_script_file_loads(self, tmp_path):
+        from radixviz.tui.app import RadixvizApp
+        from tui_helpers import wait_ready
+        script = tmp_path / "demo.rv"
+        script.write_text(CHAPTER)
+        app = RadixvizApp("sandbox", script=str(script), device="cpu", export_dir=tmp_path)
+        async with app.run_test(size=(100, 32)) as pilot:
+            await wait_ready(app, pilot)
+            assert [r.op.line for r in app.screen.model.session.records] == [1, 2, 3]
