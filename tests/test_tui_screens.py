@@ -155,6 +155,14 @@ class TestEntryPoints:
         assert out.returncode == 2
         assert message in out.stderr and out.stderr.count("\n") == 1
 
+    def test_a_bad_line_in_a_sandbox_script_exits_2_before_the_app_starts(self, tmp_path):
+        script = tmp_path / "bad.rv"
+        script.write_text('insert "abc"\nevict lots\n')
+        out = subprocess.run([sys.executable, "-m", "radixviz", "sandbox", str(script)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2
+        assert out.stderr == f"radixviz: {script}:2:7: bad number 'lots': evict takes a token count, e.g. evict 5\n"
+
 
 class TestLessonAutoplay:
     async def test_autoplay_stops_at_a_prediction(self):

@@ -22,14 +22,22 @@ def check_pool_size(size: int) -> None:
 
 
 def check_script(path: str | None) -> None:
-    """Refuse a missing or unreadable file here; its lines are checked as the app loads it."""
+    """Refuse a missing, unreadable or badly written script before the app starts.
+
+    Only the parser is loaded here (no torch); operations the cache refuses are shown in the app.
+    """
     from radixviz.cli import UsageError
+    from radixviz.script.parser import ScriptError, load_script
     if path is None:
         return
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such script file")
     if not os.access(path, os.R_OK):
         raise UsageError(f"{path}: cannot read the script file")
+    try:
+        load_script(path)
+    except ScriptError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run(args) -> int:

@@ -1,9 +1,23 @@
-"""The operation language and sessions that run it with every micro-step recorded."""
-from .frames import Frame, Marks, OpRecord, PoolSnapshot
-from .narrate import describe, explain, key_text, slot_ranges
-from .parser import KEY_OPS, OP_NAMES, Op, ScriptError, load_script, parse_script
-from .session import DEFAULT_POOL_SIZE, Session
+"""The operation language and sessions that run it with every micro-step recorded.
 
-__all__ = ["Frame", "Marks", "OpRecord", "PoolSnapshot", "describe", "explain", "key_text",
-           "slot_ranges", "KEY_OPS", "OP_NAMES", "Op", "ScriptError", "load_script", "parse_script",
-           "DEFAULT_POOL_SIZE", "Session"]
+Names load on first use: the parser needs no torch, so a script can be checked before the
+engine (and torch) is imported.
+"""
+import importlib
+
+_HOMES = {
+    "Frame": "frames", "Marks": "frames", "OpRecord": "frames", "PoolSnapshot": "frames",
+    "describe": "narrate", "explain": "narrate", "key_text": "narrate", "slot_ranges": "narrate",
+    "KEY_OPS": "parser", "OP_NAMES": "parser", "Op": "parser", "ScriptError": "parser",
+    "load_script": "parser", "parse_script": "parser",
+    "DEFAULT_POOL_SIZE": "session", "Session": "session",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'radixviz.script' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value
