@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 
 from radixviz.cache import token_text
+from radixviz.script.narrate import slot_runs
 
 ELLIPSIS = "…"
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
@@ -66,17 +67,9 @@ def edge_text(key, max_cells: int = 24) -> str:
 
 def compact_ranges(slots, max_runs: int = 3) -> str:
     """``0–5,22–26``; a badly fragmented value shows its first runs and how many more."""
-    slots = list(slots)
-    if not slots:
+    runs = slot_runs(slots)
+    if not runs:
         return "-"
-    runs, start, prev = [], slots[0], slots[0]
-    for s in slots[1:]:
-        if s == prev + 1:
-            prev = s
-            continue
-        runs.append((start, prev))
-        start = prev = s
-    runs.append((start, prev))
     shown = [str(a) if a == b else f"{a}–{b}" for a, b in runs[:max_runs]]
     if len(runs) > max_runs:
         shown.append(f"{ELLIPSIS}+{len(runs) - max_runs}")

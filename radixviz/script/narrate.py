@@ -14,11 +14,11 @@ def key_text(key, limit: int = 24) -> str:
     return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
 
 
-def slot_ranges(slots) -> str:
-    """``0–5, 22–26`` for runs of consecutive slots."""
+def slot_runs(slots) -> list:
+    """Runs of consecutive slots as ``(first, last)`` pairs."""
     slots = list(slots)
     if not slots:
-        return "none"
+        return []
     runs, start, prev = [], slots[0], slots[0]
     for s in slots[1:]:
         if s == prev + 1:
@@ -27,6 +27,14 @@ def slot_ranges(slots) -> str:
         runs.append((start, prev))
         start = prev = s
     runs.append((start, prev))
+    return runs
+
+
+def slot_ranges(slots) -> str:
+    """``0–5, 22–26`` for runs of consecutive slots."""
+    runs = slot_runs(slots)
+    if not runs:
+        return "none"
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
 
 
