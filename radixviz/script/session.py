@@ -67,6 +67,12 @@ class Session:
             fresh.apply(op)
         return fresh
 
+    def live_frame(self) -> Frame:
+        """The cache and pool as they are now, unmarked: what a view shows before any step."""
+        tree = self.cache.snapshot()
+        return Frame(-1, len(self.records), "start", EMPTY, tree,
+                     PoolSnapshot(self.pool.refcounts(), tree), Marks(), "", 0, "")
+
     def held_slots(self) -> tuple:
         """Slots held outside the tree (for check_invariants): script locks hold none."""
         return ()

@@ -44,6 +44,9 @@ def show_frame(screen, model, lesson_text: str = "", extra: str = "") -> None:
         hint = LESSON_HINT if lesson_text else EMPTY_HINT
         narration.show_parts(([Markdown(lesson_text)] if lesson_text else []) + [Text(hint, style="dim")])
         status.update(Text(f" matcher {'BUGGY' if model.live_buggy else 'fixed'}  no steps yet  {extra}"))
+        empty = model.session.live_frame()  # the root alone and a free pool, not blank panes
+        screen.query_one(TreePane).show(empty)
+        screen.query_one(PoolPane).show(empty)
         return
     screen.query_one(TreePane).show(frame)
     screen.query_one(PoolPane).show(frame)
