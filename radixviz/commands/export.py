@@ -5,10 +5,11 @@ Graphviz ``dot`` program only .dot can be written; the others fail with an insta
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from .run import EXIT_BAD_INPUT, EXIT_OK, add_script_args, apply_all, new_session, read_ops
+from radixviz.cli import EXIT_OK, UsageError
+
+from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
 
 
 def register(subparsers) -> None:
@@ -26,10 +27,9 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+@reports_script_errors
 def run(args) -> int:
-    from radixviz.cli import UsageError
-    from radixviz.render.graphviz import GraphvizError, format_for
-    from radixviz.script import ScriptError
+    from radixviz.render.graphviz import GraphvizError, format_for, write
 
     if args.output is None and args.all_steps is None:
         raise UsageError("export needs -o FILE or --all-steps DIR")
@@ -37,21 +37,19 @@ def run(args) -> int:
         raise UsageError("--step K needs -o FILE")
     if args.max_edge < 8:
         raise UsageError(f"--max-edge {args.max_edge}: use 8 or more")
-    try:
-        if args.output is not None:
+    if args.output is not None:
+        try:
             format_for(args.output)      # refuse a bad extension before any work
-        ops = read_ops(args)
-    except GraphvizError as exc:
-        raise UsageError(str(exc)) from None
-    except ScriptError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        except GraphvizError as exc:
+            raise UsageError(str(exc)) from None
+    ops = read_ops(args)
     session = new_session(args)
     error = apply_all(session, ops)
     try:
         if args.output is not None:
             frame = _pick_frame(session, args.step)
-            _write(frame, Path(args.output), args.step, args.max_edge)
+            title = None if args.step is None else step_title(frame)
+            write(frame, Path(args.output), title=title, max_edge=args.max_edge)
             print(f"wrote {args.output}")
         if args.all_steps is not None:
             fmt = args.format or (format_for(args.output) if args.output else "svg")
@@ -61,14 +59,11 @@ def run(args) -> int:
         raise UsageError(str(exc)) from None
     if error is not None:
         # the diagrams show the state reached before the refused operation
-        print(error, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return refused(error)
     return EXIT_OK
 
 
 def _pick_frame(session, step):
-    from radixviz.cli import UsageError
-
     frames = session.frames
     if step is None:
         # the first operation may have been refused: then the (empty) tree is drawn as it is
@@ -78,23 +73,17 @@ def _pick_frame(session, step):
     return frames[step]
 
 
-def _write(frame, path: Path, step, max_edge: int = 24) -> None:
-    from radixviz.render.graphviz import write
+def step_title(frame) -> str:
+    """The caption of one step's diagram: its number, what it did, and the matcher."""
+    from radixviz.render.graphviz import matcher_label
     from radixviz.script import describe
 
-    title = None if step is None else step_title(frame, describe)
-    write(frame, path, max_edge=max_edge, **({"title": title} if title else {}))
-
-
-def step_title(frame, describe) -> str:
-    matcher = "BUGGY matcher (pre-#7)" if frame.tree.buggy_match else "fixed matcher"
-    return f"step {frame.index}: {describe(frame)}  ·  {matcher}"
+    return f"step {frame.index}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
 def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
     """``step-0000.svg`` ... one per frame; the folder is created if needed."""
     from radixviz.render.graphviz import GraphvizError, write
-    from radixviz.script import describe
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -104,5 +93,5 @@ def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list
     paths = []
     for frame in session.frames:
         path = folder / f"step-{frame.index:0{digits}d}.{fmt}"
-        paths.append(write(frame, path, title=step_title(frame, describe), max_edge=max_edge))
+        paths.append(write(frame, path, title=step_title(frame), max_edge=max_edge))
     return paths

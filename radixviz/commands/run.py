@@ -6,10 +6,12 @@ applied is still printed, then the error, and the exit code is 2.
 """
 from __future__ import annotations
 
+import functools
 import json
 import sys
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+from radixviz.cli import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError
+
 INLINE_FILE = "<-e>"
 
 
@@ -39,9 +41,28 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def reports_script_errors(handler):
+    """Wrap a command handler: a ScriptError it lets out (a script that does not parse) is
+    printed as ``FILE:LINE:COL: message`` and the exit code is 2."""
+    @functools.wraps(handler)
+    def wrapper(args) -> int:
+        from radixviz.script import ScriptError
+
+        try:
+            return handler(args)
+        except ScriptError as exc:
+            return refused(exc)
+    return wrapper
+
+
+def refused(error) -> int:
+    """Print a refused script's error as one line on stderr; the exit code for bad input."""
+    print(error, file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
 def read_ops(args) -> list:
     """The parsed operations; raises UsageError or ScriptError before anything is applied."""
-    from radixviz.cli import UsageError
     from radixviz.script import ScriptError, load_script, parse_script
 
     if (args.script is None) == (args.ops is None):
@@ -54,14 +75,21 @@ def read_ops(args) -> list:
     return ops
 
 
-def new_session(args):
-    """A Session for the command's options; UsageError for a bad pool size or device."""
-    from radixviz.cli import UsageError
-    from radixviz.script import DEFAULT_POOL_SIZE, Session
+def pool_size(args) -> int:
+    """``--pool-size``, or the default; UsageError when it leaves no slot."""
+    from radixviz.script import DEFAULT_POOL_SIZE
 
     size = DEFAULT_POOL_SIZE if args.pool_size is None else args.pool_size
     if size <= 0:
         raise UsageError(f"--pool-size {size}: the pool needs at least one slot")
+    return size
+
+
+def new_session(args):
+    """A Session for the command's options; UsageError for a bad pool size or device."""
+    from radixviz.script import Session
+
+    size = pool_size(args)
     try:
         return Session(pool_size=size, buggy=args.buggy, device=args.device)
     except ValueError as exc:
@@ -69,7 +97,7 @@ def new_session(args):
 
 
 def apply_all(session, ops):
-    """Apply ``ops`` in order; returns the ScriptError that stopped them, or None."""
+    """Apply ``ops`` in order, up to the first one refused; return its ScriptError, or None."""
     from radixviz.script import ScriptError
 
     for op in ops:
@@ -80,14 +108,9 @@ def apply_all(session, ops):
     return None
 
 
+@reports_script_errors
 def run(args) -> int:
-    from radixviz.script import ScriptError
-
-    try:
-        ops = read_ops(args)
-    except ScriptError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_BAD_INPUT
+    ops = read_ops(args)
     session = new_session(args)
     error = apply_all(session, ops)
     if args.json:
@@ -98,8 +121,7 @@ def run(args) -> int:
     else:
         print_human(session, args)
     if error is not None:
-        print(error, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return refused(error)
     return check(session)
 
 
@@ -123,7 +145,6 @@ def print_human(session, args) -> None:
                              style="dim", no_wrap=True, overflow="ellipsis")
                 where.append(source_text(frame.file, frame.line), style="cyan")
                 console.print(where, no_wrap=True, overflow="ellipsis")
-        if args.steps:
             console.print(Text(f"     = {op_result(record)}", style="bold"))
         else:
             console.print(Text(op_summary(record)))  # Text: a key like "[red]" is not markup

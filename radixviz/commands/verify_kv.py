@@ -1,9 +1,9 @@
 """``radixviz verify-kv``: are the K/V a match reuses the K/V a recompute would give?"""
 from __future__ import annotations
 
-import sys
-
-from radixviz.commands.run import EXIT_BAD_INPUT, add_script_args, read_ops
+from radixviz.cli import UsageError
+from radixviz.commands.run import add_script_args, apply_all, pool_size, read_ops, refused, \
+    reports_script_errors
 
 EPILOG = """\
 Every insert runs a tiny seeded transformer on the tokens after the cached prefix and
@@ -34,37 +34,23 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+@reports_script_errors
 def run(args) -> int:
     import json
 
-    from radixviz.cli import UsageError
-    from radixviz.script import DEFAULT_POOL_SIZE, ScriptError
-
-    try:
-        ops = read_ops(args)
-    except ScriptError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_BAD_INPUT
+    ops = read_ops(args)
     from radixviz.sim.kv_report import table_lines
     from radixviz.sim.kv_verify import KVSession
 
-    size = DEFAULT_POOL_SIZE if args.pool_size is None else args.pool_size
-    if size <= 0:
-        raise UsageError(f"--pool-size {size}: the pool needs at least one slot")
+    size = pool_size(args)
     if not 0 <= args.seed < 2**63:
         raise UsageError(f"--seed {args.seed}: use an integer from 0 to 2**63-1")
     try:
         session = KVSession(buggy=args.buggy, device=args.device, seed=args.seed, pool_size=size)
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
-    error = None
-    for op in ops:
-        try:
-            session.apply(op)
-        except ScriptError as exc:
-            error = exc  # the matches checked so far are still reported
-            break
-    report = session.report()
+    error = apply_all(session, ops)
+    report = session.report()  # the matches checked before a refused operation still count
     if args.json:
         doc = report.to_dict()
         if error is not None:
@@ -73,6 +59,5 @@ def run(args) -> int:
     else:
         print("\n".join(table_lines(report)))
     if error is not None:
-        print(error, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return refused(error)
     return 0 if report.ok else 1

@@ -30,11 +30,16 @@ def _attrs(**attrs) -> str:
     return ", ".join(f"{k}={_quote(str(v))}" for k, v in attrs.items())
 
 
+def matcher_label(tree) -> str:
+    """Which matcher built ``tree``, as a diagram's caption says it."""
+    return "BUGGY matcher (pre-#7)" if tree.buggy_match else "fixed matcher"
+
+
 def to_dot(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -> str:
     """The tree as DOT text: one box per node with its edge, slots, ref count and last access."""
     node_marks = NodeMarks(marks)
-    matcher = "BUGGY matcher (pre-#7)" if tree.buggy_match else "fixed matcher"
-    caption = title or f"radix tree · {matcher} · {tree.total_size} tokens · {tree.evictable_size} evictable"
+    caption = title or (f"radix tree · {matcher_label(tree)} · {tree.total_size} tokens · "
+                        f"{tree.evictable_size} evictable")
     out = [
         "digraph radix {",
         f"  graph [{_attrs(rankdir='TB', fontname='Helvetica', fontsize=12, labelloc='t', label=caption)}];",
