@@ -14,7 +14,6 @@ from .marks import ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
-FILL = {"✗": "#ffebe9", "✂": "#fff8c5", "▶": "#ddf4ff", "✓": "#dafbe1", "+": "#ddf4ff", "●": "#fbefff"}
 
 
 class GraphvizError(RuntimeError):
@@ -83,7 +82,7 @@ def _mark_attrs(found) -> dict:
     lasting = [m for m in found if m is not CURRENT] or found
     first = lasting[0]
     return {"color": first.color, "penwidth": 3 if CURRENT in found else 2,
-            "fillcolor": FILL.get(first.symbol, "white")}
+            "fillcolor": first.fill}
 
 
 def format_for(path) -> str:

@@ -20,16 +20,17 @@ class Mark:
     name: str        # what a legend calls it
     symbol: str      # one cell wide
     style: str       # Rich style
-    color: str       # Graphviz colour
+    color: str       # Graphviz border colour
+    fill: str = "white"  # Graphviz fill: a pale tint of the border colour
 
 
 # Order matters: a node shows every mark it has, in this order, and the first one colours it.
-CURRENT = Mark("current step", "▶", "bold reverse", "#1f6feb")
-WRONG = Mark("wrongly matched (pre-#7)", "✗", "bold red", "#d1242f")
-SPLIT = Mark("just split", "✂", "bold yellow", "#bf8700")
-PATH = Mark("matched", "✓", "bold green", "#1a7f37")
-CREATED = Mark("new", "+", "cyan", "#0969da")
-LOCKED = Mark("locked (ref > 0)", "●", "magenta", "#8250df")
+CURRENT = Mark("current step", "▶", "bold reverse", "#1f6feb", "#ddf4ff")
+WRONG = Mark("wrongly matched (pre-#7)", "✗", "bold red", "#d1242f", "#ffebe9")
+SPLIT = Mark("just split", "✂", "bold yellow", "#bf8700", "#fff8c5")
+PATH = Mark("matched", "✓", "bold green", "#1a7f37", "#dafbe1")
+CREATED = Mark("new", "+", "cyan", "#0969da", "#ddf4ff")
+LOCKED = Mark("locked (ref > 0)", "●", "magenta", "#8250df", "#fbefff")
 EVICTED = Mark("evicted", "†", "dim strike", "#8c959f")
 ALL_MARKS = (CURRENT, WRONG, SPLIT, PATH, CREATED, LOCKED, EVICTED)
 

@@ -31,7 +31,7 @@ class PoolGrid:
 
     def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
-        self._touched_slots: frozenset | None = None
+        self._touched = frozenset(getattr(marks, "slots", ()) or ())
 
     def columns(self, width: int) -> int:
         """Slots per row: a power of two when there is room, so rows start at round numbers."""
@@ -59,8 +59,7 @@ class PoolGrid:
 
     def row(self, start: int, cols: int) -> Text:
         """One row: the label of slot ``start``, then ``cols`` cells (a view may build rows lazily)."""
-        pool = self.pool
-        touched = self._touched()
+        pool, touched = self.pool, self._touched
         row = Text(no_wrap=True, overflow="ellipsis")
         row.append(f"{start:>{LABEL - 1}} ", style="dim")
         row.append("│", style="dim")
@@ -72,11 +71,6 @@ class PoolGrid:
             else:
                 row.append(f" {symbol} ", style=style)
         return row
-
-    def _touched(self) -> frozenset:
-        if self._touched_slots is None:
-            self._touched_slots = frozenset(getattr(self.marks, "slots", ()) or ())
-        return self._touched_slots
 
     def _legend_entries(self) -> list[Text]:
         entries = [Text(f"{self.pool.used}/{self.pool.size} used", style="bold")]
