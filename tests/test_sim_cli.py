@@ -59,6 +59,8 @@ def test_single_run_prints_the_measures(capsys):
     (["--pool-size", "8"], "--pool-size must be between 16"),
     (["--seed", "-1"], "--seed must be between 0"),
     (["--model", "gpt"], "unknown model 'gpt'"),
+    (["--policy", "fcfs", "--compare", "lpm,weight"], "give --policy or --compare, not both"),
+    (["--compare", ","], "--compare needs policy names"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                     "request, order by policy, admit what fits, prefill, decode, insert on finish.")
     p.add_argument("--workload", default="shared-prompt", metavar="W",
                    help="shared-prompt, few-shot, multi-turn, tree-of-thought or no-sharing")
-    p.add_argument("--policy", default="lpm", metavar="P", help="lpm, fcfs, random or weight")
+    p.add_argument("--policy", metavar="P", help="lpm (default), fcfs, random or weight")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
     p.add_argument("--requests", default="64", metavar="N", help="number of requests (default 64)")
     p.add_argument("--pool-size", default="2048", metavar="S", help="KV pool slots (default 2048)")
@@ -55,11 +55,15 @@ def parse_options(args) -> dict:
         if not low <= value <= high:
             raise UsageError(f"--{name.replace('_', '-')} must be between {low} and {high}, not {value}")
         options[name] = value
-    names = args.compare.split(",") if args.compare else [args.policy]
+    if args.compare is not None and args.policy:
+        raise UsageError("give --policy or --compare, not both")
+    names = args.compare.split(",") if args.compare is not None else [args.policy or "lpm"]
     names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise UsageError(f"--compare needs policy names, e.g. --compare {','.join(POLICIES)}")
     bad = [n for n in names if n not in POLICIES]
-    if bad or not names:
-        raise UsageError(f"unknown policy {bad[0] if bad else ''!r}: choose from {', '.join(POLICIES)}")
+    if bad:
+        raise UsageError(f"unknown policy {bad[0]!r}: choose from {', '.join(POLICIES)}")
     options["policies"] = list(dict.fromkeys(names))
     return options
 
@@ -114,20 +118,25 @@ def open_app(args, options: dict) -> int:
 
 # ---------------------------------------------------------------- Rich output
 
-_ROWS = [  # (label, how to read it from SimStats)
-    ("cache hit rate", lambda st: f"{st.hit_rate:.1%}"),
-    ("prompt tokens reused", lambda st: f"{st.hit_tokens:,}"),
-    ("prompt tokens computed", lambda st: f"{st.prefill_computed:,}"),
-    ("decode tokens computed", lambda st: f"{st.decode_computed:,}"),
-    ("tokens evicted", lambda st: f"{st.evicted_tokens:,}"),
-    ("prefill batches", lambda st: f"{st.prefill_batches:,}"),
-    ("decode steps", lambda st: f"{st.decode_steps:,}"),
-    ("peak pool use", lambda st: f"{st.peak_pool_used:,}"),
-    ("requests finished", lambda st: f"{st.finished:,}"),
-    ("refused (never fit)", lambda st: f"{st.refused:,}"),
-    ("retracted (no memory)", lambda st: f"{st.retracted:,}"),
-    ("held back (#2442)", lambda st: f"{st.delayed:,}"),
+_ROWS = [  # (label, SimStats attribute); counts get thousands separators, the rate a percent
+    ("cache hit rate", "hit_rate"),
+    ("prompt tokens reused", "hit_tokens"),
+    ("prompt tokens computed", "prefill_computed"),
+    ("decode tokens computed", "decode_computed"),
+    ("tokens evicted", "evicted_tokens"),
+    ("prefill batches", "prefill_batches"),
+    ("decode steps", "decode_steps"),
+    ("peak pool use", "peak_pool_used"),
+    ("requests finished", "finished"),
+    ("refused (never fit)", "refused"),
+    ("retracted (no memory)", "retracted"),
+    ("held back (#2442)", "delayed"),
 ]
+
+
+def _cell(stats, attribute: str) -> str:
+    value = getattr(stats, attribute)
+    return f"{value:.1%}" if attribute == "hit_rate" else f"{value:,}"
 
 
 def _title(workload: str, settings: dict) -> str:
@@ -143,8 +152,8 @@ def print_single(workload: str, result) -> None:
     table = Table()
     table.add_column("measure", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
-    for label, read in _ROWS:
-        table.add_row(label, read(stats))
+    for label, attribute in _ROWS:
+        table.add_row(label, _cell(stats, attribute))
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
     console.print(table)
@@ -165,8 +174,8 @@ def print_compare(workload: str, results: dict) -> None:
     table.add_column("measure", no_wrap=True)
     for name in results:
         table.add_column(name, justify="right", no_wrap=True)
-    for label, read in _ROWS:
-        table.add_row(label, *(read(r.stats) for r in results.values()))
+    for label, attribute in _ROWS:
+        table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
     console = Console()
     console.print(_title(workload, first), highlight=False)
     console.print(table)

@@ -64,10 +64,8 @@ class BatchRecord:
             "index", "kind", "admitted", "running", "finished", "waiting", "hit_tokens",
             "computed_tokens", "evicted_tokens", "pool_used", "evictable")}
         out["queue_order"] = [list(x) for x in self.queue_order]
-        out["decisions"] = [asdict(d) for d in self.decisions]
-        out["events"] = [asdict(e) for e in self.events]
-        out["waiting_view"] = [asdict(v) for v in self.waiting_view]
-        out["running_view"] = [asdict(v) for v in self.running_view]
+        for name in ("decisions", "events", "waiting_view", "running_view"):
+            out[name] = [asdict(item) for item in getattr(self, name)]
         return out
 
 
