@@ -62,7 +62,7 @@ def show(progress) -> None:
     for lesson_id in sorted(progress.lessons, key=lambda k: titles.get(k, (99, k))):
         number, title = titles.get(lesson_id, ("?", progress.lessons[lesson_id].get("title") or lesson_id))
         print(f"  ✓ {number}. {title}  ({progress.lessons[lesson_id].get('completed', '')})")
-    print(f"\nQuiz scores: {len(progress.scores)}")
+    print(f"\nQuizzes taken: {len(progress.scores)}")
     for s in progress.scores[-10:]:
         scope = f"lesson {s['lesson']}" if s.get("lesson") else "all lessons"
         print(f"  {s['when']}  {s['score']}/{s['total']}  {s['difficulty']}, {scope}, seed {s.get('seed')}")

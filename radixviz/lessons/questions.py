@@ -45,9 +45,9 @@ class Question:
 
     def hint(self) -> str:
         """How to type a reply."""
-        return {"choice": f"a letter ({', '.join(LETTERS[:len(self.choices)])})",
+        return {"choice": f"a letter from a to {LETTERS[len(self.choices) - 1]}",
                 "number": "a whole number",
-                "node": "a node id such as #3 (or its edge text)",
+                "node": "a node id such as #3, or its edge text",
                 "order": f"the letters in order, e.g. {' '.join(LETTERS[:len(self.choices)])}",
                 "slots": "slot numbers, e.g. 3 4 5 or 3-5 (none for no slots)",
                 "text": "the tokens, e.g. abc"}[self.kind]
