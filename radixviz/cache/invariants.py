@@ -5,14 +5,15 @@ from collections import Counter
 
 import torch
 
+from .keys import tokens_text
+
 
 class InvariantError(AssertionError):
     """An invariant of the cache or pool is broken; the message names the node or slot."""
 
 
 def _label(node) -> str:
-    text = "".join(t if isinstance(t, str) else f"⟨{t}⟩" for t in node.key[:16])
-    return f"node #{node.id} {text!r}"
+    return f"node #{node.id} {tokens_text(node.key[:16])!r}"
 
 
 def check_invariants(cache, pool=None, held=()) -> None:
@@ -37,8 +38,8 @@ def check_invariants(cache, pool=None, held=()) -> None:
             stack.append(child)
         if node is root:
             continue
-        if child_value_len(node) != len(node.key):
-            raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {child_value_len(node)} slots")
+        if _slot_count(node) != len(node.key):
+            raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {_slot_count(node)} slots")
         if node.ref_counter < 0:
             raise InvariantError(f"{_label(node)}: negative reference count {node.ref_counter}")
         parent = node.parent
@@ -58,7 +59,7 @@ def check_invariants(cache, pool=None, held=()) -> None:
         _check_pool(pool, owner, held)
 
 
-def child_value_len(node) -> int:
+def _slot_count(node) -> int:
     return 0 if node.value is None else int(node.value.numel())
 
 

@@ -45,3 +45,8 @@ def token_text(token: Hashable) -> str:
     if isinstance(token, str):
         return token
     return f"⟨{token}⟩"
+
+
+def tokens_text(tokens) -> str:
+    """A run of tokens as one unquoted string, each read as ``token_text`` reads it."""
+    return "".join(token_text(t) for t in tokens)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import torch
 
+from .keys import tokens_text
+
 
 class TreeNode:
     """One node of the radix tree.
@@ -34,5 +36,5 @@ class TreeNode:
         return not self.children
 
     def __repr__(self) -> str:
-        text = "".join(t if isinstance(t, str) else f"⟨{t}⟩" for t in self.key[:20])
+        text = tokens_text(self.key[:20])
         return f"TreeNode(#{self.id} {text!r} ref={self.ref_counter} t={self.last_access_time})"
