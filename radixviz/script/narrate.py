@@ -1,16 +1,15 @@
 """Plain words for every step: a one-line log entry and a short 'why'."""
 from __future__ import annotations
 
-from radixviz.cache import token_text
+from radixviz.cache import tokens_text
 
 
 def key_text(key, limit: int = 24) -> str:
     """A key as a learner reads it, quoted, long keys elided in the middle."""
-    text = "".join(token_text(t) for t in key)
     if len(key) > limit:
-        head = "".join(token_text(t) for t in key[:limit - 8])
-        tail = "".join(token_text(t) for t in key[-5:])
-        text = f"{head}…{tail}"
+        text = f"{tokens_text(key[:limit - 8])}…{tokens_text(key[-5:])}"
+    else:
+        text = tokens_text(key)
     return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from types import MappingProxyType
 
-from radixviz.cache import RadixCache, TokenToKVPool, action_line, compare_matchers
+from radixviz.cache import RadixCache, TokenToKVPool, action_line, compare_matchers, tokens_text
 
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
 from .parser import Op, ScriptError, parse_script
@@ -47,9 +47,10 @@ class Session:
         self._record, self._marks, self._wrong_ahead = record, {}, set()
         if op.name == "match" and op.key:
             self._mark_wrong(op.key)
-        self._step("op", at=getattr(self, f"_do_{op.name}"), text=op.text, name=op.name)
+        handler = getattr(self, f"_do_{op.name}")
+        self._step("op", at=handler, text=op.text, name=op.name)
         try:
-            record.result = getattr(self, f"_do_{op.name}")(op)
+            record.result = handler(op)
         finally:
             self._record = None
         record.last_frame = len(self.frames) - 1
@@ -110,7 +111,7 @@ class Session:
     def _do_match(self, op: Op) -> dict:
         value, last_node = self.cache.match_prefix(op.key)
         matched = len(value)
-        return {"matched": matched, "matched_text": _text(op.key[:matched]),
+        return {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                 "slots": value.tolist(), "last_node": last_node.id,
                 "disagreement": self._disagreement}
 
@@ -180,8 +181,7 @@ class Session:
             if event.nodes[0] in self._wrong_ahead:
                 marks["wrong"] = marks.get("wrong", ()) + event.nodes
         elif kind == "split":
-            marks["split"] = event.nodes
-            # the path taken so far now ends at the upper half
+            marks["split"] = event.nodes  # the path needs no change: the next append adds the upper half
         elif kind == "create":
             marks["created"] = marks.get("created", ()) + event.nodes
         elif kind == "delete":
@@ -213,7 +213,3 @@ class Session:
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree), marks, file, line,
                                  function, nodes, event))
-
-
-def _text(key) -> str:
-    return "".join(t if isinstance(t, str) else f"⟨{t}⟩" for t in key)
