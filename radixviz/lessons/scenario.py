@@ -59,3 +59,8 @@ def first_evicted_leaf(session, count: int) -> tuple[int | None, object]:
         if frame.kind == "delete":
             return frame.data["leaf"], record
     return None, record
+
+
+def indent(text: str) -> str:
+    """``text`` with four spaces before every line, as prompts show scripts and trees."""
+    return "\n".join("    " + line for line in text.splitlines())
