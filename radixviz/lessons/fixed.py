@@ -2,6 +2,8 @@
 
 Each question stores its answer AND says how to compute it from the engine (``compute``):
 a test holds the two together, so a change in the engine or a typo here is caught.
+``compute`` is handed the operation the question asks about rather than restating it, so
+the question and its check cannot drift apart.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .questions import Question, slots_key
-from .scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
+from .scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class Fixed:
     accepted: tuple               # stored answers, canonical
     answer_text: str
     explanation: str
-    compute: Callable             # (session after setup) -> canonical answer, from the engine
+    compute: Callable             # (session after setup, asked) -> canonical answer, from the engine
     choices: tuple = ()
     difficulty: str = "medium"
 
@@ -32,8 +34,8 @@ class Fixed:
         session = run_scenario(self.setup) if self.setup else None
         tree = session.cache.snapshot() if session else None
         shows_tree = self.kind == "node" or "{tree}" in self.prompt
-        prompt = self.prompt.replace("{tree}", _indent(tree_text(tree)) if tree else "")
-        prompt = prompt.replace("{script}", _indent(self.setup))
+        prompt = self.prompt.replace("{tree}", indent(tree_text(tree)) if tree else "")
+        prompt = prompt.replace("{script}", indent(self.setup))
         scenario = (self.setup + (f"\n# the question:\n{self.asked}" if self.asked else "")).lstrip("\n") + "\n"
         return Question(self.id, self.kind, prompt, self.accepted, self.answer_text, self.explanation,
                         scenario=scenario, choices=self.choices,
@@ -42,15 +44,23 @@ class Fixed:
                         difficulty=self.difficulty, topic=self.source)
 
 
-def _indent(text: str) -> str:
-    return "\n".join("    " + line for line in text.splitlines())
+def _result(*path: str):
+    """The answer is a field of the asked operation's result (a list of slots is canonicalised)."""
+    def compute(s, asked):
+        value = apply_text(s, asked).result
+        for name in path:
+            value = value[name]
+        return slots_key(value) if isinstance(value, list) else str(value)
+    return compute
 
 
-def _result(op_text: str, field: str):
-    return lambda s: str(apply_text(s, op_text).result[field])
+def _new_frames(s, asked) -> list:
+    before = len(s.frames)
+    apply_text(s, asked)
+    return s.frames[before:]
 
 
-def _node_roles(s) -> str:
+def _node_roles(s, asked) -> str:
     """Which choice describes a node, read off the tree after ``insert Hello; insert Help``."""
     tree = s.cache.snapshot()
     leaf = next(n for n in tree.root.walk() if n.key and not n.children and n.key[0] == "l" and len(n.key) > 1)
@@ -61,39 +71,36 @@ def _node_roles(s) -> str:
     return "1" if stretch and slots_are_pool_slots else ("0" if len(leaf.key) == 1 else "2")
 
 
-def _nodes_after(op_text: str):
-    def compute(s):
-        if op_text:
-            apply_text(s, op_text)
-        return str(len(s.cache.snapshot().nodes) - 1)
-    return compute
+def _nodes_after(s, asked) -> str:
+    apply_text(s, asked)
+    return str(len(s.cache.snapshot().nodes) - 1)
 
 
-def _upper_after_match(s) -> str:
-    before = len(s.frames)
-    apply_text(s, 'match "Hello_w"')
-    split = next(f for f in s.frames[before:] if f.kind == "split")
-    from .scenario import edge_text
+def _evictable_after(s, asked) -> str:
+    apply_text(s, asked)
+    return str(s.cache.evictable_size())
+
+
+def _upper_after_match(s, asked) -> str:
+    split = next(f for f in _new_frames(s, asked) if f.kind == "split")
     return edge_text(split.tree.nodes[split.nodes[0]].key)
 
 
-def _first_victim(count: int):
-    return lambda s: str(first_evicted_leaf(s, count)[0])
+def _first_victim(s, asked) -> str:
+    return str(next(f.data["leaf"] for f in _new_frames(s, asked) if f.kind == "delete"))
 
 
-def _evict_step_order(s) -> str:
-    before = len(s.frames)
-    apply_text(s, "evict 12")
-    kinds = [f.kind for f in s.frames[before:]]
+def _evict_step_order(s, asked) -> str:
+    kinds = [f.kind for f in _new_frames(s, asked)]
     shown = ["pop", "push_parent", "heap", "free", "skip"]   # the frame kind of each EVICT_STEPS item
     first = {k: kinds.index(k) for k in shown}
     return "".join("abcde"[shown.index(k)] for k in sorted(shown, key=first.get))
 
 
-def _call_order(s) -> str:
+def _call_order(s, asked) -> str:
     calls: list = []
     s.cache.observer = _chain(s.cache.observer, lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
-    s.run(LIFECYCLE)
+    s.run(asked)
     shown = ["insert", "dec_ref_counter", "match_prefix", "inc_ref_counter"]
     return "".join("abcd"[shown.index(c)] for c in calls)
 
@@ -106,7 +113,7 @@ def _chain(first, second):
 
 
 def _ratio(policy: str):
-    def compute(s):
+    def compute(s, asked):
         from radixviz.sim.policies import get_policy
         return str(["0.4", "0.5", "1.0"].index(str(get_policy(policy)[1])))
     return compute
@@ -136,7 +143,7 @@ FIXED = (
           "not counting the root? (A trie with one token per node would need 11.)",
           "", 'insert "Hello_L.A.!"', ("1",), "1",
           "A radix tree puts a chain with no branches on one edge: one node for all 11 tokens.",
-          _nodes_after('insert "Hello_L.A.!"'), difficulty="easy"),
+          _nodes_after, difficulty="easy"),
     Fixed("selftest-2-split", 2, "self-test 2", "text",
           "The tree holds one edge, \"Hello_L.A.!\". match_prefix(\"Hello_w\") stops inside it. "
           "Which tokens does the new node above the cut hold?",
@@ -148,19 +155,19 @@ FIXED = (
           "there after insert \"Hello_world\"?",
           'insert "Hello_L.A.!"', 'insert "Hello_world"', ("3",), "3",
           "Insertion splits the same way (\"Hello_\" above \"L.A.!\"), then hangs a new edge "
-          "\"world\" under the new node.", _nodes_after('insert "Hello_world"')),
+          "\"world\" under the new node.", _nodes_after),
     Fixed("selftest-3-victim", 4, "self-test 3", "node",
           "{script}\n\nWhich leaf does evict(2) remove first?\n\n{tree}",
           'insert "abcd"\nlock "abcd"\ninsert "qrs"\ninsert "abxy"', "evict 2", ("2",),
           "#2 \"qrs\"",
           "\"cd\" was used longest ago but is locked (ref 1), so it is skipped; \"qrs\" is the "
-          "next oldest leaf.", _first_victim(2)),
+          "next oldest leaf.", _first_victim),
     Fixed("selftest-3-evictable", 5, "self-test 3", "number",
           "After insert \"abcd\", insert \"abxy\" and lock \"abcd\", what is evictable_size()?",
           'insert "abcd"\ninsert "abxy"', 'lock "abcd"', ("2",), "2",
           "Locking raised \"ab\" and \"cd\" from 0 to 1 reference, so they left the evictable set; "
           "only \"xy\" (2 tokens) can go.",
-          lambda s: (apply_text(s, 'lock "abcd"'), str(s.cache.evictable_size()))[1]),
+          _evictable_after),
     Fixed("selftest-3-steps", 4, "self-test 3", "order",
           "{script}\n\nPut the steps of evict(12) in the order they first happen on this tree:\n\n{tree}",
           'insert "xyz"\nlock "xyz"\ninsert "abcd"\ninsert "abce"', "evict 12", ("caedb",),
@@ -181,48 +188,48 @@ FIXED = (
           "The tree holds \"abcd\". What does insert(\"abcd\") return?",
           'insert "abcd"', 'insert "abcd"', ("4",), "4",
           "Every edge matched and the key ended: the whole key was already there.",
-          _result('insert "abcd"', "prefix_len"), difficulty="easy"),
+          _result("prefix_len"), difficulty="easy"),
     Fixed("exercise-1-longer", 3, "exercise 1", "number",
           "The tree holds \"abcd\". What does insert(\"abcdef\") return?",
           'insert "abcd"', 'insert "abcdef"', ("4",), "4",
           "The edge matched in full and key went on: 4 plus what the recursion below returns (0, "
-          "as it creates the new edge \"ef\").", _result('insert "abcdef"', "prefix_len")),
+          "as it creates the new edge \"ef\").", _result("prefix_len")),
     Fixed("exercise-1-partial", 3, "exercise 1", "slots",
           "The tree holds \"abcd\" in slots 0-3. insert(\"abxy\") is given slots 4-7. Which of them "
           "does the caller free afterwards?",
           'insert "abcd"', 'insert "abxy"', ("4 5",), "4 5",
           "A partial hit: the edge is split after \"ab\" and insert returns 2, so the caller frees "
           "its first 2 slots; the tree keeps slots 0-1 for \"ab\".",
-          lambda s: slots_key(apply_text(s, 'insert "abxy"').result["freed_duplicates"])),
+          _result("freed_duplicates")),
     Fixed("exercise-2-short", 4, "exercise 2", "number",
           "{script}\n\nBoth leaves are locked. How many tokens does evict(5) free?\n\n{tree}",
           'insert "abc"\ninsert "abd"\nlock "abc"\nlock "abd"', "evict 5", ("0",), "0",
           "Every leaf is referenced, so the heap empties before the target is reached. The first "
           "release's scheduler then tried to allocate again and, failing, stopped the process.",
-          _result("evict 5", "evicted")),
+          _result("evicted")),
     Fixed("exercise-3-running", 9, "exercise 3", "number",
           "Request A (\"Hello_world\") is still running, so nothing is in the tree yet. Request B "
           "(\"Hello_there\") is matched for the same batch. How many tokens of B hit?",
           "", 'match "Hello_there"', ("0",), "0",
           "The first release inserts only when a request finishes, so A's prefix is invisible "
           "to B until then; #2442 later delayed such requests by one round so that they hit.",
-          _result('match "Hello_there"', "matched")),
+          _result("matched")),
     Fixed("exercise-3-finished", 9, "exercise 3", "number",
           "Request A (\"Hello_world\") has finished and was inserted. How many tokens of "
           "\"Hello_there\" hit now?",
           'insert "Hello_world"', 'match "Hello_there"', ("6",), "6",
-          "Once A is in the tree, B shares \"Hello_\" with it.", _result('match "Hello_there"', "matched")),
+          "Once A is in the tree, B shares \"Hello_\" with it.", _result("matched")),
     Fixed("bug-7-count", 8, "the #7 bug", "number",
           "With the pre-#7 matcher, how many tokens does match_prefix(\"Hello_world\") report?\n\n{tree}",
           HELLO + "\nmatcher buggy", 'match "Hello_world"', ("11",), "11",
           "The buggy matcher forks inside \"Hello_L.A.!\" but keeps walking, and the rest "
-          "\"world\" matches the child cached after \"Hello_L.A.!\".", _result('match "Hello_world"', "matched")),
+          "\"world\" matches the child cached after \"Hello_L.A.!\".", _result("matched")),
     Fixed("bug-7-slots", 8, "the #7 bug", "slots",
           "Same tree, pre-#7 matcher: which of the returned slots belong to another context?\n\n{tree}",
           HELLO + "\nmatcher buggy", 'match "Hello_world"', ("22 23 24 25 26",), "22-26",
           "Slots 0-5 really are \"Hello_\"; 22-26 hold the KV of \"world\" computed after "
           "\"Hello_L.A.!\", not after \"Hello_\".",
-          lambda s: slots_key(apply_text(s, 'match "Hello_world"').result["disagreement"]["wrong_slots"])),
+          _result("disagreement", "wrong_slots")),
 )
 
 
@@ -232,4 +239,4 @@ def fixed_questions(lesson: int | None = None) -> list[Question]:
 
 def computed_answer(spec: Fixed) -> str:
     """What the engine says the answer is, on a fresh run of the setup."""
-    return spec.compute(run_scenario(spec.setup) if spec.setup else run_scenario(""))
+    return spec.compute(run_scenario(spec.setup), spec.asked)
