@@ -46,6 +46,7 @@ def test_script_file_and_json(tmp_path, capsys):
     (("-e", "match a", "--device", "tpu"), "radixviz: --device tpu: unknown device"),
     (("-e", "match a", "--pool-size", "0"), "radixviz: --pool-size 0"),
     (("-e", "match a", "--seed", "-1"), "radixviz: --seed -1: use an integer from 0"),
+    (("-e", "match a", "--seed", "x"), "radixviz: --seed x: use an integer from 0"),
     (("missing.rv",), "missing.rv:1:1: cannot read"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):

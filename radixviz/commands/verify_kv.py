@@ -29,7 +29,8 @@ def register(subparsers) -> None:
                     "match against a from-scratch computation.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_script_args(p)
-    p.add_argument("--seed", type=int, default=0, help="model weights seed (default 0)")
+    # parsed in run, so a bad seed is a one-line error like every other bad input
+    p.add_argument("--seed", default="0", help="model weights seed (default 0)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -43,10 +44,9 @@ def run(args) -> int:
     from radixviz.sim.kv_verify import KVSession
 
     size = pool_size(args)
-    if not 0 <= args.seed < 2**63:
-        raise UsageError(f"--seed {args.seed}: use an integer from 0 to 2**63-1")
+    seed = _seed(args.seed)
     try:
-        session = KVSession(buggy=args.buggy, device=args.device, seed=args.seed, pool_size=size)
+        session = KVSession(buggy=args.buggy, device=args.device, seed=seed, pool_size=size)
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
     error = apply_all(session, ops)
@@ -61,3 +61,13 @@ def run(args) -> int:
     if error is not None:
         return refused(error)
     return 0 if report.ok else 1
+
+
+def _seed(text) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 2**63:
+        raise UsageError(f"--seed {text}: use an integer from 0 to 2**63-1")
+    return seed
