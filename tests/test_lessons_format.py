@@ -55,6 +55,12 @@ class TestParsing:
         assert ops.line == 20 and [o.line for o in ops.ops] == [20, 21]
         assert predict.accepts("b") and predict.accepts("2") and not predict.accepts("4")
 
+    def test_a_reply_that_is_a_choice_is_read_as_that_choice_not_its_number(self):
+        predict = Predict("How many nodes?", ("2", "3", "4"), "3", line=1)
+        assert predict.accepts("3") and predict.accepts("b")
+        assert not predict.accepts("2")     # the first choice, not "choice number 2"
+        assert Predict("Which?", ("x", "y"), "y", line=1).accepts("2")
+
     def test_heading_and_file_name_instead_of_front_matter(self, tmp_path):
         (lesson,) = load_one(tmp_path, "07-my-topic.md", "# A title\n\n```radixviz\ninsert ab\n```\n")
         assert (lesson.id, lesson.number, lesson.title) == ("my-topic", 7, "A title")

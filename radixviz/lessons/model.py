@@ -54,6 +54,9 @@ class Predict:
             return False
         if reply == self.answer.strip().lower():
             return True
+        if reply in (c.strip().lower() for c in self.choices):
+            # a choice's own text: with choices "2 | 3 | 4", "2" means two, not the second
+            return False
         if self.choices and self.answer in self.choices:
             index = self.choices.index(self.answer)
             return reply in (str(index + 1), "abcdefghij"[index])
