@@ -3,7 +3,7 @@ import pytest
 
 from radixviz.lessons.fixed import FIXED, computed_answer, fixed_questions
 from radixviz.lessons.generate import DIFFICULTIES, GENERATORS, generate_question
-from radixviz.lessons.questions import parse_slots
+from radixviz.lessons.questions import Question, parse_slots
 from radixviz.lessons.quiz import make_quiz
 from radixviz.lessons.scenario import run_scenario
 
@@ -36,6 +36,11 @@ class TestGrading:
         choice = next(q for q in fixed_questions() if q.kind == "choice")
         assert choice.grade("2").correct and choice.grade(choice.choices[1].upper()).correct
         assert not choice.grade("a").correct
+
+    def test_a_reply_that_is_a_choice_means_that_choice_not_its_number(self):
+        q = Question("numbers", "choice", "How many?", ("1",), "b: 3", "", choices=("2", "3", "4"))
+        assert q.grade("3").correct and q.grade("b").correct
+        assert not q.grade("2").correct      # the choice "2", not the second choice
 
     def test_node_by_id_or_edge_text(self):
         q = next(q for q in fixed_questions() if q.kind == "node")

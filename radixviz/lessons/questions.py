@@ -76,13 +76,13 @@ class Question:
 
 def _choice(q: Question, reply: str) -> str | None:
     low = reply.lower().rstrip(").")
+    for index, text in enumerate(q.choices):
+        if text.lower() in (reply.lower(), low):   # a choice's own text wins over a letter or number
+            return str(index)
     if len(low) == 1 and low in LETTERS[:len(q.choices)]:
         return str(LETTERS.index(low))
     if low.isdigit() and 1 <= int(low) <= len(q.choices):
         return str(int(low) - 1)
-    for index, text in enumerate(q.choices):
-        if low == text.lower():
-            return str(index)
     return None
 
 
