@@ -59,3 +59,29 @@ class LeafHeap:
         self._heap = kept
         self._stamp = {e[1]: e[0] for e in kept}
         self._limit = max(1024, 2 * len(kept))
+
+
+class UntracedEviction:
+    """evict() with nobody watching, for a cache that keeps its leaves in ``self._leaves``
+    (a LeafHeap) and deletes one with ``self._delete_leaf``."""
+
+    def _evict_untraced(self, num_tokens, evict_callback) -> None:
+        """The same leaves in the same order as the release's evict(), taken from the lasting
+        leaf heap instead of a heap of every leaf built afresh."""
+        num_evicted, set_aside = 0, []
+        try:
+            while num_evicted < num_tokens:
+                x = self._leaves.pop()
+                if x is None:
+                    break
+                set_aside.append(x)  # still a leaf unless deleted below: it goes back
+                if x is self.root_node:
+                    break
+                if x.ref_counter > 0:
+                    continue
+                num_evicted += evict_callback(x.value)
+                self._delete_leaf(x)
+                set_aside.pop()
+        finally:
+            for x in set_aside:
+                self._leaves.note(x)

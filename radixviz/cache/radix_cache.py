@@ -6,37 +6,26 @@ time is a logical clock (each place the release read the wall clock takes the ne
 recursion is written as loops, and a node's children are found by the first token of their
 edge (sibling edges never share one, so this is exactly the child the release's scan would
 stop at; #364 later did the same). Lines ``if self._trace: self._emit(...)`` only report
-the step above them to an observer.
+the step above them to an observer; the observer, snapshots and events are ``Traced``
+(trace.py), and eviction with nobody watching is ``UntracedEviction`` (leaf_heap.py).
 """
 from __future__ import annotations
 
 import heapq
-import sys
-from types import MappingProxyType
-from typing import Callable
 
 import torch
 
 from .keys import as_key, match
-from .leaf_heap import LeafHeap
+from .leaf_heap import LeafHeap, UntracedEviction
 from .node import TreeNode
-from .snapshot import TreeSnapshot, clear_all, invalidate, snapshot_node
-from .trace import Event, EventKind as K, action_line
+from .trace import EventKind as K, Traced
 
 
-# steps after which the nodes they name look different in a snapshot
-_CHANGES_NODES = frozenset({K.VISIT, K.SPLIT, K.CREATE, K.DELETE, K.REF})
-
-
-class RadixCache:
+class RadixCache(Traced, UntracedEviction):
     def __init__(self, disable: bool = False, buggy_match: bool = False, device="cpu"):
         self.disable = disable
         self.buggy_match = buggy_match
         self.device = torch.device(device)
-        self._observer: Callable[[Event], None] | None = None
-        self._trace = False
-        self._op = ""
-        self._seq = 0
         self.reset()
 
     def reset(self) -> None:
@@ -280,27 +269,6 @@ class RadixCache:
         self._leaves.note(node)  # a new leaf (a split's upper half is dropped when popped)
         return node
 
-    def _evict_untraced(self, num_tokens, evict_callback) -> None:
-        """evict() with nobody watching: the same leaves in the same order, taken from the
-        lasting leaf heap instead of a heap of every leaf built afresh (see leaf_heap.py)."""
-        num_evicted, set_aside = 0, []
-        try:
-            while num_evicted < num_tokens:
-                x = self._leaves.pop()
-                if x is None:
-                    break
-                set_aside.append(x)  # still a leaf unless deleted below: it goes back
-                if x is self.root_node:
-                    break
-                if x.ref_counter > 0:
-                    continue
-                num_evicted += evict_callback(x.value)
-                self._delete_leaf(x)
-                set_aside.pop()
-        finally:
-            for x in set_aside:
-                self._leaves.note(x)
-
     def _empty(self) -> torch.Tensor:
         return torch.empty(0, dtype=torch.int64, device=self.device)
 
@@ -332,34 +300,3 @@ class RadixCache:
             if releasing and current.ref_counter <= 0:
                 raise ValueError(f"node #{current.id} has no reference to release")
             current = parent
-
-    # ------------------------------------------------------------- tracing
-
-    @property
-    def observer(self):
-        return self._observer
-
-    @observer.setter
-    def observer(self, callback: Callable[[Event], None] | None) -> None:
-        """Attach a callable that receives every micro-step as an Event (None detaches)."""
-        self._observer = callback
-        self._trace = callback is not None
-        clear_all(self.root_node)  # snapshots were not kept up to date while nobody watched
-
-    def snapshot(self) -> TreeSnapshot:
-        """An immutable picture of the whole tree as it is now."""
-        if not self._trace:
-            clear_all(self.root_node)
-        return TreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
-
-    def _emit(self, kind, nodes=(), **data) -> None:
-        if kind in _CHANGES_NODES:
-            for node in nodes:
-                invalidate(node)
-        frame = sys._getframe(1)
-        filename = frame.f_code.co_filename
-        self._seq += 1
-        event = Event(self._seq, kind, self._op, tuple(n.id for n in nodes), MappingProxyType(data),
-                      self.snapshot(), filename, action_line(filename, frame.f_lineno),
-                      frame.f_code.co_name)
-        self._observer(event)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import ast
 import enum
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
+from typing import Callable
 
-from .snapshot import TreeSnapshot
+from .snapshot import TreeSnapshot, clear_all, invalidate, snapshot_node
 
 
 class EventKind(str, enum.Enum):
@@ -90,3 +92,48 @@ def action_line(filename: str, emit_line: int) -> int:
 def trace_only_lines(filename: str) -> frozenset:
     """Lines of an engine file that exist only to emit events (a code view may dim them)."""
     return _trace_map(filename)[1]
+
+
+# steps after which the nodes they name look different in a snapshot
+_CHANGES_NODES = frozenset({EventKind.VISIT, EventKind.SPLIT, EventKind.CREATE, EventKind.DELETE,
+                            EventKind.REF})
+
+
+class Traced:
+    """The reporting side of a cache: an observer that receives every micro-step as an Event,
+    and snapshots of the tree. The cache provides ``root_node``, ``_evictable``, ``_clock``
+    and ``buggy_match``, and sets ``_op`` to the public method running."""
+
+    _observer: Callable[[Event], None] | None = None
+    _trace = False    # an observer is attached; the engine tests this before each _emit
+    _op = ""
+    _seq = 0          # events emitted so far
+
+    @property
+    def observer(self):
+        return self._observer
+
+    @observer.setter
+    def observer(self, callback: Callable[[Event], None] | None) -> None:
+        """Attach a callable that receives every micro-step as an Event (None detaches)."""
+        self._observer = callback
+        self._trace = callback is not None
+        clear_all(self.root_node)  # snapshots were not kept up to date while nobody watched
+
+    def snapshot(self) -> TreeSnapshot:
+        """An immutable picture of the whole tree as it is now."""
+        if not self._trace:
+            clear_all(self.root_node)
+        return TreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
+
+    def _emit(self, kind, nodes=(), **data) -> None:
+        if kind in _CHANGES_NODES:
+            for node in nodes:
+                invalidate(node)
+        frame = sys._getframe(1)  # the engine method that did the step
+        filename = frame.f_code.co_filename
+        self._seq += 1
+        event = Event(self._seq, kind, self._op, tuple(n.id for n in nodes), MappingProxyType(data),
+                      self.snapshot(), filename, action_line(filename, frame.f_lineno),
+                      frame.f_code.co_name)
+        self._observer(event)
