@@ -45,3 +45,11 @@ def test_end_of_input_before_any_answer(tmp_path):
 def test_bad_lesson_is_bad_input(tmp_path):
     done = quiz(["--lesson", "12"], [], tmp_path)
     assert done.returncode == 2 and done.stderr.strip() == "radixviz: no quiz for lesson 12: lessons are 1-9"
+
+
+def test_selftest_says_what_it_asks_and_show_on_an_empty_setup_says_so(tmp_path):
+    done = quiz(["--selftest", "--no-save"], ["b", "show", "quit"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first == "radixviz self-test: the chapter's 17 self-test questions and exercises"
+    assert "(no operations: the question starts from an empty cache)" in done.stdout

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import sys
 
-LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
 def register(subparsers) -> None:
     p = subparsers.add_parser("quiz", help="answer questions about the cache; the engine checks each answer",
                               description="Questions on random scenarios run on the real cache (same "
@@ -56,11 +53,16 @@ def _quiz_screen():
 
 def ask_plain(quiz, stdin, out, save: bool = True) -> int:
     """Ask every question on ``stdin``/``out``; end of input stops early with the score so far."""
-    what = "self-test" if quiz.questions and quiz.questions[0].seed is None and quiz.lesson is None else "quiz"
-    where = f", lesson {quiz.lesson}" if quiz.lesson is not None else ""
-    print(f"radixviz {what}: {len(quiz.questions)} questions, {quiz.difficulty}{where}, seed {quiz.seed} "
-          f"(replay with --seed {quiz.seed})", file=out)
+    if quiz.selftest:
+        print(f"radixviz self-test: the chapter's {len(quiz.questions)} self-test questions and exercises",
+              file=out)
+    else:
+        where = f", lesson {quiz.lesson}" if quiz.lesson is not None else ""
+        print(f"radixviz quiz: {len(quiz.questions)} questions, {quiz.difficulty}{where}, seed {quiz.seed} "
+              f"(replay with --seed {quiz.seed})", file=out)
     print("Type your answer; '?' explains the format, 'show' replays the scenario, 'skip', 'quit'.", file=out)
+    from radixviz.lessons.questions import LETTERS
+
     for index, question in enumerate(quiz.questions):
         print(f"\n── Question {index + 1}/{len(quiz.questions)} ({question.topic or question.kind}) ──", file=out)
         print(question.prompt, file=out)
@@ -76,13 +78,15 @@ def ask_plain(quiz, stdin, out, save: bool = True) -> int:
 
 
 def _ask_one(quiz, index, stdin, out) -> str:
+    from radixviz.lessons.reader import echo_if_piped
+
     question = quiz.questions[index]
     while True:
         print(f"answer ({question.hint()}): ", end="", file=out, flush=True)
         line = stdin.readline()
         if not line:
             return "eof"
-        _echo(line, stdin, out)
+        echo_if_piped(line, stdin, out)
         reply = line.strip()
         if reply.lower() in ("q", "quit", "exit"):
             return "quit"
@@ -104,15 +108,9 @@ def _ask_one(quiz, index, stdin, out) -> str:
         return "answered"
 
 
-def _echo(line: str, stdin, out) -> None:
-    """Piped input is not shown by a terminal: write it out so a transcript reads in order."""
-    isatty = getattr(stdin, "isatty", None)
-    if not (isatty and isatty()):
-        print(line.rstrip("\n"), file=out)
-
-
 def replay_text(scenario: str, include_question: bool = True) -> str:
     """The scenario replayed on a fresh session, one line per operation with its result."""
+    from radixviz.lessons.reader import result_text
     from radixviz.lessons.scenario import run_scenario
     from radixviz.script import parse_script
 
@@ -120,9 +118,9 @@ def replay_text(scenario: str, include_question: bool = True) -> str:
     session = run_scenario("")
     lines = ["replaying the scenario on a fresh cache:"]
     for op in parse_script(text, "<scenario>"):
-        record = session.apply(op)
-        shown = {k: v for k, v in record.result.items() if v not in (None, [], {})}
-        lines.append(f"  {op.text:<28} → {shown or 'done'}")
+        lines.append(f"  {op.text:<28} → {result_text(session.apply(op))}")
+    if len(lines) == 1:
+        lines.append("  (no operations: the question starts from an empty cache)")
     return "\n".join(lines)
 
 

@@ -60,7 +60,7 @@ class ScenarioBuilder:
         """Hard questions make the learner picture the tree from the operations alone."""
         return self.difficulty != "hard"
 
-    def replay_text(self, asked: str) -> str:
+    def script_with_question(self, asked: str) -> str:
         """The script "show me" replays: the setup, then the operation asked about."""
         return self.text + f"\n# the question:\n{asked}\n"
 

@@ -46,14 +46,14 @@ def gen_match(build: ScenarioBuilder, seed: int) -> Question:
                         (slots_key(result["slots"]),), " ".join(map(str, result["slots"])) or "none",
                         f"It hits {result['matched']} tokens ({result['matched_text']!r}): the slots of the "
                         "edges it walks, cut where the query stops.",
-                        scenario=build.replay_text(asked), tree_text=tree_text(tree),
+                        scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                         **build.tags(seed, "match", 2))
     return Question(f"gen-match-{build.difficulty}-{seed}", "number",
                     build.setup_prompt(tree) + f"\n\nHow many tokens does match_prefix(\"{query}\") return?",
                     (str(result["matched"]),), f"{result['matched']} ({result['matched_text'] or 'nothing'!r})",
                     "The walk follows the child whose edge starts with the next token and stops at the "
                     "first token that differs (or when the query ends).",
-                    scenario=build.replay_text(asked), tree_text=tree_text(tree) if build.shows_tree else "",
+                    scenario=build.script_with_question(asked), tree_text=tree_text(tree) if build.shows_tree else "",
                     **build.tags(seed, "match", 2))
 
 
@@ -89,13 +89,13 @@ def gen_split(build: ScenarioBuilder, seed: int) -> Question:
         return Question(f"gen-split-easy-{seed}", "node",
                         build.setup_prompt(tree) + f"\n\nmatch_prefix(\"{query}\") splits one edge. Which node is cut?",
                         (str(lower_id),), f"#{lower_id} \"{edge_text(cut_node.key)}\"", explanation,
-                        scenario=build.replay_text(asked), nodes=node_choices(tree), tree_text=tree_text(tree),
+                        scenario=build.script_with_question(asked), nodes=node_choices(tree), tree_text=tree_text(tree),
                         **build.tags(seed, "split", 2))
     return Question(f"gen-split-{build.difficulty}-{seed}", "text",
                     build.setup_prompt(tree) + f"\n\nmatch_prefix(\"{query}\") splits an edge. "
                     "Which tokens does the new upper node hold? (the tokens, or how many)",
                     (edge_text(upper.key), str(len(upper.key))), f"\"{edge_text(upper.key)}\" ({_tokens(len(upper.key))})",
-                    explanation, scenario=build.replay_text(asked), tree_text=tree_text(tree),
+                    explanation, scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                     **build.tags(seed, "split", 2))
 
 
@@ -111,7 +111,7 @@ def gen_insert(build: ScenarioBuilder, seed: int) -> Question:
                     (str(held),), str(held),
                     f"insert returns how many leading tokens the tree already held: \"{key[:held]}\". "
                     f"The caller frees its own {held} slot(s) for them; the tree keeps its copy.",
-                    scenario=build.replay_text(asked), tree_text=tree_text(tree) if build.shows_tree else "",
+                    scenario=build.script_with_question(asked), tree_text=tree_text(tree) if build.shows_tree else "",
                     **build.tags(seed, "insert", 3))
 
 
@@ -137,7 +137,7 @@ def gen_evict(build: ScenarioBuilder, seed: int) -> Question:
                     (str(leaf),), f"#{leaf} \"{edge_text(victim.key)}\"",
                     "Only leaves are candidates, oldest last access first; a leaf with a reference "
                     "count above 0 is skipped.",
-                    scenario=build.replay_text(f"evict {count}"), nodes=node_choices(tree),
+                    scenario=build.script_with_question(f"evict {count}"), nodes=node_choices(tree),
                     tree_text=tree_text(tree, show_time=show_time), **build.tags(seed, "evict", 4))
 
 
@@ -158,7 +158,7 @@ def gen_lock(build: ScenarioBuilder, seed: int) -> Question:
                     (str(after),), str(after),
                     f"Locking walks from the matched node up to the root; each node whose count goes from "
                     f"0 to 1 stops being evictable (delta {delta}).",
-                    scenario=build.replay_text(asked), tree_text=tree_text(tree), **build.tags(seed, "lock", 5))
+                    scenario=build.script_with_question(asked), tree_text=tree_text(tree), **build.tags(seed, "lock", 5))
 
 
 def gen_buggy(build: ScenarioBuilder, seed: int) -> Question:
@@ -188,7 +188,7 @@ def gen_buggy(build: ScenarioBuilder, seed: int) -> Question:
                     (str(result["matched"]),), str(result["matched"]),
                     "Before #7 a match that forked inside an edge kept walking into the child, so the "
                     "rest of the query could 'hit' tokens cached after a different prefix." + extra,
-                    scenario=build.replay_text(asked), tree_text=tree_text(tree), **build.tags(seed, "buggy", 8))
+                    scenario=build.script_with_question(asked), tree_text=tree_text(tree), **build.tags(seed, "buggy", 8))
 
 
 def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
@@ -224,7 +224,7 @@ def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
                     build.setup_prompt(tree, show_tree=True) + f"\n\nThese requests wait, in arrival order (a first). "
                     f"In which order does the {policy} policy offer them a place?",
                     (letters,), " ".join(letters),
-                    f"{policy}: {rule}.", scenario=build.replay_text("\n".join(f'match "{k}"' for k, _, _ in waiting)),
+                    f"{policy}: {rule}.", scenario=build.script_with_question("\n".join(f'match "{k}"' for k, _, _ in waiting)),
                     choices=items, tree_text=tree_text(tree), **build.tags(seed, "policy", 7))
 
 

@@ -21,6 +21,7 @@ class Quiz:
     seed: int
     lesson: int | None = None
     answers: list = field(default_factory=list)     # Feedback per question answered
+    selftest: bool = False       # the chapter's fixed questions: seed and difficulty play no part
 
     @property
     def score(self) -> int:
@@ -41,7 +42,7 @@ def make_quiz(seed: int, difficulty: str = "medium", lesson: int | None = None, 
     if lesson is not None and lesson not in LESSON_TOPICS:
         raise ValueError(f"no quiz for lesson {lesson}: lessons are {min(LESSON_TOPICS)}-{max(LESSON_TOPICS)}")
     if selftest:
-        return Quiz(fixed_questions(), difficulty, seed, lesson)
+        return Quiz(fixed_questions(), difficulty, seed, lesson, selftest=True)
     questions: list[Question] = fixed_questions(lesson)[:count] if lesson is not None else []
     index = 0
     while len(questions) < count:

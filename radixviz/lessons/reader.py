@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .model import Narrative, Operations, Predict
+from .questions import LETTERS
 
 
 def read_plain(lesson, stdin, out, save: bool = True) -> int:
@@ -19,13 +20,13 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
         elif isinstance(block, Predict):
             print(f"  ? {block.question}", file=out)
             for i, choice in enumerate(block.choices):
-                print(f"      {'abcdefghij'[i]}) {choice}", file=out)
+                print(f"      {LETTERS[i]}) {choice}", file=out)
             print("    your prediction: ", end="", file=out, flush=True)
             reply = stdin.readline()
             if not reply:
                 print("\n(end of input)", file=out)
                 return 0
-            _echo(reply, stdin, out)
+            echo_if_piped(reply, stdin, out)
             pending.append((block, reply.strip()))
         elif isinstance(block, Operations):
             for op in block.ops:
@@ -34,8 +35,7 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
                 except ScriptError as exc:
                     print(f"  {exc}", file=out)
                     return 1
-                shown = {k: v for k, v in record.result.items() if v not in (None, [], {})}
-                print(f"  ▶ {op.text:<30} → {shown or 'done'}", file=out)
+                print(f"  ▶ {op.text:<30} → {result_text(record)}", file=out)
             print("\n" + "\n".join("    " + l for l in tree_text(session.cache.snapshot()).splitlines()) + "\n", file=out)
             for predict, reply in pending:
                 verdict = "✓ you predicted it" if predict.accepts(reply) else f"✗ the answer: {predict.answer}"
@@ -50,8 +50,14 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
     return 0
 
 
-def _echo(reply: str, stdin, out) -> None:
+def echo_if_piped(reply: str, stdin, out) -> None:
     """Piped input is not shown by a terminal: write it out so a transcript reads in order."""
     isatty = getattr(stdin, "isatty", None)
     if not (isatty and isatty()):
         print(reply.rstrip("\n"), file=out)
+
+
+def result_text(record) -> str:
+    """An operation's result without its empty fields, as the plain-text readers show it."""
+    shown = {k: v for k, v in record.result.items() if v not in (None, [], {})}
+    return str(shown) if shown else "done"
