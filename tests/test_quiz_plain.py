@@ -51,5 +51,6 @@ def test_selftest_says_what_it_asks_and_show_on_an_empty_setup_says_so(tmp_path)
     done = quiz(["--selftest", "--no-save"], ["b", "show", "quit"], tmp_path)
     assert done.returncode == 0, done.stderr
     first = done.stdout.splitlines()[0]
-    assert first == "radixviz self-test: the chapter's 17 self-test questions and exercises"
+    count = len(make_quiz(0, selftest=True).questions)
+    assert first == f"radixviz self-test: the chapter's {count} self-test questions and exercises"
     assert "(no operations: the question starts from an empty cache)" in done.stdout
