@@ -59,14 +59,11 @@ def tree_script(nodes: int, seed: int = 7) -> str:
 
 
 async def step_latency(nodes: int, steps: int) -> dict:
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app import RadixvizApp, wait_until_ready
     script = tree_script(nodes)
     app = RadixvizApp("sandbox", script_text=script, device="cpu", pool_size=8192)
     async with app.run_test(size=(120, 40)) as pilot:
-        while app.first_paint is None:   # the engine starts loading after the first paint
-            await asyncio.sleep(0.01)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_until_ready(app, pilot)
         screen = app.screen
         model = screen.model
         tree_nodes = len(model.frames[-1].tree.nodes) - 1

@@ -6,18 +6,9 @@ from contextlib import asynccontextmanager
 from rich.console import Console
 
 from radixviz.tui.app import RadixvizApp
+from radixviz.tui.app import wait_until_ready as wait_ready  # noqa: F401 - the tests' name
 
 CHAPTER = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
-
-
-async def wait_ready(app, pilot) -> None:
-    """Wait for the workers (engine, lessons) and for the screen to settle.
-
-    The workers start only after the first paint, so wait for that first."""
-    while app.first_paint is None:
-        await pilot.pause(0.01)
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 @asynccontextmanager

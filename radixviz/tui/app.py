@@ -32,8 +32,19 @@ def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "aut
     return load
 
 
+async def wait_until_ready(app, pilot) -> None:
+    """Under Pilot (tests, benchmarks, screenshots): wait until the keys act on a loaded
+    engine. The workers (engine, lessons) start only after the first paint, so wait for
+    that first, then for them, then for the screen to settle."""
+    while app.first_paint is None:
+        await pilot.pause(0.01)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 class RadixvizApp(App):
-    CSS_PATH = "app.tcss"
+    # absolute: Textual resolves a relative CSS_PATH beside the module of the subclass
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "radixviz"
     COMMANDS = App.COMMANDS | {ScreenActions}
 

@@ -15,14 +15,11 @@ SIZE = (110, 34)
 
 
 async def save(path: Path) -> Path:
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app import RadixvizApp, wait_until_ready
     app = RadixvizApp("sandbox", script_text=SCRIPT, device="cpu")
     app.title = "radixviz"
     async with app.run_test(size=SIZE) as pilot:
-        while app.first_paint is None:   # the engine starts loading after the first paint
-            await asyncio.sleep(0.01)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_until_ready(app, pilot)
         screen = app.screen
         model = screen.model
         model.go(model.session.records[-1].last_frame)

@@ -177,15 +177,9 @@ class QuizScreen(Screen):
 
 def run_quiz_app(quiz, save: bool = True) -> int:
     """Run the app on this quiz alone (``radixviz quiz`` without --plain)."""
-    from pathlib import Path
-
-    import radixviz.tui.app as app_module
     from radixviz.tui.app import RadixvizApp
 
     class QuizApp(RadixvizApp):
-        # CSS_PATH is resolved against the defining module's folder: point at the app's own
-        CSS_PATH = str(Path(app_module.__file__).with_name("app.tcss"))
-
         def on_mount(self) -> None:
             # after the base class has pushed the home screen, so "home" in a stepper
             # opened by "show me" comes back here
