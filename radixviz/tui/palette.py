@@ -15,12 +15,17 @@ def _screen_actions(screen) -> list[tuple[str, str, str]]:
             continue
         seen.add(action)
         out.append((binding.tooltip or description, action, key.split(",")[0]))
-    out.extend(getattr(screen, "PALETTE_EXTRA", ()))
     return out
 
 
-_KEYS = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?",
-         "colon": ":", "plus": "+", "minus": "-"}
+_KEY_NAMES = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?",
+              "colon": ":", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
+              "right": "→", "left": "←", "escape": "esc", "pageup": "pgup", "pagedown": "pgdn"}
+
+
+def key_label(keys: str) -> str:
+    """A binding's keys ("right,space,n") as a learner types them ("→ space n")."""
+    return " ".join(_KEY_NAMES.get(k, k) for k in keys.split(","))
 
 
 class ScreenActions(Provider):
@@ -29,7 +34,7 @@ class ScreenActions(Provider):
     def _actions(self):
         screen = self.screen
         for title, action, key in _screen_actions(screen):
-            yield title, partial(screen.run_action, action), f"key: {_KEYS.get(key, key)}"
+            yield title, partial(screen.run_action, action), f"key: {key_label(key)}"
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._actions():

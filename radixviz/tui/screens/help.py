@@ -9,9 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-_KEY_NAMES = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?",
-              "colon": ":", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
-              "right": "→", "left": "←", "escape": "esc", "pageup": "pgup", "pagedown": "pgdn"}
+from radixviz.tui.palette import key_label
 
 GUIDE = (
     "Top left, the radix tree: one line per node with its edge, its KV slots, its reference "
@@ -26,16 +24,13 @@ GUIDE = (
     "They run on the newest state of the cache, and the view jumps to their first step.")
 
 
-def key_label(keys: str) -> str:
-    return " ".join(_KEY_NAMES.get(k, k) for k in keys.split(","))
-
-
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
-    def __init__(self, bindings):
+    def __init__(self, bindings, guide: str = GUIDE):
+        """``bindings``: the screen's keys, one row each; ``guide``: how to read that screen."""
         super().__init__()
-        self._bindings_shown = bindings
+        self._bindings_shown, self.guide = bindings, guide
 
     def compose(self) -> ComposeResult:
         table = Table(show_header=False, box=None, padding=(0, 2, 0, 0))
@@ -47,7 +42,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-body"):
             yield Static(Text("radixviz — keys (esc closes)", style="bold"))
             yield Static(table)
-            yield Static(Text(GUIDE), id="help-guide")
+            yield Static(Text(self.guide), id="help-guide")
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

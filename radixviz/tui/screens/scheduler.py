@@ -241,5 +241,6 @@ class SchedulerScreen(Screen):
             self.app.exit()
 
     def action_help(self) -> None:
-        from radixviz.tui.widgets.scheduler_help import SchedulerHelp
-        self.app.push_screen(SchedulerHelp(self.BINDINGS))
+        from radixviz.tui.screens.help import HelpScreen
+        from radixviz.tui.widgets.scheduler_help import GUIDE
+        self.app.push_screen(HelpScreen(self.BINDINGS, guide=GUIDE))

@@ -1,10 +1,5 @@
-"""Help for the scheduler screen: the shared help modal with this screen's own guide."""
+"""How to read the scheduler screen: the guide its help modal shows under the keys."""
 from __future__ import annotations
-
-from rich.text import Text
-from textual.widgets import Static
-
-from radixviz.tui.screens.help import HelpScreen
 
 # paragraphs without hard line breaks: the help pane wraps them to its width
 GUIDE = "\n\n".join((
@@ -25,10 +20,3 @@ GUIDE = "\n\n".join((
     "tokens evicted, and ✔ finished, ↩ retracted, ⊘ refused requests.",
 ))
 
-
-class SchedulerHelp(HelpScreen):
-    """The help modal, its guide text replaced by the scheduler's."""
-
-    def on_mount(self) -> None:
-        for guide in self.query("#help-guide").results(Static):
-            guide.update(Text(GUIDE))
