@@ -58,6 +58,13 @@ class TestRun:
         assert out.startswith('  1  insert "[red]x"  →  prefix_len 0; new slots 0–5\n')
         assert "'[red]x'  slots 0–5" in out
 
+    def test_a_long_match_of_token_ids_is_elided_between_whole_ids(self, capsys):
+        ids = " ".join(str(i) for i in range(10, 40))
+        code, out, _ = run_cli(capsys, "--width", "400", "-e", f"insert tokens {ids}; match tokens {ids} 99")
+        result = out.splitlines()[1].split("→")[1]
+        assert code == 0 and result.startswith("  30 token(s) '⟨10⟩⟨11⟩")
+        assert "…⟨35⟩⟨36⟩⟨37⟩⟨38⟩⟨39⟩' (slots 0–29)" in result
+
     def test_broken_invariant_exits_1(self, capsys, monkeypatch):
         import radixviz.cache as cache
         from radixviz.cache import InvariantError

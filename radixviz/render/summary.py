@@ -11,6 +11,8 @@ def op_summary(record) -> str:
 
 def op_result(record) -> str:
     """What the operation returned, without the operation: ``6 token(s) 'Hello_' (slots 0–5)``."""
+    if record.op.name == "match":
+        return _match(record.result, record.op.key)
     return _RESULTS.get(record.op.name, lambda r: "done")(record.result)
 
 
@@ -23,8 +25,9 @@ def _insert(r) -> str:
     return text
 
 
-def _match(r) -> str:
-    text = f"{r['matched']} token(s) {key_text(tuple(r['matched_text']))} (slots {slot_ranges(r['slots'])})"
+def _match(r, key) -> str:
+    # quoted from the key's tokens, not from matched_text: eliding that string could cut a ⟨id⟩ in two
+    text = f"{r['matched']} token(s) {key_text(key[:r['matched']])} (slots {slot_ranges(r['slots'])})"
     diff = r.get("disagreement")
     if diff:
         wrong = slot_ranges(diff["wrong_slots"])
@@ -42,7 +45,6 @@ def _lock(r) -> str:
 
 _RESULTS = {
     "insert": _insert,
-    "match": _match,
     "lock": _lock,
     "unlock": lambda r: f"evictable size {r['delta']:+d}",
     "evict": lambda r: f"evicted {r['evicted']} token(s) (slots {slot_ranges(r['freed_slots'])})",
