@@ -74,14 +74,13 @@ def run(args) -> int:
     options = parse_options(args)
     if getattr(args, "app", False):
         return open_app(args, options)
-    from radixviz.sim.runner import MODELS, simulate  # imports torch
+    from radixviz.sim.runner import MODELS, compare  # imports torch
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
     policies = options.pop("policies")
-    results = {name: simulate(args.workload, name, model=args.model,
-                              delay_shared_prefix=args.delay_shared_prefix, **options)
-               for name in policies}
+    results = compare(args.workload, policies, model=args.model,
+                      delay_shared_prefix=args.delay_shared_prefix, **options)
     if args.json:
         doc = {name: r.to_dict() for name, r in results.items()}
         print(json.dumps({"workload": args.workload, "results": doc} if args.compare

@@ -9,18 +9,17 @@ from .records import SimResult
 from .scheduler import Scheduler
 from .workloads import make_workload
 
-# name -> factory(pool, seed) -> TokenModel; the tiny KV model adds itself here
-MODELS: dict[str, Callable] = {
-    "fake": lambda pool, seed: FakeSampler(seed),
-}
-
 
 def _tiny_model(pool, seed):
     from .tiny_model import TinyModel  # real K/V in the pool; loaded only when asked for
     return TinyModel(pool, seed=seed)
 
 
-MODELS["tiny"] = _tiny_model
+# name -> factory(pool, seed) -> TokenModel
+MODELS: dict[str, Callable] = {
+    "fake": lambda pool, seed: FakeSampler(seed),
+    "tiny": _tiny_model,
+}
 
 
 def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: int = 4096,
