@@ -29,6 +29,11 @@ class TestChapterExample:
                                           "wrong_slots": [22, 23, 24, 25, 26]}
         check_invariants(session.cache, session.pool)
 
+    def test_an_empty_match_after_it_reports_no_disagreement(self):
+        session = Session(pool_size=32, device="cpu")
+        records = session.run(CHAPTER + 'match ""\n')
+        assert records[3].result["matched"] == 0 and records[3].result["disagreement"] is None
+
     def test_buggy_frames_mark_the_wrong_node(self):
         session = Session(pool_size=32, buggy=True, device="cpu")
         session.run(CHAPTER)

@@ -45,8 +45,8 @@ class Session:
         self._precheck(op)
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
         self._record, self._marks, self._wrong_ahead = record, {}, set()
-        if op.name == "match" and op.key:
-            self._mark_wrong(op.key)
+        if op.name == "match":
+            self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
         handler = getattr(self, f"_do_{op.name}")
         self._step("op", at=handler, text=op.text, name=op.name)
         try:
