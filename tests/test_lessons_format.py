@@ -136,3 +136,11 @@ def test_lessons_package_imports_no_ui_and_no_torch():
              "print(sorted(m for m in ('torch', 'textual', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_listing_with_a_broken_teacher_folder_names_the_check_for_that_folder(tmp_path):
+    write(tmp_path, "bad.md", GOOD.replace("```radixviz\nmatch", "```radixviz\nfrob 1\nmatch"))
+    done = cli("lessons", "--lessons", str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "unknown operation 'frob'" in done.stderr
+    assert done.stderr.rstrip().endswith(f"(every problem: radixviz lessons --check {tmp_path})")

@@ -29,7 +29,7 @@ def run(args) -> int:
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
     except LessonError as exc:
-        raise UsageError(f"{exc} (run radixviz lessons --check for every problem)") from None
+        raise UsageError(f"{exc} (every problem: {_check_command(exc.file)})") from None
     if args.read is not None:
         from radixviz.lessons.reader import read_plain
         return read_plain(_pick(lessons, args.read), sys.stdin, sys.stdout)
@@ -78,8 +78,17 @@ def check(directory: str, extra: list) -> int:
         print(problem)
     files = len({str(l.path) for l in lessons} | {p.file for p in problems})
     verdict = "all pass" if not problems else f"{len(problems)} problem(s)"
-    print(f"checked {files} lesson file(s), ran {operations} operations: {verdict}", file=sys.stderr)
+    print(f"checked {files} lesson file(s), ran {operations} operation(s): {verdict}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def _check_command(file: str) -> str:
+    """The --check that lists every problem of the folder ``file`` is in."""
+    from radixviz.lessons import shipped_lessons_dir
+    folder = Path(file).parent
+    if folder.resolve() == shipped_lessons_dir().resolve():
+        return "radixviz lessons --check"
+    return f"radixviz lessons --check {folder}"
 
 
 def _pick(lessons, wanted: str):
