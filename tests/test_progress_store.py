@@ -92,3 +92,14 @@ class TestCommand:
         assert "End of lesson 1" in done.stdout and list(Progress.load().lessons) == ["the-node"]
         listing = cli("lessons", data_dir=data_dir)
         assert "✓  1. The node" in listing.stdout and "1 completed" in listing.stdout
+
+
+def test_reading_a_lesson_when_progress_cannot_be_saved_says_so_without_a_traceback(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = subprocess.run([sys.executable, "-m", "radixviz", "lessons", "--read", "1"], input="1\n2\n3\n",
+                          capture_output=True, text=True, timeout=120,
+                          env={"RADIXVIZ_DATA_DIR": str(blocker / "data"), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert done.stdout.rstrip().endswith("End of lesson 1.")          # not "marked as completed"
+    assert done.stderr.startswith("radixviz: could not save your progress:") and done.stderr.count("\n") == 1

@@ -34,10 +34,13 @@ def run(args) -> int:
         from radixviz.lessons.reader import read_plain
         return read_plain(_pick(lessons, args.read), sys.stdin, sys.stdout)
     if args.done is not None:
+        from radixviz.lessons.progress import save_lesson_completed
         lesson = _pick(lessons, args.done)
-        progress = _progress()
-        progress.complete_lesson(lesson.id, lesson.title)
-        progress.save()
+        saved, warnings = save_lesson_completed(lesson)
+        for warning in warnings:
+            print(f"radixviz: {warning}", file=sys.stderr)
+        if not saved:
+            return 1
         print(f"lesson {lesson.number} ({lesson.title}) marked as completed")
         return 0
     done = _progress().lessons

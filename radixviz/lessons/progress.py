@@ -104,16 +104,22 @@ class Progress:
         return best
 
 
-def mark_lesson_completed(lesson) -> str | None:
-    """Record ``lesson`` as completed (for the app's lesson player); return a warning line
-    when the old file was damaged or the new one could not be written, else None."""
+def save_lesson_completed(lesson) -> tuple[bool, list[str]]:
+    """Record ``lesson`` as completed: (whether it was saved, warning lines to show)."""
     progress = Progress.load()
+    warnings = [progress.warning] if progress.warning else []
     progress.complete_lesson(lesson.id, lesson.title)
     try:
         progress.save()
     except OSError as exc:
-        return f"could not save your progress: {exc}"
-    return progress.warning
+        return False, warnings + [f"could not save your progress: {exc}"]
+    return True, warnings
+
+
+def mark_lesson_completed(lesson) -> str | None:
+    """``save_lesson_completed`` for the app's lesson player: the last warning, or None."""
+    _, warnings = save_lesson_completed(lesson)
+    return warnings[-1] if warnings else None
 
 
 def parse_progress(text: str) -> tuple[dict, list]:

@@ -1,6 +1,8 @@
 """Read a lesson in plain text: narrative, predictions asked on stdin, operations with results."""
 from __future__ import annotations
 
+import sys
+
 from .model import Narrative, Operations, Predict
 from .questions import LETTERS
 
@@ -41,12 +43,13 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
                 verdict = "✓ you predicted it" if predict.accepts(reply) else f"✗ the answer: {predict.answer}"
                 print(f"  {verdict}. {predict.explain}".rstrip() + "\n", file=out)
             pending = []
+    saved = False
     if save:
-        from .progress import Progress
-        progress = Progress.load()
-        progress.complete_lesson(lesson.id, lesson.title)
-        progress.save()
-    print(f"End of lesson {lesson.number}: marked as completed.", file=out)
+        from .progress import save_lesson_completed
+        saved, warnings = save_lesson_completed(lesson)
+        for warning in warnings:
+            print(f"radixviz: {warning}", file=sys.stderr)
+    print(f"End of lesson {lesson.number}" + (": marked as completed." if saved else "."), file=out)
     return 0
 
 
