@@ -23,7 +23,7 @@ def run(args) -> int:
         print(f"radixviz: {progress.warning}", file=sys.stderr)
     if args.reset:
         progress.reset()
-        progress.save()
+        _save(progress)
         print(f"progress cleared ({progress.path})")
         return 0
     if args.export:
@@ -42,11 +42,19 @@ def run(args) -> int:
             raise UsageError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
         except ProgressError as exc:
             raise UsageError(f"{source}: {exc}; your progress is unchanged") from None
-        progress.save()
+        _save(progress)
         print(f"imported {added[0]} completed lessons and {added[1]} scores from {source}")
         return 0
     show(progress)
     return 0
+
+
+def _save(progress) -> None:
+    from radixviz.cli import UsageError
+    try:
+        progress.save()
+    except OSError as exc:
+        raise UsageError(f"cannot write {progress.path}: {exc.strerror or exc}; nothing was changed") from None
 
 
 def show(progress) -> None:
