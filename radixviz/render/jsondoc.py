@@ -18,13 +18,8 @@ def key_json(key):
 
 
 def op_args(op) -> list:
-    if op.key is not None:
-        return [key_json(op.key)]
-    if op.count is not None:
-        return [op.count]
-    if op.mode is not None:
-        return [op.mode]
-    return []
+    """``op.args`` as JSON: a key as ``key_json`` writes it, a count or matcher mode as is."""
+    return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
 
 def tree_json(node) -> dict:
