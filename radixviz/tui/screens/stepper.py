@@ -10,13 +10,13 @@ from typing import Callable
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Container
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from radixviz.tui.palette import ScreenActions
+from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
 
@@ -35,32 +35,7 @@ def _freeze_history() -> None:
 class StepperScreen(Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
     COMMANDS = {ScreenActions}
-    BINDINGS = [
-        Binding("right,space,n", "next", "Next", tooltip="next micro-step (→, space or n)"),
-        Binding("left,p", "prev", "Back", tooltip="previous micro-step (← or p)"),
-        Binding("home", "first", "First step", tooltip="jump to the first step", show=False),
-        Binding("end", "last", "Last step", tooltip="jump to the last step", show=False),
-        Binding("right_square_bracket", "next_op", "Next op", tooltip="jump to the start of the next operation (in a lesson: play the next block)", key_display="]"),
-        Binding("left_square_bracket", "prev_op", "Prev op", tooltip="jump back to the start of this (or the previous) operation", key_display="[", show=False),
-        Binding("a", "autoplay", "Play", tooltip="autoplay on/off"),
-        Binding("plus,equals_sign", "faster", "Faster", tooltip="autoplay faster", show=False),
-        Binding("minus", "slower", "Slower", tooltip="autoplay slower", show=False),
-        Binding("colon,i", "op_input", "Op", tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset", key_display=":"),
-        Binding("b", "toggle_matcher", "Bug #7", tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
-        Binding("s", "select_node", "Node", tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
-        Binding("v", "verify_kv", "Verify KV", show=False,
-                tooltip="replay the operations on real K/V from a tiny model: does reuse equal recompute?"),
-        Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
-        Binding("E", "export_all", "Export all", tooltip="export every step as SVGs into the export folder", show=False),
-        Binding("pageup", "scroll_tree(-1)", "Scroll tree up", show=False),
-        Binding("pagedown", "scroll_tree(1)", "Scroll tree down", show=False),
-        Binding("shift+up", "scroll_text(-1)", "Scroll narration up", show=False),
-        Binding("shift+down", "scroll_text(1)", "Scroll narration down", show=False),
-        Binding("question_mark,f1", "help", "Help", tooltip="this help", key_display="?"),
-        Binding("escape", "close_input", "Close input", tooltip="close the operation input (or a dialog)", show=False),
-        Binding("h", "home", "Home", tooltip="back to the home screen", show=False),
-        Binding("q", "quit_app", "Quit", tooltip="quit radixviz"),
-    ]
+    BINDINGS = STEPPER_KEYS
 
     def __init__(self, load: Callable, title: str = "sandbox", lesson=None,
                  export_dir: Path | None = None):
@@ -120,11 +95,11 @@ class StepperScreen(Screen):
         from radixviz.tui.widgets.panes import show_frame
         if self.model is None or not self.is_attached:
             return
-        extra = f"▶ autoplay {SPEEDS[self._speed]}s" if self._timer else ""
-        if self.player is not None:
-            extra = f"{self.player.progress}  {extra}".strip()
+        notes = [self.player.progress] if self.player is not None else []
+        if self._timer is not None:
+            notes.append((f"▶ autoplay {SPEEDS[self._speed]}s", f"▶ {SPEEDS[self._speed]:g}s"))
         try:
-            show_frame(self, self.model, self.player.text if self.player else "", extra)
+            show_frame(self, self.model, self.player.text if self.player else "", notes)
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
@@ -140,12 +115,8 @@ class StepperScreen(Screen):
     # ----------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        if self.model is None:
-            return
-        if self.model.at_end and self.player is not None and not self.player.done:
-            self._advance_lesson()
-            return
-        self._moved(self.model.step(1))
+        if self.model is not None and not self._lesson_continues():
+            self._moved(self.model.step(1))
 
     def action_prev(self) -> None:
         if self.model is not None:
@@ -160,12 +131,8 @@ class StepperScreen(Screen):
             self._moved(self.model.go(len(self.model.frames) - 1))
 
     def action_next_op(self) -> None:
-        if self.model is None:
-            return
-        if self.model.at_end and self.player is not None and not self.player.done:
-            self._advance_lesson()
-            return
-        self._moved(self.model.next_op())
+        if self.model is not None and not self._lesson_continues():
+            self._moved(self.model.next_op())
 
     def action_prev_op(self) -> None:
         if self.model is not None:
@@ -267,6 +234,13 @@ class StepperScreen(Screen):
 
     # ------------------------------------------------------------------ lessons
 
+    def _lesson_continues(self) -> bool:
+        """Past a lesson's last frame, stepping on plays its next block; True if it did."""
+        if self.model.at_end and self.player is not None and not self.player.done:
+            self._advance_lesson()
+            return True
+        return False
+
     def _advance_lesson(self) -> None:
         from radixviz.tui.lesson_player import Ask
         result = self.player.advance(self.model)
@@ -280,7 +254,7 @@ class StepperScreen(Screen):
             self._applied(result)
             return
         if result is None:
-            self.notify("End of the lesson: keep experimenting with : or go home with q", timeout=4)
+            self.notify("End of the lesson: keep experimenting with : or go home with h", timeout=4)
         self.refresh_view()
 
     def _answered(self, right) -> None:

@@ -1,0 +1,47 @@
+"""The stepper's keys: the footer, the help screen and the command palette all read them.
+
+Order matters: the footer shows them in this order and has room for about eight at 80
+columns. The tooltip is the long description that help and the palette show.
+"""
+from __future__ import annotations
+
+from textual.binding import Binding
+
+STEPPER_KEYS = [
+    Binding("right,space,n", "next", "Next", tooltip="next micro-step (→, space or n)"),
+    Binding("left,p", "prev", "Back", tooltip="previous micro-step (← or p)"),
+    Binding("home", "first", "First step", tooltip="jump to the first step", show=False),
+    Binding("end", "last", "Last step", tooltip="jump to the last step", show=False),
+    Binding("right_square_bracket", "next_op", "Next op", key_display="]",
+            tooltip="jump to the start of the next operation (in a lesson: play the next block)"),
+    Binding("left_square_bracket", "prev_op", "Prev op", key_display="[",
+            tooltip="jump back to the start of this (or the previous) operation", show=False),
+    Binding("a", "autoplay", "Play", tooltip="autoplay on/off"),
+    Binding("plus,equals_sign", "faster", "Faster", tooltip="autoplay faster", show=False),
+    Binding("minus", "slower", "Slower", tooltip="autoplay slower", show=False),
+    Binding("colon,i", "op_input", "Op", key_display=":",
+            tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset"),
+    Binding("b", "toggle_matcher", "Bug #7",
+            tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
+    Binding("s", "select_node", "Node",
+            tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
+    # the footer shows about eight keys at 80 columns: help must be one of them
+    Binding("question_mark,f1", "help", "Help", tooltip="this help", key_display="?"),
+    Binding("v", "verify_kv", "Verify KV", show=False,
+            tooltip="replay the operations on real K/V from a tiny model: does reuse equal recompute?"),
+    Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
+    Binding("E", "export_all", "Export all",
+            tooltip="export every step as SVGs into the export folder", show=False),
+    Binding("pageup", "scroll_tree(-1)", "Scroll tree up",
+            tooltip="scroll the tree up", show=False),
+    Binding("pagedown", "scroll_tree(1)", "Scroll tree down",
+            tooltip="scroll the tree down", show=False),
+    Binding("shift+up", "scroll_text(-1)", "Scroll narration up",
+            tooltip="scroll the narration up", show=False),
+    Binding("shift+down", "scroll_text(1)", "Scroll narration down",
+            tooltip="scroll the narration down", show=False),
+    Binding("escape", "close_input", "Close input",
+            tooltip="close the operation input (or a dialog)", show=False),
+    Binding("h", "home", "Home", tooltip="back to the home screen"),
+    Binding("q", "quit_app", "Quit", tooltip="quit radixviz"),
+]
