@@ -34,8 +34,10 @@ class LessonPlayer:
         return self.index >= len(self.lesson.blocks) - 1
 
     @property
-    def progress(self) -> str:
-        return f"lesson {self.lesson.number} · block {max(self.index + 1, 0)} of {len(self.lesson.blocks)}"
+    def progress(self) -> tuple[str, str]:
+        """Where the learner is, long and short (the status line picks what fits)."""
+        block, blocks = max(self.index + 1, 0), len(self.lesson.blocks)
+        return f"lesson {self.lesson.number} · block {block} of {blocks}", f"block {block}/{blocks}"
 
     def advance(self, model):
         """Play blocks until something shows: returns an Ask, the Applied of ops, or None at the end.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -44,8 +43,8 @@ class HomeScreen(Screen):
         self.lessons: list = []
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="home-box"):
-            yield Static(Text("radixviz", style="bold"), id="home-title")
+        with Vertical(id="home-box") as box:
+            box.border_title = "radixviz"
             yield Static(INTRO, id="home-intro")
             yield OptionList(*self._options(), id="home-menu")
             yield Static("↑/↓ and enter to open · ? help · q quit", classes="hint")

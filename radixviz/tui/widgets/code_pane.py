@@ -60,7 +60,10 @@ def code_view(file: str, line: int, height: int, theme: str = "ansi_dark"):
         # keep the highlighted line in view, a third of the way down
         first = max(span[0], min(line - body // 3, last - body + 1))
         last = first + body - 1
-    code = "".join(lines[first - 1:last])
+    # drop the indentation the def itself has (a method's 4 columns): the pane is narrow
+    indent = " " * (len(lines[span[0] - 1]) - len(lines[span[0] - 1].lstrip(" ")))
+    code = "".join(text[len(indent):] if text.startswith(indent) else text.lstrip(" ")
+                   for text in lines[first - 1:last])
     syntax = Syntax(code, "python", theme=theme, line_numbers=True, start_line=first,
                     highlight_lines={line}, word_wrap=False, code_width=None,
                     background_color="default")

@@ -66,21 +66,48 @@ class NarrationPane(VerticalScroll, can_focus=False):
 
 
 class StatusLine(Static):
-    """matcher · evictable · total · free slots · step k of n."""
+    """matcher · evictable · total · free slots · step k of n, then the stepper's notes.
+
+    A note is a (long, short) pair such as the lesson's progress or autoplay's speed. When
+    the line is too narrow the notes take their short form, then the op count and the pool's
+    size go, so what matters stays on screen at 80 columns instead of being cut off.
+    """
 
     DEFAULT_CSS = "StatusLine { height: 1; }"
 
-    def show(self, frame, total_frames: int, op_count: int, extra: str = "") -> None:
-        tree = frame.tree
+    def __init__(self, **kwargs):
+        super().__init__("", **kwargs)
+        self._redraw = None   # the last show, to fit it again when the width changes
+
+    def show(self, frame, total_frames: int, op_count: int, notes=()) -> None:
+        self._redraw = lambda: self.show(frame, total_frames, op_count, notes)
+        tree, pool = frame.tree, frame.pool
+        sizes = f"evictable {tree.evictable_size} · total {tree.total_size} · free {pool.free}"
+        step = f" · step {frame.index + 1}/{total_frames}"
+        ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
+        full = f"{sizes}/{pool.size}{step}"
+        self._fit(tree.buggy_match, (full + ops, full, sizes + step), notes)
+
+    def show_empty(self, buggy: bool, notes=()) -> None:
+        """Before the first step."""
+        self._redraw = lambda: self.show_empty(buggy, notes)
+        self._fit(buggy, ("no steps yet",), notes)
+
+    def _fit(self, buggy: bool, bodies: tuple, notes) -> None:
+        badge = (" matcher BUGGY ", "bold reverse red") if buggy else (" matcher fixed ", "bold reverse green")
+        width = self.size.width or 10**6
+        choices = [(bodies[0], [long for long, _ in notes])]
+        choices += [(body, [short for _, short in notes]) for body in bodies]
+        for body, words in choices:
+            tail = "".join(f"  {word}" for word in words if word)
+            if len(badge[0]) + 1 + len(body) + len(tail) <= width:
+                break
         text = Text(no_wrap=True, overflow="ellipsis")
-        if tree.buggy_match:
-            text.append(" matcher BUGGY ", style="bold reverse red")
-        else:
-            text.append(" matcher fixed ", style="bold reverse green")
-        text.append(f" evictable {tree.evictable_size} · total {tree.total_size}"
-                    f" · free {frame.pool.free}/{frame.pool.size}"
-                    f" · step {frame.index + 1}/{total_frames}"
-                    f" · op {min(frame.op_index + 1, op_count)}/{op_count}")
-        if extra:
-            text.append(f"  {extra}", style="bold")
+        text.append(*badge)
+        text.append(f" {body}")
+        text.append(tail, style="bold")
         self.update(text)
+
+    def on_resize(self) -> None:
+        if self._redraw is not None:
+            self._redraw()
