@@ -149,6 +149,8 @@ class TestEntryPoints:
         (["sandbox", "--pool-size", "0"], "--pool-size 0"),
         (["lesson", "999"], "no lesson '999'"),
         (["home", "--lessons", "no/such/dir"], "no such folder"),
+        (["sandbox", "--device", "gpu"], "--device gpu: use auto, cpu or cuda"),
+        (["lesson", "1", "--device", "foo"], "--device foo"),
     ])
     def test_bad_arguments_exit_2_with_one_line(self, argv, message):
         out = subprocess.run([sys.executable, "-m", "radixviz", *argv], capture_output=True, text=True)

@@ -14,8 +14,9 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import os
     from radixviz.cli import UsageError
-    from radixviz.commands.sandbox import check_pool_size
+    from radixviz.commands.sandbox import check_device, check_pool_size
     check_pool_size(args.pool_size)
+    check_device(args.device)
     for folder in args.lessons:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")

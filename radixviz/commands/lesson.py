@@ -21,7 +21,9 @@ def find(number: str, lessons: list):
 
 def run(args) -> int:
     from radixviz.cli import UsageError
+    from radixviz.commands.sandbox import check_device
     from radixviz.lessons import LessonError, load_lessons
+    check_device(args.device)
     try:
         lessons = load_lessons(args.lessons)
     except (LessonError, FileNotFoundError) as exc:
@@ -31,6 +33,7 @@ def run(args) -> int:
         known = ", ".join(str(l.number) for l in lessons) or "none installed"
         raise UsageError(f"no lesson {args.number!r} (lessons: {known})")
     from radixviz.tui.app import RadixvizApp
-    app = RadixvizApp("lesson", lesson=lesson, device=args.device)
+    # the same folders again for the home screen that h opens
+    app = RadixvizApp("lesson", lesson=lesson, device=args.device, lesson_dirs=args.lessons)
     app.run()
     return app.return_code or 0

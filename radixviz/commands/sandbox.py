@@ -21,6 +21,21 @@ def check_pool_size(size: int) -> None:
         raise UsageError(f"--pool-size {size}: use a number of slots from 1 to 1000000")
 
 
+def check_device(device: str) -> None:
+    """Refuse a device the pool would refuse, before the app opens (in the app it would be a
+    crash in the loading worker). Only an explicit cuda pays for importing torch here."""
+    import re
+    from radixviz.cli import UsageError
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
+        raise UsageError(f"--device {device}: use auto, cpu or cuda")
+    if device.startswith("cuda"):
+        from radixviz.cache import resolve_device
+        try:
+            resolve_device(device)
+        except ValueError as exc:
+            raise UsageError(f"--device {device}: {exc}") from None
+
+
 def check_script(path: str | None) -> None:
     """Refuse a missing, unreadable or badly written script before the app starts.
 
@@ -42,6 +57,7 @@ def check_script(path: str | None) -> None:
 
 def run(args) -> int:
     check_pool_size(args.pool_size)
+    check_device(args.device)
     check_script(args.script)
     from radixviz.tui.app import RadixvizApp
     app = RadixvizApp("sandbox", script=args.script, buggy=args.buggy, pool_size=args.pool_size,
