@@ -169,6 +169,8 @@ class QuizScreen(Screen):
     def action_leave(self) -> None:
         if self.quiz is not None and not self.finished and self.quiz.answers:
             self._finish()            # keep the score of what was answered
+            # the screen closes now, so the score that _finish shows would flash by
+            self.notify(f"quiz: {self.quiz.score} of {len(self.quiz.answers)} right", timeout=5)
         if self.exit_when_done:
             self.app.exit()
         else:

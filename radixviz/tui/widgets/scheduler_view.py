@@ -83,7 +83,7 @@ def queue_lines(record, width: int = 80) -> tuple[str, list[Text]]:
         else:
             symbol, word, style = _verdict(d)
             line.append(f"{symbol} {'#' + str(rid):>5} ", style=style)
-            line.append(f"{d.prefix_len:>5} {d.need:>5} {d.available:>7.1f} {d.lock_delta:>5}")
+            line.append(f"{d.prefix_len:>5} {d.need:>5} {d.available:>7g} {d.lock_delta:>5}")
             _word(line, word, width, style)
         lines.append(line)
     lines += _more(len(record.queue_order))
