@@ -137,6 +137,38 @@ class TestLesson:
             assert "block" in status(app)
 
 
+class TestNarrowTerminal:
+    async def test_a_lesson_at_80x24_keeps_its_text_progress_and_way_home_in_view(self):
+        lesson = load_lessons()[0]
+        app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_ready(app, pilot)
+            screen = app.screen
+            # nothing has run yet: the lesson's text has the code pane's room
+            assert not screen.query_one("#code-pane").display
+            assert screen.query_one("#narration-pane").size.height > 12
+            for _ in range(50):          # on into the first operations, skipping predictions
+                if isinstance(app.screen, PredictScreen):
+                    await pilot.press("escape")
+                elif screen.model.frame is not None:
+                    break
+                else:
+                    await pilot.press("right")
+            assert screen.query_one("#code-pane").display
+            await pilot.press("a")
+            line = status(app).strip()
+            assert len(line) <= 80 and "block" in line and "step" in line and "▶" in line
+            await pilot.press("a", "end")
+            while not (screen.player.done and screen.model.at_end):
+                if isinstance(app.screen, PredictScreen):
+                    await pilot.press("escape")
+                await pilot.press("right_square_bracket")
+            await pilot.press("right")
+            assert "go home with h" in notifications(app)[-1]
+            await pilot.press("h")
+            assert isinstance(app.screen, HomeScreen)
+
+
 class TestEntryPoints:
     def test_home_screen_imports_no_torch(self):
         code = ("import sys; import radixviz.tui.app, radixviz.tui.screens.home, "

@@ -19,6 +19,7 @@ from radixviz.tui.palette import ScreenActions
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
+LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 
 
 def _freeze_history() -> None:
@@ -235,11 +236,15 @@ class StepperScreen(Screen):
     # ------------------------------------------------------------------ lessons
 
     def _lesson_continues(self) -> bool:
-        """Past a lesson's last frame, stepping on plays its next block; True if it did."""
-        if self.model.at_end and self.player is not None and not self.player.done:
+        """Past a lesson's last frame, stepping on plays its next block or, after the last,
+        says the lesson is over; True if it did either."""
+        if not self.model.at_end or self.player is None:
+            return False
+        if self.player.done:
+            self.notify(LESSON_OVER, timeout=4)
+        else:
             self._advance_lesson()
-            return True
-        return False
+        return True
 
     def _advance_lesson(self) -> None:
         from radixviz.tui.lesson_player import Ask
@@ -254,7 +259,7 @@ class StepperScreen(Screen):
             self._applied(result)
             return
         if result is None:
-            self.notify("End of the lesson: keep experimenting with : or go home with h", timeout=4)
+            self.notify(LESSON_OVER, timeout=4)   # the lesson ended on a prediction
         self.refresh_view()
 
     def _answered(self, right) -> None:
