@@ -5,10 +5,10 @@ from rich.text import Text
 
 from radixviz.script import describe
 
-# kind -> style; a symbol already leads the text where it matters (▶ an operation, ✗ an error)
+# kind -> style; an operation's line also starts with ▶, so it reads without colour too
 KIND_STYLES = {
     "op": "bold", "split": "yellow", "append": "green", "create": "cyan", "delete": "red",
-    "free": "red", "skip": "magenta", "ref": "magenta", "result": "bold", "error": "bold red",
+    "free": "red", "skip": "magenta", "ref": "magenta", "result": "bold",
     "matcher": "bold", "reset": "bold", "visit": "dim", "compare": "",
 }
 

@@ -63,7 +63,8 @@ class Marks:
 class Frame:
     index: int                     # position in Session.frames
     op_index: int                  # the OpRecord this frame belongs to
-    kind: str                      # an EventKind value, or op / alloc / free_dup / error
+    kind: str                      # an EventKind value, or op / alloc / free_dup / matcher / reset
+                                   # (start: Session.live_frame, before any step)
     data: MappingProxyType         # the step's details
     tree: TreeSnapshot
     pool: PoolSnapshot

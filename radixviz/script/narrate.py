@@ -93,8 +93,6 @@ def describe(frame) -> str:
         return "matcher is now " + ("BUGGY: the pre-#7 walk" if d["mode"] == "buggy" else "fixed (#7)")
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
-    if kind == "error":
-        return f"✗ {d['message']}"
     return kind
 
 
@@ -140,7 +138,6 @@ _WHY = {
                    "is needed.",
     "ref": "Locks count every request on the path: a node is evictable only when its count is back to 0.",
     "result": "The call returns; the scheduler acts on this value.",
-    "error": "The operation was refused. Nothing changed.",
     "matcher": "The switch swaps two lines of the matcher: how it treats a match that stops inside an edge.",
     "reset": "A fresh, empty cache on a fresh pool.",
 }
