@@ -98,6 +98,13 @@ class TestTokenToKVPool:
         with pytest.raises(ValueError, match="device"):
             resolve_device("tpu9")
 
+    def test_a_gpu_number_past_the_last_gpu_is_refused(self, monkeypatch):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+        assert resolve_device("cuda:1") == torch.device("cuda:1")
+        with pytest.raises(ValueError, match="torch sees 2 GPU"):
+            resolve_device("cuda:2")
+
 
 class TestReqToTokenPool:
     def test_alloc_and_free_request_slots(self):

@@ -18,6 +18,10 @@ def resolve_device(device="auto") -> torch.device:
         raise ValueError(f"unknown device {device!r}: use auto, cpu or cuda") from None
     if resolved.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("device cuda asked for, but torch sees no GPU (use --device cpu)")
+    if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+        # caught here: torch itself only fails at the first allocation, with a CUDA error
+        count = torch.cuda.device_count()
+        raise ValueError(f"torch sees {count} GPU(s), numbered 0 to {count - 1}")
     return resolved
 
 
