@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from radixviz import __version__
@@ -15,8 +16,16 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints usage plus the error; ours is one line, pointing at --help."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    # subparsers are made with the same class, so every command's errors are one line too
+    parser = OneLineParser(
         prog="radixviz",
         description="Watch SGLang's RadixAttention cache work, step by step.")
     parser.add_argument("--version", action="version", version=f"radixviz {__version__}")
@@ -42,6 +51,11 @@ def main(argv: list[str] | None = None) -> None:
         code = EXIT_BAD_INPUT
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:
+        # the reader went away (``radixviz run … | head``): stop quietly, and keep Python
+        # from complaining again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_CHECK_FAILED
     except Exception as exc:  # noqa: BLE001 - one clear line unless --debug
         if args.debug:
             raise
