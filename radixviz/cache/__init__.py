@@ -3,7 +3,7 @@
 Imports torch only: no UI library is loaded from here.
 """
 from .invariants import InvariantError, check_invariants
-from .keys import as_key, match, token_text, tokens_text
+from .keys import as_key, escape_token, match, token_text, tokens_text
 from .node import TreeNode
 from .pool import PoolError, ReqToTokenPool, TokenToKVPool, resolve_device
 from .preview import MatchPreview, MatcherDisagreement, compare_matchers, preview_match
@@ -15,5 +15,5 @@ __all__ = [
     "RadixCache", "TreeNode", "TokenToKVPool", "ReqToTokenPool", "PoolError", "resolve_device",
     "Event", "EventKind", "NodeSnapshot", "TreeSnapshot", "check_invariants", "InvariantError",
     "MatchPreview", "MatcherDisagreement", "preview_match", "compare_matchers",
-    "as_key", "match", "token_text", "tokens_text", "action_line", "trace_only_lines",
+    "as_key", "escape_token", "match", "token_text", "tokens_text", "action_line", "trace_only_lines",
 ]

@@ -47,6 +47,18 @@ def token_text(token: Hashable) -> str:
     return f"⟨{token}⟩"
 
 
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
+
+
+def escape_token(token) -> str:
+    """One token as printable text: control characters become ``\\n``, ``\\x1b`` and so on, and a
+    backslash doubles so that ``\\n`` typed as two characters stays distinct from a newline."""
+    text = token_text(token)
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in text)
+
+
 def tokens_text(tokens) -> str:
     """A run of tokens as one unquoted string, each read as ``token_text`` reads it."""
     return "".join(token_text(t) for t in tokens)

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from radixviz.cache import token_text
+from radixviz.cache import escape_token
 from radixviz.script.narrate import slot_runs
 
 ELLIPSIS = "…"
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
 
 @dataclass(frozen=True)
@@ -33,15 +32,6 @@ CREATED = Mark("new", "+", "cyan", "#0969da", "#ddf4ff")
 LOCKED = Mark("locked (ref > 0)", "●", "magenta", "#8250df", "#fbefff")
 EVICTED = Mark("evicted", "†", "dim strike", "#8c959f")
 ALL_MARKS = (CURRENT, WRONG, SPLIT, PATH, CREATED, LOCKED, EVICTED)
-
-
-def escape_token(token) -> str:
-    """One token as printable text: control characters become ``\\n``, ``\\x1b`` and so on, and a
-    backslash doubles so that ``\\n`` typed as two characters stays distinct from a newline."""
-    text = token_text(token)
-    if text.isprintable() and "\\" not in text:
-        return text
-    return "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in text)
 
 
 def edge_text(key, max_cells: int = 24) -> str:

@@ -1,16 +1,19 @@
 """Plain words for every step: a one-line log entry and a short 'why'."""
 from __future__ import annotations
 
-from radixviz.cache import tokens_text
+from radixviz.cache import escape_token
 
 
 def key_text(key, limit: int = 24) -> str:
-    """A key as a learner reads it, quoted, long keys elided in the middle."""
+    """A key as a learner reads it, quoted and escaped as the tree view escapes it, long keys
+    elided in the middle."""
     if len(key) > limit:
-        text = f"{tokens_text(key[:limit - 8])}…{tokens_text(key[-5:])}"
-    else:
-        text = tokens_text(key)
-    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) + "'"
+        return f"'{_escaped(key[:limit - 8])}…{_escaped(key[-5:])}'"
+    return f"'{_escaped(key)}'"
+
+
+def _escaped(tokens) -> str:
+    return "".join(escape_token(t) for t in tokens)
 
 
 def slot_runs(slots) -> list:
