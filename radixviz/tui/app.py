@@ -94,7 +94,7 @@ class RadixvizApp(App):
             callback()
 
     def _warm_engine(self) -> None:
-        # import torch and the engine while the learner reads the menu
+        """Import torch and the engine in a thread, so the first screen opened is ready sooner."""
         def warm():
             import radixviz.tui.widgets.panes  # noqa: F401
         self.run_worker(warm, thread=True, group="warm")
