@@ -16,7 +16,7 @@ from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.predict import PredictScreen
 from radixviz.tui.screens.stepper import StepperScreen
-from tui_helpers import narration, notifications, plain, status, stepper, wait_ready
+from tui_helpers import lesson_stepper, narration, notifications, plain, status, stepper, wait_ready
 
 
 class TestHelpAndPalette:
@@ -103,10 +103,7 @@ class TestHome:
 
 class TestLesson:
     async def test_lesson_plays_narrative_ops_and_predictions(self):
-        lesson = load_lessons()[0]
-        app = RadixvizApp("lesson", lesson=lesson, device="cpu")
-        async with app.run_test(size=(100, 40)) as pilot:
-            await wait_ready(app, pilot)
+        async with lesson_stepper() as (app, pilot, lesson):
             prose = next(line for line in lesson.blocks[0].text.splitlines()
                          if line.strip() and not line.startswith("#"))
             assert " ".join(prose.split()[:4]) in " ".join(narration(app).split())
@@ -139,10 +136,7 @@ class TestLesson:
 
 class TestNarrowTerminal:
     async def test_a_lesson_at_80x24_keeps_its_text_progress_and_way_home_in_view(self):
-        lesson = load_lessons()[0]
-        app = RadixvizApp("lesson", lesson=lesson, device="cpu")
-        async with app.run_test(size=(80, 24)) as pilot:
-            await wait_ready(app, pilot)
+        async with lesson_stepper((80, 24)) as (app, pilot, lesson):
             screen = app.screen
             # nothing has run yet: the lesson's text has the code pane's room
             assert not screen.query_one("#code-pane").display
@@ -200,10 +194,7 @@ class TestEntryPoints:
 
 class TestLessonAutoplay:
     async def test_autoplay_stops_at_a_prediction(self):
-        lesson = load_lessons()[0]
-        app = RadixvizApp("lesson", lesson=lesson, device="cpu")
-        async with app.run_test(size=(100, 40)) as pilot:
-            await wait_ready(app, pilot)
+        async with lesson_stepper() as (app, pilot, lesson):
             stepper_screen = app.screen
             await pilot.press(*["plus"] * 6, "a")
             for _ in range(100):

@@ -22,6 +22,17 @@ async def stepper(tmp_path, script: str | None = CHAPTER, size=(100, 32), **opti
         yield app, pilot
 
 
+@asynccontextmanager
+async def lesson_stepper(size=(100, 40)):
+    """The first lesson in the stepper with its engine loaded; yields (app, pilot, lesson)."""
+    from radixviz.lessons import load_lessons
+    lesson = load_lessons()[0]
+    app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(app, pilot)
+        yield app, pilot, lesson
+
+
 def plain(renderable, width: int = 200) -> str:
     """A renderable as monochrome text."""
     console = Console(width=width, color_system=None, record=True, file=open("/dev/null", "w"))
