@@ -88,7 +88,3 @@ class PoolGrid:
                 lines[-1].append("  ")
             lines[-1].append_text(entry)
         return lines
-
-    def _legend(self) -> Text:
-        """The legend on one line (kept for views that wrap it themselves)."""
-        return Text("  ").join(self._legend_entries())
