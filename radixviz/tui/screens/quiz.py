@@ -91,9 +91,10 @@ class QuizScreen(Screen):
     def _status(self) -> None:
         quiz = self.quiz
         scope = f"lesson {quiz.lesson}" if quiz.lesson is not None else "all lessons"
+        # the score before the settings: at 80 columns the end of the line is cut off
         self.query_one("#quiz-status", Static).update(
-            f"Question {self.index + 1}/{len(quiz.questions)} · {self.question.topic} · {quiz.difficulty} · "
-            f"{scope} · seed {quiz.seed} · score {quiz.score}/{len(quiz.answers)}")
+            f"Question {self.index + 1}/{len(quiz.questions)} · score {quiz.score}/{len(quiz.answers)}"
+            f" · {self.question.topic} · {quiz.difficulty} · {scope} · seed {quiz.seed}")
 
     def _feedback(self, text: str, right: bool | None) -> None:
         box = self.query_one("#quiz-feedback", Static)
