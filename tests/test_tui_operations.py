@@ -157,6 +157,16 @@ class TestExports:
             assert len(files) == len(app.screen.model.frames)
             assert any("exported" in n and str(len(files)) in n for n in notifications(app))
 
+    async def test_an_empty_sandbox_says_why_e_E_and_s_have_nothing_to_act_on(self, tmp_path):
+        async with stepper(tmp_path, script=None) as (app, pilot):
+            await pilot.press("e", "E")
+            assert [n for n in notifications(app) if "nothing to export yet" in n] != []
+            assert not (tmp_path / "export").exists()
+            await pilot.press("s")
+            assert isinstance(app.screen, NodePicker)
+            assert any("no nodes yet" in str(w.content) for w in app.screen.query("Static"))
+            await pilot.press("escape")
+
     async def test_missing_dot_gives_a_one_line_hint(self, tmp_path, monkeypatch):
         import radixviz.render.graphviz as graphviz
         monkeypatch.setattr(graphviz.shutil, "which", lambda name: None)

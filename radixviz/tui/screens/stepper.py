@@ -19,6 +19,7 @@ from radixviz.tui.palette import ScreenActions
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
+NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
 LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 
 
@@ -222,11 +223,12 @@ class StepperScreen(Screen):
                         timeout=2)
 
     def action_select_node(self) -> None:
-        if self.model is None or self.model.frame is None:
+        if self.model is None:
             return
         from radixviz.tui.screens.node_picker import NodePicker
-        self.app.push_screen(NodePicker(self.model.frame, self.model.session.locks),
-                             self._node_action)
+        # before any step the picker still opens, to say there is nothing to pick yet
+        frame = self.model.frame or self.model.session.live_frame()
+        self.app.push_screen(NodePicker(frame, self.model.session.locks), self._node_action)
 
     def _node_action(self, choice) -> None:
         if choice and self.model is not None:
@@ -282,14 +284,22 @@ class StepperScreen(Screen):
     # ------------------------------------------------------------------ exports
 
     def action_export(self) -> None:
-        if self.model is not None and self.model.frame is not None:
-            from radixviz.tui.exports import export_frame
-            self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
+        if self.model is None:
+            return
+        if self.model.frame is None:
+            self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
+            return
+        from radixviz.tui.exports import export_frame
+        self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
 
     def action_export_all(self) -> None:
-        if self.model is not None and self.model.frames:
-            self.notify(f"exporting {len(self.model.frames)} frames…", timeout=2)
-            self._export_all(list(self.model.frames))
+        if self.model is None:
+            return
+        if not self.model.frames:
+            self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
+            return
+        self.notify(f"exporting {len(self.model.frames)} frames…", timeout=2)
+        self._export_all(list(self.model.frames))
 
     @work(thread=True, exclusive=True, group="export")
     def _export_all(self, frames) -> None:
