@@ -9,7 +9,6 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import OptionList
 
-from radixviz.cli import UsageError
 from radixviz.lessons import load_lessons
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.help import HelpScreen

@@ -4,8 +4,6 @@ Imports neither torch nor the engine: it paints at once while a worker warms the
 """
 from __future__ import annotations
 
-import importlib.util
-
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,10 +18,6 @@ INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a ti
          "split, evict and reference counts on a live torch KV pool, with the engine's own code "
          "beside the tree.")
 EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
-
-
-def quiz_available() -> bool:
-    return importlib.util.find_spec("radixviz.tui.screens.quiz") is not None
 
 
 class HomeScreen(Screen):
@@ -58,9 +52,7 @@ class HomeScreen(Screen):
                         for i, l in enumerate(self.lessons)]
         else:
             options.append(Option("Lessons: loading…", id="lessons-loading", disabled=True))
-        options.append(Option("Quiz: test yourself" if quiz_available()
-                              else "Quiz (not installed in this build)", id="quiz",
-                              disabled=not quiz_available()))
+        options.append(Option("Quiz: test yourself", id="quiz"))
         options.append(Option("Scheduler: a workload batch by batch (queue, batch, tree, pool)",
                               id="scheduler"))
         return options
@@ -114,9 +106,6 @@ class HomeScreen(Screen):
         self.app.open_scheduler()
 
     def action_quiz(self) -> None:
-        if not quiz_available():
-            self.notify("The quiz screen is not part of this build.", severity="warning")
-            return
         self.app.open_quiz()
 
     def action_help(self) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
 
 from .code_pane import CodePane
 from .narration import NarrationPane, StatusLine
