@@ -8,6 +8,8 @@ sequence and free the duplicated slots, unlock. The same workload goes through
   engine         radixviz.cache.RadixCache with no observer
   engine_traced  the same engine with an observer attached (every micro-step, snapshots)
   naive          bench/naive_radix.py: the release's shape, token-by-token, every child
+  engine_bare    the engine compiled with every trace line removed: what the idle
+                 ``if self._trace:`` checks cost is engine vs engine_bare
 
 and must give identical results (match lengths, lock deltas, insert returns, evicted slots,
 final tree size). Prints one JSON object; exits 1 when the results differ.
@@ -117,6 +119,27 @@ def drive(cache, workload, pool_size: int) -> dict:
                 used_slots=pool.used_size())
 
 
+def bare_engine_class():
+    """RadixCache compiled from its own source with each trace statement replaced by ``pass``."""
+    import ast
+
+    import radixviz.cache.radix_cache as module
+    from radixviz.cache.trace import _is_trace_statement
+
+    path = module.__file__
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for stmt in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(stmt, ast.stmt) and _is_trace_statement(stmt):
+            first = lines[stmt.lineno - 1]
+            lines[stmt.lineno - 1] = first[:len(first) - len(first.lstrip())] + "pass"
+            for i in range(stmt.lineno, stmt.end_lineno):
+                lines[i] = ""
+    namespace = {"__name__": "radixviz.cache._bare", "__package__": "radixviz.cache"}
+    exec(compile("\n".join(lines), f"{path} (trace lines removed)", "exec"), namespace)
+    return namespace["RadixCache"]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small workload (seconds)")
@@ -144,7 +167,8 @@ def main(argv=None) -> int:
         cache.observer = count
         return cache
 
-    makers = {"engine": RadixCache, "engine_traced": traced_cache, "naive": NaiveRadixCache}
+    makers = {"engine": RadixCache, "engine_traced": traced_cache, "naive": NaiveRadixCache,
+              "engine_bare": bare_engine_class()}
     keys = ("record", "evicted", "total_size", "used_slots")
     runs: dict = {}
     identical = True
@@ -173,6 +197,8 @@ def main(argv=None) -> int:
         "engine_vs_naive_cache_only": round(naive["cache_seconds"] / eng["cache_seconds"], 2),
         "traced_vs_naive": round(naive["seconds"] / traced_run["seconds"], 2),
         "tracing_slowdown": round(traced_run["seconds"] / eng["seconds"], 2),
+        # the price of the idle trace checks, inside cache calls (1.0 = free)
+        "idle_trace_checks_cost": round(eng["cache_seconds"] / runs["engine_bare"]["cache_seconds"], 3),
     }
     report = dict(
         workload=dict(params, seed=args.seed, tokens=tokens,
