@@ -1,4 +1,4 @@
-"""bench/core.py runs, and the three variants it times agree (its timings are not checked)."""
+"""bench/core.py runs, and the variants it times agree (its timings are not checked)."""
 from __future__ import annotations
 
 import importlib.util
@@ -21,7 +21,7 @@ def test_quick_run_reports_identical_results(capsys):
     assert core.main(["--quick", "--requests", "40", "--repeat", "1"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["identical"] is True
-    assert set(report["results"]) == {"engine", "engine_traced", "naive"}
+    assert set(report["results"]) == {"engine", "engine_traced", "naive", "engine_bare"}
     assert len({run["digest"] for run in report["results"].values()}) == 1
     assert report["results"]["engine_traced"]["events"] > 0
     assert report["workload"]["requests"] == 40 and report["workload"]["matched_tokens"] > 0
