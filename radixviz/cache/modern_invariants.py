@@ -1,0 +1,71 @@
+"""Checks that today's tree is consistent: pages, locks, sizes, hit counts, priorities, leaves."""
+from __future__ import annotations
+
+from .invariants import InvariantError, _check_pool
+from .keys import tokens_text
+
+
+def _label(node) -> str:
+    return f"node #{node.id} {tokens_text(node.key[:16])!r}"
+
+
+def check_modern_invariants(cache, pool=None, held=()) -> None:
+    """Raise InvariantError on the first broken invariant of a ModernRadixCache.
+
+    ``pool`` and ``held`` as for ``check_invariants``: every slot's pool count must equal the
+    node that owns it plus the running requests that hold it.
+    """
+    root, page = cache.root_node, cache.page_size
+    if root.parent is not None or root.key != () or root.lock_ref != 1:
+        raise InvariantError("the root must have no parent, an empty key and its one permanent lock")
+    evictable = protected = 0
+    candidates, owner, stack = set(), {}, [root]
+    while stack:
+        node = stack.pop()
+        for first, child in node.children.items():
+            if child.parent is not node:
+                raise InvariantError(f"{_label(child)}: parent link does not point at the node holding it")
+            expected = child.key[0] if page == 1 else child.key[:page]
+            if not child.key or first != expected:
+                raise InvariantError(f"{_label(child)}: filed under {first!r} but its edge starts differently")
+            stack.append(child)
+        if node is root:
+            continue
+        _check_node(node, page, cache._clock)
+        if node.lock_ref == 0:
+            evictable += len(node.key)
+            if not node.children:
+                candidates.add(node)
+        else:
+            protected += len(node.key)
+        for slot in node.value.tolist():
+            if slot in owner:
+                raise InvariantError(f"slot {slot} is owned by both {owner[slot]} and {_label(node)}")
+            owner[slot] = _label(node)
+    if (evictable, protected) != (cache.evictable_size(), cache.protected_size()):
+        raise InvariantError(f"sizes say evictable {cache.evictable_size()}, protected "
+                             f"{cache.protected_size()}; the nodes hold {evictable} and {protected}")
+    if candidates != set(cache._leaves):
+        raise InvariantError("the eviction candidates are not exactly the unlocked leaves")
+    if pool is not None:
+        _check_pool(pool, owner, held)
+
+
+def _check_node(node, page: int, clock: int) -> None:
+    parent = node.parent
+    if len(node.key) % page:
+        raise InvariantError(f"{_label(node)}: {len(node.key)} tokens is not whole pages of {page}")
+    slots = 0 if node.value is None else int(node.value.numel())
+    if slots != len(node.key):
+        raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {slots} slots")
+    if node.lock_ref < 0:
+        raise InvariantError(f"{_label(node)}: negative lock_ref {node.lock_ref}")
+    if parent.parent is not None and parent.lock_ref < node.lock_ref:
+        raise InvariantError(f"{_label(node)}: lock_ref {node.lock_ref} exceeds its parent's {parent.lock_ref}")
+    # every insert that raised a node's count or priority passed through its parent too
+    if node.hit_count < 1 or (parent.parent is not None and parent.hit_count < node.hit_count):
+        raise InvariantError(f"{_label(node)}: hit_count {node.hit_count} (parent {parent.hit_count})")
+    if parent.priority < node.priority:
+        raise InvariantError(f"{_label(node)}: priority {node.priority} above its parent's {parent.priority}")
+    if not (0 < node.creation_time <= clock and 0 < node.last_access_time <= clock):
+        raise InvariantError(f"{_label(node)}: times outside the clock ({clock})")

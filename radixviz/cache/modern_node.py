@@ -1,0 +1,46 @@
+"""A node of today's radix tree: the 2024 node plus locks, hit counts, priority and birth time."""
+from __future__ import annotations
+
+import torch
+
+from .keys import tokens_text
+
+
+class ModernTreeNode:
+    """One edge of the 2026 tree.
+
+    ``key`` holds the edge's tokens (a whole number of pages), ``value`` their KV slots.
+    ``lock_ref`` counts the requests using the node (the 2024 ``ref_counter``, renamed);
+    ``hit_count`` counts the inserts that passed through it; ``priority`` is the highest
+    priority of any insert that did; ``creation_time`` and ``last_access_time`` are ticks of
+    the cache's logical clock.
+    """
+
+    __slots__ = ("id", "key", "value", "children", "parent", "lock_ref", "hit_count",
+                 "priority", "creation_time", "last_access_time", "_snap")
+
+    def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
+        self.id = id
+        self.key: tuple = ()
+        self.value: torch.Tensor | None = None
+        self.children: dict = {}
+        self.parent: ModernTreeNode | None = None
+        self.lock_ref = 0
+        self.hit_count = 0
+        self.priority = priority
+        self.last_access_time = last_access_time
+        self.creation_time = creation_time
+        self._snap = None  # cached snapshot for views, dropped when this subtree changes
+
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    # the 2024 name, so code written for either engine can read a node's locks
+    @property
+    def ref_counter(self) -> int:
+        return self.lock_ref
+
+    def __repr__(self) -> str:
+        text = tokens_text(self.key[:20])
+        return (f"ModernTreeNode(#{self.id} {text!r} lock={self.lock_ref} hits={self.hit_count} "
+                f"prio={self.priority} t={self.last_access_time} born={self.creation_time})")

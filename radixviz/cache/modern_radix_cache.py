@@ -1,0 +1,269 @@
+"""SGLang's radix cache as of March 2026 (upstream commit 9fbe6800a), GPU tier only.
+
+What changed since the first release, and is reproduced here step for step:
+
+- pages: with ``page_size`` > 1 a child is found by its first page, edges are compared a
+  page at a time and a match key is cut to whole pages first (#4356);
+- eviction is pluggable: seven policies, each a sort key on the unlocked leaves
+  (evict_policy.py); the callback runs once per evicted node, in pop order;
+- ``ref_counter`` became ``lock_ref``, and the cache keeps a protected (locked) size beside
+  the evictable one;
+- nodes carry ``hit_count`` (raised by inserts only), ``priority`` (the max of the inserts
+  through them) and ``creation_time``; time comes from a monotonic clock (#6211).
+
+Time is a logical clock here: each place SGLang reads ``time.monotonic()`` takes the next
+tick. That is once per match and once per insert (every node on the path, the root too,
+gets that one time) and twice per node built (last access, then creation), so after an
+insert splits an edge the new leaf is strictly newer than the old lower part beside it.
+
+Left out: the host-memory tier, KV events, bigram (EAGLE) keys, extra keys and chunked
+inserts. One addition: ``insert`` refuses a key that is not whole pages with ValueError
+(SGLang trusts its callers to align), and ``dec_lock_ref`` refuses to go below zero.
+"""
+from __future__ import annotations
+
+import heapq
+import sys
+
+import torch
+
+from .evict_policy import eviction_key
+from .keys import as_key, match
+from .modern_node import ModernTreeNode
+
+
+class ModernRadixCache:
+    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device="cpu"):
+        if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+            raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
+        self.page_size = page_size
+        self._policy_key = eviction_key(eviction_policy)
+        self.eviction_policy = str(eviction_policy).lower()
+        self.device = torch.device(device)
+        self.reset()
+
+    def reset(self) -> None:
+        self._clock = 0
+        self._next_id = 0
+        self._leaves: dict = {}  # unlocked childless nodes, the eviction candidates (an ordered set)
+        # the root starts at the lowest priority, so any insert's priority replaces it
+        self.root_node = self._new_node(priority=-sys.maxsize)
+        self.root_node.value = self._empty()
+        self.root_node.lock_ref = 1  # never unlocked, so never evicted
+        self._evictable = 0
+        self._protected = 0
+
+    # ---------------------------------------------------------------- public API
+
+    def match_prefix(self, key):
+        """``(slots, last_node)`` for the longest cached prefix of ``key`` in whole pages.
+
+        When the match stops inside an edge, the edge is split there so that ``last_node``
+        covers exactly the matched tokens. A key shorter than a page touches nothing.
+        """
+        key = as_key(key)
+        usable = len(key) - len(key) % self.page_size
+        if usable == 0:
+            return self._empty(), self.root_node
+        if usable < len(key):
+            key = key[:usable]
+        now = self._tick()
+        node = self.root_node
+        node.last_access_time = now
+        pieces, start, page, child_key = [], 0, self.page_size, self._child_key
+        while start < usable:
+            child = node.children.get(child_key(key, start))
+            if child is None:
+                break
+            child.last_access_time = now
+            common = match(child.key, key, start)
+            if page > 1:
+                common -= common % page
+            if common < len(child.key):
+                node = self._split_node(child, common)
+                pieces.append(node.value)
+                break
+            pieces.append(child.value)
+            node = child
+            start += common
+        slots = torch.cat(pieces) if pieces else self._empty()
+        return slots, node
+
+    def insert(self, key, value=None, priority: int = 0) -> int:
+        """Insert ``key`` (whole pages) with its slots; return how many leading tokens the
+        tree already held (the caller frees its own copies of those)."""
+        key = as_key(key)
+        if len(key) % self.page_size:
+            raise ValueError(f"insert needs whole pages: {len(key)} tokens is not a multiple "
+                             f"of page size {self.page_size}")
+        value = self._as_value(key, value)
+        priority = 0 if priority is None else int(priority)
+        now = self._tick()
+        node = self.root_node
+        node.last_access_time = now
+        node.priority = max(node.priority, priority)
+        start, page, child_key = 0, self.page_size, self._child_key
+        while start < len(key):
+            child = node.children.get(child_key(key, start))
+            if child is None:
+                break
+            child.last_access_time = now
+            common = match(child.key, key, start)
+            if page > 1:
+                common -= common % page
+            start += common
+            if common < len(child.key):
+                node = self._split_node(child, common)
+            else:
+                node = child
+            node.priority = max(node.priority, priority)
+            node.hit_count += 1
+        if start < len(key):
+            leaf = self._new_node(priority)
+            leaf.parent = node
+            leaf.key = key[start:]
+            leaf.value = value[start:].clone()
+            leaf.hit_count = 1
+            node.children[child_key(key, start)] = leaf
+            self._evictable += len(leaf.key)
+            self._update_leaf_status(node)
+            self._update_leaf_status(leaf)
+        return start
+
+    def evict(self, num_tokens: int, evict_callback) -> int:
+        """Evict unlocked leaves, smallest policy key first, until ``num_tokens`` tokens are
+        gone or none is left; ``evict_callback(slots)`` frees each one. Returns tokens evicted."""
+        key_of = self._policy_key
+        # ties never happen under the logical clock; the access time and id only make that explicit
+        heap = [(key_of(n), n.last_access_time, n.id, n) for n in self._leaves]
+        heapq.heapify(heap)
+        evicted = 0
+        while evicted < num_tokens and heap:
+            leaf = heapq.heappop(heap)[3]
+            evict_callback(leaf.value)
+            evicted += len(leaf.value)
+            self._delete_leaf(leaf)
+            parent = leaf.parent
+            if not parent.children and parent.lock_ref == 0:
+                heapq.heappush(heap, (key_of(parent), parent.last_access_time, parent.id, parent))
+        return evicted
+
+    def inc_lock_ref(self, node: ModernTreeNode) -> int:
+        """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
+        self._check_attached(node)
+        delta = 0
+        while node is not self.root_node:
+            if node.lock_ref == 0:
+                self._evictable -= len(node.key)
+                self._protected += len(node.key)
+                delta -= len(node.key)
+            node.lock_ref += 1
+            self._update_leaf_status(node)
+            node = node.parent
+        return delta
+
+    def dec_lock_ref(self, node: ModernTreeNode) -> int:
+        """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0)."""
+        self._check_attached(node, releasing=True)
+        delta = 0
+        while node is not self.root_node:
+            if node.lock_ref == 1:
+                self._evictable += len(node.key)
+                self._protected -= len(node.key)
+                delta += len(node.key)
+            node.lock_ref -= 1
+            self._update_leaf_status(node)
+            node = node.parent
+        return delta
+
+    def evictable_size(self) -> int:
+        return self._evictable
+
+    def protected_size(self) -> int:
+        """Tokens on locked nodes: in use by a running request, so not evictable."""
+        return self._protected
+
+    def total_size(self) -> int:
+        # every node but the root is either locked or not
+        return self._evictable + self._protected
+
+    # ------------------------------------------------------------------ helpers
+
+    def _child_key(self, key: tuple, start: int):
+        # children are filed under their first token, or their first page when pages are larger
+        if self.page_size == 1:
+            return key[start]
+        return key[start:start + self.page_size]
+
+    def _split_node(self, child: ModernTreeNode, split_len: int) -> ModernTreeNode:
+        # parent -> upper -> child: the existing object keeps the lower part, so locks and
+        # handles held on it stay valid; the upper part is a new node with fresh times
+        upper = self._new_node(child.priority)
+        upper.hit_count = child.hit_count
+        upper.lock_ref = child.lock_ref
+        upper.parent = child.parent
+        upper.key = child.key[:split_len]
+        upper.value = child.value[:split_len]
+        upper.children = {self._child_key(child.key, split_len): child}
+        child.key = child.key[split_len:]
+        child.value = child.value[split_len:]
+        child.parent = upper
+        # the same first token/page as before, so the parent's entry is replaced in place
+        upper.parent.children[self._child_key(upper.key, 0)] = upper
+        return upper
+
+    def _delete_leaf(self, leaf: ModernTreeNode) -> None:
+        del leaf.parent.children[self._child_key(leaf.key, 0)]
+        self._evictable -= len(leaf.key)
+        self._leaves.pop(leaf, None)
+        self._update_leaf_status(leaf.parent)
+
+    def _update_leaf_status(self, node: ModernTreeNode) -> None:
+        if node.lock_ref > 0 or node.children:
+            self._leaves.pop(node, None)
+        else:
+            self._leaves[node] = None
+
+    def _tick(self) -> int:
+        self._clock += 1
+        return self._clock
+
+    def _new_node(self, priority: int = 0) -> ModernTreeNode:
+        # two clock reads, as SGLang's node constructor makes: last access, then creation
+        last_access = self._tick()
+        node = ModernTreeNode(self._next_id, last_access, self._tick(), priority)
+        self._next_id += 1
+        return node
+
+    def _empty(self) -> torch.Tensor:
+        return torch.empty(0, dtype=torch.int64, device=self.device)
+
+    def _as_value(self, key: tuple, value) -> torch.Tensor:
+        if value is None:
+            # SGLang stores the token ids themselves when no slots are given
+            try:
+                value = [t if isinstance(t, int) else ord(t) for t in key]
+            except TypeError:
+                raise TypeError("insert() without value needs int or one-character tokens") from None
+        if not isinstance(value, torch.Tensor):
+            value = torch.tensor(list(value), dtype=torch.int64, device=self.device)
+        if value.dim() != 1 or len(value) != len(key):
+            raise ValueError(f"value must be 1-D with one slot per token: {len(key)} tokens, "
+                             f"value of shape {tuple(value.shape)}")
+        if value.dtype != torch.int64:
+            if value.is_floating_point():
+                raise TypeError("slot indices must be integers")
+            value = value.to(torch.int64)
+        return value
+
+    def _check_attached(self, node, releasing: bool = False) -> None:
+        """Refuse, before changing anything, a node not in this tree or an unlock below zero."""
+        current = node
+        while current is not self.root_node:
+            parent = current.parent
+            if parent is None or not current.key \
+                    or parent.children.get(self._child_key(current.key, 0)) is not current:
+                raise ValueError(f"node #{node.id} is not in this tree (evicted, or from another cache)")
+            if releasing and current.lock_ref <= 0:
+                raise ValueError(f"node #{current.id} holds no lock to release")
+            current = parent

@@ -1,0 +1,34 @@
+"""Test helpers for the 2026 engine: its independent reference and ways to compare the two.
+
+The reference lives in ``bench/naive_modern.py`` (it is also the benchmark baseline), written
+straight from the shape of SGLang's ``radix_cache.py`` of March 2026; this module puts
+``bench/`` on the path and reads the engine's live tree in the reference's format.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_BENCH = str(Path(__file__).resolve().parents[1] / "bench")
+if _BENCH not in sys.path:
+    sys.path.insert(0, _BENCH)
+
+from naive_modern import NaiveModernRadixCache  # noqa: E402
+
+__all__ = ["NaiveModernRadixCache", "modern_structure", "path_keys"]
+
+
+def modern_structure(node) -> tuple:
+    """The same nested tuples as ``NaiveModernRadixCache.structure``, from the engine's nodes."""
+    return (tuple(node.key), tuple(node.value.tolist()), node.lock_ref, node.hit_count,
+            node.priority, node.creation_time, node.last_access_time,
+            tuple(modern_structure(child) for child in node.children.values()))
+
+
+def path_keys(root, node) -> tuple:
+    """The edges from ``root`` down to ``node`` (works for either cache)."""
+    edges = []
+    while node is not root:
+        edges.append(tuple(node.key))
+        node = node.parent
+    return tuple(reversed(edges))
