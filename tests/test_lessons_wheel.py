@@ -32,6 +32,9 @@ def test_wheel_holds_every_lesson(wheel):
     shipped = sorted(p.name for p in (ROOT / "lessons").glob("*.md"))
     assert len(shipped) >= 10   # nine lessons and the format guide
     assert {f"radixviz/lessons_data/{name}" for name in shipped} <= names
+    challenges = sorted(p.name for p in (ROOT / "lessons" / "challenges").glob("*.md"))
+    assert len(challenges) >= 11
+    assert {f"radixviz/lessons_data/challenges/{name}" for name in challenges} <= names
 
 
 def test_installed_wheel_loads_its_own_lessons(wheel, tmp_path):

@@ -13,5 +13,6 @@ COMMAND_MODULES = [
     "simulate",
     "lessons",
     "quiz",
+    "challenges",
     "progress",
 ]

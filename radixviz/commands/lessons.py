@@ -66,22 +66,29 @@ def check(directory: str, extra: list) -> int:
     shipped = shipped_lessons_dir()
     if only_dir and Path(directory).resolve() == shipped.resolve():
         dirs, only_dir = dirs[1:], False   # checking the shipped folder itself
-    if only_dir and not lesson_files(Path(directory)):
-        raise UsageError(f"no lesson files (*.md) in {directory}")
+    from radixviz.lessons.challenge import challenge_files, check_challenge, load_challenges
+
+    if only_dir and not (lesson_files(Path(directory)) or challenge_files(Path(directory))):
+        raise UsageError(f"no lesson or challenge files (*.md) in {directory}")
     problems: list = []
     lessons = load_lessons(dirs, problems=problems)
+    challenges = load_challenges(dirs, problems=problems)
     if only_dir:   # report only the folder asked about (shipped lessons are still loaded to catch clashes)
         wanted = Path(directory).resolve()
         lessons = [l for l in lessons if l.path.resolve().parent == wanted]
+        challenges = [c for c in challenges if c.path.resolve().parent == wanted]
     operations = 0
     for lesson in lessons:
         problems.extend(check_lesson(lesson))
         operations += len(lesson.operations)
+    for challenge in challenges:
+        problems.extend(check_challenge(challenge))
     for problem in problems:
         print(problem)
-    files = len({str(l.path) for l in lessons} | {p.file for p in problems})
+    files = len({str(l.path) for l in lessons} | {str(c.path) for c in challenges} | {p.file for p in problems})
     verdict = "all pass" if not problems else f"{len(problems)} problem(s)"
-    print(f"checked {files} lesson file(s), ran {operations} operation(s): {verdict}", file=sys.stderr)
+    print(f"checked {files} lesson file(s) ({len(challenges)} challenge(s), each solution played), "
+          f"ran {operations} operation(s): {verdict}", file=sys.stderr)
     return 1 if problems else 0
 
 

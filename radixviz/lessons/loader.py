@@ -1,6 +1,7 @@
 """Find and load lessons: the shipped ones, then any a teacher adds with ``--lessons DIR``."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .model import Lesson, LessonError
@@ -8,6 +9,7 @@ from .parse import parse_lesson, read_lesson_text
 
 # In a wheel the top-level lessons/ folder is installed as radixviz/lessons_data/.
 _INSTALLED = Path(__file__).resolve().parent.parent / "lessons_data"
+_GOAL_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*goal\s*$", re.M)
 _CHECKOUT = Path(__file__).resolve().parent.parent.parent / "lessons"
 
 
@@ -19,9 +21,22 @@ def shipped_lessons_dir() -> Path:
     return _INSTALLED
 
 
-def lesson_files(directory: Path) -> list[Path]:
-    """The ``*.md`` files of a folder, by name (README.md is not a lesson)."""
+def markdown_files(directory: Path) -> list[Path]:
+    """The ``*.md`` files of a folder, by name (README.md is a guide, neither kind)."""
     return sorted(p for p in Path(directory).glob("*.md") if p.is_file() and p.name.lower() != "readme.md")
+
+
+def is_challenge_file(path: Path) -> bool:
+    """A file with a ```goal block is a challenge (challenge.py), not a lesson."""
+    try:
+        return bool(_GOAL_FENCE.search(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return False   # the lesson loader reports what is wrong with it
+
+
+def lesson_files(directory: Path) -> list[Path]:
+    """The lesson files of a folder, by name."""
+    return [p for p in markdown_files(directory) if not is_challenge_file(p)]
 
 
 def load_lessons(extra_dirs=(), problems: list | None = None, include_shipped: bool = True) -> list[Lesson]:

@@ -35,6 +35,7 @@ def data_dir() -> Path:
 class Progress:
     lessons: dict = field(default_factory=dict)     # lesson id -> {"completed": iso time, "title": str}
     scores: list = field(default_factory=list)      # {"when", "score", "total", "difficulty", "lesson", "seed"}
+    challenges: dict = field(default_factory=dict)  # challenge id -> {"solved", "ops", "seen_solution", "when"}
     path: Path | None = None
     warning: str | None = None                      # set when a damaged file was moved aside
 
@@ -47,7 +48,9 @@ class Progress:
         if not path.exists():
             return cls(path=path)
         try:
-            lessons, scores = parse_progress(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            lessons, scores = parse_progress(text)
+            challenges = parse_challenges(text)
         except (OSError, UnicodeDecodeError, ProgressError) as exc:
             aside = _aside_name(path)
             try:
@@ -56,7 +59,7 @@ class Progress:
             except OSError:
                 where = "left in place"
             return cls(path=path, warning=f"progress file {path} is damaged ({exc}); {where}, starting afresh")
-        return cls(lessons, scores, path)
+        return cls(lessons, scores, challenges, path)
 
     def save(self) -> None:
         assert self.path is not None
@@ -66,7 +69,8 @@ class Progress:
         os.replace(tmp, self.path)
 
     def to_json(self) -> str:
-        return json.dumps({"version": VERSION, "lessons": self.lessons, "scores": self.scores},
+        return json.dumps({"version": VERSION, "lessons": self.lessons, "scores": self.scores,
+                           "challenges": self.challenges},
                           indent=2, ensure_ascii=False) + "\n"
 
     # ------------------------------------------------------------------ changes
@@ -79,8 +83,19 @@ class Progress:
                             "difficulty": difficulty, "lesson": lesson, "seed": seed})
         del self.scores[:-MAX_SCORES]
 
+    def solve_challenge(self, challenge_id: str, ops: int) -> None:
+        """Record a solve; the fewest operations over all solves is kept."""
+        record = self.challenges.setdefault(challenge_id, {})
+        best = record.get("ops") if record.get("solved") else None
+        record.update(solved=True, ops=int(ops) if best is None else min(best, int(ops)), when=_now())
+
+    def see_solution(self, challenge_id: str) -> None:
+        """The learner asked for the solution: the challenge counts as seen, not solved."""
+        self.challenges.setdefault(challenge_id, {}).update(seen_solution=True)
+        self.challenges[challenge_id].setdefault("when", _now())
+
     def reset(self) -> None:
-        self.lessons, self.scores = {}, []
+        self.lessons, self.scores, self.challenges = {}, [], {}
 
     def merge(self, text: str) -> tuple[int, int]:
         """Add another file's progress (ProgressError if it is not one); return (lessons, scores) added."""
@@ -91,6 +106,14 @@ class Progress:
         known = {json.dumps(s, sort_keys=True) for s in self.scores}
         new_scores = [s for s in scores if json.dumps(s, sort_keys=True) not in known]
         self.scores = sorted(self.scores + new_scores, key=lambda s: s["when"])[-MAX_SCORES:]
+        for key, theirs in parse_challenges(text).items():
+            mine = self.challenges.setdefault(key, {})
+            if theirs.get("solved"):
+                ops = [r["ops"] for r in (mine, theirs) if r.get("solved")]
+                mine.update(solved=True, ops=min(ops))
+            if theirs.get("seen_solution"):
+                mine["seen_solution"] = True
+            mine.setdefault("when", theirs.get("when", _now()))
         return len(new_lessons), len(new_scores)
 
     @property
@@ -141,6 +164,18 @@ def parse_progress(text: str) -> tuple[dict, list]:
                 and 0 <= s["score"] <= s["total"]):
             raise ProgressError(f"bad score record {json.dumps(s)[:60]}")
     return lessons, scores
+
+
+def parse_challenges(text: str) -> dict:
+    """The challenge records of a progress file (older files have none); ProgressError if bad."""
+    data = json.loads(text)
+    challenges = data.get("challenges", {}) if isinstance(data, dict) else {}
+    if not isinstance(challenges, dict):
+        raise ProgressError("'challenges' must map challenge ids to records")
+    for key, record in challenges.items():
+        if not isinstance(record, dict) or (record.get("solved") and not isinstance(record.get("ops"), int)):
+            raise ProgressError(f"bad challenge record for {key!r}")
+    return challenges
 
 
 def _now() -> str:

@@ -1,0 +1,224 @@
+"""A challenge's goal: conditions checked on a session the engine really ran.
+
+One condition a line, ``LEFT CMP RIGHT``, with an optional ``# description`` that the app
+and ``radixviz challenge --check`` show beside the verdict::
+
+    evict.freed < evict.asked      # the eviction frees fewer tokens than it asked for
+    evictable_size == 0            # nothing in the tree can be evicted
+    edges == Hello_ L.A.! there    # the tree's edges, in any order
+
+A side is a whole number, a ``subject``, or (for ``edges``) a list of edge texts. Subjects
+are measured after the learner's operations:
+
+- the state: ``nodes`` (the root not counted), ``leaves``, ``total_size``,
+  ``evictable_size``, ``free_slots``, ``locks`` (locks held), ``locked_nodes``;
+  ``edges``, the edge texts as a multiset;
+- the learner's LAST operation of a kind, ``OP.FIELD``: ``insert.prefix_len``,
+  ``insert.created`` (leaves it hung), ``insert.splits``; ``match.matched``,
+  ``match.splits``, ``match.foreign`` (slots the pre-#7 matcher would hand out that belong
+  to another context); ``evict.asked``, ``evict.freed``, ``evict.skipped`` (referenced
+  leaves it passed over), ``evict.leaves`` (leaves it deleted); ``lock.delta``,
+  ``unlock.delta``. Prefix ``any`` to ask whether ANY such operation meets the condition.
+
+Nothing here compares text the learner typed: every value comes from the engine.
+"""
+from __future__ import annotations
+
+import operator
+import shlex
+from collections import Counter
+from dataclasses import dataclass
+
+CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+        ">": operator.gt, ">=": operator.ge}
+
+STATE = ("nodes", "leaves", "total_size", "evictable_size", "free_slots", "locks",
+         "locked_nodes", "edges")
+OP_FIELDS = {
+    "insert": ("prefix_len", "created", "splits"),
+    "match": ("matched", "splits", "foreign"),
+    "evict": ("asked", "freed", "skipped", "leaves"),
+    "lock": ("delta",),
+    "unlock": ("delta",),
+}
+SUBJECT_WORDS = {"nodes": "nodes", "leaves": "leaves", "total_size": "total size",
+                 "evictable_size": "evictable size", "free_slots": "free slots",
+                 "locks": "locks held", "locked_nodes": "locked nodes", "edges": "edges"}
+
+
+class GoalError(ValueError):
+    """A goal line that cannot be read; ``str`` is the reason."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    left: str                  # a subject
+    cmp: str
+    right: object              # int, a subject name (str), or a tuple of edge texts
+    any_op: bool = False       # "any OP.FIELD": some learner operation of that kind, not the last
+    description: str = ""
+    line: int = 0
+
+    @property
+    def text(self) -> str:
+        right = " ".join(self.right) if isinstance(self.right, tuple) else self.right
+        return f"{'any ' if self.any_op else ''}{self.left} {self.cmp} {right}"
+
+    @property
+    def words(self) -> str:
+        return self.description or self.text
+
+
+@dataclass(frozen=True)
+class Check:
+    """One condition's verdict on a session."""
+    condition: Condition
+    held: bool
+    actual: str                # what the engine measured, in words
+
+    def __str__(self) -> str:
+        mark = "✓" if self.held else "✗"
+        return f"{mark} {self.condition.words}  ({self.actual})"
+
+
+def parse_goal(text: str, first_line: int = 1) -> tuple[Condition, ...]:
+    """Every condition of a ```goal block; GoalError names the line and what is wrong."""
+    conditions = []
+    for offset, raw in enumerate(text.splitlines()):
+        code, _, description = raw.partition("#")
+        if not code.strip():
+            continue
+        try:
+            conditions.append(_parse_line(code, description.strip(), first_line + offset))
+        except GoalError as exc:
+            raise GoalError(f"line {first_line + offset}: {exc}") from None
+    if not conditions:
+        raise GoalError(f"line {first_line}: empty goal: give at least one condition")
+    return tuple(conditions)
+
+
+def _parse_line(code: str, description: str, line: int) -> Condition:
+    try:
+        words = shlex.split(code)
+    except ValueError as exc:
+        raise GoalError(f"bad quoting ({exc})") from None
+    any_op = bool(words) and words[0] == "any"
+    words = words[1:] if any_op else words
+    if len(words) < 3 or words[1] not in CMPS:
+        raise GoalError(f"expected SUBJECT CMP VALUE with CMP one of {' '.join(CMPS)}: {code.strip()!r}")
+    left, cmp, rest = words[0], words[1], words[2:]
+    _check_subject(left)
+    if any_op and "." not in left:
+        raise GoalError(f"'any' needs an operation field such as evict.freed, not {left!r}")
+    if left == "edges":
+        if cmp not in ("==", "!="):
+            raise GoalError("edges compare with == or != only")
+        return Condition(left, cmp, tuple(rest), any_op, description, line)
+    if len(rest) != 1:
+        raise GoalError(f"one value after {cmp}, got {' '.join(rest)!r}")
+    right: object = rest[0]
+    if right.lstrip("-").isdigit():
+        right = int(right)
+    else:
+        _check_subject(right)
+    return Condition(left, cmp, right, any_op, description, line)
+
+
+def _check_subject(name: str) -> None:
+    if name in STATE:
+        return
+    op, _, field = name.partition(".")
+    if field in OP_FIELDS.get(op, ()):
+        return
+    known = list(STATE) + [f"{o}.{f}" for o, fs in OP_FIELDS.items() for f in fs]
+    raise GoalError(f"unknown subject {name!r} (known: {', '.join(known)})")
+
+
+# ---------------------------------------------------------------- measuring
+
+def op_measures(session, record) -> dict:
+    """What the engine did in one operation, by the names goals use."""
+    kinds = Counter(session.frames[i].kind for i in record.frame_range)
+    result, name = record.result, record.op.name
+    if name == "insert":
+        return {"prefix_len": result["prefix_len"], "created": kinds["create"], "splits": kinds["split"]}
+    if name == "match":
+        disagreement = result.get("disagreement") or {}
+        return {"matched": result["matched"], "splits": kinds["split"],
+                "foreign": len(disagreement.get("wrong_slots", ()))}
+    if name == "evict":
+        return {"asked": record.op.count, "freed": len(result["freed_slots"]),
+                "skipped": kinds["skip"], "leaves": kinds["delete"]}
+    if name in ("lock", "unlock"):
+        return {"delta": result["delta"]}
+    return {}
+
+
+def state_measures(session) -> dict:
+    """The session's tree and pool now, by the names goals use."""
+    from radixviz.cache import tokens_text
+
+    tree = session.cache.snapshot()
+    nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
+    return {
+        "nodes": len(nodes),
+        "leaves": sum(1 for n in nodes if not n.children),
+        "total_size": session.cache.total_size(),
+        "evictable_size": session.cache.evictable_size(),
+        "free_slots": session.pool.available_size(),
+        "locks": sum(len(held) for held in session.locks.values()),
+        "locked_nodes": sum(1 for n in nodes if n.ref > 0),
+        "edges": tuple(sorted(tokens_text(n.key) for n in nodes)),
+    }
+
+
+def evaluate(conditions, session, learner_records) -> list[Check]:
+    """Each condition's verdict after ``learner_records`` ran on ``session``."""
+    state = state_measures(session)
+    per_op = [(r.op.name, op_measures(session, r)) for r in learner_records]
+    return [_evaluate(c, state, per_op) for c in conditions]
+
+
+def _evaluate(condition: Condition, state: dict, per_op: list) -> Check:
+    sides = [condition.left] + ([condition.right] if isinstance(condition.right, str) else [])
+    op = next((s.partition(".")[0] for s in sides if "." in s), None)
+    if op is None:
+        return _compare(condition, state)
+    candidates = [m for name, m in per_op if name == op]
+    if not candidates:
+        return Check(condition, False, f"no {op} yet")
+    if condition.any_op:
+        for measures in candidates:
+            check = _compare(condition, {**state, **_prefixed(op, measures)})
+            if check.held:
+                return check
+        return Check(condition, False, f"none of your {len(candidates)} {op} operations does")
+    return _compare(condition, {**state, **_prefixed(op, candidates[-1])})
+
+
+def _prefixed(op: str, measures: dict) -> dict:
+    return {f"{op}.{k}": v for k, v in measures.items()}
+
+
+def _compare(condition: Condition, values: dict) -> Check:
+    left = values.get(condition.left)
+    if condition.left == "edges":
+        wanted = tuple(sorted(condition.right))
+        held = CMPS[condition.cmp](left, wanted)
+        return Check(condition, held, f"edges are {' '.join(left) or 'none'}")
+    right = condition.right if isinstance(condition.right, int) else values.get(condition.right)
+    if right is None:
+        op = str(condition.right).partition(".")[0]
+        return Check(condition, False, f"no {op} yet")
+    held = CMPS[condition.cmp](left, right)
+    actual = f"{_name(condition.left)} {left}"
+    if not isinstance(condition.right, int):
+        actual += f", {_name(condition.right)} {right}"
+    return Check(condition, held, actual)
+
+
+def _name(subject: str) -> str:
+    if subject in SUBJECT_WORDS:
+        return SUBJECT_WORDS[subject]
+    op, _, field = subject.partition(".")
+    return f"{op} {field.replace('_', ' ')}"

@@ -1,0 +1,154 @@
+"""Challenges: every shipped one is solved by its own solution, and plausible wrong attempts
+fail naming the condition they miss — graded by running the engine, through the CLI a
+learner uses."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from radixviz.lessons.challenge import AttemptError, attempt, check_challenge, find_challenge, load_challenges
+from radixviz.lessons.goals import GoalError, parse_goal
+
+CHALLENGES = load_challenges()
+BY_ID = {c.id: c for c in CHALLENGES}
+
+# a plausible wrong attempt per challenge, and the condition (its text) it must be told it misses
+WRONG = {
+    "first-hit": ('insert "Hello_there"; match "Hello_there"', "match.matched == 6"),
+    "no-new-leaf": ('insert "Hello_L.A.!x"', "insert.splits == 1"),
+    "insert-return": ('insert "Hello_th"', "insert.created == 1"),
+    "split-count": ('match "ab"; match "abc"', "edges == ab cd ef"),
+    "lru-victim": ("evict 1", "edges == Hello_ L.A.!"),
+    "foreign-kv": ('insert "abc"; insert "abcde"; match "abx"', "any match.foreign > 0"),
+    "locked-leaf": ('lock "Hello_there"; evict 5', "evict.skipped >= 1"),
+    "ref-delta": ('lock "Hello_there"', "lock.delta == -5"),
+    "evict-short": ('insert "abc"; evict 5', "total_size >= evict.asked"),
+    "evictable-zero": ('lock "Hello_L.A.!"; lock "Hi"', "evictable_size == 0"),
+    "whole-tree": ("evict 10", "evict.leaves == 3"),
+}
+
+
+def run_cli(*args, stdin=None, env=None):
+    return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True,
+                          input=stdin, env=env, timeout=120)
+
+
+def test_at_least_ten_ship_with_the_required_ids():
+    assert len(CHALLENGES) >= 10
+    assert {"evict-short", "foreign-kv", "insert-return", "locked-leaf", "split-count",
+            "evictable-zero"} <= set(BY_ID)
+    assert {c.level for c in CHALLENGES} == {"easy", "medium", "hard"}
+
+
+@pytest.mark.parametrize("challenge", CHALLENGES, ids=lambda c: c.id)
+def test_reference_solution_solves_at_par(challenge):
+    assert check_challenge(challenge) == []
+    verdict = attempt(challenge, challenge.solution)
+    assert verdict.solved and verdict.ops_used == challenge.par
+    assert challenge.hints and challenge.debrief
+
+
+@pytest.mark.parametrize("challenge_id", sorted(WRONG))
+def test_plausible_wrong_attempt_names_the_missing_condition(challenge_id):
+    script, missing = WRONG[challenge_id]
+    verdict = attempt(BY_ID[challenge_id], script)
+    assert not verdict.solved
+    assert missing in [c.condition.text for c in verdict.missing]
+
+
+def test_every_shipped_challenge_has_a_wrong_attempt_here():
+    assert set(WRONG) >= set(BY_ID)
+
+
+def test_foreign_kv_is_graded_by_both_matchers_on_the_learners_session():
+    # the learner's own tree and query, different from the reference solution
+    verdict = attempt(BY_ID["foreign-kv"], 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"')
+    assert verdict.solved
+    assert "match foreign 5" in verdict.checks[0].actual
+
+
+def test_forbidden_operation_is_refused_before_anything_runs():
+    with pytest.raises(AttemptError, match="'insert' is not allowed in this challenge"):
+        attempt(BY_ID["split-count"], 'match "ab"\ninsert "x"')
+
+
+def test_goal_lines_are_validated():
+    with pytest.raises(GoalError, match="unknown subject 'nodez'"):
+        parse_goal("nodes == 3\nnodez == 2", first_line=10)
+    with pytest.raises(GoalError, match="line 11"):
+        parse_goal("nodes == 3\nnodes is 2", first_line=10)
+
+
+class TestCommand:
+    def test_check_exit_codes_solved_not_solved_bad_input(self, tmp_path):
+        env = _data_env(tmp_path)
+        good = tmp_path / "good.rv"
+        good.write_text('lock "Hello_there"\nevict 11\n')
+        result = run_cli("challenge", "locked-leaf", "--check", str(good), env=env)
+        assert result.returncode == 0, result.stderr
+        assert "solved in 2 operations (at par)" in result.stdout
+
+        bad = tmp_path / "bad.rv"
+        bad.write_text('lock "Hello_there"\nevict 5\n')
+        result = run_cli("challenge", "locked-leaf", "--check", str(bad), env=env)
+        assert result.returncode == 1
+        assert "✗ the eviction passes over a referenced leaf" in result.stdout
+        assert "not solved: 1 of 3 conditions not met" in result.stdout
+
+        typo = tmp_path / "typo.rv"
+        typo.write_text('lock "Hello_there"\nevitc 5\n')
+        result = run_cli("challenge", "locked-leaf", "--check", str(typo), env=env)
+        assert result.returncode == 2
+        assert len(result.stderr.strip().splitlines()) == 1 and "typo.rv:2" in result.stderr
+
+    def test_solved_and_seen_are_recorded_and_listed(self, tmp_path):
+        env = _data_env(tmp_path)
+        assert run_cli("challenge", "first-hit", "--check", "-", env=env,
+                       stdin='insert "Hello_there"\nmatch "Hello_world"\n').returncode == 0
+        assert run_cli("challenge", "whole-tree", "--solution", env=env).stdout.strip() == "evict 11"
+        listing = run_cli("challenges", env=env).stdout
+        assert "✓ solved in 2 (par 2)" in listing
+        assert "· solution seen" in listing.splitlines()[10]
+        saved = json.loads((tmp_path / "data" / "progress.json").read_text())["challenges"]
+        assert saved["first-hit"]["solved"] and saved["first-hit"]["ops"] == 2
+        assert saved["whole-tree"] == {"seen_solution": True, "when": saved["whole-tree"]["when"]}
+
+    def test_show_prints_goal_and_starting_tree(self):
+        result = run_cli("challenge", "lru-victim", "--show")
+        assert result.returncode == 0
+        assert "the eviction deletes one leaf" in result.stdout
+        assert 'insert "Hello_there"' in result.stdout and "L.A.!" in result.stdout
+
+    def test_unknown_id_is_one_line_exit_2(self):
+        result = run_cli("challenge", "nope", "--show")
+        assert result.returncode == 2 and "no challenge 'nope'" in result.stderr
+
+
+def test_lessons_check_plays_a_teachers_challenge(tmp_path):
+    (tmp_path / "mine.md").write_text(textwrap.dedent('''\
+        ---
+        id: mine
+        title: Too easy
+        par: 1
+        allow: insert
+        ---
+        Insert anything.
+
+        ```goal
+        nodes == 2
+        ```
+
+        ```solution
+        insert "ab"
+        ```
+        '''))
+    result = run_cli("lessons", "--check", str(tmp_path))
+    assert result.returncode == 1
+    assert "mine.md:10: the solution does not meet the goal: nodes == 2 (nodes 1)" in result.stdout
+
+
+def _data_env(tmp_path):
+    import os
+    return {**os.environ, "RADIXVIZ_DATA_DIR": str(tmp_path / "data")}
