@@ -111,6 +111,26 @@ class RadixvizApp(App):
         self.push_screen(StepperScreen(load, title=f"lesson {lesson.number}: {lesson.title}",
                                        lesson=lesson, export_dir=self.export_dir))
 
+    def open_challenges(self) -> None:
+        """The challenge list (files are small: read them here, no worker needed)."""
+        from radixviz.lessons import LessonError
+        from radixviz.lessons.challenge import load_challenges
+        from radixviz.lessons.progress import Progress
+        from radixviz.tui.screens.challenges import ChallengeListScreen
+        problems: list = []
+        try:
+            challenges = load_challenges(self.lesson_dirs, problems=problems)
+        except LessonError as exc:
+            challenges, problems = [], [exc]
+        for problem in problems[:3]:
+            self.notify(str(problem), severity="warning", timeout=6)
+        self.push_screen(ChallengeListScreen(challenges, Progress.load()))
+
+    def open_challenge(self, challenge) -> None:
+        from radixviz.tui.screens.challenge import ChallengeScreen
+        load = session_loader(self.pool_size, False, self.device, script_text=challenge.start or None)
+        self.push_screen(ChallengeScreen(challenge, load, export_dir=self.export_dir))
+
     def action_command_palette(self) -> None:
         if self.use_command_palette and not SafeCommandPalette.is_open(self):
             self.push_screen(SafeCommandPalette(id="--command-palette"))

@@ -26,6 +26,7 @@ class HomeScreen(Screen):
         Binding("s", "sandbox", "Sandbox"),
         Binding("x", "example", "#7 example"),
         Binding("z", "quiz", "Quiz"),
+        Binding("c", "challenges", "Challenges"),
         Binding("w", "scheduler", "Scheduler"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("q", "quit_app", "Quit"),
@@ -53,6 +54,8 @@ class HomeScreen(Screen):
         else:
             options.append(Option("Lessons: loading…", id="lessons-loading", disabled=True))
         options.append(Option("Quiz: test yourself", id="quiz"))
+        options.append(Option("Challenges: reach a goal by driving the cache, graded by the engine",
+                              id="challenges"))
         options.append(Option("Scheduler: a workload batch by batch (queue, batch, tree, pool)",
                               id="scheduler"))
         return options
@@ -91,6 +94,8 @@ class HomeScreen(Screen):
             self.action_example()
         elif choice == "quiz":
             self.action_quiz()
+        elif choice == "challenges":
+            self.action_challenges()
         elif choice == "scheduler":
             self.action_scheduler()
         elif choice.startswith("lesson:"):
@@ -107,6 +112,9 @@ class HomeScreen(Screen):
 
     def action_quiz(self) -> None:
         self.app.open_quiz()
+
+    def action_challenges(self) -> None:
+        self.app.open_challenges()
 
     def action_help(self) -> None:
         from radixviz.tui.screens.help import HelpScreen

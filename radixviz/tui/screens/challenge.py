@@ -1,0 +1,145 @@
+"""One challenge in the stepper: the goal pinned above the panes and judged live by the
+engine after every operation, hints one at a time, the solution on request."""
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.widgets import Footer
+
+from radixviz.tui.screens.stepper import StepperScreen
+from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+
+# ? reveals the next hint here; help stays on f1
+CHALLENGE_KEYS = [b for b in STEPPER_KEYS if b.action != "help"] + [
+    Binding("question_mark", "hint", "Hint", key_display="?", tooltip="reveal the next hint"),
+    Binding("f1", "help", "Help", tooltip="this help", show=False),
+    Binding("g", "solution", "Solution",
+            tooltip="show a solution (the challenge then counts as seen, not solved)"),
+]
+
+
+class ChallengeScreen(StepperScreen):
+    BINDINGS = CHALLENGE_KEYS
+
+    def __init__(self, challenge, load, export_dir=None):
+        """``load()`` builds the session with the challenge's start already played."""
+        super().__init__(load, title=f"challenge: {challenge.title}", export_dir=export_dir)
+        self.challenge = challenge
+        self.start_ops = 0
+        self.hints_shown = 0
+        self.solution_seen = False
+        self.solved = False
+        self.verdict = None
+        self._judged_at = -1          # how many records the verdict was computed on
+
+    def compose(self):
+        from radixviz.tui.widgets.goal_pane import GoalPane
+        yield GoalPane(self.challenge, id="goal-pane")
+        for widget in super().compose():
+            if not isinstance(widget, Footer):
+                yield widget
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#goal-pane").show(None, 0, False)
+
+    async def _ready(self, session, error) -> None:
+        self.start_ops = len(session.records)
+        await super()._ready(session, error)
+
+    # ------------------------------------------------------------ the goal, live
+
+    def refresh_view(self) -> None:
+        super().refresh_view()
+        if self.model is None or not self.is_attached:
+            return
+        from radixviz.lessons.challenge import judge
+        records = len(self.model.session.records)
+        if records != self._judged_at:
+            self.verdict = judge(self.challenge, self.model.session, self.start_ops)
+            self._judged_at = records
+            if self.verdict.solved and not self.solved and self.verdict.ops_used:
+                self._on_solved()
+        self.query_one("#goal-pane").show(self.verdict, self.hints_shown, self.solution_seen)
+
+    def _on_solved(self) -> None:
+        from radixviz.tui.screens.challenges import SolvedScreen
+        self.solved = True
+        ops = [r.op.text for r in self.model.session.records[self.start_ops:]]
+        if not self.solution_seen:
+            self._save(lambda p: p.solve_challenge(self.challenge.id, len(ops)))
+        self.app.push_screen(SolvedScreen(self.challenge, ops, self.solution_seen))
+
+    def _save(self, change) -> None:
+        from radixviz.lessons.progress import Progress
+        progress = Progress.load()
+        change(progress)
+        try:
+            progress.save()
+        except OSError as exc:
+            self.notify(f"could not save your progress: {exc}", severity="warning", timeout=6)
+
+    # ----------------------------------------------------- only allowed operations
+
+    def on_input_submitted(self, event) -> None:
+        """Refuse an operation the challenge does not allow, keeping the typed line; the
+        stepper's own handler (called next by Textual, up the class tree) runs the rest."""
+        if self.model is None:
+            return
+        from radixviz.script import ScriptError, parse_script
+        try:
+            ops = parse_script(event.value, "<input>")
+        except ScriptError:
+            return              # the stepper reports the bad line itself
+        refused = self._refused(ops)
+        if refused:
+            event.stop()
+            event.prevent_default()
+            self._show_error(refused)
+
+    def _refused(self, ops) -> str | None:
+        from radixviz.lessons.challenge import AttemptError, check_op_allowed
+        for op in ops:
+            try:
+                check_op_allowed(self.challenge, op)
+            except AttemptError:
+                return (f"{op.name!r} is not allowed in this challenge "
+                        f"(allowed: {', '.join(self.challenge.allow)})")
+        return None
+
+    def _node_action(self, choice) -> None:
+        if choice and self.model is not None:
+            from radixviz.script import Op
+            refused = self._refused([Op(choice[0])])
+            if refused:
+                self._show_error(refused)
+                return
+        super()._node_action(choice)
+
+    def action_toggle_matcher(self) -> None:
+        from radixviz.script import Op
+        refused = self._refused([Op("matcher")])
+        if refused:
+            self.notify("the matcher stays fixed in this challenge: radixviz compares both for you",
+                        timeout=4)
+            return
+        super().action_toggle_matcher()
+
+    # ------------------------------------------------------------ hints, solution
+
+    def action_hint(self) -> None:
+        if self.hints_shown < len(self.challenge.hints):
+            self.hints_shown += 1
+        else:
+            self.notify("no more hints: press g to see a solution", timeout=4)
+        self.refresh_view() if self.model is not None else \
+            self.query_one("#goal-pane").show(None, self.hints_shown, self.solution_seen)
+
+    def action_solution(self) -> None:
+        from radixviz.tui.screens.challenges import SolutionScreen
+        if not self.solved:
+            self.solution_seen = True
+            self._save(lambda p: p.see_solution(self.challenge.id))
+        self.app.push_screen(SolutionScreen(self.challenge))
+        if self.model is not None:
+            self.refresh_view()
