@@ -46,6 +46,9 @@ class ChallengeScreen(StepperScreen):
     async def _ready(self, session, error) -> None:
         self.start_ops = len(session.records)
         await super()._ready(session, error)
+        if self.model is not None and self.model.frames:
+            self.model.go(len(self.model.frames) - 1)   # open on the starting tree, not its first step
+            self.refresh_view()
 
     # ------------------------------------------------------------ the goal, live
 
