@@ -111,6 +111,9 @@ class TestCommand:
         listing = run_cli("challenges", env=env).stdout
         assert "✓ solved in 2 (par 2)" in listing
         assert "· solution seen" in listing.splitlines()[10]
+        shown = run_cli("progress", env=env).stdout
+        assert "Challenges solved: 1/" in shown and "✓ first-hit: A first hit  in 2 operations (par 2)" in shown
+        assert "· whole-tree: One eviction, three leaves  solution seen" in shown
         saved = json.loads((tmp_path / "data" / "progress.json").read_text())["challenges"]
         assert saved["first-hit"]["solved"] and saved["first-hit"]["ops"] == 2
         assert saved["whole-tree"] == {"seen_solution": True, "when": saved["whole-tree"]["when"]}

@@ -70,6 +70,7 @@ def show(progress) -> None:
     for lesson_id in sorted(progress.lessons, key=lambda k: titles.get(k, (99, k))):
         number, title = titles.get(lesson_id, ("?", progress.lessons[lesson_id].get("title") or lesson_id))
         print(f"  ✓ {number}. {title}  ({progress.lessons[lesson_id].get('completed', '')})")
+    _show_challenges(progress)
     print(f"\nQuizzes taken: {len(progress.scores)}")
     for s in progress.scores[-10:]:
         scope = f"lesson {s['lesson']}" if s.get("lesson") else "all lessons"
@@ -77,3 +78,22 @@ def show(progress) -> None:
     if progress.scores:
         best = max(s["score"] / s["total"] for s in progress.scores if s["total"])
         print(f"  best: {best:.0%}")
+
+
+def _show_challenges(progress) -> None:
+    from radixviz.lessons import LessonError
+    from radixviz.lessons.challenge import load_challenges
+    try:
+        challenges = {c.id: c for c in load_challenges()}
+    except LessonError:
+        challenges = {}
+    solved = {k: r for k, r in progress.challenges.items() if r.get("solved")}
+    print(f"\nChallenges solved: {len(solved)}/{len(challenges)}")
+    for key, record in progress.challenges.items():
+        known = challenges.get(key)
+        title = known.title if known else key
+        if record.get("solved"):
+            par = f" (par {known.par})" if known else ""
+            print(f"  ✓ {key}: {title}  in {record['ops']} operations{par}")
+        elif record.get("seen_solution"):
+            print(f"  · {key}: {title}  solution seen")
