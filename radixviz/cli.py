@@ -17,7 +17,14 @@ class UsageError(Exception):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse prints usage plus the error; ours is one line, pointing at --help."""
+    """argparse prints usage plus the error; ours is one line, pointing at --help.
+
+    Abbreviated options are off: ``--step 3`` must never be read as ``--steps`` plus a
+    stray ``3`` (subparsers are built with this class, so this holds for every command)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")

@@ -56,15 +56,24 @@ class TestFinalState:
 class TestSteps:
     def test_one_step_is_drawn_with_its_marks_and_title(self, capsys, tmp_path):
         target = tmp_path / "split.dot"
-        code, _, _ = export(capsys, "-e", CHAPTER, "--step", "18", "-o", str(target))
+        # step 19 as `run --steps` and the app's status line number it
+        code, _, _ = export(capsys, "-e", CHAPTER, "--step", "19", "-o", str(target))
         text = target.read_text(encoding="utf-8")
         assert code == 0
-        assert "step 18: split after 6 tokens: 'Hello_' above 'L.A.!'" in text.replace('\\"', '"')
-        assert "▶✂ 'Hello_'" in text and "✂ 'L.A.!'" in text
+        assert "step 19: split after 6 tokens: 'Hello_' above 'L.A.!'" in text.replace('\\"', '"')
+        assert "▶✂ 'Hello_'" in text and "\"✂ 'L.A.!'" in text
+
+    def test_one_current_node_per_step(self, capsys, tmp_path):
+        for step in range(1, 22):
+            target = tmp_path / f"s{step}.dot"
+            export(capsys, "-e", CHAPTER, "--step", str(step), "-o", str(target))
+            nodes = [line for line in target.read_text(encoding="utf-8").splitlines()
+                     if line.startswith("  n") and "->" not in line]
+            assert sum("▶" in line for line in nodes) <= 1, step
 
     def test_step_before_the_split_has_no_split(self, capsys, tmp_path):
         target = tmp_path / "before.dot"
-        export(capsys, "-e", CHAPTER, "--step", "17", "-o", str(target))
+        export(capsys, "-e", CHAPTER, "--step", "18", "-o", str(target))
         assert "'Hello_L.A.!'" in target.read_text(encoding="utf-8")
 
     def test_all_steps_one_numbered_file_each(self, capsys, tmp_path):
@@ -72,8 +81,8 @@ class TestSteps:
         code, out, _ = export(capsys, "-e", CHAPTER, "--all-steps", str(folder), "--format", "dot")
         names = sorted(p.name for p in folder.iterdir())
         assert code == 0 and out == f"wrote 21 diagrams to {folder}\n"
-        assert names == [f"step-{i:04d}.dot" for i in range(21)]
-        assert "step 0: ▶ insert" in (folder / "step-0000.dot").read_text(encoding="utf-8").replace('\\"', '"')
+        assert names == [f"step-{i:04d}.dot" for i in range(1, 22)]
+        assert "step 1: ▶ insert" in (folder / "step-0001.dot").read_text(encoding="utf-8").replace('\\"', '"')
 
     @pytest.mark.skipif(not HAS_DOT, reason="Graphviz dot not installed")
     def test_all_steps_as_svg_by_default(self, capsys, tmp_path):
@@ -88,7 +97,7 @@ class TestBadInput:
         (["-e", "insert ab"], "radixviz: export needs -o FILE or --all-steps DIR\n"),
         (["-e", "insert ab", "-o", "x.jpg"], "radixviz: cannot tell the format of x.jpg: use .dot, .svg, .png or .pdf\n"),
         (["-e", "insert ab", "--step", "99", "-o", "x.dot"],
-         "radixviz: --step 99: this run has 6 steps, numbered 0 to 5\n"),
+         "radixviz: --step 99: this run has 6 steps, numbered 1 to 6\n"),
         (["-e", "insert ab; match", "-o", "x.dot"], "<-e>:1:12: missing argument: match needs a key, e.g. match \"Hello\"\n"),
     ])
     def test_one_line_exit_2(self, capsys, tmp_path, monkeypatch, argv, message):

@@ -138,7 +138,7 @@ class TestTable:
     def test_table_names_the_divergence(self):
         report = verify_ops(parse_script(CHAPTER, "ex"), buggy=True, device="cpu")
         lines = table_lines(report)
-        assert lines[1].split() == ["#", "where", "matcher", "key", "hit", "K/V", "max", "diff",
+        assert lines[1].split() == ["op", "where", "matcher", "key", "hit", "K/V", "max", "diff",
                                     "logits", "diff", "result"]
         row = lines[3]
         assert row.split()[:5] == ["3", "ex:1:50", "buggy", "'Hello_world'", "11"]

@@ -81,10 +81,26 @@ class TestSteps:
         code, out, _ = run_cli(capsys, "--steps", "-e", CHAPTER)
         assert code == 0
         lines = out.split("\n\n")[0].splitlines()   # the steps, before the final tree
-        split = lines.index("  18   split after 6 tokens: 'Hello_' above 'L.A.!'")
+        split = lines.index("  19   split after 6 tokens: 'Hello_' above 'L.A.!'")
         where = re.match(r"       (radixviz/cache/radix_cache\.py):(\d+) _split_node: (.*)$", lines[split + 1])
         assert where, lines[split + 1]
         source = linecache.getline(str(ROOT / where.group(1)), int(where.group(2))).strip()
         assert source.startswith(where.group(3).rstrip("…")) and source
         numbered = [int(m.group(1)) for m in (re.match(r"^ {2,3}(\d+) ", l) for l in lines) if m]
-        assert numbered == list(range(21))  # frames 0..20, none skipped
+        assert numbered == list(range(1, 22))  # steps 1..21, none skipped
+
+
+class TestNoAbbreviations:
+    @pytest.mark.parametrize("argv,option", [
+        (["run", "-e", "insert ab", "--step", "3"], "--step"),     # not --steps with a stray 3
+        (["export", "-e", "insert ab", "--all", "d"], "--all"),   # not --all-steps
+        (["simulate", "--pol", "lpm"], "--pol"),
+    ])
+    def test_a_prefix_of_an_option_is_refused_in_one_line(self, capsys, argv, option):
+        from radixviz.cli import main
+
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2
+        assert err.count("\n") == 1 and f"unrecognized arguments: {option}" in err

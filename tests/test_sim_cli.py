@@ -66,3 +66,13 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_simulate_and_the_app_scheduler_start_from_the_same_settings():
+    from radixviz.cli import build_parser
+    from radixviz.tui.widgets.scheduler_form import SimSettings, check_settings
+
+    args = build_parser().parse_args(["simulate", "--app"])
+    from_cli, error = check_settings(args.workload, args.policy or "lpm", args.seed,
+                                     args.requests, args.pool_size)
+    assert error is None and from_cli == SimSettings()   # w on the home screen starts here

@@ -144,16 +144,19 @@ class TestExports:
     async def test_e_exports_the_current_frame(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("end", "e")
-            path = tmp_path / "export" / f"frame-{app.screen.model.position:04d}.svg"
+            # named by the step number the status line shows, as export --step counts
+            shown = app.screen.model.position + 1
+            assert f"step {shown}/" in status(app)
+            path = tmp_path / "export" / f"step-{shown:04d}.svg"
             assert path.read_text().lstrip().startswith(("<?xml", "<svg"))
-            assert any(str(path) in n for n in notifications(app))
+            assert any(f"exported step {shown} to {path}" in n for n in notifications(app))
 
     async def test_E_exports_every_frame(self, tmp_path):
         async with stepper(tmp_path, script="insert abc") as (app, pilot):
             await pilot.press("E")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            files = sorted((tmp_path / "export").glob("frame-*.svg"))
+            files = sorted((tmp_path / "export").glob("step-*.svg"))
             assert len(files) == len(app.screen.model.frames)
             assert any("exported" in n and str(len(files)) in n for n in notifications(app))
 

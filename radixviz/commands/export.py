@@ -18,7 +18,7 @@ def register(subparsers) -> None:
         description="Run a script, then draw the tree (with the Rich view's marks) with Graphviz.")
     add_script_args(p)
     p.add_argument("-o", "--output", metavar="FILE", help="the diagram to write; its extension picks the format")
-    p.add_argument("--step", type=int, metavar="K", help="draw the state after micro-step K (see run --steps)")
+    p.add_argument("--step", type=int, metavar="K", help="draw the state at micro-step K, counted from 1 as run --steps and the app number them")
     p.add_argument("--all-steps", metavar="DIR", help="write one numbered diagram per micro-step into DIR")
     p.add_argument("--max-edge", type=int, default=24, metavar="N",
                    help="longest edge label in characters before the middle is elided (default 24)")
@@ -68,9 +68,9 @@ def _pick_frame(session, step):
     if step is None:
         # the first operation may have been refused: then the (empty) tree is drawn as it is
         return frames[-1] if frames else session.cache.snapshot()
-    if not 0 <= step < len(frames):
-        raise UsageError(f"--step {step}: this run has {len(frames)} steps, numbered 0 to {len(frames) - 1}")
-    return frames[step]
+    if not 1 <= step <= len(frames):
+        raise UsageError(f"--step {step}: this run has {len(frames)} steps, numbered 1 to {len(frames)}")
+    return frames[step - 1]
 
 
 def step_title(frame) -> str:
@@ -78,20 +78,22 @@ def step_title(frame) -> str:
     from radixviz.render.graphviz import matcher_label
     from radixviz.script import describe
 
-    return f"step {frame.index}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
+    return f"step {frame.number}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
 def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
-    """``step-0000.svg`` ... one per frame; the folder is created if needed."""
+    """``step-0001.svg`` ... one per frame, numbered as ``--step`` and the stepper count;
+    the folder is created if needed."""
     from radixviz.render.graphviz import GraphvizError, write
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise GraphvizError(f"cannot create {folder}: {exc.strerror or exc}") from None
-    digits = max(4, len(str(len(session.frames))))
+    from radixviz.render.names import step_file_name
+
     paths = []
     for frame in session.frames:
-        path = folder / f"step-{frame.index:0{digits}d}.{fmt}"
+        path = folder / step_file_name(frame, fmt, len(session.frames))
         paths.append(write(frame, path, title=step_title(frame), max_edge=max_edge))
     return paths

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from radixviz.sim import defaults as D
+
 # (name, lowest, highest): numbers are parsed here so a bad one is a one-line error
 _LIMITS = {"requests": (1, 100_000), "pool_size": (16, 1 << 22), "seed": (0, 2**63 - 1),
            "max_running": (1, 4096)}
@@ -17,15 +19,19 @@ def register(subparsers) -> None:
         "simulate", help="run a workload through the scheduler and report cache hits",
         description="Simulate SGLang's first scheduler on the radix cache: match every waiting "
                     "request, order by policy, admit what fits, prefill, decode, insert on finish.")
-    p.add_argument("--workload", default="shared-prompt", metavar="W",
-                   help="shared-prompt, few-shot, multi-turn, tree-of-thought or no-sharing")
-    p.add_argument("--policy", metavar="P", help="lpm (default), fcfs, random or weight")
+    p.add_argument("--workload", default=D.WORKLOAD, metavar="W",
+                   help=f"shared-prompt, few-shot, multi-turn, tree-of-thought or no-sharing "
+                        f"(default {D.WORKLOAD})")
+    p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
-    p.add_argument("--requests", default="64", metavar="N", help="number of requests (default 64)")
-    p.add_argument("--pool-size", default="2048", metavar="S", help="KV pool slots (default 2048)")
-    p.add_argument("--seed", default="0", metavar="S", help="workload and sampler seed (default 0)")
-    p.add_argument("--max-running", default="64", metavar="N",
-                   help="request rows, so the most requests running at once (default 64)")
+    p.add_argument("--requests", default=str(D.REQUESTS), metavar="N",
+                   help=f"number of requests (default {D.REQUESTS})")
+    p.add_argument("--pool-size", default=str(D.POOL_SIZE), metavar="S",
+                   help=f"KV pool slots (default {D.POOL_SIZE})")
+    p.add_argument("--seed", default=str(D.SEED), metavar="S",
+                   help=f"workload and sampler seed (default {D.SEED})")
+    p.add_argument("--max-running", default=str(D.MAX_RUNNING), metavar="N",
+                   help=f"request rows, so the most requests running at once (default {D.MAX_RUNNING})")
     p.add_argument("--delay-shared-prefix", action="store_true",
                    help="hold back requests whose prefix another request is computing (#2442)")
     p.add_argument("--model", default="fake", metavar="M",
@@ -57,7 +63,7 @@ def parse_options(args) -> dict:
         options[name] = value
     if args.compare is not None and args.policy:
         raise UsageError("give --policy or --compare, not both")
-    names = args.compare.split(",") if args.compare is not None else [args.policy or "lpm"]
+    names = args.compare.split(",") if args.compare is not None else [args.policy or D.POLICY]
     names = [n.strip() for n in names if n.strip()]
     if not names:
         raise UsageError(f"--compare needs policy names, e.g. --compare {','.join(POLICIES)}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import linecache
 import os
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
 
 
 def key_json(key):
@@ -56,7 +56,7 @@ def short_path(file: str) -> str:
 
 
 def step_json(frame, describe) -> dict:
-    return {"index": frame.index, "kind": frame.kind, "text": describe(frame),
+    return {"step": frame.number, "kind": frame.kind, "text": describe(frame),
             "nodes": list(frame.nodes), "file": short_path(frame.file), "line": frame.line,
             "function": frame.function, "source": source_text(frame.file, frame.line)}
 
@@ -69,7 +69,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
     ops = []
     for record in session.records:
         op = record.op
-        entry = {"index": record.index, "name": op.name, "args": op_args(op), "text": op.text,
+        entry = {"op": record.number, "name": op.name, "args": op_args(op), "text": op.text,
                  "line": op.line, "col": op.col, "result": record.result}
         if steps:
             entry["steps"] = [step_json(session.frames[i], describe) for i in record.frame_range]

@@ -14,10 +14,10 @@ KIND_STYLES = {
 
 
 def step_line(frame, *, numbered: bool = True) -> Text:
-    """``  12 split after 6 tokens: …`` for one frame; the number is ``frame.index``."""
+    """``  12 split after 6 tokens: …`` for one frame; the number is ``frame.number`` (from 1)."""
     line = Text()  # wraps on a narrow screen: a step's words matter more than one line each
     if numbered:
-        line.append(f"{frame.index:>4} ", style="dim")
+        line.append(f"{frame.number:>4} ", style="dim")
     if frame.kind != "op":
         line.append("  ")
     line.append(describe(frame), style=KIND_STYLES.get(frame.kind, ""))

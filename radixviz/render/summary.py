@@ -6,7 +6,7 @@ from radixviz.script import key_text, slot_ranges
 
 def op_summary(record) -> str:
     """``match 'Hello_world' → 6 tokens 'Hello_' (slots 0–5)`` and the like."""
-    return f"{record.index + 1:>3}  {record.op.text}  →  {op_result(record)}"
+    return f"{record.number:>3}  {record.op.text}  →  {op_result(record)}"
 
 
 def op_result(record) -> str:

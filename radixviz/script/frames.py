@@ -78,6 +78,12 @@ class Frame:
     def __getitem__(self, name):
         return self.data[name]
 
+    @property
+    def number(self) -> int:
+        """The step number a person reads, everywhere (status line, exports, --step, JSON):
+        counted from 1, as the stepper always showed it."""
+        return self.index + 1
+
 
 @dataclass
 class OpRecord:
@@ -86,6 +92,11 @@ class OpRecord:
     result: dict = field(default_factory=dict)  # JSON-ready
     first_frame: int = 0
     last_frame: int = 0            # inclusive
+
+    @property
+    def number(self) -> int:
+        """The operation's number as people read it: the first operation is 1."""
+        return self.index + 1
 
     @property
     def frame_range(self) -> range:

@@ -208,7 +208,8 @@ class Session:
         version = (id(self.pool), self.pool.mem_state._version)
         if version != self._pool_version:
             self._pool_refs, self._pool_version = self.pool.refcounts(), version
-        marks = Marks(current=nodes, slots=tuple(slots), **self._marks)
+        # one current node: a split's lower half keeps its ✂ mark, a heap shows its top
+        marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots), **self._marks)
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree), marks, file, line,

@@ -55,7 +55,7 @@ def table_lines(report) -> list[str]:
     if not report.checks:
         return lines + ["no match operations: nothing to check"]
     wide = max([5] + [len(c.where) for c in report.checks])
-    head = f"{'#':>3}  {'where':<{wide}}  matcher  {'key':<{KEY_WIDTH + 2}}  {'hit':>4}  " \
+    head = f"{'op':>3}  {'where':<{wide}}  matcher  {'key':<{KEY_WIDTH + 2}}  {'hit':>4}  " \
            f"{'K/V max diff':>12}  {'logits diff':>11}  result"
     lines += [head, "-" * len(head)]
     for c in report.checks:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from radixviz.render.names import step_file_name
+
 
 def _write(frame, path: Path) -> None:
     from radixviz.render import graphviz
@@ -10,14 +12,15 @@ def _write(frame, path: Path) -> None:
 
 
 def export_frame(frame, folder: Path) -> str:
-    """Write ``folder/frame-NNNN.svg``; return where it went or why it could not."""
-    path = Path(folder) / f"frame-{frame.index:04d}.svg"
+    """Write ``folder/step-NNNN.svg`` (the step number the status line shows); return where
+    it went or why it could not."""
+    path = Path(folder) / step_file_name(frame, "svg")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _write(frame, path)
     except Exception as exc:  # noqa: BLE001 - any failure becomes one line in a notification
         return _failure(exc)
-    return f"exported step {frame.index + 1} to {path}"
+    return f"exported step {frame.number} to {path}"
 
 
 def export_frames(frames, folder: Path, cancelled=lambda: False) -> str:
@@ -29,7 +32,7 @@ def export_frames(frames, folder: Path, cancelled=lambda: False) -> str:
         for done, frame in enumerate(frames):
             if cancelled():
                 return f"export stopped after {done} of {len(frames)} steps ({folder}/)"
-            _write(frame, folder / f"frame-{frame.index:04d}.svg")
+            _write(frame, folder / step_file_name(frame, "svg", len(frames)))
     except Exception as exc:  # noqa: BLE001
         return _failure(exc)
     return f"exported {len(frames)} steps to {folder}/"

@@ -83,7 +83,7 @@ class StatusLine(Static):
         self._redraw = lambda: self.show(frame, total_frames, op_count, notes)
         tree, pool = frame.tree, frame.pool
         sizes = f"evictable {tree.evictable_size} · total {tree.total_size} · free {pool.free}"
-        step = f" · step {frame.index + 1}/{total_frames}"
+        step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
         full = f"{sizes}/{pool.size}{step}"
         self._fit(tree.buggy_match, (full + ops, full, sizes + step), notes)

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static
 
+from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
 
@@ -28,11 +29,11 @@ LABELS = {"seed": "seed", "requests": "requests", "pool_size": "pool size"}
 
 @dataclass(frozen=True)
 class SimSettings:
-    workload: str = "few-shot"
-    policy: str = "lpm"
-    seed: int = 0
-    requests: int = 32
-    pool_size: int = 1024
+    workload: str = D.WORKLOAD     # the same defaults as ``radixviz simulate``
+    policy: str = D.POLICY
+    seed: int = D.SEED
+    requests: int = D.REQUESTS
+    pool_size: int = D.POOL_SIZE
 
 
 def check_settings(workload: str, policy: str, seed, requests, pool_size) -> tuple:

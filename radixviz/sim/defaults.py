@@ -1,0 +1,10 @@
+"""The settings a scheduler run starts from when nobody chose: one set for ``radixviz simulate``,
+``simulate --app`` and the app's scheduler screen (w on the home screen), so the same run
+gives the same numbers wherever it is started. Small enough for the screen, which keeps
+every batch's tree and pool."""
+WORKLOAD = "few-shot"
+POLICY = "lpm"
+REQUESTS = 32
+POOL_SIZE = 1024
+SEED = 0
+MAX_RUNNING = 64
