@@ -1,4 +1,4 @@
-"""The step log: one plain line per micro-step, numbered by frame."""
+"""The step log: one plain line per micro-step, numbered from 1 as everywhere."""
 from radixviz.render.log import step_line, step_log
 
 from render_helpers import CHAPTER, capture, session_after
@@ -9,12 +9,12 @@ class TestStepLog:
         session = session_after(CHAPTER)
         frames = session.frames[session.records[-1].first_frame:]
         assert capture(step_log(frames), 80) == (
-            "  15 ▶ match \"Hello_world\"\n"
-            "  16   step onto the root (last access → 7)\n"
-            "  17   compare edge 'Hello_L.A.!' with the key: 6 token(s) in common\n"
-            "  18   split after 6 tokens: 'Hello_' above 'L.A.!'\n"
-            "  19   take slots 0–5 of 'Hello_'\n"
-            "  20   match_prefix returns 6 token(s): slots 0–5\n")
+            "  16 ▶ match \"Hello_world\"\n"
+            "  17   step onto the root (last access → 7)\n"
+            "  18   compare edge 'Hello_L.A.!' with the key: 6 token(s) in common\n"
+            "  19   split after 6 tokens: 'Hello_' above 'L.A.!'\n"
+            "  20   take slots 0–5 of 'Hello_'\n"
+            "  21   match_prefix returns 6 token(s): slots 0–5\n")
 
     def test_buggy_append_says_the_walk_goes_on(self):
         session = session_after(CHAPTER, buggy=True)
@@ -30,7 +30,7 @@ class TestStepLog:
     def test_long_lines_wrap_and_keep_every_word(self):
         session = session_after(CHAPTER)
         out = capture(step_log(session.frames[9:10]), 40)
-        assert out == "   9   compare edge 'Hello_L.A.!' with \nthe key: 11 token(s) in common\n"
+        assert out == "  10   compare edge 'Hello_L.A.!' with \nthe key: 11 token(s) in common\n"
 
     def test_a_typed_backslash_n_and_a_newline_read_apart_as_in_the_tree(self):
         session = session_after('insert "a\\nb"\ninsert "a\\\\nb"')
