@@ -30,8 +30,9 @@ def register(subparsers) -> None:
                    help=f"KV pool slots (default {D.POOL_SIZE})")
     p.add_argument("--seed", default=str(D.SEED), metavar="S",
                    help=f"workload and sampler seed (default {D.SEED})")
-    p.add_argument("--max-running", default=str(D.MAX_RUNNING), metavar="N",
-                   help=f"request rows, so the most requests running at once (default {D.MAX_RUNNING})")
+    p.add_argument("--max-running", metavar="N",
+                   help="cap the requests running at once (a change from the release; default: "
+                        "the release's request table, pool / 1024 x 256 rows, never a limit)")
     p.add_argument("--delay-shared-prefix", action="store_true",
                    help="hold back requests whose prefix another request is computing (#2442)")
     p.add_argument("--model", default="fake", metavar="M",
@@ -54,6 +55,8 @@ def parse_options(args) -> dict:
     options = {}
     for name, (low, high) in _LIMITS.items():
         text = getattr(args, name)
+        if text is None:  # an optional number left out: the Scheduler's default
+            continue
         try:
             value = int(text)
         except ValueError:
@@ -115,7 +118,7 @@ def open_app(args, options: dict) -> int:
     from radixviz.tui.app import RadixvizApp
     app = RadixvizApp("scheduler")
     app.scheduler_options = {"settings": settings, "autorun": True, "model": args.model,
-                             "options": {"max_running": options["max_running"],
+                             "options": {"max_running": options.get("max_running"),
                                          "delay_shared_prefix": args.delay_shared_prefix}}
     app.run()
     return app.return_code or 0

@@ -31,9 +31,26 @@ class Decision:
 
 
 def estimate_available(pool, cache, running, ratio: float) -> float:
-    """Free slots + evictable tokens - running requests' expected remaining tokens."""
-    reserved = sum(r.remaining_new_tokens() for r in running) * ratio
+    """Free slots + evictable tokens - running requests' expected remaining tokens.
+
+    The reserve is summed request by request (each remaining budget times the ratio), as
+    the release summed it: multiplying the total once rounds differently in the last bits,
+    and the strict ``<`` of the fit test can flip on that when a need equals the room.
+    """
+    reserved = sum(r.remaining_new_tokens() * ratio for r in running)
     return pool.available_size() + cache.evictable_size() - reserved
+
+
+def trim_whole_match(req) -> None:
+    """A prompt the tree holds whole still needs its last token computed to sample the next.
+
+    The release trimmed inside the admission loop, after the policy had ordered the queue
+    by the full match; trimming at match time would sort such a request behind others.
+    """
+    if req.extend_input_len == 0:
+        req.prefix_len -= 1
+        req.prefix_indices = req.prefix_indices[:req.prefix_len]
+        req.extend_input_len = 1
 
 
 def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
@@ -42,7 +59,8 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
 
     Admitted requests hold a lock on their path and one extra pool reference on each
     prefix slot. ``delay(req, admitted)`` (the #2442 switch) may hold a request back for a
-    later round. Stops when there is no free request row for another request.
+    later round. Stops when there is no free request row for another request (only a
+    ``max_running`` option makes that happen).
     ``explain=False`` skips building the Decision list (long queues, fast runs).
     """
     available = estimate_available(pool, cache, running, ratio)
@@ -50,7 +68,8 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
     admitted, decisions = [], []
     for req in queue:
         if len(admitted) >= free_rows:
-            break
+            break  # only with a max_running option: the release's table never ran out
+        trim_whole_match(req)
         start = available
         delta, ok = 0, False
         if delay is not None and delay(req, admitted):

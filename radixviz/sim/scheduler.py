@@ -20,42 +20,60 @@ Each ``step()`` is one pass of the release's main loop: match every waiting requ
 them by the policy, admit what fits and prefill it; when nothing can be admitted, decode
 the running batch, ten passes in a row before looking at the queue again. A finished
 request inserts input + output (minus the newest token, whose KV is not computed yet),
-frees the slots the tree already held and unlocks its path. Where the release called
-exit() on running out of memory, this loop retracts requests back to the queue (and
-refuses at submission requests that could never fit), reporting each as an event.
+frees the slots the tree already held and unlocks its path.
+
+tests/test_sim_reference.py runs an independent loop in the release's shape beside this
+one and checks every pass. What we changed on purpose (docs/simulation-api.md):
+
+- out of memory: where the release called exit(), a prefill gives requests back to the
+  queue and a decode retracts requests, each reported as an event;
+- a request that could never fit (pool or context) is refused at submit, where the
+  release truncated its prompt or output budget;
+- a request finishes at its ``max_new_tokens`` only (no end-of-sequence token);
+- ``max_running`` caps the request rows if given; by default the table is the release's
+  (pool / context_len x 256 rows), which no workload here runs out of.
 """
 from __future__ import annotations
 
 import random
 
-from radixviz.cache import RadixCache, ReqToTokenPool, TokenToKVPool
+from radixviz.cache import RadixCache, TokenToKVPool
 
 from .admission import admit
 from .fake_model import FakeSampler
 from .policies import get_policy
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
+from .rows import RequestRows, release_row_count
 from . import steps
 
 
 class Scheduler:
     def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
                  model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
-                 max_running: int = 64, decode_steps: int = 10, delay_shared_prefix: bool = False,
-                 delay_threshold: int = 32, record: bool = True, device="cpu"):
+                 max_running: int | None = None, decode_steps: int = 10,
+                 delay_shared_prefix: bool = False, delay_threshold: int = 32,
+                 record: bool = True, device="cpu"):
         self.policy = policy
         self.order, self.ratio = get_policy(policy)
         for name, value in (("context_len", context_len), ("max_running", max_running),
                             ("decode_steps", decode_steps), ("delay_threshold", delay_threshold)):
+            if name == "max_running" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
-        self.cache = RadixCache(device=self.pool.device)
-        self.req_pool = ReqToTokenPool(max_running, context_len, device=self.pool.device)
+        self.cache = self.make_cache()
+        # the release's request table; a smaller max_running is our option, not the release's
+        rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
+        self.req_pool = RequestRows(rows, context_len, device=self.pool.device)
         self.model = model if model is not None else FakeSampler(seed)
         self.context_len = context_len
-        # the release capped one prefill at max(context length, a sixth of the pool)
+        # the release's two batch limits: one prefill takes at most max(context length, a
+        # sixth of the pool) new tokens; no new batch while more than half the pool's
+        # count of requests run
         self.max_prefill_tokens = max(context_len, self.pool.size // 6)
+        self.max_running_gate = self.pool.size // 2
         self.decode_steps = decode_steps
         self.delay_threshold = delay_threshold if delay_shared_prefix else None
         self.record = record
@@ -67,7 +85,8 @@ class Scheduler:
         self.records: list[BatchRecord] = []
         self.outputs: dict = {}
         self.settings = {"policy": policy, "pool_size": self.pool.size, "seed": seed,
-                         "context_len": context_len, "max_running": max_running,
+                         "context_len": context_len, "max_running": rows,
+                         "row_limit": "release" if max_running is None else "option",
                          "decode_steps": decode_steps, "delay_shared_prefix": delay_shared_prefix,
                          "estimation_ratio": self.ratio, "model": type(self.model).__name__}
         self._next_rid = 0
@@ -76,6 +95,15 @@ class Scheduler:
         self._pass_events: list[SimEvent] = []
         self._evicted = 0
         self._last_attempt = None   # a prefill round that admitted nobody, shown with the decode
+
+    def make_cache(self):
+        """The prefix cache this scheduler drives, built once in ``__init__`` after the pool.
+
+        Override (or replace before the first ``submit``) to drive another engine: it needs
+        the RadixCache calls the loop makes (match_prefix, insert, evict, inc/dec_ref_counter,
+        evictable_size, total_size, snapshot, root_node).
+        """
+        return RadixCache(device=self.pool.device)
 
     # ------------------------------------------------------------------ public
 
@@ -140,11 +168,19 @@ class Scheduler:
     # ------------------------------------------------------------- shared by passes
 
     def admit(self, ordered):
-        free_rows = self.req_pool.available_size()
+        free_rows = self.req_pool.available_size()  # only a max_running option runs out
         delay = steps.make_delay(self) if self.delay_threshold is not None else None
         return admit(ordered, self.cache, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
                      explain=self.record)
+
+    def alloc_rows(self, n: int) -> list:
+        """``n`` request rows; re-points running requests' row views if the table grew."""
+        rows = self.req_pool.alloc(n)
+        if self.req_pool.take_grown():
+            for req in self.running:
+                req.kv_row = self.req_pool.req_to_token[req.req_pool_idx]
+        return rows
 
     def _free_evicted(self, slots) -> int:
         freed = self.pool.free(slots)

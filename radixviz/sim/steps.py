@@ -14,18 +14,17 @@ from .request import RequestSpec
 
 
 def match_requests(s, queue) -> None:
-    """Match each request against the tree (this may split nodes); note what is left to compute."""
+    """Match each request against the tree (this may split nodes); note what is left to compute.
+
+    A prompt the tree holds whole keeps its full match here: the policies order by it, and
+    admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
+    """
     match_prefix = s.cache.match_prefix  # bound once: this loop runs for every waiting request
     for req in queue:
         prefix, last_node = match_prefix(req.input_ids)
-        n_prefix, n_input = prefix.shape[0], len(req.input_ids)
-        if n_prefix == n_input:
-            # a fully cached prompt still needs its last token computed to sample the next
-            # one; later releases did the same (the first one never hit a whole prompt)
-            n_prefix -= 1
-            prefix = prefix[:n_prefix]
+        n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
-        req.extend_input_len = n_input - n_prefix
+        req.extend_input_len = len(req.input_ids) - n_prefix
 
 
 def alloc_slots(s, need: int):
@@ -39,7 +38,7 @@ def alloc_slots(s, need: int):
 
 def prefill_pass(s):
     """Form a new batch from the waiting queue and prefill it; None if nobody was admitted."""
-    if not s.waiting or s.req_pool.available_size() == 0:
+    if not s.waiting or len(s.running) > s.max_running_gate:
         return None
     match_requests(s, s.waiting)
     ordered = s.order(s.waiting, s.cache, s.rng)
@@ -53,7 +52,7 @@ def prefill_pass(s):
         return None
     s._last_attempt = None
 
-    rows = s.req_pool.alloc(len(admitted))
+    rows = s.alloc_rows(len(admitted))
     need = sum(r.extend_input_len for r in admitted)
     slots = alloc_slots(s, need)
     while slots is None:
