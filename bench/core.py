@@ -9,7 +9,7 @@ sequence and free the duplicated slots, unlock. The same workload goes through
   engine_traced  the same engine with an observer attached (every micro-step, snapshots)
   naive          bench/naive_radix.py: the release's shape, token-by-token, every child
   engine_bare    the engine compiled with every trace line removed: what the idle
-                 ``if self._trace:`` checks cost is engine vs engine_bare
+                 ``if tr.active:`` checks cost is engine vs engine_bare
 
 and must give identical results (match lengths, lock deltas, insert returns, evicted slots,
 final tree size). Prints one JSON object; exits 1 when the results differ.
@@ -119,12 +119,19 @@ def drive(cache, workload, pool_size: int) -> dict:
                 used_slots=pool.used_size())
 
 
+def _is_trace_statement(stmt) -> bool:
+    """``if tr.active: tr.emit(...)``: the engine's idle trace check and the report it guards."""
+    import ast
+
+    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Attribute) \
+        and stmt.test.attr == "active" and not stmt.orelse
+
+
 def bare_engine_class():
     """RadixCache compiled from its own source with each trace statement replaced by ``pass``."""
     import ast
 
     import radixviz.cache.radix_cache as module
-    from radixviz.cache.trace import _is_trace_statement
 
     path = module.__file__
     with open(path, encoding="utf-8") as f:

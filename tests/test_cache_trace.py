@@ -1,15 +1,19 @@
-"""Tracing: which events each operation emits, the lines they point at, and their snapshots."""
+"""Tracing: which events each operation emits, the steps they name, and their snapshots."""
 from __future__ import annotations
 
-import linecache
 import random
+import re
 from dataclasses import FrozenInstanceError
+from pathlib import Path
 
 import pytest
 import torch
 
-from radixviz.cache import EventKind as K, RadixCache, TokenToKVPool, trace_only_lines
+from radixviz.cache import EventKind as K, RadixCache, TokenToKVPool
+from radixviz.render.source_map import locate, markers, reporting_lines
 from reference_radix import fresh_snapshot
+
+CACHE_DIR = Path(__file__).resolve().parents[1] / "radixviz" / "cache"
 
 
 def slots(start: int, stop: int) -> torch.Tensor:
@@ -28,7 +32,7 @@ def kinds(events) -> list:
 
 
 def source(event) -> str:
-    return linecache.getline(event.file, event.line)
+    return locate(event.source, event.step).text
 
 
 class TestEventsPerOperation:
@@ -120,21 +124,22 @@ class TestEventsPerOperation:
         assert events[-2]["is_root"] is True and events[-2].nodes == (cache.root_node.id,)
 
 
-class TestEventLines:
+class TestEventSteps:
     EXPECTED = {
         K.VISIT: "last_access_time", K.COMPARE: "match(", K.SPLIT: "new_node",
         K.APPEND: "value.append", K.CREATE: "children[", K.EVICTABLE: "_evictable",
-        K.HEAP: "heapify", K.POP: "heappop", K.SKIP: "ref_counter > 0", K.FREE: "freed",
-        K.DELETE: "del ", K.PUSH_PARENT: "heappush", K.REF: "ref_counter",
+        K.HEAP: "self._leaves", K.POP: "leaves.pop()", K.SKIP: "ref_counter > 0", K.FREE: "freed",
+        K.DELETE: "del ", K.PUSH_PARENT: "leaves.note(x.parent)", K.REF: "ref_counter",
     }
 
-    def test_every_kind_points_at_the_code_that_did_it(self):
+    def test_every_kind_names_a_step_marked_on_the_code_that_did_it(self):
         events = workload_events(seed=3)
         assert {e.kind for e in events} == set(K)
-        trace_lines = trace_only_lines(events[0].file)
         for event in events:
-            assert event.file.endswith("radix_cache.py")
-            assert event.line not in trace_lines, (event.kind, source(event))
+            site = locate(event.source, event.step)
+            assert event.source == "radixviz.cache.radix_cache"
+            assert site.file.endswith("radix_cache.py") and site.line is not None, event.step
+            assert site.line not in reporting_lines(site.file), (event.kind, source(event))
             if event.kind in self.EXPECTED:
                 assert self.EXPECTED[event.kind] in source(event), (event.kind, source(event))
 
@@ -142,18 +147,23 @@ class TestEventLines:
         cache, events = traced()
         cache.insert("ab", slots(0, 2))
         cache.inc_ref_counter(cache.match_prefix("ab")[1])
-        ref = next(e for e in events if e.kind is K.REF)
-        assert "ref_counter += 1" in source(ref) and ref.function == "inc_ref_counter"
+        ref = locate("radixviz.cache.radix_cache", next(e for e in events if e.kind is K.REF).step)
+        assert "ref_counter += 1" in ref.text and ref.function == "inc_ref_counter"
 
-    def test_emit_lines_are_reported_as_trace_only(self):
-        file = workload_events(seed=4)[0].file
-        only = trace_only_lines(file)
-        emits = {n for n in range(1, 400)
-                 if linecache.getline(file, n).strip().startswith("if self._trace: self._emit(")}
-        assert emits and emits <= only
-        for n in only:  # an emit statement, or the continuation of the one above
-            text = linecache.getline(file, n).strip()
-            assert text.startswith("if self._trace: self._emit(") or n - 1 in only, text
+    def test_every_emitted_label_is_marked_exactly_once(self):
+        file = CACHE_DIR / "radix_cache.py"
+        text = file.read_text(encoding="utf-8")
+        emitted = set(re.findall(r"\.emit\(\"([\w.]+)\"", text))
+        marked = re.findall(r"# step: ([\w.]+)", text)
+        assert emitted and sorted(marked) == sorted(set(marked))
+        assert set(markers(str(file))) == emitted
+
+    def test_the_cache_reads_no_source_and_no_call_frames(self):
+        banned = re.compile(r"\b(ast|inspect|linecache|sys\._getframe|__code__|f_lineno|co_filename)\b")
+        for path in CACHE_DIR.glob("*.py"):
+            code = [l for l in path.read_text(encoding="utf-8").splitlines() if not l.lstrip().startswith("#")]
+            hits = [l for l in code if banned.search(l.split("#")[0])]
+            assert not hits, (path.name, hits)
 
 
 def workload_events(seed: int, checks=None) -> list:
@@ -226,6 +236,37 @@ class TestSnapshots:
         second = cache.snapshot()
         assert second.root == fresh_snapshot(cache.root_node) != first.root
         assert [n.key for n in first.root.walk()] == [(), tuple("abcd")]
+
+    def test_snapshots_stay_true_when_nothing_is_emitted(self):
+        """Every mutation drops the pictures it changes: a snapshot taken between untraced
+        calls, or after a traced stretch, is never stale."""
+        rng = random.Random(7)
+        cache, pool, locked = RadixCache(), TokenToKVPool(40, device="cpu"), []
+        for step in range(400):
+            key = "".join(rng.choice("abc") for _ in range(rng.randint(0, 7)))
+            action = rng.random()
+            if action < 0.4:
+                short = len(key) - pool.available_size()
+                if short > 0:
+                    cache.evict(short, pool.free)
+                new = pool.alloc(len(key))
+                if new is not None:
+                    pool.free(new[:cache.insert(key, new)])
+            elif action < 0.6:
+                cache.match_prefix(key)
+            elif action < 0.75:
+                node = cache.match_prefix(key)[1]
+                cache.inc_ref_counter(node)
+                locked.append(node)
+            elif action < 0.85 and locked:
+                cache.dec_ref_counter(locked.pop(rng.randrange(len(locked))))
+            else:
+                cache.evict(rng.randint(1, 6), pool.free)
+            if step % 50 == 25:
+                cache.observer = lambda event: None   # a traced stretch now and then
+            elif step % 50 == 40:
+                cache.observer = None
+            assert cache.snapshot().root == fresh_snapshot(cache.root_node), step
 
     def test_snapshot_helpers(self):
         cache = RadixCache()

@@ -1,9 +1,9 @@
 """Sessions: operations on a real cache and pool, atomic, replayable, every step a frame."""
-import linecache
 
 import pytest
 
 from radixviz.cache import check_invariants
+from radixviz.render.source_map import locate
 from radixviz.script import ScriptError, Session, describe, parse_script
 
 CHAPTER = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
@@ -146,4 +146,4 @@ class TestCodeLocations:
         session = Session(pool_size=32, device="cpu")
         session.run(CHAPTER)
         frame = next(f for f in session.frames if f.kind == kind)
-        assert text in linecache.getline(frame.file, frame.line)
+        assert text in locate(frame.source, frame.label).text

@@ -205,12 +205,12 @@ class TestCodePane:
         session.run(CHAPTER)
         frame = next(f for f in session.frames if f.kind == "split")
         console = Console(width=100, color_system="truecolor", file=open("/dev/null", "w"))
-        lines = console.render_lines(code_view(frame.file, frame.line, 30), console.options.update(width=100))
+        lines = console.render_lines(code_view(frame.source, frame.label, 30), console.options.update(width=100))
         texts = ["".join(s.text for s in line) for line in lines]
-        emit = next(i for i, t in enumerate(texts) if "self._emit(K.SPLIT" in t)
+        emit = next(i for i, t in enumerate(texts) if 'emit("split", K.SPLIT' in t)
         assert any(s.style and s.style.dim for s in lines[emit] if s.text.strip())
         marked = next(t for t in texts if "❱" in t)
-        assert f"{frame.line}" in marked and "_emit" not in marked
+        assert "siblings[new_node.key[0]] = new_node" in marked and "emit" not in marked
 
 
 class TestStartOptions:

@@ -4,7 +4,7 @@ Imports torch only: no UI library is loaded from here.
 """
 from .invariants import InvariantError, check_invariants
 from .evict_policy import POLICY_NAMES, POLICY_SUMMARY, eviction_key
-from .keys import as_key, escape_token, match, token_text, tokens_text
+from .keys import as_key, escape_token, match, match_stops_here, token_text, tokens_text
 from .modern_invariants import check_modern_invariants
 from .modern_node import ModernTreeNode
 from .modern_radix_cache import ModernRadixCache
@@ -13,13 +13,13 @@ from .pool import PoolError, ReqToTokenPool, TokenToKVPool, resolve_device
 from .preview import MatchPreview, MatcherDisagreement, compare_matchers, preview_match
 from .radix_cache import RadixCache
 from .snapshot import NodeSnapshot, TreeSnapshot
-from .trace import Event, EventKind, action_line, trace_only_lines
+from .trace import Event, EventKind, Tracer
 
 __all__ = [
     "ModernRadixCache", "ModernTreeNode", "POLICY_NAMES", "POLICY_SUMMARY", "eviction_key",
     "check_modern_invariants",
     "RadixCache", "TreeNode", "TokenToKVPool", "ReqToTokenPool", "PoolError", "resolve_device",
-    "Event", "EventKind", "NodeSnapshot", "TreeSnapshot", "check_invariants", "InvariantError",
+    "Event", "EventKind", "Tracer", "NodeSnapshot", "TreeSnapshot", "check_invariants", "InvariantError",
     "MatchPreview", "MatcherDisagreement", "preview_match", "compare_matchers",
-    "as_key", "escape_token", "match", "token_text", "tokens_text", "action_line", "trace_only_lines",
+    "as_key", "escape_token", "match", "match_stops_here", "token_text", "tokens_text",
 ]

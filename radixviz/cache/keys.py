@@ -40,6 +40,19 @@ def match(edge: Key, key: Key, start: int = 0) -> int:
     return lo
 
 
+def match_stops_here(common: int, edge_len: int, rest: int, buggy: bool) -> bool:
+    """The matcher's one rule: does a walk that shares ``common`` tokens with an edge of
+    ``edge_len`` tokens, with ``rest`` tokens of the key left, end at this edge?
+
+    Fixed (#7): whenever the edge is not taken whole, and the edge is cut there. Before #7:
+    only when the key itself runs out inside the edge; a key that parts ways inside the
+    edge walked on below it. The engine and the preview both ask this function.
+    """
+    if buggy:
+        return common == rest and common != edge_len
+    return common < edge_len
+
+
 def token_text(token: Hashable) -> str:
     """How one token reads in a view: a character as itself, an id as ``⟨id⟩``."""
     if isinstance(token, str):

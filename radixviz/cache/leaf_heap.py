@@ -1,10 +1,12 @@
-"""The tree's leaves, least recently used first, kept from one evict() call to the next.
+"""The one eviction order: the tree's leaves in a heap, least recently used first.
 
-The release gathers every leaf into a fresh heap on each eviction, which costs a walk of
-the whole tree per call. Untraced evictions pop from this lasting heap instead and get the
-same leaves in the same order: access times are distinct ticks, so "the oldest leaf" is
-the same whichever heap it comes from. (Traced evictions still run the release's code, so
-a learner watches the real thing.)
+The release gathered every leaf into a fresh heap at each evict() call, popped the oldest,
+and pushed a parent as soon as its last child was deleted. This heap holds exactly those
+leaves, but it lasts from one call to the next, so a call does not walk the whole tree:
+the engine tells it when a node becomes a leaf or a leaf's access time changes. Access
+times are distinct ticks of a logical clock, so the leaf it pops is the one the release's
+heap would pop. Traced or not, evict() takes its leaves from here; the trace's HEAP step
+shows the leaves the heap holds when the call starts.
 
 Entries are never updated in place. A leaf whose time changes, and a node that becomes a
 leaf, are pushed again; only the newest entry per node counts, and a popped entry is
@@ -48,6 +50,11 @@ class LeafHeap:
                 return node
         return None
 
+    def leaves(self) -> list:
+        """The leaves the heap holds, least recently used first (what pop() would give)."""
+        stamp = self._stamp
+        return [e[2] for e in sorted(self._heap) if stamp.get(e[1]) == e[0] and self._live(e[0], e[2])]
+
     def _live(self, t, node) -> bool:
         return node.last_access_time == t and not node.children and _attached(node)
 
@@ -59,29 +66,3 @@ class LeafHeap:
         self._heap = kept
         self._stamp = {e[1]: e[0] for e in kept}
         self._limit = max(1024, 2 * len(kept))
-
-
-class UntracedEviction:
-    """evict() with nobody watching, for a cache that keeps its leaves in ``self._leaves``
-    (a LeafHeap) and deletes one with ``self._delete_leaf``."""
-
-    def _evict_untraced(self, num_tokens, evict_callback) -> None:
-        """The same leaves in the same order as the release's evict(), taken from the lasting
-        leaf heap instead of a heap of every leaf built afresh."""
-        num_evicted, set_aside = 0, []
-        try:
-            while num_evicted < num_tokens:
-                x = self._leaves.pop()
-                if x is None:
-                    break
-                set_aside.append(x)  # still a leaf unless deleted below: it goes back
-                if x is self.root_node:
-                    break
-                if x.ref_counter > 0:
-                    continue
-                num_evicted += evict_callback(x.value)
-                self._delete_leaf(x)
-                set_aside.pop()
-        finally:
-            for x in set_aside:
-                self._leaves.note(x)

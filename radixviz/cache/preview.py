@@ -1,13 +1,14 @@
 """What a match would return, read off a snapshot without touching the tree.
 
 Views use it to say what the other matcher would have done (the #7 bug). It follows the
-same walk as ``RadixCache._match_prefix_helper``; a test holds the two together.
+same walk as ``RadixCache._match_prefix_helper`` and stops by the same rule
+(``keys.match_stops_here``); a test holds the two together.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .keys import as_key, match
+from .keys import as_key, match, match_stops_here
 from .snapshot import TreeSnapshot
 
 
@@ -31,13 +32,9 @@ def preview_match(tree: TreeSnapshot, key, buggy: bool) -> MatchPreview:
         if child is None:
             break
         common = match(child.key, key, start)
-        if buggy:
-            stop_here = common == len(key) - start and common != len(child.key)
-        else:
-            stop_here = common < len(child.key)
         slots.extend(child.value[:common])
         path.append((child.id, common))
-        if stop_here:
+        if match_stops_here(common, len(child.key), len(key) - start, buggy):
             return MatchPreview(len(slots), tuple(slots), tuple(path), (child.id, common), child.id)
         last, node, start = child.id, child, start + common
     return MatchPreview(len(slots), tuple(slots), tuple(path), None, last)

@@ -1,42 +1,58 @@
 """SGLang's first radix cache (commit 22085081bb), after the #7 matcher fix.
 
 Public names and behaviour follow the release one for one; ``buggy_match=True`` brings back
-the matcher as it was before #7. Three things differ, none of them visible in results:
+the matcher as it was before #7. Four things differ, none of them visible in results:
 time is a logical clock (each place the release read the wall clock takes the next tick),
-recursion is written as loops, and a node's children are found by the first token of their
+recursion is written as loops, a node's children are found by the first token of their
 edge (sibling edges never share one, so this is exactly the child the release's scan would
-stop at; #364 later did the same). Lines ``if self._trace: self._emit(...)`` only report
-the step above them to an observer; the observer, snapshots and events are ``Traced``
-(trace.py), and eviction with nobody watching is ``UntracedEviction`` (leaf_heap.py).
+stop at; #364 later did the same), and eviction takes its leaves from a heap that lasts
+between calls instead of one built afresh each time (leaf_heap.py: same leaves, same order).
+
+The line that does each step ends with ``# step: LABEL``; the ``if tr.active: tr.emit(...)``
+line after it reports that step to an observer (trace.py), and ``invalidate(node)`` keeps
+snapshots true. Neither changes what the algorithm does.
 """
 from __future__ import annotations
 
-import heapq
-
 import torch
 
-from .keys import as_key, match
-from .leaf_heap import LeafHeap, UntracedEviction
+from .keys import as_key, match, match_stops_here
+from .leaf_heap import LeafHeap
 from .node import TreeNode
-from .trace import EventKind as K, Traced
+from .snapshot import TreeSnapshot, invalidate, snapshot_node
+from .trace import EventKind as K, Tracer
 
 
-class RadixCache(Traced, UntracedEviction):
+class RadixCache:
     def __init__(self, disable: bool = False, buggy_match: bool = False, device="cpu"):
         self.disable = disable
         self.buggy_match = buggy_match
         self.device = torch.device(device)
+        self.tracer = Tracer(__name__, self.snapshot)
         self.reset()
 
     def reset(self) -> None:
         self._clock = 0
         self._next_id = 0
-        self._leaves = LeafHeap()  # every leaf, for untraced evictions
+        self._leaves = LeafHeap()  # every leaf, least recently used first: eviction's order
         self.root_node = self._new_node()
         self.root_node.value = self._empty()
         # NOTE: the root holds one reference forever, so it is never evicted
         self.root_node.ref_counter = 1
         self._evictable = 0
+
+    @property
+    def observer(self):
+        return self.tracer.observer
+
+    @observer.setter
+    def observer(self, callback) -> None:
+        """Attach a callable that receives every micro-step as an Event (None detaches)."""
+        self.tracer.observer = callback
+
+    def snapshot(self) -> TreeSnapshot:
+        """An immutable picture of the whole tree as it is now."""
+        return TreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
 
     # ---------------------------------------------------------------- public API
 
@@ -49,13 +65,14 @@ class RadixCache(Traced, UntracedEviction):
         key = as_key(key)
         if self.disable:
             return self._empty(), self.root_node
-        self._op = "match_prefix"
+        tr = self.tracer
+        tr.op = "match_prefix"
         value = []
         last_node = self._match_prefix_helper(self.root_node, key, value)
         if not last_node.children:
             self._leaves.note(last_node)  # a leaf just touched: its place in the LRU moved
-        value = torch.cat(value) if value else self._empty()
-        if self._trace: self._emit(K.RESULT, (last_node,), matched=len(value), slots=tuple(value.tolist()))
+        value = torch.cat(value) if value else self._empty()  # step: match.result
+        if tr.active: tr.emit("match.result", K.RESULT, (last_node,), matched=len(value), slots=tuple(value.tolist()))
         return value, last_node
 
     def insert(self, key, value=None) -> int:
@@ -67,9 +84,10 @@ class RadixCache(Traced, UntracedEviction):
         value = self._as_value(key, value)
         if self.disable:
             return len(key)
-        self._op = "insert"
-        prefix_len = self._insert_helper(self.root_node, key, value)
-        if self._trace: self._emit(K.RESULT, (), prefix_len=prefix_len, length=len(key))
+        tr = self.tracer
+        tr.op = "insert"
+        prefix_len = self._insert_helper(self.root_node, key, value)  # step: insert.result
+        if tr.active: tr.emit("insert.result", K.RESULT, (), prefix_len=prefix_len, length=len(key))
         return prefix_len
 
     def evict(self, num_tokens: int, evict_callback) -> None:
@@ -80,65 +98,81 @@ class RadixCache(Traced, UntracedEviction):
         """
         if self.disable:
             raise RuntimeError("evict() is not available: the cache is disabled")
-        if not self._trace:
-            return self._evict_untraced(num_tokens, evict_callback)
-        self._op = "evict"
-        leaves = self._collect_leaves()
-        heapq.heapify(leaves)
-        if self._trace: self._emit(K.HEAP, tuple(leaves), target=num_tokens)
+        tr = self.tracer
+        tr.op = "evict"
+        # the release heapified every leaf here; this heap already holds them all
+        leaves = self._leaves  # step: evict.heap
+        if tr.active: tr.emit("evict.heap", K.HEAP, tuple(leaves.leaves()), target=num_tokens)
 
         num_evicted = 0
-        while num_evicted < num_tokens and len(leaves):
-            x = heapq.heappop(leaves)
-            if self._trace: self._emit(K.POP, (x,), is_root=x is self.root_node)
+        popped = []  # taken off the heap but still leaves: they go back when the call ends
+        try:
+            while num_evicted < num_tokens:  # step: evict.result
+                x = leaves.pop()  # step: evict.pop
+                if x is None:
+                    break
+                popped.append(x)
+                if tr.active: tr.emit("evict.pop", K.POP, (x,), is_root=x is self.root_node)
 
-            if x is self.root_node:
-                break
-            if x.ref_counter > 0:
-                if self._trace: self._emit(K.SKIP, (x,), ref=x.ref_counter)
-                continue
+                if x is self.root_node:
+                    break
+                if x.ref_counter > 0:  # step: evict.skip
+                    if tr.active: tr.emit("evict.skip", K.SKIP, (x,), ref=x.ref_counter)
+                    continue
 
-            freed = evict_callback(x.value)
-            num_evicted += freed
-            if self._trace: self._emit(K.FREE, (x,), slots=tuple(x.value.tolist()), freed=int(freed))
-            self._delete_leaf(x)
+                freed = evict_callback(x.value)  # step: evict.free
+                num_evicted += freed
+                if tr.active: tr.emit("evict.free", K.FREE, (x,), slots=tuple(x.value.tolist()), freed=int(freed))
+                self._delete_leaf(x)
+                popped.pop()
 
-            if len(x.parent.children) == 0:
-                heapq.heappush(leaves, x.parent)
-                if self._trace: self._emit(K.PUSH_PARENT, (x.parent,))
-        if self._trace: self._emit(K.RESULT, (), evicted=int(num_evicted), target=num_tokens)
+                if len(x.parent.children) == 0:
+                    leaves.note(x.parent)  # step: evict.push_parent
+                    if tr.active: tr.emit("evict.push_parent", K.PUSH_PARENT, (x.parent,))
+        finally:
+            for x in popped:
+                leaves.note(x)
+        if tr.active: tr.emit("evict.result", K.RESULT, (), evicted=int(num_evicted), target=num_tokens)
 
     def inc_ref_counter(self, node: TreeNode) -> int:
         """Lock the path from ``node`` to the root; return the change in evictable size (<= 0)."""
         self._check_attached(node)
-        self._op = "inc_ref_counter"
+        tr = self.tracer
+        tr.op = "inc_ref_counter"
         delta = 0
         while node is not self.root_node:
-            if node.ref_counter == 0:
-                self._evictable -= len(node.value)
-                if self._trace: self._emit(K.EVICTABLE, (node,), old=self._evictable + len(node.value), new=self._evictable, why="locked")
+            ref = node.ref_counter
+            if ref == 0:
+                old = self._evictable
+                self._evictable -= len(node.value)  # step: lock.evictable
+                if tr.active: tr.emit("lock.evictable", K.EVICTABLE, (node,), old=old, new=self._evictable, why="locked")
                 delta -= len(node.value)
-            node.ref_counter += 1
-            if self._trace: self._emit(K.REF, (node,), old=node.ref_counter - 1, new=node.ref_counter)
+            node.ref_counter += 1  # step: lock.ref
+            invalidate(node)
+            if tr.active: tr.emit("lock.ref", K.REF, (node,), old=ref, new=node.ref_counter)
             node = node.parent
-        if self._trace: self._emit(K.RESULT, (), delta=delta)
-        return delta
+        if tr.active: tr.emit("lock.result", K.RESULT, (), delta=delta)
+        return delta  # step: lock.result
 
     def dec_ref_counter(self, node: TreeNode) -> int:
         """Release a lock taken by ``inc_ref_counter(node)``; return the change (>= 0)."""
         self._check_attached(node, releasing=True)
-        self._op = "dec_ref_counter"
+        tr = self.tracer
+        tr.op = "dec_ref_counter"
         delta = 0
         while node is not self.root_node:
-            if node.ref_counter == 1:
-                self._evictable += len(node.value)
-                if self._trace: self._emit(K.EVICTABLE, (node,), old=self._evictable - len(node.value), new=self._evictable, why="unlocked")
+            ref = node.ref_counter
+            if ref == 1:
+                old = self._evictable
+                self._evictable += len(node.value)  # step: unlock.evictable
+                if tr.active: tr.emit("unlock.evictable", K.EVICTABLE, (node,), old=old, new=self._evictable, why="unlocked")
                 delta += len(node.value)
-            node.ref_counter -= 1
-            if self._trace: self._emit(K.REF, (node,), old=node.ref_counter + 1, new=node.ref_counter)
+            node.ref_counter -= 1  # step: unlock.ref
+            invalidate(node)
+            if tr.active: tr.emit("unlock.ref", K.REF, (node,), old=ref, new=node.ref_counter)
             node = node.parent
-        if self._trace: self._emit(K.RESULT, (), delta=delta)
-        return delta
+        if tr.active: tr.emit("unlock.result", K.RESULT, (), delta=delta)
+        return delta  # step: unlock.result
 
     def evictable_size(self) -> int:
         return self._evictable
@@ -163,35 +197,33 @@ class RadixCache(Traced, UntracedEviction):
     # ------------------------------------------------------------------ helpers
 
     def _match_prefix_helper(self, node, key, value):
+        tr = self.tracer
         last_node = node
         start = 0  # key[:start] is matched so far
         while True:
-            node.last_access_time = self._tick()
-            if self._trace: self._emit(K.VISIT, (node,), at=start)
+            node.last_access_time = self._tick()  # step: match.visit
+            invalidate(node)
+            if tr.active: tr.emit("match.visit", K.VISIT, (node,), at=start)
             child = node.children.get(key[start]) if start < len(key) else None
             if child is None:
                 return last_node
-            prefix_len = match(child.key, key, start)
-            if self._trace: self._emit(K.COMPARE, (child,), at=start, common=prefix_len)
+            prefix_len = match(child.key, key, start)  # step: match.compare
+            if tr.active: tr.emit("match.compare", K.COMPARE, (child,), at=start, common=prefix_len)
 
-            if self.buggy_match:
-                # before #7: split only when the query itself ends inside this edge
-                stop_here = prefix_len == len(key) - start and prefix_len != len(child.key)
-            else:
-                stop_here = prefix_len < len(child.key)
-            if stop_here:
+            if match_stops_here(prefix_len, len(child.key), len(key) - start, self.buggy_match):
                 new_node = self._split_node(child, prefix_len)
-                value.append(new_node.value)
-                if self._trace: self._emit(K.APPEND, (new_node,), slots=tuple(new_node.value.tolist()), at=start)
+                value.append(new_node.value)  # step: match.append_split
+                if tr.active: tr.emit("match.append_split", K.APPEND, (new_node,), slots=tuple(new_node.value.tolist()), at=start)
                 return new_node
 
             # before #7 only the matching part was taken, yet the walk went on below it
-            value.append(child.value[:prefix_len] if self.buggy_match else child.value)
-            if self._trace: self._emit(K.APPEND, (child,), slots=tuple(value[-1].tolist()), at=start, partial=prefix_len < len(child.key))
+            value.append(child.value[:prefix_len] if self.buggy_match else child.value)  # step: match.append
+            if tr.active: tr.emit("match.append", K.APPEND, (child,), slots=tuple(value[-1].tolist()), at=start, partial=prefix_len < len(child.key))
             last_node = node = child
             start += prefix_len
 
     def _split_node(self, child, split_len):
+        invalidate(child)  # before the cut, while its old ancestors are still above it
         # parent -> new_node -> child; new_node takes the first split_len tokens
         new_node = self._new_node()
         new_node.key = child.key[:split_len]
@@ -206,19 +238,21 @@ class RadixCache(Traced, UntracedEviction):
         siblings = new_node.parent.children
         # re-added last, as the release's dict re-keyed it
         del siblings[new_node.key[0]]
-        siblings[new_node.key[0]] = new_node
-        if self._trace: self._emit(K.SPLIT, (new_node, child), at=split_len)
+        siblings[new_node.key[0]] = new_node  # step: split
+        if self.tracer.active: self.tracer.emit("split", K.SPLIT, (new_node, child), at=split_len)
         return new_node
 
     def _insert_helper(self, node, key, value):
+        tr = self.tracer
         held = 0  # tokens the tree already had
         while True:
-            node.last_access_time = self._tick()
-            if self._trace: self._emit(K.VISIT, (node,), at=held)
+            node.last_access_time = self._tick()  # step: insert.visit
+            invalidate(node)
+            if tr.active: tr.emit("insert.visit", K.VISIT, (node,), at=held)
             child = node.children.get(key[held]) if held < len(key) else None
             if child is not None:
-                prefix_len = match(child.key, key, held)
-                if self._trace: self._emit(K.COMPARE, (child,), at=held, common=prefix_len)
+                prefix_len = match(child.key, key, held)  # step: insert.compare
+                if tr.active: tr.emit("insert.compare", K.COMPARE, (child,), at=held, common=prefix_len)
                 if prefix_len == len(child.key):
                     if prefix_len == len(key) - held:
                         return held + prefix_len  # all held; the release does not touch child here
@@ -234,28 +268,25 @@ class RadixCache(Traced, UntracedEviction):
                 new_node.parent = node
                 new_node.key = key[held:]
                 new_node.value = value[held:]
-                node.children[new_node.key[0]] = new_node
-                if self._trace: self._emit(K.CREATE, (new_node,), length=len(new_node.key))
-                self._evictable += len(new_node.value)
-                if self._trace: self._emit(K.EVICTABLE, (new_node,), old=self._evictable - len(new_node.value), new=self._evictable, why="created")
+                node.children[new_node.key[0]] = new_node  # step: insert.create
+                invalidate(node)
+                if tr.active: tr.emit("insert.create", K.CREATE, (new_node,), length=len(new_node.key))
+                old = self._evictable
+                self._evictable += len(new_node.value)  # step: insert.evictable
+                if tr.active: tr.emit("insert.evictable", K.EVICTABLE, (new_node,), old=old, new=self._evictable, why="created")
+            elif not node.children:
+                self._leaves.note(node)  # an empty key on an empty tree touched the root, a leaf
             return held
 
-    def _collect_leaves(self):
-        leaves, stack = [], [self.root_node]
-        while stack:
-            node = stack.pop()
-            if not node.children:
-                leaves.append(node)
-            stack.extend(reversed(node.children.values()))
-        return leaves
-
     def _delete_leaf(self, node):
-        del node.parent.children[node.key[0]]
-        if self._trace: self._emit(K.DELETE, (node.parent,), leaf=node.id, key=node.key)
-        self._evictable -= len(node.key)
-        if self._trace: self._emit(K.EVICTABLE, (node.parent,), old=self._evictable + len(node.key), new=self._evictable, why="deleted", leaf=node.id)
-        if not node.parent.children:
-            self._leaves.note(node.parent)  # a parent left childless is now a leaf
+        tr = self.tracer
+        parent = node.parent
+        del parent.children[node.key[0]]  # step: evict.delete
+        invalidate(parent)
+        if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=node.id, key=node.key)
+        old = self._evictable
+        self._evictable -= len(node.key)  # step: evict.evictable
+        if tr.active: tr.emit("evict.evictable", K.EVICTABLE, (parent,), old=old, new=self._evictable, why="deleted", leaf=node.id)
 
     # ------------------------------------------------------------ plumbing
 

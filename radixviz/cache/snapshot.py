@@ -88,21 +88,12 @@ def snapshot_node(node) -> NodeSnapshot:
 
 
 def invalidate(node) -> None:
-    """Drop the cached snapshots of ``node`` and its ancestors.
+    """Drop the cached snapshots of ``node`` and its ancestors: call it in every mutation.
 
-    Invariant: a node without a cached snapshot has no ancestor with one, so the walk can
-    stop at the first ancestor that is already clear.
+    Invariant: a node without a cached snapshot has no ancestor with one, so the walk stops
+    at the first node that is already clear (with nobody taking snapshots, at once). A node
+    just hung into the tree has no snapshot yet: invalidate its new parent instead.
     """
-    node._snap = None
-    parent = node.parent
-    while parent is not None and parent._snap is not None:
-        parent._snap = None
-        parent = parent.parent
-
-
-def clear_all(root) -> None:
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    while node is not None and node._snap is not None:
         node._snap = None
-        stack.extend(node.children.values())
+        node = node.parent

@@ -1,15 +1,35 @@
-"""Trace events: one per micro-step, with the engine line that made it."""
+"""Trace events: one per micro-step, each named by the engine that made it.
+
+The API an engine uses (RadixCache and ModernRadixCache share it)::
+
+    self.tracer = Tracer(__name__, self.snapshot)   # the engine module names the source
+    tr = self.tracer                                # once per public call
+    tr.op = "match_prefix"                          # the public method running
+    node.last_access_time = self._tick()            # step: match.visit
+    if tr.active: tr.emit("match.visit", K.VISIT, (node,), at=start)
+
+- ``tr.active`` is a plain attribute, False while nobody listens, so the guarded emit costs
+  one attribute test; the arguments are not even built.
+- ``emit(step, kind, nodes, **data)`` sends one Event to the observer. ``step`` is a stable
+  label, unique within the engine module, for the line that did the work; ``kind`` says what
+  sort of step it was (views narrate by kind); ``nodes`` are the live nodes it touched (the
+  event keeps their ids); ``data`` holds immutable details. Capture an old value before the
+  change and pass it (``old=...``): never recompute it backwards.
+- The tree must be up to date before the emit: the event carries ``snapshot()`` of the whole
+  tree, and snapshots stay correct only because every mutation calls
+  ``snapshot.invalidate(node)`` itself (tracing or not).
+- Marker convention: the line that does a step ends with ``# step: LABEL``. Nothing in this
+  package reads those comments; views find them (radixviz/render/source_map.py) to show the
+  line an event came from, and show the label when no source file is installed.
+"""
 from __future__ import annotations
 
-import ast
 import enum
-import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Callable
 
-from .snapshot import TreeSnapshot, clear_all, invalidate, snapshot_node
+from .snapshot import TreeSnapshot
 
 
 class EventKind(str, enum.Enum):
@@ -19,7 +39,7 @@ class EventKind(str, enum.Enum):
     APPEND = "append"            # a node's slots were added to the match result
     CREATE = "create"            # a new leaf was hung under a node
     EVICTABLE = "evictable"      # evictable size changed (from, to, why)
-    HEAP = "heap"                # eviction collected the leaves into a heap
+    HEAP = "heap"                # eviction takes the leaves from a heap ordered by last access
     POP = "pop"                  # the least recently used leaf came off the heap
     SKIP = "skip"                # that leaf is referenced, so it stays
     FREE = "free"                # the leaf's slots went back to the pool
@@ -33,107 +53,41 @@ class EventKind(str, enum.Enum):
 class Event:
     seq: int                 # position in this cache's event stream
     kind: EventKind
+    step: str                # the engine's label for the line that did it, e.g. "match.compare"
     op: str                  # the public method running: match_prefix, insert, evict, ...
+    source: str              # the engine module that emitted it, e.g. "radixviz.cache.radix_cache"
     nodes: tuple             # ids of the nodes this step touches
     data: MappingProxyType   # step details (immutable values only)
     tree: TreeSnapshot       # the whole tree just after this step
-    file: str
-    line: int                # the engine line that did the step
-    function: str
 
     def __getitem__(self, name):
         return self.data[name]
 
 
-def _is_emit_call(node) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-        and node.func.attr in ("_emit", "_step")
+class Tracer:
+    """Reports an engine's steps to one observer; owned by the engine, costs nothing idle."""
 
+    __slots__ = ("source", "active", "seq", "op", "_observer", "_snapshot")
 
-def _is_trace_statement(stmt: ast.stmt) -> bool:
-    """``if self._trace: self._emit(...)`` or a bare ``self._emit(...)`` / ``self._step(...)``."""
-    if isinstance(stmt, ast.Expr):
-        return _is_emit_call(stmt.value)
-    return isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Attribute) \
-        and stmt.test.attr == "_trace" and not stmt.orelse
-
-
-@lru_cache(maxsize=None)
-def _trace_map(filename: str) -> tuple:
-    """(emit line -> action line, the set of lines that exist only for tracing)."""
-    with open(filename, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    action: dict = {}
-    trace_only: set = set()
-
-    def visit_block(header_line: int, body: list) -> None:
-        last_real = header_line
-        for stmt in body:
-            if _is_trace_statement(stmt):
-                for line in range(stmt.lineno, stmt.end_lineno + 1):
-                    action[line] = last_real
-                    trace_only.add(line)
-                continue
-            last_real = stmt.lineno
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                block = getattr(stmt, field, None)
-                if block and isinstance(block[0], (ast.stmt, ast.excepthandler)):
-                    visit_block(stmt.lineno, block)
-
-    visit_block(0, tree.body)
-    return MappingProxyType(action), frozenset(trace_only)
-
-
-def action_line(filename: str, emit_line: int) -> int:
-    """The statement a trace call reports on: the one just before it in its block."""
-    return _trace_map(filename)[0].get(emit_line, emit_line)
-
-
-def trace_only_lines(filename: str) -> frozenset:
-    """Lines of an engine file that exist only to emit events (a code view may dim them)."""
-    return _trace_map(filename)[1]
-
-
-# steps after which the nodes they name look different in a snapshot
-_CHANGES_NODES = frozenset({EventKind.VISIT, EventKind.SPLIT, EventKind.CREATE, EventKind.DELETE,
-                            EventKind.REF})
-
-
-class Traced:
-    """The reporting side of a cache: an observer that receives every micro-step as an Event,
-    and snapshots of the tree. The cache provides ``root_node``, ``_evictable``, ``_clock``
-    and ``buggy_match``, and sets ``_op`` to the public method running."""
-
-    _observer: Callable[[Event], None] | None = None
-    _trace = False    # an observer is attached; the engine tests this before each _emit
-    _op = ""
-    _seq = 0          # events emitted so far
+    def __init__(self, source: str, snapshot: Callable[[], TreeSnapshot]):
+        self.source = source        # module name of the engine, copied into every event
+        self.active = False         # an observer is attached
+        self.seq = 0                # events emitted so far
+        self.op = ""                # the public method running
+        self._observer: Callable[[Event], None] | None = None
+        self._snapshot = snapshot
 
     @property
-    def observer(self):
+    def observer(self) -> Callable[[Event], None] | None:
         return self._observer
 
     @observer.setter
     def observer(self, callback: Callable[[Event], None] | None) -> None:
-        """Attach a callable that receives every micro-step as an Event (None detaches)."""
+        """Attach a callable that receives every step as an Event (None detaches)."""
         self._observer = callback
-        self._trace = callback is not None
-        clear_all(self.root_node)  # snapshots were not kept up to date while nobody watched
+        self.active = callback is not None
 
-    def snapshot(self) -> TreeSnapshot:
-        """An immutable picture of the whole tree as it is now."""
-        if not self._trace:
-            clear_all(self.root_node)
-        return TreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
-
-    def _emit(self, kind, nodes=(), **data) -> None:
-        if kind in _CHANGES_NODES:
-            for node in nodes:
-                invalidate(node)
-        frame = sys._getframe(1)  # the engine method that did the step
-        filename = frame.f_code.co_filename
-        self._seq += 1
-        event = Event(self._seq, kind, self._op, tuple(n.id for n in nodes), MappingProxyType(data),
-                      self.snapshot(), filename, action_line(filename, frame.f_lineno),
-                      frame.f_code.co_name)
-        self._observer(event)
+    def emit(self, step: str, kind: EventKind, nodes=(), **data) -> None:
+        self.seq += 1
+        self._observer(Event(self.seq, kind, step, self.op, self.source,
+                             tuple(n.id for n in nodes), MappingProxyType(data), self._snapshot()))

@@ -36,7 +36,7 @@ def register(subparsers) -> None:
                "2 bad input (FILE:LINE:COL: message; what was applied is still printed).")
     add_script_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
-    p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from")
+    p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from (its step name without sources)")
     p.add_argument("--width", type=int, default=None, help="output width in columns (default: the terminal's)")
     p.set_defaults(func=run)
 
@@ -133,7 +133,7 @@ def print_human(session, args) -> None:
     from radixviz.render.pool import PoolGrid
     from radixviz.render.summary import op_result, op_summary
     from radixviz.render.tree import TreeView
-    from radixviz.render.jsondoc import short_path, source_text
+    from radixviz.render.source_map import locate
 
     console = Console(width=args.width, highlight=False, soft_wrap=False)
     for record in session.records:
@@ -141,9 +141,9 @@ def print_human(session, args) -> None:
             for i in record.frame_range:
                 frame = session.frames[i]
                 console.print(step_line(frame))
-                where = Text(f"       {short_path(frame.file)}:{frame.line} {frame.function}: ",
-                             style="dim", no_wrap=True, overflow="ellipsis")
-                where.append(source_text(frame.file, frame.line), style="cyan")
+                site = locate(frame.source, frame.label)  # the step's label when no source is installed
+                where = Text(f"       {site.where}: ", style="dim", no_wrap=True, overflow="ellipsis")
+                where.append(site.text, style="cyan")
                 console.print(where, no_wrap=True, overflow="ellipsis")
             console.print(Text(f"     = {op_result(record)}", style="bold"))
         else:

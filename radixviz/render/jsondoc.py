@@ -4,8 +4,7 @@ Built from the session's records and a final snapshot, so it says exactly what t
 """
 from __future__ import annotations
 
-import linecache
-import os
+from .source_map import locate, short_path
 
 SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
 
@@ -39,26 +38,11 @@ def tree_json(node) -> dict:
     return done[node.id]
 
 
-def source_text(file: str, line: int) -> str:
-    """The stripped source line a step came from ('' if unreadable)."""
-    return linecache.getline(file, line).strip()
-
-
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def short_path(file: str) -> str:
-    """``radixviz/cache/radix_cache.py`` for the package's own files, else the base name."""
-    full = os.path.abspath(file)
-    if full.startswith(_PACKAGE_PARENT + os.sep):
-        return os.path.relpath(full, _PACKAGE_PARENT).replace(os.sep, "/")
-    return os.path.basename(file)
-
-
 def step_json(frame, describe) -> dict:
-    return {"step": frame.number, "kind": frame.kind, "text": describe(frame),
-            "nodes": list(frame.nodes), "file": short_path(frame.file), "line": frame.line,
-            "function": frame.function, "source": source_text(frame.file, frame.line)}
+    site = locate(frame.source, frame.label)
+    return {"step": frame.number, "kind": frame.kind, "text": describe(frame), "label": frame.label,
+            "nodes": list(frame.nodes), "file": short_path(site.file) if site.file else site.source,
+            "line": site.line, "function": site.function, "source": site.text}
 
 
 def session_document(session, *, error=None, steps: bool = False) -> dict:

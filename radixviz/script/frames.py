@@ -69,9 +69,9 @@ class Frame:
     tree: TreeSnapshot
     pool: PoolSnapshot
     marks: Marks
-    file: str                      # source of the code that did this step
-    line: int
-    function: str
+    source: str                    # module that did this step ("" before any step)
+    label: str                     # its step label there (Event.step); views map it to a line
+                                   # (render/source_map.py)
     nodes: tuple = ()              # node ids touched (same as marks.current)
     event: object = None           # the engine Event, for engine steps
 

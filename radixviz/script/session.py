@@ -1,13 +1,15 @@
 """A session: operations applied to a live cache and pool, every micro-step kept as a frame.
 
-Each operation is checked before anything changes, so a refused one loses nothing.
+Each operation is checked before anything changes, so a refused one loses nothing. The
+session's own steps are labelled like the engine's (``# step: LABEL`` on the line that does
+it, source ``radixviz.script.session``); an operation's first frame is ``op.NAME``, marked
+on its handler's ``def``.
 """
 from __future__ import annotations
 
-import sys
 from types import MappingProxyType
 
-from radixviz.cache import RadixCache, TokenToKVPool, action_line, compare_matchers, tokens_text
+from radixviz.cache import RadixCache, TokenToKVPool, compare_matchers, tokens_text
 
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
 from .parser import Op, ScriptError, parse_script
@@ -48,7 +50,7 @@ class Session:
         if op.name == "match":
             self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
         handler = getattr(self, f"_do_{op.name}")
-        self._step("op", at=handler, text=op.text, name=op.name)
+        self._step("op", f"op.{op.name}", text=op.text, name=op.name)
         try:
             record.result = handler(op)
         finally:
@@ -72,7 +74,7 @@ class Session:
         """The cache and pool as they are now, unmarked: what a view shows before any step."""
         tree = self.cache.snapshot()
         return Frame(-1, len(self.records), "start", EMPTY, tree,
-                     PoolSnapshot(self.pool.refcounts(), tree), Marks(), "", 0, "")
+                     PoolSnapshot(self.pool.refcounts(), tree), Marks(), "", "")
 
     def held_slots(self) -> tuple:
         """Slots held outside the tree (for check_invariants): script locks hold none."""
@@ -94,34 +96,34 @@ class Session:
         elif op.name == "evict" and self.cache.disable:
             refuse("the cache is disabled")
 
-    def _do_insert(self, op: Op) -> dict:
+    def _do_insert(self, op: Op) -> dict:  # step: op.insert
         key, need = op.key, len(op.key)
         shortfall = need - self.pool.available_size()
         evicted = self._evict(shortfall) if shortfall > 0 else []
-        slots = self.pool.alloc(need)
-        self._step("alloc", slots=tuple(slots.tolist()))
+        slots = self.pool.alloc(need)  # step: alloc
+        self._step("alloc", "alloc", slots=tuple(slots.tolist()))
         prefix_len = self.cache.insert(key, slots)
         duplicates = slots[:prefix_len]
         if prefix_len:
-            self.pool.free(duplicates)
-            self._step("free_dup", slots=tuple(duplicates.tolist()))
+            self.pool.free(duplicates)  # step: free_dup
+            self._step("free_dup", "free_dup", slots=tuple(duplicates.tolist()))
         return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:].tolist(),
                 "freed_duplicates": duplicates.tolist(), "evicted_first": evicted}
 
-    def _do_match(self, op: Op) -> dict:
+    def _do_match(self, op: Op) -> dict:  # step: op.match
         value, last_node = self.cache.match_prefix(op.key)
         matched = len(value)
         return {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                 "slots": value.tolist(), "last_node": last_node.id,
                 "disagreement": self._disagreement}
 
-    def _do_lock(self, op: Op) -> dict:
+    def _do_lock(self, op: Op) -> dict:  # step: op.lock
         value, last_node = self.cache.match_prefix(op.key)
         delta = self.cache.inc_ref_counter(last_node)
         self.locks.setdefault(op.key, []).append(last_node)
         return {"delta": delta, "matched": len(value), "node": last_node.id}
 
-    def _do_unlock(self, op: Op) -> dict:
+    def _do_unlock(self, op: Op) -> dict:  # step: op.unlock
         node = self.locks[op.key][-1]
         delta = self.cache.dec_ref_counter(node)
         self.locks[op.key].pop()
@@ -129,22 +131,22 @@ class Session:
             del self.locks[op.key]
         return {"delta": delta, "node": node.id}
 
-    def _do_evict(self, op: Op) -> dict:
+    def _do_evict(self, op: Op) -> dict:  # step: op.evict
         freed = self._evict(op.count)
         return {"evicted": len(freed), "freed_slots": freed}
 
-    def _do_matcher(self, op: Op) -> dict:
-        self.cache.buggy_match = op.mode == "buggy"
-        self._step("matcher", mode=op.mode)
+    def _do_matcher(self, op: Op) -> dict:  # step: op.matcher
+        self.cache.buggy_match = op.mode == "buggy"  # step: matcher
+        self._step("matcher", "matcher", mode=op.mode)
         return {"mode": op.mode}
 
-    def _do_reset(self, op: Op) -> dict:
+    def _do_reset(self, op: Op) -> dict:  # step: op.reset
         self.pool = TokenToKVPool(self.pool_size, device=self.device)
         self._pool_version = None  # a new pool object may reuse an old one's id
-        self.cache.reset()
+        self.cache.reset()  # step: reset
         self.cache.observer = self._on_event
         self.locks.clear()
-        self._step("reset")
+        self._step("reset", "reset")
         return {}
 
     def _evict(self, num_tokens: int) -> list:
@@ -187,23 +189,15 @@ class Session:
         elif kind == "delete":
             marks["evicted"] = marks.get("evicted", ()) + ((event["leaf"], event["key"]),)
         slots = event.data.get("slots", ())
-        self._add_frame(kind, event.data, event.tree, event.file, event.line, event.function,
-                        event.nodes, slots, event)
+        self._add_frame(kind, event.data, event.tree, event.source, event.step, event.nodes, slots, event)
 
-    def _step(self, kind: str, at=None, **data) -> None:
-        """A session-level step; its code location is the statement before the call, or ``at``."""
-        if at is not None:
-            code = at.__code__
-            file, line, function = code.co_filename, code.co_firstlineno, code.co_name
-        else:
-            caller = sys._getframe(1)
-            file, function = caller.f_code.co_filename, caller.f_code.co_name
-            line = action_line(file, caller.f_lineno)
+    def _step(self, kind: str, step: str, **data) -> None:
+        """A session-level step, labelled ``step`` (the line that did it carries the marker)."""
         slots = data.get("slots", ())
         self._add_frame(kind, MappingProxyType(data) if data else EMPTY, self.cache.snapshot(),
-                        file, line, function, (), slots, None)
+                        __name__, step, (), slots, None)
 
-    def _add_frame(self, kind, data, tree, file, line, function, nodes, slots, event) -> None:
+    def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
         # torch bumps a tensor's version on every in-place change: reuse the last copy until then
         version = (id(self.pool), self.pool.mem_state._version)
         if version != self._pool_version:
@@ -212,5 +206,5 @@ class Session:
         marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots), **self._marks)
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
-                                 PoolSnapshot(self._pool_refs, tree), marks, file, line,
-                                 function, nodes, event))
+                                 PoolSnapshot(self._pool_refs, tree), marks, source, step,
+                                 nodes, event))

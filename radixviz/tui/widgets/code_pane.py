@@ -1,11 +1,11 @@
 """The code pane: the function that did the current step, that line highlighted.
 
-This is the engine's (or the session's) own source, read with linecache; lines that exist
-only to report steps to the viewer are dimmed so the original algorithm stands out.
+This is the engine's (or the session's) own source: the step's label is found on its line
+by render/source_map.py. Lines that only report steps to the viewer are dimmed so the
+original algorithm stands out. Without source files the pane names the step instead.
 """
 from __future__ import annotations
 
-import ast
 import linecache
 from functools import lru_cache
 from pathlib import Path
@@ -15,45 +15,18 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
-
-@lru_cache(maxsize=64)
-def _functions(file: str) -> tuple:
-    """(first line, last line, name) of every function in ``file``, innermost last."""
-    source = "".join(linecache.getlines(file))
-    if not source:
-        return ()
-    spans = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            spans.append((first, node.end_lineno, node.name))
-    return tuple(sorted(spans))
-
-
-def function_span(file: str, line: int) -> tuple[int, int, str] | None:
-    """The innermost function of ``file`` containing ``line``."""
-    best = None
-    for first, last, name in _functions(file):
-        if first <= line <= last and (best is None or first >= best[0]):
-            best = (first, last, name)
-    return best
-
-
-def _trace_lines(file: str) -> frozenset:
-    try:
-        from radixviz.cache import trace_only_lines
-        return trace_only_lines(file)
-    except (OSError, SyntaxError):
-        return frozenset()
+from radixviz.render.source_map import function_span, locate, reporting_lines, strip_marker
 
 
 @lru_cache(maxsize=512)
-def code_view(file: str, line: int, height: int, theme: str = "ansi_dark"):
-    """A renderable of the function around ``line``, at most ``height`` lines tall."""
-    span = function_span(file, line)
+def code_view(source: str, step: str, height: int, theme: str = "ansi_dark"):
+    """A renderable of the function around the line of ``step``, at most ``height`` lines tall."""
+    site = locate(source, step)
+    span = function_span(site.file, site.line) if site.line is not None else None
+    if span is None:
+        return Text(f"step {step} ({source or 'no source'}: no source file to show)", style="dim")
+    file, line = site.file, site.line
     lines = linecache.getlines(file)
-    if span is None or not lines:
-        return Text(f"(no source for {Path(file).name}:{line})", style="dim")
     first, last, name = span
     body = max(3, height - 1)
     if last - first + 1 > body:
@@ -62,15 +35,15 @@ def code_view(file: str, line: int, height: int, theme: str = "ansi_dark"):
         last = first + body - 1
     # drop the indentation the def itself has (a method's 4 columns): the pane is narrow
     indent = " " * (len(lines[span[0] - 1]) - len(lines[span[0] - 1].lstrip(" ")))
-    code = "".join(text[len(indent):] if text.startswith(indent) else text.lstrip(" ")
+    code = "".join(strip_marker(text[len(indent):] if text.startswith(indent) else text.lstrip(" "))
                    for text in lines[first - 1:last])
     syntax = Syntax(code, "python", theme=theme, line_numbers=True, start_line=first,
                     highlight_lines={line}, word_wrap=False, code_width=None,
                     background_color="default")
-    for number in _trace_lines(file):
+    for number in reporting_lines(file):
         if first <= number <= last:
             syntax.stylize_range("dim", (number - first + 1, 0), (number - first + 2, 0))
-    header = Text.assemble((f"{Path(file).name}", "bold"), f" · {span[2]}() · line {line}",
+    header = Text.assemble((f"{Path(file).name}", "bold"), f" · {name}() · line {line}",
                            no_wrap=True, overflow="ellipsis")
     return Group(header, syntax)
 
@@ -84,11 +57,12 @@ class CodePane(Static):
         super().__init__("", **kwargs)
         self._where: tuple | None = None
 
-    def show(self, file: str, line: int) -> None:
+    def show(self, source: str, step: str) -> None:
+        """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""
         height = max(4, self.size.height or 12)
-        if (file, line, height) != self._where:
-            self._where = (file, line, height)
-            self.update(code_view(file, line, height))
+        if (source, step, height) != self._where:
+            self._where = (source, step, height)
+            self.update(code_view(source, step, height))
 
     def on_resize(self) -> None:
         if self._where is not None:

@@ -57,6 +57,6 @@ def show_frame(screen, model, lesson_text: str = "", notes=()) -> None:
         return
     screen.query_one(TreePane).show(frame)
     screen.query_one(PoolPane).show(frame)
-    code.show(frame.file, frame.line)
+    code.show(frame.source, frame.label)
     narration.show(frame, model.record, lesson_text)
     status.show(frame, len(model.frames), len(model.session.records), notes)
