@@ -9,6 +9,7 @@ from pathlib import Path
 
 from radixviz.cli import EXIT_OK, UsageError
 
+from .export_pages import add_page_args, check_page_args, is_page_output, write_output
 from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
 
 
@@ -19,11 +20,14 @@ def register(subparsers) -> None:
     add_script_args(p)
     p.add_argument("-o", "--output", metavar="FILE", help="the diagram to write; its extension picks the format")
     p.add_argument("--step", type=int, metavar="K", help="draw the state at micro-step K, counted from 1 as run --steps and the app number them")
-    p.add_argument("--all-steps", metavar="DIR", help="write one numbered diagram per micro-step into DIR")
+    p.add_argument("--all-steps", metavar="DIR", nargs="?", const=True,
+                   help="write one numbered diagram per micro-step into DIR; "
+                        "with -o FILE.pdf and no DIR: one multi-page PDF, a step a page")
     p.add_argument("--max-edge", type=int, default=24, metavar="N",
                    help="longest edge label in characters before the middle is elided (default 24)")
     p.add_argument("--format", choices=("dot", "svg", "png", "pdf"), default=None,
                    help="format for --all-steps (default: -o's extension, else svg)")
+    add_page_args(p)
     p.set_defaults(func=run)
 
 
@@ -33,6 +37,10 @@ def run(args) -> int:
 
     if args.output is None and args.all_steps is None:
         raise UsageError("export needs -o FILE or --all-steps DIR")
+    if is_page_output(args.output, args.all_steps):
+        return _run_pages(args)
+    if args.all_steps is True:
+        raise UsageError("--all-steps needs a DIR, or -o FILE.pdf for one multi-page handout")
     if args.step is not None and args.output is None:
         raise UsageError("--step K needs -o FILE")
     if args.max_edge < 8:
@@ -61,6 +69,19 @@ def run(args) -> int:
         # the diagrams show the state reached before the refused operation
         return refused(error)
     return EXIT_OK
+
+
+def _run_pages(args) -> int:
+    """.html, .gif and multi-page .pdf: every step (or operation) of the run in one file."""
+    check_page_args(args)
+    if args.max_edge < 8:
+        raise UsageError(f"--max-edge {args.max_edge}: use 8 or more")
+    ops = read_ops(args)
+    session = new_session(args)
+    error = apply_all(session, ops)
+    title = f"radixviz · {args.script or 'operations'}"
+    print(write_output(session, args, title=title))
+    return refused(error) if error is not None else EXIT_OK
 
 
 def _pick_frame(session, step):

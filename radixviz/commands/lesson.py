@@ -8,6 +8,11 @@ def register(subparsers) -> None:
     p.add_argument("--lessons", action="append", default=[], metavar="DIR",
                    help="also look for lessons in DIR (repeatable)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    p.add_argument("--export", metavar="FILE", default=None,
+                   help="write the lesson to FILE instead of playing it: .html (a page with its text "
+                        "and predictions, answers behind a click), .gif or .pdf")
+    from .export_pages import add_page_args
+    add_page_args(p)
     p.set_defaults(func=run)
 
 
@@ -32,6 +37,9 @@ def run(args) -> int:
     if lesson is None:
         known = ", ".join(str(l.number) for l in lessons) or "none installed"
         raise UsageError(f"no lesson {args.number!r} (lessons: {known})")
+    if args.export is not None:
+        from .export_pages import export_lesson
+        return export_lesson(lesson, args)
     from radixviz.tui.app import RadixvizApp
     # the same folders again for the home screen that h opens
     app = RadixvizApp("lesson", lesson=lesson, device=args.device, lesson_dirs=args.lessons)

@@ -1,0 +1,86 @@
+"""Frames for slides and handouts: an animated GIF, or a PDF with one step a page.
+
+Graphviz draws each frame as PNG (captioned with the step's number and what it did); Pillow
+lays the frames on canvases of one size, so the picture does not jump between steps.
+"""
+from __future__ import annotations
+
+import io
+import textwrap
+
+from .slides import DARK_BACKGROUND, DARK_TEXT, LIGHT_BACKGROUND, frame_dot, render_many, step_caption
+
+GIF_DPI, PDF_DPI = 72, 110
+
+
+def _pngs(frames, total: int, theme: str, dpi: int, max_edge: int) -> list:
+    from PIL import Image
+
+    dots = [_with_dpi(frame_dot(f, theme, title=step_caption(f, total), max_edge=max_edge), dpi)
+            for f in frames]
+    return [Image.open(io.BytesIO(data)).convert("RGB") for data in render_many(dots, "png")]
+
+
+def _with_dpi(dot_text: str, dpi: int) -> str:
+    head, rest = dot_text.split("\n", 1)
+    return f'{head}\n  graph [dpi="{dpi}", pad="0.2"];\n{rest}'
+
+
+def _background(theme: str):
+    from PIL import ImageColor
+    return ImageColor.getrgb(DARK_BACKGROUND if theme == "dark" else LIGHT_BACKGROUND)
+
+
+def _same_size(images: list, theme: str, extra_height: int = 0) -> list:
+    """Every image centred at the top of a canvas as large as the largest."""
+    from PIL import Image
+
+    width = max(im.width for im in images)
+    height = max(im.height for im in images) + extra_height
+    out = []
+    for im in images:
+        canvas = Image.new("RGB", (width, height), _background(theme))
+        canvas.paste(im, ((width - im.width) // 2, 0))
+        out.append(canvas)
+    return out
+
+
+def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max_edge: int = 24) -> bytes:
+    """An animated GIF, one frame per given frame, looping; returns its bytes."""
+    from PIL import Image
+
+    images = _same_size(_pngs(frames, total, theme, GIF_DPI, max_edge), theme)
+    # a palette per frame: a mark's colour may first appear many frames in
+    paletted = [im.quantize(colors=128, dither=Image.Dither.NONE) for im in images]
+    buffer = io.BytesIO()
+    paletted[0].save(buffer, "GIF", save_all=True, append_images=paletted[1:],
+                     duration=round(1000 / fps), loop=0, disposal=1, optimize=False)
+    return buffer.getvalue()
+
+
+def write_pdf(frames, total: int, *, theme: str = "light", title: str = "", max_edge: int = 24) -> bytes:
+    """A PDF handout: one frame a page, with the step's explanation under the tree."""
+    from PIL import ImageDraw, ImageFont
+
+    from radixviz.script import explain
+
+    images = _pngs(frames, total, theme, PDF_DPI, max_edge)
+    font = ImageFont.load_default(size=max(12, PDF_DPI // 6))
+    width = max(im.width for im in images)
+    columns = max(40, width // max(1, int(font.getlength("m"))))
+    notes = [textwrap.wrap(explain(f), columns) for f in frames]
+    line_height = int(font.size * 1.4)
+    pages = _same_size(images, theme, extra_height=line_height * (max(map(len, notes)) + 2))
+    ink = DARK_TEXT if theme == "dark" else "#1f2328"
+    for page, image, lines in zip(pages, images, notes):
+        draw = ImageDraw.Draw(page)
+        y = image.height + line_height // 2
+        for line in lines:
+            draw.text((line_height, y), line, font=font, fill=ink)
+            y += line_height
+        if title:
+            draw.text((line_height, page.height - line_height), title, font=font, fill="#8c959f")
+    buffer = io.BytesIO()
+    pages[0].save(buffer, "PDF", save_all=True, append_images=pages[1:], resolution=PDF_DPI,
+                  title=title or "radixviz")
+    return buffer.getvalue()

@@ -1,0 +1,213 @@
+"""One self-contained HTML page that steps through a run like the stepper does.
+
+Every step is a ``<section>`` with the tree (inline SVG from Graphviz), what the step did and
+why, the engine line that ran, the pool and the status line. The page needs no network: the
+style and script are inline. Steps are numbered from 1, as in the stepper, and the URL
+fragment ``#step-N`` opens step N.
+"""
+from __future__ import annotations
+
+import ast
+import html
+import linecache
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .html_assets import SCRIPT, STYLE
+from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
+
+CODE_CONTEXT = 4          # lines of the function shown above and below the line that ran
+POOL_ROW = 32             # slots per row of the pool
+
+
+@dataclass(frozen=True)
+class StepNote:
+    """What a lesson adds to a step: its prose in force, and the predictions its operation
+    block answers (each answer behind a click)."""
+    text: str = ""                 # Markdown
+    predicts: tuple = ()           # lessons.Predict
+
+
+def build_page(frames, records, *, title: str, theme: str = "light", notes=None,
+               max_edge: int = 24) -> str:
+    """The whole page as text. ``notes`` maps a frame index to a StepNote.
+
+    Raises GraphvizError when the ``dot`` program is missing or fails."""
+    if theme not in THEMES:
+        raise ValueError(f"unknown theme {theme!r}: use {' or '.join(THEMES)}")
+    notes = notes or {}
+    svgs = render_many([frame_dot(f, theme, max_edge=max_edge) for f in frames], "svg")
+    total, op_count = len(frames), len(records)
+    sections = [_section(frame, svg, records, total, op_count, notes.get(frame.index))
+                for frame, svg in zip(frames, svgs)]
+    esc = html.escape
+    return "".join([
+        f'<!DOCTYPE html>\n<html lang="en" class="theme-{theme}">\n<head>\n<meta charset="utf-8">\n',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+        f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        '<header class="bar">\n',
+        f"<h1>{esc(title)}</h1>\n",
+        '<div class="controls">',
+        '<button id="prev" type="button" title="previous step (←)">←</button>',
+        f'<input id="slider" type="range" min="1" max="{max(total, 1)}" value="1" aria-label="step">',
+        '<button id="next" type="button" title="next step (→)">→</button>',
+        f'<span class="counter">step <span id="step-number">1</span> of {total}</span>',
+        "</div>\n",
+        '<span class="hint">→ ← step · [ ] operation · Home End</span>\n',
+        "</header>\n<main>\n",
+        "".join(sections),
+        "</main>\n",
+        f"<script>{SCRIPT}</script>\n</body>\n</html>\n",
+    ])
+
+
+def _section(frame, svg: bytes, records, total: int, op_count: int, note) -> str:
+    from radixviz.script import describe, explain
+
+    number = step_number(frame)
+    record = records[frame.op_index] if frame.op_index < len(records) else None
+    op_start = record is not None and frame.index == record.first_frame
+    esc = html.escape
+    # the stepper's order: the step in one line, the matcher note, the lesson's words, the why
+    side = [f'<div class="what">{esc(describe(frame))}</div>']
+    diff = _disagreement(record, frame.tree.buggy_match)
+    if diff:
+        side.append(diff)
+    if note is not None and note.text:
+        side.append(f'<div class="lesson">{_markdown(note.text)}</div>')
+    if note is not None:
+        side.extend(_predict(block) for block in note.predicts)
+    why = explain(frame)
+    if why:
+        side.append(f'<div class="why">{esc(why)}</div>')
+    side.append(_code(frame))
+    side.append(f'<div><h2>KV pool</h2>{_pool(frame)}</div>')
+    side.append(_status(frame, total, op_count))
+    return (f'<section class="step" id="s{number}" data-step="{number}" data-op-start="{int(op_start)}" '
+            f'aria-label="step {number} of {total}">\n'
+            f'<figure class="tree">{inline_svg(svg)}</figure>\n'
+            f'<div class="side">{"".join(side)}</div>\n</section>\n')
+
+
+def _markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    # raw HTML in a lesson is shown as text, never run
+    return MarkdownIt("commonmark", {"html": False}).render(text)
+
+
+def _predict(block) -> str:
+    esc = html.escape
+    choices = ""
+    if block.choices:
+        items = "".join(f"<li>{esc(str(c))}</li>" for c in block.choices)
+        choices = f'<ol type="a">{items}</ol>'
+    answer = f"<p><b>Answer: {esc(str(block.answer))}</b></p>"
+    if block.explain:
+        answer += f"<p>{esc(block.explain)}</p>"
+    return (f'<div class="predict"><div class="q">Predict: {esc(block.question)}</div>{choices}'
+            f'<details><summary>Show the answer</summary>{answer}</details></div>')
+
+
+def _disagreement(record, buggy_now: bool) -> str:
+    """For a match the two matchers answer differently: both counts, the wrong tokens marked."""
+    from radixviz.script import key_text, slot_ranges
+
+    if record is None or record.op.name != "match" or not record.result.get("disagreement"):
+        return ""
+    diff, key = record.result["disagreement"], record.op.key
+    if buggy_now:
+        head = (f"✗ The fixed matcher (#7) would return {diff['fixed']} token(s); "
+                f"this buggy walk returns {diff['buggy']}.")
+    else:
+        head = f"The buggy matcher (pre-#7) would return {diff['buggy']} token(s) here, not {diff['fixed']}."
+    start, end = diff["wrong_from"], max(diff["fixed"], diff["buggy"])
+
+    def part(tokens):
+        return html.escape(key_text(tokens, limit=10**6)[1:-1])
+    return (f'<div class="diff"><b>{html.escape(head)}</b> Key: <code><span class="ok">{part(key[:start])}</span>'
+            f'<span class="wrong">⟦{part(key[start:end])}⟧</span>{part(key[end:])}</code> '
+            f"⟦…⟧ slots {html.escape(slot_ranges(diff['wrong_slots']))} belong to another request.</div>")
+
+
+@lru_cache(maxsize=64)
+def _functions(file: str) -> tuple:
+    source = "".join(linecache.getlines(file))
+    if not source:
+        return ()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    return tuple(sorted((n.lineno, n.end_lineno, n.name) for n in ast.walk(tree)
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))))
+
+
+def _trace_lines(file: str) -> frozenset:
+    try:
+        from radixviz.cache import trace_only_lines
+        return trace_only_lines(file)
+    except (ImportError, OSError, SyntaxError):
+        return frozenset()
+
+
+@lru_cache(maxsize=1024)
+def _code_block(file: str, line: int) -> str:
+    from .jsondoc import short_path
+
+    lines = linecache.getlines(file)
+    if not file or not lines or not 1 <= line <= len(lines):
+        return ""
+    first, last = max(1, line - CODE_CONTEXT), min(len(lines), line + CODE_CONTEXT)
+    name = ""
+    for start, end, fn in _functions(file):
+        if start <= line <= end:   # innermost wins: spans are sorted by first line
+            first, last, name = max(first, start), min(last, end), fn
+    dim = _trace_lines(file)
+    rows = []
+    for number in range(first, last + 1):
+        text = html.escape(lines[number - 1].rstrip("\n"))
+        cls = "hi" if number == line else ("dim" if number in dim else "")
+        row = f'<span class="ln">{number:>4} </span>{text}'
+        rows.append(f'<span class="{cls}">{row}</span>' if cls else row)
+    where = f"{short_path(file)} · {name}() · line {line}" if name else f"{short_path(file)} · line {line}"
+    return (f'<div><h2>engine line</h2><div class="where">{html.escape(where)}</div>'
+            f'<pre class="code">{chr(10).join(rows)}</pre></div>')
+
+
+def _code(frame) -> str:
+    return _code_block(frame.file, frame.line)
+
+
+def _pool(frame) -> str:
+    from .pool import STATES, slot_symbol
+
+    pool, touched = frame.pool, set(frame.marks.slots or ())
+    rows = []
+    for start in range(0, pool.size, POOL_ROW):
+        cells, run_class, run = [], None, []
+        for slot in range(start, min(start + POOL_ROW, pool.size)):
+            state = pool.state(slot)
+            cls = f"p-{state}" + (" p-t" if slot in touched else "")
+            if cls != run_class and run:
+                cells.append(f'<span class="{run_class}">{"".join(run)}</span>')
+                run = []
+            run_class = cls
+            run.append(slot_symbol(state, pool.refcounts[slot]))
+        if run:
+            cells.append(f'<span class="{run_class}">{"".join(run)}</span>')
+        rows.append(f'<span class="ln">{start:>4}│</span>{"".join(cells)}')
+    legend = " ".join(f'<span class="p-{state}">{symbol} {words}</span>'
+                       for state, (symbol, _style, words) in STATES.items())
+    legend += '  <span class="p-t">touched</span>'
+    return (f'<pre class="pool">{chr(10).join(rows)}</pre>'
+            f'<div class="where">{pool.used}/{pool.size} used — {legend}</div>')
+
+
+def _status(frame, total: int, op_count: int) -> str:
+    tree, pool = frame.tree, frame.pool
+    badge = ('<span class="badge buggy">matcher BUGGY</span>' if tree.buggy_match
+             else '<span class="badge fixed">matcher fixed</span>')
+    op = min(frame.op_index + 1, op_count)
+    return (f'<div class="status">{badge} evictable {tree.evictable_size} · total {tree.total_size} · '
+            f"free {pool.free}/{pool.size} · step {step_number(frame)}/{total} · op {op}/{op_count}</div>")
