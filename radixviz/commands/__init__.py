@@ -15,4 +15,5 @@ COMMAND_MODULES = [
     "quiz",
     "challenges",
     "progress",
+    "serve",
 ]

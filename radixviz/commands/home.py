@@ -8,6 +8,10 @@ def register(subparsers) -> None:
                    help="also list the lessons in DIR (repeatable)")
     p.add_argument("--pool-size", type=int, default=128, metavar="N", help="KV pool slots (default 128)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    p.add_argument("--buggy", action="store_true", help="the sandbox starts with the pre-#7 matcher")
+    p.add_argument("--no-preload", dest="preload", action="store_false",
+                   help="load the engine (and torch) only when a screen needs it, not while the menu "
+                        "shows (radixviz serve does this, so idle sessions stay small)")
     p.set_defaults(func=run)
 
 
@@ -21,6 +25,7 @@ def run(args) -> int:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")
     from radixviz.tui.app import RadixvizApp
-    app = RadixvizApp("home", lesson_dirs=args.lessons, pool_size=args.pool_size, device=args.device)
+    app = RadixvizApp("home", lesson_dirs=args.lessons, pool_size=args.pool_size, device=args.device,
+                      buggy=args.buggy, preload_engine=args.preload)
     app.run()
     return app.return_code or 0

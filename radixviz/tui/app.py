@@ -50,8 +50,10 @@ class RadixvizApp(App):
 
     def __init__(self, start: str = "home", *, script: str | None = None, script_text: str | None = None,
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
-                 lesson_dirs=(), export_dir: str | Path | None = None):
+                 lesson_dirs=(), export_dir: str | Path | None = None, preload_engine: bool = True):
         super().__init__()
+        # False under ``radixviz serve``: a session that never opens a stepper never loads torch
+        self.preload_engine = preload_engine
         self.start, self.script, self.script_text = start, script, script_text
         self.buggy, self.pool_size, self.device = buggy, pool_size, device
         self.lesson, self.lesson_dirs = lesson, tuple(lesson_dirs)
@@ -87,7 +89,7 @@ class RadixvizApp(App):
         import time
         self.first_paint = time.perf_counter()
         self.torch_at_first_paint = "torch" in sys.modules
-        if self.start == "home":
+        if self.start == "home" and self.preload_engine:
             self._after_paint.append(self._warm_engine)   # while the learner reads the menu
         waiting, self._after_paint = self._after_paint, []
         for callback in waiting:

@@ -1,0 +1,98 @@
+"""The app in a browser for a room: textual-serve runs one app process per tab, up to a cap.
+
+Counting: a served page reserves a place (a ticket in its websocket address) until its
+websocket connects and becomes a live session, or the ticket expires. When live sessions
+and reservations fill every place, a new tab gets the "class is full" page at once instead
+of a page whose session never starts.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+
+from aiohttp import web
+from textual_serve.server import Server
+
+from .pages import app_page, full_page
+
+TICKET_SECONDS = 60       # a page whose websocket has not connected by then gives its place back
+RETRY_SECONDS = 15        # how often the "class is full" page tries again
+
+log = logging.getLogger("radixviz.serve")
+
+
+class ClassroomServer(Server):
+    """textual-serve's server with a session cap and pages that need no internet."""
+
+    def __init__(self, command: str, *, host: str, port: int, max_sessions: int,
+                 title: str = "radixviz", on_start=None):
+        super().__init__(command, host=host, port=port, title=title)
+        self.max_sessions = max_sessions
+        self.live = 0
+        self.tickets: dict[str, float] = {}
+        self._on_start = on_start
+
+    # ---------------------------------------------------------------- places
+
+    def in_use(self) -> int:
+        """Live sessions plus pages still connecting."""
+        now = time.monotonic()
+        self.tickets = {t: until for t, until in self.tickets.items() if until > now}
+        return self.live + len(self.tickets)
+
+    def is_full(self) -> bool:
+        return self.in_use() >= self.max_sessions
+
+    def _full(self) -> web.Response:
+        return web.Response(status=503, content_type="text/html", headers={"Retry-After": str(RETRY_SECONDS)},
+                            text=full_page(title=self.title, limit=self.max_sessions, retry=RETRY_SECONDS))
+
+    # ---------------------------------------------------------------- routes
+
+    async def _make_app(self) -> web.Application:
+        app = web.Application()
+        app.add_routes([
+            web.get("/", self.handle_index, name="index"),
+            web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
+            web.get("/download/{key}", self.handle_download, name="download"),
+            web.static("/static", self.statics_path, name="static"),
+        ])
+        app.on_startup.append(self.on_startup)
+        return app
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        if self.is_full():
+            log.info("class full (%d of %d): turned a tab away", self.in_use(), self.max_sessions)
+            return self._full()
+        ticket = uuid.uuid4().hex
+        self.tickets[ticket] = time.monotonic() + TICKET_SECONDS
+        # addresses from the Host the browser used, so the page works on every interface
+        scheme = "wss" if request.secure else "ws"
+        font_size = _int(request.query.get("fontsize"), 16)
+        return web.Response(content_type="text/html", text=app_page(
+            title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
+            font_size=font_size))
+
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        ticket = request.match_info["ticket"]
+        if self.tickets.pop(ticket, None) is None and self.is_full():
+            return self._full()
+        self.live += 1
+        log.info("session opened (%d of %d in use)", self.in_use(), self.max_sessions)
+        try:
+            return await super().handle_websocket(request)
+        finally:
+            self.live -= 1
+            log.info("session closed (%d of %d in use)", self.in_use(), self.max_sessions)
+
+    async def on_startup(self, app: web.Application) -> None:
+        if self._on_start is not None:
+            self._on_start()
+
+
+def _int(text, default: int) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return default
