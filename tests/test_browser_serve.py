@@ -87,7 +87,7 @@ class TestServedApp:
         assert not first.locator(".intro-dialog").is_visible()
 
         # open the sandbox, type an operation, step on: the stepper's status line counts the steps
-        first.locator("#terminal").click()
+        first.locator(".xterm-helper-textarea").focus()   # a click would land on a menu entry
         first.keyboard.press("s")
         wait_drawn(first, "no steps yet")
         first.keyboard.press(":")

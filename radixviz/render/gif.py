@@ -51,7 +51,8 @@ def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max
 
     images = _same_size(_pngs(frames, total, theme, GIF_DPI, max_edge), theme)
     # a palette per frame: a mark's colour may first appear many frames in
-    paletted = [im.quantize(colors=128, dither=Image.Dither.NONE) for im in images]
+    paletted = [im.quantize(colors=128, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+                for im in images]
     buffer = io.BytesIO()
     paletted[0].save(buffer, "GIF", save_all=True, append_images=paletted[1:],
                      duration=round(1000 / fps), loop=0, disposal=1, optimize=False)
