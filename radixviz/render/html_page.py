@@ -7,7 +7,6 @@ fragment ``#step-N`` opens step N.
 """
 from __future__ import annotations
 
-import ast
 import html
 import linecache
 from dataclasses import dataclass
@@ -130,53 +129,35 @@ def _disagreement(record, buggy_now: bool) -> str:
             f"⟦…⟧ slots {html.escape(slot_ranges(diff['wrong_slots']))} belong to another request.</div>")
 
 
-@lru_cache(maxsize=64)
-def _functions(file: str) -> tuple:
-    source = "".join(linecache.getlines(file))
-    if not source:
-        return ()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ()
-    return tuple(sorted((n.lineno, n.end_lineno, n.name) for n in ast.walk(tree)
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))))
-
-
-def _trace_lines(file: str) -> frozenset:
-    try:
-        from radixviz.cache import trace_only_lines
-        return trace_only_lines(file)
-    except (ImportError, OSError, SyntaxError):
-        return frozenset()
-
-
 @lru_cache(maxsize=1024)
-def _code_block(file: str, line: int) -> str:
-    from .jsondoc import short_path
+def _code_block(source: str, step: str) -> str:
+    """The lines around the one that did ``step``, that line highlighted; lines that only
+    report steps dimmed, as in the app's code pane."""
+    from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
 
-    lines = linecache.getlines(file)
-    if not file or not lines or not 1 <= line <= len(lines):
-        return ""
+    site = locate(source, step)
+    if site.file is None or site.line is None:
+        return f'<div><h2>engine line</h2><div class="where">{html.escape(site.where)}</div></div>'
+    file, line, lines = site.file, site.line, linecache.getlines(site.file)
     first, last = max(1, line - CODE_CONTEXT), min(len(lines), line + CODE_CONTEXT)
-    name = ""
-    for start, end, fn in _functions(file):
-        if start <= line <= end:   # innermost wins: spans are sorted by first line
-            first, last, name = max(first, start), min(last, end), fn
-    dim = _trace_lines(file)
+    span = function_span(file, line)
+    if span is not None:
+        first, last = max(first, span[0]), min(last, span[1])
+    dim = reporting_lines(file)
     rows = []
     for number in range(first, last + 1):
-        text = html.escape(lines[number - 1].rstrip("\n"))
+        text = html.escape(strip_marker(lines[number - 1]).rstrip("\n"))
         cls = "hi" if number == line else ("dim" if number in dim else "")
         row = f'<span class="ln">{number:>4} </span>{text}'
         rows.append(f'<span class="{cls}">{row}</span>' if cls else row)
-    where = f"{short_path(file)} · {name}() · line {line}" if name else f"{short_path(file)} · line {line}"
+    where = f"{short_path(file)} · {site.function}() · line {line}" if site.function else \
+        f"{short_path(file)} · line {line}"
     return (f'<div><h2>engine line</h2><div class="where">{html.escape(where)}</div>'
             f'<pre class="code">{chr(10).join(rows)}</pre></div>')
 
 
 def _code(frame) -> str:
-    return _code_block(frame.file, frame.line)
+    return _code_block(frame.source, frame.label) if frame.source else ""
 
 
 def _pool(frame) -> str:
