@@ -1,7 +1,10 @@
 """``radixviz simulate``: run a workload through the first release's scheduler on the cache.
 
 One policy prints its totals; ``--compare lpm,fcfs`` runs each policy on the same requests
-and prints a table and a bar chart of hit rates. ``--json`` prints everything as JSON.
+and prints a table and a bar chart of hit rates; ``--sweep pool=512,1024`` runs every
+policy (or those named) at each value. ``--trace FILE.jsonl`` replays your own requests
+instead of a named workload (format: docs/simulation-api.md). ``--json`` prints everything
+as JSON. Bad input is one line and exit 2, before anything runs.
 """
 from __future__ import annotations
 
@@ -11,7 +14,12 @@ from radixviz.sim import defaults as D
 
 # (name, lowest, highest): numbers are parsed here so a bad one is a one-line error
 _LIMITS = {"requests": (1, 100_000), "pool_size": (16, 1 << 22), "seed": (0, 2**63 - 1),
-           "max_running": (1, 4096)}
+           "max_running": (1, 4096), "context_len": (16, 1 << 17)}
+_SWEEP_LIMITS = {"pool": _LIMITS["pool_size"], "requests": _LIMITS["requests"]}
+
+
+class _Default(str):
+    """A default value that knows it was not typed (``--trace`` refuses typed ones only)."""
 
 
 def register(subparsers) -> None:
@@ -19,17 +27,28 @@ def register(subparsers) -> None:
         "simulate", help="run a workload through the scheduler and report cache hits",
         description="Simulate SGLang's first scheduler on the radix cache: match every waiting "
                     "request, order by policy, admit what fits, prefill, decode, insert on finish.")
-    p.add_argument("--workload", default=D.WORKLOAD, metavar="W",
+    p.add_argument("--workload", default=_Default(D.WORKLOAD), metavar="W",
                    help=f"shared-prompt, few-shot, multi-turn, tree-of-thought or no-sharing "
                         f"(default {D.WORKLOAD})")
     p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
-    p.add_argument("--requests", default=str(D.REQUESTS), metavar="N",
+    p.add_argument("--requests", default=_Default(D.REQUESTS), metavar="N",
                    help=f"number of requests (default {D.REQUESTS})")
     p.add_argument("--pool-size", default=str(D.POOL_SIZE), metavar="S",
                    help=f"KV pool slots (default {D.POOL_SIZE})")
     p.add_argument("--seed", default=str(D.SEED), metavar="S",
                    help=f"workload and sampler seed (default {D.SEED})")
+    p.add_argument("--sweep", metavar="NAME=V,V,...",
+                   help="run each policy at each value: pool=512,1024,2048 or requests=32,64,128; "
+                        "prints a table and a chart of hit rates")
+    p.add_argument("--trace", metavar="FILE.jsonl",
+                   help="replay your own requests: one JSON object a line with prompt (text or "
+                        "token ids), output_len, optional arrival and session")
+    p.add_argument("--tokenizer", metavar="NAME",
+                   help="with --trace: tokenize text prompts with this Hugging Face tokenizer "
+                        "(needs transformers); default: one token per UTF-8 byte")
+    p.add_argument("--context-len", metavar="N",
+                   help="longest sequence a request may reach (default 1024)")
     p.add_argument("--max-running", metavar="N",
                    help="cap the requests running at once (a change from the release; default: "
                         "the release's request table, pool / 1024 x 256 rows, never a limit)")
@@ -50,7 +69,12 @@ def parse_options(args) -> dict:
     from radixviz.sim.policies import POLICIES
     from radixviz.sim.workloads import WORKLOADS
 
-    if args.workload not in WORKLOADS:
+    typed = not isinstance(args.workload, _Default) or not isinstance(args.requests, _Default)
+    if args.trace is not None and typed:
+        raise UsageError("--trace replays the file's requests: drop --workload and --requests")
+    if args.tokenizer is not None and args.trace is None:
+        raise UsageError("--tokenizer applies to text prompts in a --trace file")
+    if args.trace is None and args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
     options = {}
     for name, (low, high) in _LIMITS.items():
@@ -66,7 +90,11 @@ def parse_options(args) -> dict:
         options[name] = value
     if args.compare is not None and args.policy:
         raise UsageError("give --policy or --compare, not both")
-    names = args.compare.split(",") if args.compare is not None else [args.policy or D.POLICY]
+    if args.sweep is not None:
+        options["sweep"] = parse_sweep_option(args)
+    default = list(POLICIES) if args.sweep is not None else [D.POLICY]
+    names = args.compare.split(",") if args.compare is not None else (
+        [args.policy] if args.policy else default)
     names = [n.strip() for n in names if n.strip()]
     if not names:
         raise UsageError(f"--compare needs policy names, e.g. --compare {','.join(POLICIES)}")
@@ -77,28 +105,107 @@ def parse_options(args) -> dict:
     return options
 
 
+def parse_sweep_option(args) -> tuple[str, list[int]]:
+    from radixviz.cli import UsageError
+    from radixviz.sim.sweep import parse_sweep
+
+    try:
+        key, values = parse_sweep(args.sweep)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    low, high = _SWEEP_LIMITS[key]
+    for value in values:
+        if not low <= value <= high:
+            raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
+    if key == "requests" and args.trace is not None:
+        raise UsageError("--sweep requests= needs a named workload; a trace has its own requests")
+    return key, values
+
+
+def load_trace_option(args, model: str):
+    """The trace's RequestSpecs, checked whole before anything runs."""
+    from radixviz.cli import UsageError
+    from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
+
+    try:
+        encode = load_tokenizer(args.tokenizer) if args.tokenizer else None
+        specs = load_trace(args.trace, encode)
+    except TraceError as error:
+        raise UsageError(str(error)) from None
+    if model == "tiny":
+        from radixviz.sim.model_api import VOCAB_SIZE
+        highest = max(max(s.input_ids) for s in _every_spec(specs))
+        if highest >= VOCAB_SIZE:
+            raise UsageError(f"{args.trace}: token id {highest} is outside the tiny model's "
+                             f"{VOCAB_SIZE} tokens: use --model fake")
+    return specs
+
+
+def _every_spec(specs):
+    for spec in specs:
+        while spec is not None:
+            yield spec
+            spec = spec.then
+
+
 def run(args) -> int:
     from radixviz.cli import UsageError
 
     options = parse_options(args)
     if getattr(args, "app", False):
         return open_app(args, options)
-    from radixviz.sim.runner import MODELS, compare  # imports torch
+    from radixviz.sim.runner import MODELS, replay  # imports torch
+    from radixviz.sim.workloads import make_workload
+
+    from . import simulate_report as report
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
     policies = options.pop("policies")
-    results = compare(args.workload, policies, model=args.model,
-                      delay_shared_prefix=args.delay_shared_prefix, **options)
+    sweep = options.pop("sweep", None)
+    specs = load_trace_option(args, args.model) if args.trace else None
+    name = args.trace if args.trace else args.workload
+    common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    if sweep is not None:
+        return run_sweep(args, name, sweep, policies, specs, options, common)
+    requests, pool_size, seed = (options.pop(k) for k in ("requests", "pool_size", "seed"))
+    if specs is None:
+        specs = make_workload(args.workload, requests, seed)
+    results = {policy: replay(specs, policy, pool_size, seed, workload=name, **common, **options)
+               for policy in policies}
     if args.json:
-        doc = {name: r.to_dict() for name, r in results.items()}
-        print(json.dumps({"workload": args.workload, "results": doc} if args.compare
+        doc = {policy: r.to_dict() for policy, r in results.items()}
+        print(json.dumps({"workload": name, "results": doc} if args.compare
                          else doc[policies[0]], indent=2))
         return 0
     if args.compare:
-        print_compare(args.workload, results)
+        report.print_compare(name, results)
     else:
-        print_single(args.workload, results[policies[0]])
+        report.print_single(name, results[policies[0]])
+    return 0
+
+
+def run_sweep(args, name, sweep, policies, specs, options, common) -> int:
+    from radixviz.sim.sweep import run_sweep as sweep_runs
+
+    from . import simulate_report as report
+
+    key, values = sweep
+    points = sweep_runs(key, values, policies, workload=None if specs else name, specs=specs,
+                        **common, **options)
+    if args.json:
+        print(json.dumps({"workload": name, "sweep": {key: values}, "policies": policies,
+                          "settings": {k: v for k, v in options.items()},
+                          "results": [p.to_dict(key) for p in points]}, indent=2))
+        return 0
+    from radixviz.sim.sweep import SWEEPABLE
+    from radixviz.sim.workloads import request_count
+
+    fixed = {"requests": request_count(specs) if specs else options["requests"],
+             "pool_size": options["pool_size"]}
+    fixed.pop(SWEEPABLE[key])
+    shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
+    report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
     return 0
 
 
@@ -106,8 +213,9 @@ def open_app(args, options: dict) -> int:
     """``--app``: the scheduler screen, already running these settings."""
     from radixviz.cli import UsageError
 
-    if args.json or args.compare:
-        raise UsageError("--app shows one policy at a time: drop --json and --compare")
+    if args.json or args.compare or args.sweep or args.trace:
+        raise UsageError("--app shows one policy at a time: drop --json, --compare, --sweep "
+                         "and --trace")
     # the model name is checked by the screen's worker: importing the models here would
     # import torch before the first paint
     from radixviz.tui.widgets.scheduler_form import check_settings
@@ -124,72 +232,3 @@ def open_app(args, options: dict) -> int:
     return app.return_code or 0
 
 
-# ---------------------------------------------------------------- Rich output
-
-_ROWS = [  # (label, SimStats attribute); counts get thousands separators, the rate a percent
-    ("cache hit rate", "hit_rate"),
-    ("prompt tokens reused", "hit_tokens"),
-    ("prompt tokens computed", "prefill_computed"),
-    ("decode tokens computed", "decode_computed"),
-    ("tokens evicted", "evicted_tokens"),
-    ("prefill batches", "prefill_batches"),
-    ("decode steps", "decode_steps"),
-    ("peak pool use", "peak_pool_used"),
-    ("requests finished", "finished"),
-    ("refused (never fit)", "refused"),
-    ("retracted (no memory)", "retracted"),
-    ("held back (#2442)", "delayed"),
-]
-
-
-def _cell(stats, attribute: str) -> str:
-    value = getattr(stats, attribute)
-    return f"{value:.1%}" if attribute == "hit_rate" else f"{value:,}"
-
-
-def _title(workload: str, settings: dict) -> str:
-    return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
-            f"seed {settings['seed']}")
-
-
-def print_single(workload: str, result) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    settings, stats = result.settings, result.stats
-    table = Table()
-    table.add_column("measure", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
-    for label, attribute in _ROWS:
-        table.add_row(label, _cell(stats, attribute))
-    console = Console()
-    console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
-    console.print(table)
-    notable = [e for e in result.events if e.kind in ("refused", "retracted", "stuck", "prefill-deferred")]
-    for event in notable[:10]:
-        console.print(f"  pass {event.batch}: request #{event.rid} {event.kind}: {event.message}",
-                      markup=False, highlight=False)
-    if len(notable) > 10:
-        console.print(f"  ... and {len(notable) - 10} more (see --json)")
-
-
-def print_compare(workload: str, results: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    first = next(iter(results.values())).settings
-    table = Table()
-    table.add_column("measure", no_wrap=True)
-    for name in results:
-        table.add_column(name, justify="right", no_wrap=True)
-    for label, attribute in _ROWS:
-        table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
-    console = Console()
-    console.print(_title(workload, first), highlight=False)
-    console.print(table)
-    console.print("cache hit rate")
-    width = 40
-    for name, r in results.items():
-        filled = round(r.stats.hit_rate * width)
-        console.print(f"  {name:>7} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
-                      f"{r.stats.hit_rate:6.1%}", highlight=False)

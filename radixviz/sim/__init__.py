@@ -2,7 +2,8 @@
 
 ``Scheduler`` (see ``radixviz.sim.scheduler`` for the stepping API), ``simulate`` and
 ``compare`` (``radixviz.sim.runner``), ``make_workload``/``WORKLOADS``, ``POLICIES`` and
-``FakeSampler`` are importable from here; they load lazily so importing the package
+``FakeSampler``, ``load_trace`` and ``replay`` are importable from here (the stable
+scripting API is documented in docs/simulation-api.md); they load lazily so importing the package
 for the model protocol alone stays cheap.
 """
 from importlib import import_module
@@ -15,6 +16,7 @@ _EXPORTS = {
     "BatchRecord": "records", "SimEvent": "records", "SimStats": "records",
     "RequestView": "records",
     "Decision": "admission", "admit": "admission", "estimate_available": "admission",
+    "replay": "runner", "load_trace": "trace", "TraceError": "trace",
 }
 
 __all__ = sorted(_EXPORTS)

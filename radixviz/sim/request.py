@@ -10,10 +10,13 @@ class RequestSpec:
 
     ``follow_ups`` are ``(user_tokens, max_new_tokens)`` pairs: when this request finishes,
     the next turn arrives with the whole history (prompt + answer) plus the user's new text.
+    ``then`` is a RequestSpec queued exactly as given when this one finishes (the next
+    request of a traced session, whose prompt the trace already spells out).
     """
     input_ids: tuple
     max_new_tokens: int
     follow_ups: tuple = ()
+    then: RequestSpec | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -27,6 +30,7 @@ class Request:
     input_ids: tuple
     max_new_tokens: int
     follow_ups: tuple = ()
+    then: RequestSpec | None = None
     output_ids: list = field(default_factory=list)
     prefix_indices: object = None      # int64 tensor of the tree's slots that hit
     last_node: object = None           # the TreeNode the match ended on

@@ -7,7 +7,7 @@ from .fake_model import FakeSampler
 from .policies import POLICIES
 from .records import SimResult
 from .scheduler import Scheduler
-from .workloads import make_workload
+from .workloads import make_workload, request_count
 
 
 def _tiny_model(pool, seed):
@@ -31,11 +31,19 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
     go to Scheduler (context_len, max_running, decode_steps, delay_shared_prefix, ...).
     """
     specs = make_workload(workload, requests, seed)
+    return replay(specs, policy, pool_size, seed, model, record, workload=workload, **options)
+
+
+def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
+           model: str | Callable = "fake", record: bool = False, workload: str = "custom",
+           **options) -> SimResult:
+    """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end."""
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
     # the pool is built first so a real model can own its KV there
     sched.model = factory(sched.pool, seed)
-    sched.settings.update(workload=workload, requests=requests, model=_model_name(model))
+    sched.settings.update(workload=workload, requests=request_count(specs),
+                          model=_model_name(model))
     sched.submit(specs)
     return sched.run()
 

@@ -113,13 +113,16 @@ class Scheduler:
             specs = [specs]
         queued = []
         for spec in specs:
-            req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups)
+            req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
+                          spec.then)
             self._next_rid += 1
             self.stats.requests += 1
             reason = self._never_fits(req)
             if reason:
                 self.stats.refused += 1
                 self._event("refused", req.rid, reason)
+                if spec.then is not None:  # the rest of its session still arrives
+                    queued.extend(self.submit(spec.then))
             else:
                 self.waiting.append(req)
                 queued.append(req)

@@ -133,6 +133,9 @@ def finish(s, req) -> None:
     req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
     s.outputs[req.rid] = tuple(req.output_ids)
+    if req.then is not None:
+        for new in s.submit(req.then):
+            s._event("follow-up", new.rid, f"the session of request #{req.rid} sends its next request")
     if req.follow_ups:
         (text, max_new), later = req.follow_ups[0], req.follow_ups[1:]
         history = req.input_ids + tuple(req.output_ids)

@@ -82,5 +82,10 @@ def make_workload(name: str, n: int, seed: int = 0) -> list:
 
 
 def request_count(specs) -> int:
-    """Requests including the chat turns that arrive later."""
-    return sum(1 + len(s.follow_ups) for s in specs)
+    """Requests including the chat turns and session requests that arrive later."""
+    total = 0
+    for spec in specs:
+        while spec is not None:
+            total += 1 + len(spec.follow_ups)
+            spec = spec.then
+    return total

@@ -1,0 +1,98 @@
+"""What ``radixviz simulate`` prints: totals for one policy, a policy comparison, a sweep.
+
+Tables and bars are Rich; every number also comes out of ``--json``.
+"""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+_ROWS = [  # (label, SimStats attribute); counts get thousands separators, the rate a percent
+    ("cache hit rate", "hit_rate"),
+    ("prompt tokens reused", "hit_tokens"),
+    ("prompt tokens computed", "prefill_computed"),
+    ("decode tokens computed", "decode_computed"),
+    ("tokens evicted", "evicted_tokens"),
+    ("prefill batches", "prefill_batches"),
+    ("decode steps", "decode_steps"),
+    ("peak pool use", "peak_pool_used"),
+    ("requests finished", "finished"),
+    ("refused (never fit)", "refused"),
+    ("retracted (no memory)", "retracted"),
+    ("held back (#2442)", "delayed"),
+]
+
+
+def _cell(stats, attribute: str) -> str:
+    value = getattr(stats, attribute)
+    return f"{value:.1%}" if attribute == "hit_rate" else f"{value:,}"
+
+
+def _title(workload: str, settings: dict) -> str:
+    return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
+            f"seed {settings['seed']}")
+
+
+def print_single(workload: str, result) -> None:
+    settings, stats = result.settings, result.stats
+    table = Table()
+    table.add_column("measure", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    for label, attribute in _ROWS:
+        table.add_row(label, _cell(stats, attribute))
+    console = Console()
+    console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
+    console.print(table)
+    notable = [e for e in result.events if e.kind in ("refused", "retracted", "stuck", "prefill-deferred")]
+    for event in notable[:10]:
+        console.print(f"  pass {event.batch}: request #{event.rid} {event.kind}: {event.message}",
+                      markup=False, highlight=False)
+    if len(notable) > 10:
+        console.print(f"  ... and {len(notable) - 10} more (see --json)")
+
+
+def print_compare(workload: str, results: dict) -> None:
+    first = next(iter(results.values())).settings
+    table = Table()
+    table.add_column("measure", no_wrap=True)
+    for name in results:
+        table.add_column(name, justify="right", no_wrap=True)
+    for label, attribute in _ROWS:
+        table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
+    console = Console()
+    console.print(_title(workload, first), highlight=False)
+    console.print(table)
+    console.print("cache hit rate")
+    width = 40
+    for name, r in results.items():
+        filled = round(r.stats.hit_rate * width)
+        console.print(f"  {name:>7} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
+                      f"{r.stats.hit_rate:6.1%}", highlight=False)
+
+
+def print_sweep(title: str, key: str, points) -> None:
+    """A table (one row per value, one column per policy) and bars of the hit rates."""
+    values = list(dict.fromkeys(p.value for p in points))
+    policies = list(dict.fromkeys(p.policy for p in points))
+    rate = {(p.value, p.policy): p.stats.hit_rate for p in points}
+    label = {"pool": "pool slots", "requests": "requests"}[key]
+    table = Table(title=f"cache hit rate by {label}",
+                  caption="* best policy at that value" if len(policies) > 1 else None)
+    table.add_column(label, justify="right", no_wrap=True)
+    for policy in policies:
+        table.add_column(policy, justify="right", no_wrap=True)
+    for value in values:
+        best = max(rate[value, p] for p in policies)
+        table.add_row(f"{value:,}", *(
+            f"[bold]{rate[value, p]:.1%}*[/bold]" if rate[value, p] == best and len(policies) > 1
+            else f"{rate[value, p]:.1%} " for p in policies))
+    console = Console()
+    console.print(title, highlight=False)
+    console.print(table)
+    width = 40
+    for policy in policies:
+        console.print(f"{policy}", highlight=False)
+        for value in values:
+            filled = round(rate[value, policy] * width)
+            console.print(f"  {value:>9,} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
+                          f"{rate[value, policy]:6.1%}", highlight=False)

@@ -1,0 +1,53 @@
+"""One setting varied, every policy run at each value: the numbers behind ``simulate --sweep``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .runner import replay
+from .workloads import make_workload
+
+# what --sweep may vary -> the replay() argument it sets
+SWEEPABLE = {"pool": "pool_size", "requests": "requests"}
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    value: int
+    policy: str
+    stats: object          # SimStats
+
+    def to_dict(self, key: str) -> dict:
+        return {key: self.value, "policy": self.policy, **self.stats.to_dict()}
+
+
+def parse_sweep(text: str) -> tuple[str, list[int]]:
+    """``pool=512,1024`` -> ("pool", [512, 1024]); ValueError with a one-line reason."""
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    if not sep or key not in SWEEPABLE:
+        raise ValueError(f"--sweep takes NAME=V,V,... with NAME one of {', '.join(SWEEPABLE)}, "
+                         f"not {text!r}")
+    numbers = []
+    for item in values.split(","):
+        item = item.strip()
+        try:
+            numbers.append(int(item))
+        except ValueError:
+            raise ValueError(f"--sweep {key}: {item!r} is not a whole number") from None
+    if len(set(numbers)) != len(numbers):
+        raise ValueError(f"--sweep {key}: a value is given twice")
+    return key, numbers
+
+
+def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=None,
+              requests: int = 64, pool_size: int = 2048, seed: int = 0, **options) -> list[SweepPoint]:
+    """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s."""
+    points = []
+    for value in values:
+        setting = {"pool_size": pool_size, "requests": requests, SWEEPABLE[key]: value}
+        traffic = specs if specs is not None else make_workload(workload, setting["requests"], seed)
+        for policy in policies:
+            result = replay(traffic, policy, setting["pool_size"], seed,
+                            workload=workload or "trace", **options)
+            points.append(SweepPoint(value, policy, result.stats))
+    return points
