@@ -5,7 +5,10 @@ the tree, as the release did; tracing is off (no observer, no per-pass snapshots
 one JSON document; the goal is 10,000 requests in under 10 seconds.
 
     .venv/bin/python bench/sim.py [--requests 10000] [--policy lpm] [--pool-size 16384]
-                                  [--max-running 256] [--workload shared-prompt]
+                                  [--max-running N] [--workload shared-prompt]
+
+Without --max-running the request table is the release's (pool / 1024 x 256 rows), so as
+many requests run at once as the memory estimate admits.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ def main() -> None:
     parser.add_argument("--workload", default="shared-prompt")
     parser.add_argument("--policy", default="lpm")
     parser.add_argument("--pool-size", type=int, default=16384)
-    parser.add_argument("--max-running", type=int, default=256)
+    parser.add_argument("--max-running", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -39,7 +42,8 @@ def main() -> None:
     print(json.dumps({
         "benchmark": "sim",
         "workload": args.workload, "policy": args.policy, "requests": args.requests,
-        "pool_size": args.pool_size, "max_running": args.max_running, "tracing": False,
+        "pool_size": args.pool_size, "request_rows": sched.settings["max_running"],
+        "row_limit": sched.settings["row_limit"], "tracing": False,
         "total_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
         "requests_per_s": round(args.requests / wall, 1),
         "goal_seconds": 10, "goal_met": wall < 10,
