@@ -26,9 +26,7 @@ MARKS = {"fits": "✓", "does not fit": "✗", "does not fit once its prefix is 
 
 
 def _app(settings=SMALL, autorun=True) -> RadixvizApp:
-    app = RadixvizApp("scheduler")
-    app.scheduler_options = {"settings": settings, "autorun": autorun}
-    return app
+    return RadixvizApp("scheduler", scheduler_options={"settings": settings, "autorun": autorun})
 
 
 async def _settle(pilot) -> None:
@@ -36,7 +34,7 @@ async def _settle(pilot) -> None:
     for _ in range(500):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        if not getattr(pilot.app.screen, "busy", False):
+        if not (isinstance(pilot.app.screen, SchedulerScreen) and pilot.app.screen.busy):
             break
     await pilot.pause()
 
@@ -61,7 +59,7 @@ def text(app, selector: str) -> str:
 
 
 def lines(app, pane: str) -> list[str]:
-    return [line.plain for line in app.screen.query_one(f"#sched-{pane}")._lines]
+    return [line.plain for line in app.screen.query_one(f"#sched-{pane}").lines]
 
 
 async def test_steps_batch_by_batch(reference):
@@ -224,8 +222,8 @@ from radixviz.tui.app import RadixvizApp
 from radixviz.tui.widgets.scheduler_form import SimSettings
 
 async def main():
-    app = RadixvizApp("scheduler")
-    app.scheduler_options = {"settings": SimSettings(requests=4), "autorun": True}
+    app = RadixvizApp("scheduler", scheduler_options={"settings": SimSettings(requests=4),
+                                                      "autorun": True})
     async with app.run_test(size=(80, 24)) as pilot:
         while app.screen.busy:
             await app.workers.wait_for_complete()

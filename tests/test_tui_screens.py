@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 from textual.widgets import OptionList
 
 from radixviz.lessons import load_lessons
@@ -15,7 +15,8 @@ from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.predict import PredictScreen
 from radixviz.tui.screens.stepper import StepperScreen
-from tui_helpers import lesson_stepper, narration, notifications, plain, status, stepper, wait_ready
+from tui_helpers import (lesson_stepper, narration, notifications, plain, status, stepper,
+                         wait_ready, wait_until)
 
 
 class TestHelpAndPalette:
@@ -34,17 +35,29 @@ class TestHelpAndPalette:
             await pilot.press("ctrl+p")
             assert isinstance(app.screen, CommandPalette)
             await pilot.press(*"buggy one")
-            await pilot.pause(0.3)
+            found = app.screen.query_one(CommandList)
+            await wait_until(pilot, lambda: found.option_count and found.highlighted is not None)
+            assert "key: b" in str(found.get_option_at_index(found.highlighted).prompt)
             await pilot.press("enter")
-            await pilot.pause()
-            assert isinstance(app.screen, StepperScreen)
+            await wait_until(pilot, lambda: isinstance(app.screen, StepperScreen))
             assert "matcher BUGGY" in status(app)
 
     async def test_palette_offers_every_described_binding(self, tmp_path):
-        from radixviz.tui.palette import _screen_actions
-        actions = {action for _, action, _ in _screen_actions(StepperScreen)}
-        described = {b.action for b in StepperScreen.BINDINGS if b.description}
-        assert actions == described and {"next", "op_input", "toggle_matcher", "export_all"} <= actions
+        async with stepper(tmp_path) as (app, pilot):
+            titles = {command.title for command in app.get_system_commands(app.screen)}
+        described = {b.tooltip or b.description for b in StepperScreen.BINDINGS if b.description}
+        assert described <= titles
+        assert {"Quit", "Theme"} <= titles              # and Textual's own commands stay
+
+    async def test_palette_leaves_out_what_the_screen_cannot_do_yet(self, tmp_path):
+        from radixviz.tui.app import session_loader
+        app = RadixvizApp("home", device="cpu")
+        async with app.run_test(size=(100, 32)) as pilot:
+            await wait_ready(app, pilot)
+            stepper_screen = StepperScreen(session_loader(device="cpu"))
+            titles = {c.title for c in app.get_system_commands(stepper_screen)}
+        assert "this help" in titles and "back to the home screen" in titles
+        assert "next micro-step (→, space or n)" not in titles   # no engine loaded in it yet
 
 
 class TestQuit:
@@ -195,13 +208,6 @@ class TestLessonAutoplay:
     async def test_autoplay_stops_at_a_prediction(self):
         async with lesson_stepper() as (app, pilot, lesson):
             stepper_screen = app.screen
-            await pilot.press(*["plus"] * 6, "a")
-            for _ in range(100):
-                await pilot.pause(0.05)
-                if isinstance(app.screen, PredictScreen):
-                    break
-            assert isinstance(app.screen, PredictScreen)
-            assert stepper_screen._timer is None
-            blocks_played = stepper_screen.player.index
-            await pilot.pause(0.3)
-            assert stepper_screen.player.index == blocks_played   # nothing ran behind the dialog
+            await pilot.press(*["plus"] * 6, "a")   # no other key: autoplay reaches the question
+            await wait_until(pilot, lambda: isinstance(app.screen, PredictScreen))
+            assert not stepper_screen.playing   # a prediction pauses autoplay: nothing runs behind it

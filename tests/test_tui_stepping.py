@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_helpers import stepper, status, view
+from tui_helpers import notifications, stepper, status, view, wait_until
 
 
 class TestStepKeys:
@@ -83,27 +83,27 @@ class TestAutoplay:
             screen, model = app.screen, app.screen.model
             for _ in range(10):
                 await pilot.press("plus")        # fastest: one step every 0.05 s
-            assert "0.05" in " ".join(str(n.message) for n in app._notifications)
+            assert notifications(app)[-1] == "autoplay: one step every 0.05 s"
             await pilot.press("a")
-            assert "autoplay" in status(app)
-            for _ in range(100):                 # a loaded machine may fire the timer late
-                await pilot.pause(0.05)
-                if model.position > 0:
-                    break
-            moved = model.position
-            assert moved > 0
+            assert "▶ autoplay 0.05s" in status(app)
+            await wait_until(pilot, lambda: model.position > 0)   # the timer stepped
             await pilot.press("a")
-            assert screen._timer is None
-            await pilot.pause(0.2)
-            assert model.position == moved
+            assert not screen.playing and "autoplay" not in status(app)
 
-    async def test_minus_slows_down(self, tmp_path):
+    async def test_autoplay_stops_by_itself_at_the_last_step(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
-            speed = app.screen._speed
+            screen, model = app.screen, app.screen.model
+            await pilot.press("end", "left", "left", *["plus"] * 5, "a")
+            await wait_until(pilot, lambda: not screen.playing)
+            assert model.at_end and "autoplay" not in status(app)
+
+    async def test_minus_slows_down_and_clamps(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
             await pilot.press("minus")
-            assert app.screen._speed == speed - 1
-            await pilot.press("minus", "minus", "minus")   # clamps at the slowest
-            assert app.screen._speed == 0
+            assert notifications(app)[-1] == "autoplay: one step every 2.0 s"
+            await pilot.press("minus", "a")            # the slowest already: stays
+            assert notifications(app)[-1] == "autoplay: one step every 2.0 s"
+            assert "▶ autoplay 2.0s" in status(app)
 
 
 TALL = "\n".join(f'insert "{chr(97 + i % 26)}{chr(97 + i // 26)}xyz"' for i in range(60))
@@ -118,7 +118,8 @@ class TestScrolling:
             while model.frame.kind != "create":                  # to the new leaf, far down
                 await pilot.press("right")
             assert tree.scroll_y > 0                             # the pane scrolled to it
-            line = next(i for i, l in enumerate(tree._lines) if "── ▶" in l.plain)
+            line = tree.focus_line
+            assert "▶" in tree.lines[line].plain and model.frame.nodes[0] > 0
             assert tree.scroll_y <= line < tree.scroll_y + tree.scrollable_content_region.height
             before = tree.scroll_y
             await pilot.press("pageup")

@@ -1,7 +1,9 @@
 """Helpers for the TUI tests: start the app on a script and read what its panes show."""
 from __future__ import annotations
 
+import time
 from contextlib import asynccontextmanager
+from weakref import WeakKeyDictionary
 
 from rich.console import Console
 
@@ -16,6 +18,7 @@ async def stepper(tmp_path, script: str | None = CHAPTER, size=(100, 32), **opti
     """A sandbox app on ``script`` with its engine loaded; yields (app, pilot)."""
     app = RadixvizApp("sandbox", script_text=script, device="cpu", export_dir=tmp_path / "export",
                       **options)
+    watch_notifications(app)
     async with app.run_test(size=size) as pilot:
         await wait_ready(app, pilot)
         assert app.screen.model is not None, "the stepper did not load its session"
@@ -28,6 +31,7 @@ async def lesson_stepper(size=(100, 40)):
     from radixviz.lessons import load_lessons
     lesson = load_lessons()[0]
     app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+    watch_notifications(app)
     async with app.run_test(size=size) as pilot:
         await wait_ready(app, pilot)
         yield app, pilot, lesson
@@ -49,7 +53,8 @@ def narration(app) -> str:
 
 
 def tree_text(app) -> str:
-    return "\n".join(line.plain for line in app.screen.query_one("#tree-pane")._lines)
+    """The whole tree, the lines scrolled out of view too."""
+    return "\n".join(line.plain for line in app.screen.query_one("#tree-pane").lines)
 
 
 def code_text(app) -> str:
@@ -61,5 +66,30 @@ def view(app) -> tuple:
     return tree_text(app), code_text(app), narration(app), status(app)
 
 
+_SEEN: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def watch_notifications(app) -> None:
+    """From now on, note the message of every notification ``app`` shows (screens and
+    widgets notify through ``app.notify``)."""
+    seen = _SEEN.setdefault(app, [])
+    show = app.notify
+
+    def notify(message, *args, **kwargs):
+        seen.append(str(message))
+        return show(message, *args, **kwargs)
+    app.notify = notify
+
+
 def notifications(app) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    """The messages ``app`` has notified since ``watch_notifications``, oldest first."""
+    return _SEEN[app]
+
+
+async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
+    """Let the app run until ``condition()`` holds (a timer fired, a screen opened); fail
+    after ``timeout`` seconds. Waits on the condition itself, never for a fixed time."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the app never reached the state the test waits for"
+        await pilot.pause()

@@ -45,7 +45,7 @@ def _fresh_seed() -> int:
 def _quiz_screen():
     """The app's quiz screen runner, when the app has one."""
     try:
-        from radixviz.tui.screens.quiz import run_quiz_app
+        from radixviz.tui.app import run_quiz_app
     except ImportError:
         return None
     return run_quiz_app

@@ -224,10 +224,10 @@ def open_app(args, options: dict) -> int:
     if error:
         raise UsageError(f"--app: {error}")
     from radixviz.tui.app import RadixvizApp
-    app = RadixvizApp("scheduler")
-    app.scheduler_options = {"settings": settings, "autorun": True, "model": args.model,
-                             "options": {"max_running": options.get("max_running"),
-                                         "delay_shared_prefix": args.delay_shared_prefix}}
+    app = RadixvizApp("scheduler", scheduler_options={
+        "settings": settings, "autorun": True, "model": args.model,
+        "options": {"max_running": options.get("max_running"),
+                    "delay_shared_prefix": args.delay_shared_prefix}})
     app.run()
     return app.return_code or 0
 

@@ -88,3 +88,37 @@ class PoolGrid:
                 lines[-1].append("  ")
             lines[-1].append_text(entry)
         return lines
+
+
+class PoolRows:
+    """The grid's lines (rows, then the legend) as a read-only sequence that builds each
+    row on first access: a pool of thousands of slots is hundreds of rows, and a view that
+    shows a dozen of them must not build them all."""
+
+    def __init__(self, pool, marks=None, width: int = 40):
+        self.grid = PoolGrid(pool, marks)
+        self.touched = tuple(getattr(marks, "slots", ()) or ())
+        self.cols = self.grid.columns(width)
+        self.rows = -(-pool.size // self.cols)
+        self.legend = self.grid.legend_lines(width)
+        self._built: dict = {}
+
+    def __len__(self) -> int:
+        return self.rows + len(self.legend)
+
+    def __getitem__(self, index: int) -> Text:
+        if index >= self.rows:
+            return self.legend[index - self.rows]
+        row = self._built.get(index)
+        if row is None:
+            row = self._built[index] = self.grid.row(index * self.cols, self.cols)
+        return row
+
+    @property
+    def width(self) -> int:
+        return max([LABEL + 1 + CELL * self.cols] + [line.cell_len for line in self.legend])
+
+    @property
+    def focus(self) -> int | None:
+        """The row of the first touched slot."""
+        return min(self.touched) // self.cols if self.touched else None

@@ -26,6 +26,7 @@ class TreeView:
         self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
         self.legend = legend
         self._lines: list[Text] | None = None
+        self._line_of: dict[int, int] = {}   # node id -> index of its line, once built
 
     # ----------------------------------------------------------------- Rich protocol
 
@@ -44,6 +45,11 @@ class TreeView:
         if self._lines is None:
             self._lines = self._build()
         return self._lines
+
+    def line_of(self, node_id: int) -> int | None:
+        """The index in ``lines()`` of the node's line, or None if the node is folded away."""
+        self.lines()
+        return self._line_of.get(node_id)
 
     def _build(self) -> list[Text]:
         marks = NodeMarks(self.marks)
@@ -68,6 +74,7 @@ class TreeView:
             node, prefix, last, depth = item
             node_marks = marks.of(node)
             used_marks.update(node_marks)
+            self._line_of[node.id] = len(lines)
             lines.append(self._node_line(node, node_marks, prefix, last))
             child_prefix = prefix + ("    " if last else "│   ")
             if not node.children:

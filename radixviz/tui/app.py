@@ -4,11 +4,13 @@ The entry point exits with ``app.return_code`` so a crash exits non-zero.
 """
 from __future__ import annotations
 
+import gc
 from pathlib import Path
+from typing import Iterable
 
-from textual.app import App
+from textual.app import App, SystemCommand
 
-from radixviz.tui.palette import SafeCommandPalette, ScreenActions
+from radixviz.tui.palette import screen_commands
 
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
@@ -37,7 +39,7 @@ async def wait_until_ready(app, pilot) -> None:
     engine. The workers (engine, lessons) start only after the first paint, so wait for
     that first, then for them, then for the screen to settle."""
     while app.first_paint is None:
-        await pilot.pause(0.01)
+        await pilot.pause()
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -46,14 +48,18 @@ class RadixvizApp(App):
     # absolute: Textual resolves a relative CSS_PATH beside the module of the subclass
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "radixviz"
-    COMMANDS = App.COMMANDS | {ScreenActions}
 
     def __init__(self, start: str = "home", *, script: str | None = None, script_text: str | None = None,
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
-                 lesson_dirs=(), export_dir: str | Path | None = None, preload_engine: bool = True):
+                 lesson_dirs=(), export_dir: str | Path | None = None, preload_engine: bool = True,
+                 scheduler_options: dict | None = None, quiz_options: dict | None = None):
+        """``scheduler_options``/``quiz_options``: keyword arguments of the first screen when
+        ``start`` is "scheduler" (``radixviz simulate --app``) or "quiz" (``radixviz quiz``)."""
         super().__init__()
         # False under ``radixviz serve``: a session that never opens a stepper never loads torch
         self.preload_engine = preload_engine
+        self.scheduler_options = dict(scheduler_options or {})
+        self.quiz_options = dict(quiz_options or {})
         self.start, self.script, self.script_text = start, script, script_text
         self.buggy, self.pool_size, self.device = buggy, pool_size, device
         self.lesson, self.lesson_dirs = lesson, tuple(lesson_dirs)
@@ -68,10 +74,20 @@ class RadixvizApp(App):
         elif self.start == "lesson":
             self.open_lesson(self.lesson)
         elif self.start == "scheduler":   # radixviz simulate --app
-            self.open_scheduler(**getattr(self, "scheduler_options", {}))
+            self.open_scheduler(**self.scheduler_options)
         else:
             from radixviz.tui.screens.home import HomeScreen
             self.push_screen(HomeScreen(self.lesson_dirs))
+            if self.start == "quiz":
+                # over the home screen, so "home" in a stepper opened by "show me" comes back here
+                self.open_quiz(**self.quiz_options)
+
+    def on_stepper_screen_loaded(self) -> None:
+        # A loaded session's history is hundreds of thousands of immutable snapshot objects
+        # that live as long as the app. Left in the collector's generations, a full
+        # collection walks them all (~150 ms on the 300-node bench, landing on a random key:
+        # step p95 about 2x worse in bench/tui.py); frozen, collections skip them.
+        gc.freeze()
 
     def after_first_paint(self, callback) -> None:
         """Run ``callback`` once the first screen is on the terminal (now, if it already is).
@@ -133,24 +149,33 @@ class RadixvizApp(App):
         load = session_loader(self.pool_size, False, self.device, script_text=challenge.start or None)
         self.push_screen(ChallengeScreen(challenge, load, export_dir=self.export_dir))
 
-    def action_command_palette(self) -> None:
-        if self.use_command_palette and not SafeCommandPalette.is_open(self):
-            self.push_screen(SafeCommandPalette(id="--command-palette"))
+    def get_system_commands(self, screen) -> Iterable[SystemCommand]:
+        """The palette: Textual's commands, then the keys of the screen in front."""
+        yield from super().get_system_commands(screen)
+        yield from screen_commands(screen)
 
-    def search_commands(self, commands, placeholder: str = "Search for commands…"):
-        from textual.command import SimpleProvider
-        return self.push_screen(SafeCommandPalette(
-            providers=[SimpleProvider(self.screen, commands)], placeholder=placeholder))
+    def open_home(self) -> None:
+        """Back to the home screen: the one under this screen, or a new one."""
+        from radixviz.tui.screens.home import HomeScreen
+        if any(isinstance(s, HomeScreen) for s in self.screen_stack):
+            self.pop_screen()
+        else:
+            self.switch_screen(HomeScreen(self.lesson_dirs))
 
-    def search_themes(self) -> None:
-        from textual.theme import ThemeProvider
-        self.push_screen(SafeCommandPalette(providers=[ThemeProvider], placeholder="Search for themes…"))
-
-    def open_quiz(self) -> None:
-        from radixviz.tui.screens import quiz
-        self.push_screen(quiz.QuizScreen())
+    def open_quiz(self, **options) -> None:
+        """The quiz screen; ``options`` go to QuizScreen (a ready quiz, save, exit_when_done)."""
+        from radixviz.tui.screens.quiz import QuizScreen
+        self.push_screen(QuizScreen(**options))
 
     def open_scheduler(self, **options) -> None:
         """The scheduler screen; ``options`` go to SchedulerScreen (settings, autorun, ...)."""
         from radixviz.tui.screens.scheduler import SchedulerScreen
         self.push_screen(SchedulerScreen(**options))
+
+
+def run_quiz_app(quiz, save: bool = True) -> int:
+    """Run the app on this quiz (``radixviz quiz`` without --plain); leaving it quits."""
+    app = RadixvizApp("quiz", device="cpu",
+                      quiz_options={"quiz": quiz, "save": save, "exit_when_done": True})
+    app.run()
+    return app.return_code or 0

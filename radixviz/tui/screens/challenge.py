@@ -19,6 +19,7 @@ CHALLENGE_KEYS = [b for b in STEPPER_KEYS if b.action != "help"] + [
 
 class ChallengeScreen(StepperScreen):
     BINDINGS = CHALLENGE_KEYS
+    WITHOUT_ENGINE = StepperScreen.WITHOUT_ENGINE | {"hint", "solution"}
 
     def __init__(self, challenge, load, export_dir=None):
         """``load()`` builds the session with the challenge's start already played."""

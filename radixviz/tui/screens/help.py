@@ -1,4 +1,4 @@
-"""The help screen: every key of the stepper and how to read the panes."""
+"""The help screen: the keys of the screen that opened it and how to read that screen."""
 from __future__ import annotations
 
 from rich.table import Table
@@ -22,6 +22,26 @@ GUIDE = (
     'Operations (press : or i): insert "Hello", match "Hello", lock "Hello", unlock "Hello", '
     "evict 5, matcher fixed|buggy, reset, tokens 12 7 3 (token ids). Separate several with ;. "
     "They run on the newest state of the cache, and the view jumps to their first step.")
+
+
+# paragraphs without hard line breaks: the help pane wraps them to its width
+SCHEDULER_GUIDE = "\n\n".join((
+    "Each step is one forward pass of the first release's scheduler loop.",
+    "A prefill pass matches every waiting request against the tree, lines them up in the "
+    "policy's order and offers places. Left, top: that queue. hit is the matched prefix; need "
+    "the tokens this request would add to the batch (new prompt + max new tokens + what the "
+    "batch already holds); room the free slots plus what the tree could evict minus what the "
+    "running requests will still write; Δlock how much locking its prefix took from the "
+    "evictable room. ✓ admitted, ✗ no room, ↶ fitted until its prefix was locked, ≥ prefill "
+    "token cap, ⏸ held back (#2442), · never reached (no free request row).",
+    "Left, bottom: the running batch. + admitted in this pass, ▸ decoding, ✔ finished (its "
+    "tokens went into the tree), ↩ retracted or deferred for lack of memory, ⊘ refused, ↪ the "
+    "next turn of a chat arriving.",
+    "Right: the radix tree after the pass (+ new nodes, † evicted leaves, ● locked by a running "
+    "request) and the KV pool (■ tree, 2 shared, □ request only, · free); g shows every slot. "
+    "The bottom line adds up the run so far: hit rate, prompt tokens reused, tokens computed, "
+    "tokens evicted, and ✔ finished, ↩ retracted, ⊘ refused requests.",
+))
 
 
 class HelpScreen(ModalScreen[None]):

@@ -12,7 +12,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from radixviz.tui.palette import ScreenActions
 
 INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
          "split, evict and reference counts on a live torch KV pool, with the engine's own code "
@@ -21,7 +20,6 @@ EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\
 
 
 class HomeScreen(Screen):
-    COMMANDS = {ScreenActions}
     BINDINGS = [
         Binding("s", "sandbox", "Sandbox"),
         Binding("x", "example", "#7 example"),

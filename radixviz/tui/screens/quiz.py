@@ -9,6 +9,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
@@ -16,30 +17,26 @@ LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 class QuizScreen(Screen):
-    DEFAULT_CSS = """
-    QuizScreen { align: center middle; }
-    #quiz-box { width: 95%; max-width: 110; height: 95%; border: round $primary; padding: 0 1; }
-    #quiz-status { height: 1; color: $text-muted; }
-    #quiz-scroll { height: 1fr; }
-    #quiz-feedback { height: auto; max-height: 8; margin-top: 1; }
-    #quiz-feedback.right { color: $success; }
-    #quiz-feedback.wrong { color: $warning; }
-    """
     BINDINGS = [
         Binding("f5,ctrl+r", "show_me", "Show me", key_display="F5"),
         Binding("ctrl+s", "skip", "Skip"),
         Binding("escape", "leave", "Leave"),
     ]
 
+    quiz = var(None, bindings=True)
+    """The Quiz once its questions are built (in a worker unless one was given)."""
+    finished = var(False, bindings=True)
+    """Every question is done: the closing score is on screen."""
+
     def __init__(self, quiz=None, *, seed: int | None = None, difficulty: str = "medium",
                  lesson: int | None = None, count: int = 6, save: bool = True, exit_when_done: bool = False):
         super().__init__()
-        self.quiz, self.save = quiz, save
+        self.set_reactive(QuizScreen.quiz, quiz)
+        self.save = save
         self.options = dict(seed=seed, difficulty=difficulty, lesson=lesson, count=count)
         self.exit_when_done = exit_when_done
         self.index = 0
         self.answered = False      # the current question has been graded
-        self.finished = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="quiz-box"):
@@ -102,10 +99,14 @@ class QuizScreen(Screen):
         box.set_class(right is True, "right")
         box.set_class(right is False, "wrong")
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        """Showing and skipping need a question: none while they are built or once done."""
+        if action in ("show_me", "skip") and (self.quiz is None or self.finished):
+            return None
+        return True
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if self.quiz is None:
-            return
+        event.stop()   # the answer field is enabled only once the questions are ready
         if self.finished:
             self.action_leave()
             return
@@ -151,16 +152,12 @@ class QuizScreen(Screen):
                 self.notify(f"could not save your score: {exc}", severity="error")
 
     def action_skip(self) -> None:
-        if self.quiz is None or self.finished:
-            return
         if not self.answered:
             self.notify(f"Skipped: the answer was {self.question.answer_text}", timeout=4)
         self._next()
 
     def action_show_me(self) -> None:
         """Replay the scenario in the stepper: only the set-up until the question is answered."""
-        if self.quiz is None or self.finished:
-            return
         scenario = self.question.scenario
         if not self.answered:
             scenario = scenario.split("# the question:")[0]
@@ -177,17 +174,3 @@ class QuizScreen(Screen):
         else:
             self.app.pop_screen()
 
-
-def run_quiz_app(quiz, save: bool = True) -> int:
-    """Run the app on this quiz alone (``radixviz quiz`` without --plain)."""
-    from radixviz.tui.app import RadixvizApp
-
-    class QuizApp(RadixvizApp):
-        def on_mount(self) -> None:
-            # after the base class has pushed the home screen, so "home" in a stepper
-            # opened by "show me" comes back here
-            self.call_later(self.push_screen, QuizScreen(quiz, save=save, exit_when_done=True))
-
-    app = QuizApp(start="quiz", device="cpu")
-    app.run()
-    return app.return_code or 0

@@ -11,10 +11,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from radixviz.tui.palette import ScreenActions
 from radixviz.tui.widgets.scheduler_form import SchedulerForm, SimSettings
 
 STEPPING = {"next", "prev", "first", "last", "next_round", "prev_round", "pool_grid",
@@ -23,18 +23,6 @@ STEPPING = {"next", "prev", "first", "last", "next_round", "prev_round", "pool_g
 
 class SchedulerScreen(Screen):
     AUTO_FOCUS = None   # the stepping keys belong to the screen once a run is shown
-    COMMANDS = {ScreenActions}
-    DEFAULT_CSS = """
-    #sched-status, #sched-summary { height: 1; background: $panel; }
-    #sched-body { height: 1fr; align: center middle; }
-    #sched-loading { width: auto; padding: 1 2; color: $text-muted; }
-    #sched-panes { height: 1fr; }
-    #sched-left, #sched-right { width: 1fr; }
-    #sched-queue, #sched-running { overflow-x: hidden; scrollbar-gutter: stable; }
-    #sched-tree { height: 1fr; }
-    #sched-pool { height: 7; }
-    #sched-pool.full { height: 2fr; }
-    """
     BINDINGS = [
         Binding("right,space,n", "next", "Next", tooltip="Next batch"),
         Binding("left,p", "prev", "Prev", tooltip="Previous batch"),
@@ -54,16 +42,20 @@ class SchedulerScreen(Screen):
                 tooltip="Back (closes the settings over a run, else leaves the screen)"),
     ]
 
+    timeline = var(None, bindings=True)
+    """The BatchTimeline of the run shown, once one ran."""
+    busy = var(False, bindings=True)
+    """A run is pending or computing: the loading line stands in for form and panes."""
+    form_open = var(True, bindings=True)
+    """The settings form is shown (else the run's panes)."""
+
     def __init__(self, settings: SimSettings | None = None, *, autorun: bool = False,
                  model: str = "fake", options: dict | None = None):
         """``autorun`` runs ``settings`` at once; ``model``/``options`` go to simulate()."""
         super().__init__()
         self.settings, self.autorun = settings or SimSettings(), autorun
         self.model_name, self.options = model, dict(options or {})
-        self.timeline = None
-        self.drawer = None
         self._run_id = 0
-        self.busy = False   # True while a run is pending or computing
 
     def compose(self) -> ComposeResult:
         yield Static(Text(" scheduler: choose a workload and a policy"), id="sched-status")
@@ -74,30 +66,33 @@ class SchedulerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#sched-loading").display = False
+        self._show_part()
         if self.autorun:
             self._show_loading(self.settings)   # busy from now until the run is shown
-            self.call_after_refresh(self._autorun)
+            # the worker imports torch, which holds the GIL for a second: not before the
+            # first paint
+            self.app.after_first_paint(lambda: self._start(self.settings))
         else:
             self.query_one(SchedulerForm).focus_first()
 
-    # ---------------------------------------------------------------- running
+    def watch_busy(self) -> None:
+        self._show_part()
 
-    @property
-    def form_open(self) -> bool:
-        return self.query_one(SchedulerForm).display
+    def watch_form_open(self) -> None:
+        self._show_part()
+
+    def _show_part(self) -> None:
+        """The loading line while busy, else the form or the panes."""
+        self.query_one("#sched-loading").display = self.busy
+        self.query_one(SchedulerForm).display = self.form_open and not self.busy
+        for panes in self.query("#sched-panes"):
+            panes.display = not (self.form_open or self.busy)
+
+    # ---------------------------------------------------------------- running
 
     def on_scheduler_form_run(self, message: SchedulerForm.Run) -> None:
         message.stop()
         self._start(message.settings)
-
-    def _autorun(self) -> None:
-        # the worker imports torch, which holds the GIL for a second: wait for the app's
-        # first paint (RadixvizApp notes it; another app is taken as painted)
-        if getattr(self.app, "first_paint", 0) is None:
-            self.set_timer(0.02, self._autorun)
-        else:
-            self._start(self.settings)
 
     def _start(self, settings: SimSettings) -> None:
         self._run_id += 1
@@ -105,22 +100,17 @@ class SchedulerScreen(Screen):
         self._simulate(settings, self._run_id)
 
     def _show_loading(self, settings: SimSettings) -> None:
+        self.query_one("#sched-loading", Static).update(Text(
+            f"running {settings.requests} {settings.workload} requests under "
+            f"{settings.policy} on {settings.pool_size} slots…"))
         self.busy = True
-        loading = self.query_one("#sched-loading", Static)
-        loading.update(Text(f"running {settings.requests} {settings.workload} requests under "
-                            f"{settings.policy} on {settings.pool_size} slots…"))
-        loading.display = True
-        self.query_one(SchedulerForm).display = False
-        for panes in self.query("#sched-panes"):
-            panes.display = False
-        self.refresh_bindings()   # the footer offers the stepping keys only while they act
 
     @work(thread=True, exclusive=True, group="simulate")
     def _simulate(self, settings: SimSettings, run_id: int) -> None:
         # all of this imports torch and the engine: never on the UI thread
         from radixviz.tui.widgets import scheduler_panes  # noqa: F401
         from radixviz.sim.runner import simulate
-        from radixviz.tui.widgets.scheduler_model import BatchTimeline
+        from radixviz.tui.scheduler_model import BatchTimeline
         timeline, error = None, None
         try:
             result = simulate(settings.workload, settings.policy, settings.requests,
@@ -141,49 +131,37 @@ class SchedulerScreen(Screen):
     async def _ready(self, settings, timeline, error, run_id: int) -> None:
         if run_id != self._run_id or not self.is_mounted:
             return   # a newer run was started meanwhile, or the screen was left
-        self.busy = False
-        self.query_one("#sched-loading").display = False
         form = self.query_one(SchedulerForm)
         if error:
-            form.display = True
+            self.form_open, self.busy = True, False
             form.show_error(error)
             form.focus_first()
-            self.refresh_bindings()
             return
-        if self.drawer is None:
-            from radixviz.tui.widgets.scheduler_panes import BatchDrawer, build_panes
-            await self.query_one("#sched-body").mount(build_panes())
-            self.drawer = BatchDrawer(self)
+        if not self.query("#sched-panes"):
+            from radixviz.tui.widgets.scheduler_panes import SchedulerPanes
+            await self.query_one("#sched-body").mount(SchedulerPanes(id="sched-panes"))
         self.settings, self.timeline = settings, timeline
+        self.busy = False
         self._show_panes()
 
     def _show_panes(self) -> None:
-        self.query_one(SchedulerForm).display = False
-        self.query_one("#sched-panes").display = True
+        self.form_open = False
         self.set_focus(None)
-        self.refresh_bindings()
         # draw once the panes have their size (the pool map and wrapping depend on it)
         self.call_after_refresh(self.refresh_view)
 
     # ---------------------------------------------------------------- drawing
 
     def refresh_view(self) -> None:
-        if self.timeline is None or self.drawer is None or self.form_open:
+        if self.timeline is None or self.form_open or self.busy:
             return
-        from radixviz.tui.widgets.scheduler_view import status_text, summary_text
-        self.drawer.draw(self.timeline)
+        from radixviz.render.scheduler import status_text, summary_text
+        self.query_one("#sched-panes").show(self.timeline)
         self.query_one("#sched-status", Static).update(status_text(self.timeline))
         self.query_one("#sched-summary", Static).update(summary_text(self.timeline.totals()))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_view)
-
-    def check_action(self, action: str, parameters) -> bool | None:
-        if action in STEPPING and (self.timeline is None or self.form_open or self.busy):
-            return False
-        if action == "settings" and (self.form_open or self.busy):
-            return False
-        return True
 
     def _moved(self, moved: bool) -> None:
         if moved:
@@ -210,9 +188,8 @@ class SchedulerScreen(Screen):
         self._moved(self.timeline.next_round(-1))
 
     def action_pool_grid(self) -> None:
-        self.drawer.full_pool = not self.drawer.full_pool
-        self.query_one("#sched-pool").set_class(self.drawer.full_pool, "full")
-        self.call_after_refresh(self.refresh_view)
+        panes = self.query_one("#sched-panes")
+        panes.full_pool = not panes.full_pool
 
     def action_scroll_tree(self, direction: int) -> None:
         pane = self.query_one("#sched-tree")
@@ -221,13 +198,8 @@ class SchedulerScreen(Screen):
     # ---------------------------------------------------------------- the rest
 
     def action_settings(self) -> None:
-        if self.form_open or self.busy:
-            return
-        self.query_one("#sched-panes").display = False
-        form = self.query_one(SchedulerForm)
-        form.display = True
-        form.focus_first()
-        self.refresh_bindings()
+        self.form_open = True
+        self.query_one(SchedulerForm).focus_first()
 
     def action_back(self) -> None:
         """Close the form over a run; otherwise leave the screen (or the app, if it is the
@@ -241,6 +213,5 @@ class SchedulerScreen(Screen):
             self.app.exit()
 
     def action_help(self) -> None:
-        from radixviz.tui.screens.help import HelpScreen
-        from radixviz.tui.widgets.scheduler_help import GUIDE
-        self.app.push_screen(HelpScreen(self.BINDINGS, guide=GUIDE))
+        from radixviz.tui.screens.help import SCHEDULER_GUIDE, HelpScreen
+        self.app.push_screen(HelpScreen(self.BINDINGS, guide=SCHEDULER_GUIDE))

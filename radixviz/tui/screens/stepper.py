@@ -12,10 +12,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.css.query import NoMatches
+from textual.message import Message
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from radixviz.tui.palette import ScreenActions
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
@@ -23,21 +24,22 @@ NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
 LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 
 
-def _freeze_history() -> None:
-    """Move the recorded frames out of the garbage collector's sight.
-
-    A long history is millions of immutable snapshot objects; a full collection walking
-    them all took ~150 ms and landed on a random keystroke. They live as long as the
-    session, so the collector gains nothing by scanning them.
-    """
-    import gc
-    gc.freeze()
-
-
 class StepperScreen(Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
-    COMMANDS = {ScreenActions}
     BINDINGS = STEPPER_KEYS
+    # what the keys can do before the engine has loaded: everything else waits for it
+    WITHOUT_ENGINE = frozenset({"help", "home", "quit_app", "close_input", "scroll_tree",
+                                "scroll_text"})
+
+    class Loaded(Message):
+        """The engine has loaded this stepper's session: its history exists, the keys act."""
+
+    model = var(None, bindings=True)
+    """The StepperModel once the engine has loaded its session; None while it loads."""
+    playing = var(False, init=False)
+    """Autoplay is on: a timer steps forward every ``SPEEDS[speed]`` seconds."""
+    speed = var(1, init=False, always_update=True)
+    """Index into SPEEDS (0 is the slowest); pressing past either end says where it stopped."""
 
     def __init__(self, load: Callable, title: str = "sandbox", lesson=None,
                  export_dir: Path | None = None):
@@ -45,10 +47,8 @@ class StepperScreen(Screen):
         super().__init__()
         self._load_session, self.stepper_title, self.lesson = load, title, lesson
         self.export_dir = Path(export_dir or "radixviz-export")
-        self.model = None
         self.player = None
-        self._speed = 1
-        self._timer = None
+        self._autoplay = None   # the Timer while playing
 
     def compose(self) -> ComposeResult:
         yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
@@ -71,19 +71,23 @@ class StepperScreen(Screen):
 
     async def _ready(self, session, error) -> None:
         from radixviz.tui.stepper_model import StepperModel
-        from radixviz.tui.widgets.panes import build_panes
+        from radixviz.tui.widgets.panes import StepperPanes
 
         if not self.is_attached:      # the learner left before the engine was ready
             return
         body = self.query_one("#stepper-body")
         await body.remove_children()
-        await body.mount_all(build_panes())
+        await body.mount(StepperPanes(id="stepper-panes"))
         if not self.is_attached:
             return
-        self.model = StepperModel(session)   # only now do the keys act
-        _freeze_history()
         if error:
             self._show_error(error)
+        self.model = StepperModel(session)   # only now do the keys act
+        self.post_message(self.Loaded())
+
+    def watch_model(self, model) -> None:
+        if model is None:
+            return
         if self.lesson is not None:
             from radixviz.tui.lesson_player import LessonPlayer
             self.player = LessonPlayer(self.lesson)
@@ -91,17 +95,23 @@ class StepperScreen(Screen):
         else:
             self.refresh_view()
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        """Before the engine has loaded, the keys that need it are shown disabled."""
+        if self.model is None and action not in self.WITHOUT_ENGINE:
+            return None
+        return True
+
     # ---------------------------------------------------------------- drawing
 
     def refresh_view(self) -> None:
-        from radixviz.tui.widgets.panes import show_frame
         if self.model is None or not self.is_attached:
             return
         notes = [self.player.progress] if self.player is not None else []
-        if self._timer is not None:
-            notes.append((f"▶ autoplay {SPEEDS[self._speed]}s", f"▶ {SPEEDS[self._speed]:g}s"))
+        if self.playing:
+            notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
         try:
-            show_frame(self, self.model, self.player.text if self.player else "", notes)
+            panes = self.query_one("#stepper-panes")
+            panes.show(self.model, self.player.text if self.player else "", notes)
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
@@ -117,58 +127,62 @@ class StepperScreen(Screen):
     # ----------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        if self.model is not None and not self._lesson_continues():
+        if not self._lesson_continues():
             self._moved(self.model.step(1))
 
     def action_prev(self) -> None:
-        if self.model is not None:
-            self._moved(self.model.step(-1))
+        self._moved(self.model.step(-1))
 
     def action_first(self) -> None:
-        if self.model is not None:
-            self._moved(self.model.go(0))
+        self._moved(self.model.go(0))
 
     def action_last(self) -> None:
-        if self.model is not None:
-            self._moved(self.model.go(len(self.model.frames) - 1))
+        self._moved(self.model.go(len(self.model.frames) - 1))
 
     def action_next_op(self) -> None:
-        if self.model is not None and not self._lesson_continues():
+        if not self._lesson_continues():
             self._moved(self.model.next_op())
 
     def action_prev_op(self) -> None:
-        if self.model is not None:
-            self._moved(self.model.prev_op())
+        self._moved(self.model.prev_op())
+
+    # ----------------------------------------------------------------- autoplay
 
     def action_autoplay(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        elif self.model is not None:
-            self._timer = self.set_interval(SPEEDS[self._speed], self._tick)
+        self.playing = not self.playing
+
+    def action_faster(self) -> None:
+        self.speed += 1
+
+    def action_slower(self) -> None:
+        self.speed -= 1
+
+    def validate_speed(self, speed: int) -> int:
+        return max(0, min(len(SPEEDS) - 1, speed))
+
+    def watch_playing(self, playing: bool) -> None:
+        self._restart_autoplay()
         self.refresh_view()
+
+    def watch_speed(self, speed: int) -> None:
+        self._restart_autoplay()
+        self.notify(f"autoplay: one step every {SPEEDS[speed]} s", timeout=2)
+        self.refresh_view()
+
+    def _restart_autoplay(self) -> None:
+        if self._autoplay is not None:
+            self._autoplay.stop()
+            self._autoplay = None
+        if self.playing:
+            self._autoplay = self.set_interval(SPEEDS[self.speed], self._tick)
 
     def _tick(self) -> None:
         if self.app.screen is not self:
             return  # a dialog (help, a prediction, the palette) is open: wait for it
-        if self.model is None or (self.model.at_end and (self.player is None or self.player.done)):
-            self.action_autoplay()  # stop at the end
-            return
-        self.action_next()
-
-    def _set_speed(self, delta: int) -> None:
-        self._speed = max(0, min(len(SPEEDS) - 1, self._speed + delta))
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = self.set_interval(SPEEDS[self._speed], self._tick)
-        self.notify(f"autoplay: one step every {SPEEDS[self._speed]} s", timeout=2)
-        self.refresh_view()
-
-    def action_faster(self) -> None:
-        self._set_speed(1)
-
-    def action_slower(self) -> None:
-        self._set_speed(-1)
+        if self.model.at_end and (self.player is None or self.player.done):
+            self.playing = False   # stop at the end
+        else:
+            self.action_next()
 
     def action_scroll_tree(self, direction: int) -> None:
         for pane in self.query("TreePane"):
@@ -181,8 +195,6 @@ class StepperScreen(Screen):
     # -------------------------------------------------------------- operations
 
     def action_op_input(self) -> None:
-        if self.model is None:
-            return
         field = self.query_one("#op-input", Input)
         field.display, field.disabled = True, False
         field.focus()
@@ -199,14 +211,10 @@ class StepperScreen(Screen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if self.model is None:
-            return
         self._applied(self.model.apply_text(event.value), event.input)
 
     def _applied(self, applied, field: Input | None = None) -> None:
         """Show what an operation did; on error keep the typed text so nothing is lost."""
-        if applied.records:
-            _freeze_history()
         if applied.error:
             self._show_error(applied.error)
         else:
@@ -217,21 +225,18 @@ class StepperScreen(Screen):
         self.refresh_view()
 
     def action_toggle_matcher(self) -> None:
-        if self.model is not None:
-            self._applied(self.model.toggle_matcher())
-            self.notify("matcher: " + ("BUGGY (before #7)" if self.model.live_buggy else "fixed (#7)"),
-                        timeout=2)
+        self._applied(self.model.toggle_matcher())
+        self.notify("matcher: " + ("BUGGY (before #7)" if self.model.live_buggy else "fixed (#7)"),
+                    timeout=2)
 
     def action_select_node(self) -> None:
-        if self.model is None:
-            return
         from radixviz.tui.screens.node_picker import NodePicker
         # before any step the picker still opens, to say there is nothing to pick yet
         frame = self.model.frame or self.model.session.live_frame()
         self.app.push_screen(NodePicker(frame, self.model.session.locks), self._node_action)
 
     def _node_action(self, choice) -> None:
-        if choice and self.model is not None:
+        if choice:
             action, node_id = choice
             self._applied(self.model.node_op(action, node_id))
 
@@ -253,8 +258,7 @@ class StepperScreen(Screen):
         result = self.player.advance(self.model)
         if isinstance(result, Ask):
             from radixviz.tui.screens.predict import PredictScreen
-            if self._timer is not None:
-                self.action_autoplay()   # a prediction deserves a pause
+            self.playing = False   # a prediction deserves a pause
             self.app.push_screen(PredictScreen(result), self._answered)
             return
         if result is not None and not isinstance(result, str):
@@ -270,9 +274,8 @@ class StepperScreen(Screen):
     # --------------------------------------------------------------- KV check
 
     def action_verify_kv(self) -> None:
-        if self.model is not None:
-            self.notify("KV check: running the tiny model…", timeout=2)
-            self._verify_kv(self.model.session)
+        self.notify("KV check: running the tiny model…", timeout=2)
+        self._verify_kv(self.model.session)
 
     @work(thread=True, exclusive=True, group="kv")
     def _verify_kv(self, session) -> None:
@@ -284,8 +287,6 @@ class StepperScreen(Screen):
     # ------------------------------------------------------------------ exports
 
     def action_export(self) -> None:
-        if self.model is None:
-            return
         if self.model.frame is None:
             self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
             return
@@ -293,8 +294,6 @@ class StepperScreen(Screen):
         self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
 
     def action_export_all(self) -> None:
-        if self.model is None:
-            return
         if not self.model.frames:
             self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
             return
@@ -319,13 +318,8 @@ class StepperScreen(Screen):
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_home(self) -> None:
-        from radixviz.tui.screens.home import HomeScreen
-        if self._timer is not None:
-            self.action_autoplay()
-        if any(isinstance(s, HomeScreen) for s in self.app.screen_stack):
-            self.app.pop_screen()
-        else:
-            self.app.switch_screen(HomeScreen(getattr(self.app, "lesson_dirs", ())))
+        self.playing = False
+        self.app.open_home()
 
     def action_quit_app(self) -> None:
         self.app.exit()

@@ -20,6 +20,11 @@ class LinesView(ScrollView, can_focus=False):
         self._strips: dict = {}
         self._style = None      # the widget's style, looked up once per set of lines
 
+    @property
+    def lines(self):
+        """The lines shown (a sequence of Text), on screen or scrolled out of view."""
+        return self._lines
+
     def set_lines(self, lines, focus_line: int | None = None, width: int | None = None) -> None:
         """Show ``lines`` (a sequence of Text, maybe built lazily: then pass ``width``);
         scroll so ``focus_line`` (an index) is in view."""

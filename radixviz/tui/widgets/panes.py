@@ -1,4 +1,4 @@
-"""Builds the stepper's panes and draws one frame into them.
+"""The stepper's panes as one widget that draws a frame into them.
 
 Importing this module imports the engine (torch), so the stepper loads it in a worker.
 """
@@ -23,40 +23,44 @@ TITLES = ("tree", "code that ran", "KV pool", "this step")
 LESSON_HINT = "→ continues the lesson; ? shows every key."
 
 
-def build_panes() -> list:
+class StepperPanes(Vertical):
     """The stepper's layout: tree | code over pool | narration, then the status line.
 
     Built as two columns, so that while there is no code to show (a lesson's opening
     text) the narration can take the code pane's place.
     """
-    panes = (TreePane(id="tree-pane", classes="pane"), CodePane(id="code-pane", classes="pane"),
-             PoolPane(id="pool-pane", classes="pane"), NarrationPane(id="narration-pane", classes="pane"))
-    for pane, title in zip(panes, TITLES):
-        pane.border_title = title
-    tree, code, pool, narration = panes
-    columns = Horizontal(Vertical(tree, pool, id="left-column"),
-                         Vertical(code, narration, id="right-column"), id="panes")
-    return [columns, StatusLine(id="status-line")]
 
+    def compose(self):
+        panes = (TreePane(id="tree-pane", classes="pane"), CodePane(id="code-pane", classes="pane"),
+                 PoolPane(id="pool-pane", classes="pane"),
+                 NarrationPane(id="narration-pane", classes="pane"))
+        for pane, title in zip(panes, TITLES):
+            pane.border_title = title
+        tree, code, pool, narration = panes
+        with Horizontal(id="panes"):
+            yield Vertical(tree, pool, id="left-column")
+            yield Vertical(code, narration, id="right-column")
+        yield StatusLine(id="status-line")
 
-def show_frame(screen, model, lesson_text: str = "", notes=()) -> None:
-    """Draw ``model``'s current frame (or the empty-cache hint) into ``screen``'s panes;
-    ``notes`` are (long, short) texts for the status line's end."""
-    frame = model.frame
-    narration = screen.query_one(NarrationPane)
-    status = screen.query_one(StatusLine)
-    code = screen.query_one(CodePane)
-    code.display = frame is not None
-    if frame is None:
-        hint = LESSON_HINT if lesson_text else EMPTY_HINT
-        narration.show_parts(([Markdown(lesson_text)] if lesson_text else []) + [Text(hint, style="dim")])
-        status.show_empty(model.live_buggy, notes)
-        empty = model.session.live_frame()  # the root alone and a free pool, not blank panes
-        screen.query_one(TreePane).show(empty)
-        screen.query_one(PoolPane).show(empty)
-        return
-    screen.query_one(TreePane).show(frame)
-    screen.query_one(PoolPane).show(frame)
-    code.show(frame.source, frame.label)
-    narration.show(frame, model.record, lesson_text)
-    status.show(frame, len(model.frames), len(model.session.records), notes)
+    def show(self, model, lesson_text: str = "", notes=()) -> None:
+        """Draw ``model``'s current frame (or the empty-cache hint); ``notes`` are
+        (long, short) texts for the status line's end."""
+        frame = model.frame
+        narration = self.query_one(NarrationPane)
+        status = self.query_one(StatusLine)
+        code = self.query_one(CodePane)
+        code.display = frame is not None
+        if frame is None:
+            hint = LESSON_HINT if lesson_text else EMPTY_HINT
+            narration.show_parts(([Markdown(lesson_text)] if lesson_text else [])
+                                 + [Text(hint, style="dim")])
+            status.show_empty(model.live_buggy, notes)
+            empty = model.session.live_frame()  # the root alone and a free pool, not blank panes
+            self.query_one(TreePane).show(empty)
+            self.query_one(PoolPane).show(empty)
+            return
+        self.query_one(TreePane).show(frame)
+        self.query_one(PoolPane).show(frame)
+        code.show(frame.source, frame.label)
+        narration.show(frame, model.record, lesson_text)
+        status.show(frame, len(model.frames), len(model.session.records), notes)

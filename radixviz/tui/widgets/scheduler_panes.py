@@ -1,62 +1,54 @@
-"""The scheduler screen's four panes and how one batch is drawn into them.
+"""The scheduler screen's four panes as one widget that draws a timeline's current batch.
 
 Importing this module imports the engine (torch, through the tree view), so the screen
 loads it in its worker, never on the first paint.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from textual.containers import Horizontal, Vertical
+from textual.reactive import var
 
+from radixviz.render.pool import PoolRows
+from radixviz.render.scheduler import pool_lines, queue_lines, running_lines, wrap
 from radixviz.render.tree import TreeView
 from radixviz.script.frames import PoolSnapshot
 
 from .lines_view import LinesView
-from .pool_pane import PoolRows
-from .scheduler_view import pool_lines, queue_lines, running_lines, wrap
-
-MAX_GHOSTS = 6   # evicted leaves listed under the tree; the summary line counts them all
-NO_MARKS = SimpleNamespace(slots=())
 
 
-def build_panes() -> Horizontal:
-    """queue over running batch | tree over pool."""
-    panes = {name: LinesView(id=f"sched-{name}", classes="pane") for name in
-             ("queue", "running", "tree", "pool")}
-    panes["tree"].border_title = "radix tree after the batch"
-    panes["pool"].border_title = "KV pool"
-    return Horizontal(Vertical(panes["queue"], panes["running"], id="sched-left"),
-                      Vertical(panes["tree"], panes["pool"], id="sched-right"),
-                      id="sched-panes")
+class SchedulerPanes(Horizontal):
+    """queue over running batch | tree over pool. Keeps built tree lines, so stepping back
+    is free."""
 
+    full_pool = var(False, init=False)
+    """The pool pane shows every slot (else a map squeezed into a few lines)."""
 
-def tree_marks(record, previous):
-    """Nodes this batch created (+) and leaves it evicted (†), found by comparing trees."""
-    if previous is None:
-        return SimpleNamespace(created=tuple(record.tree.nodes), evicted=())
-    before, after = previous.tree.nodes, record.tree.nodes
-    created = tuple(i for i in after if i not in before)
-    gone = [(i, before[i].key) for i in before if i not in after and before[i].key]
-    return SimpleNamespace(created=created, evicted=tuple(gone[:MAX_GHOSTS]))
-
-
-class BatchDrawer:
-    """Draws a timeline's current batch; keeps built tree lines so stepping back is free."""
-
-    def __init__(self, screen):
-        self.screen = screen
-        self.full_pool = False
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
         self._trees: dict = {}    # batch index -> the tree's lines, for self._timeline
         self._timeline = None
+        self._shown = None        # the timeline drawn last, to draw again
+
+    def compose(self):
+        panes = {name: LinesView(id=f"sched-{name}", classes="pane") for name in
+                 ("queue", "running", "tree", "pool")}
+        panes["tree"].border_title = "radix tree after the batch"
+        panes["pool"].border_title = "KV pool"
+        yield Vertical(panes["queue"], panes["running"], id="sched-left")
+        yield Vertical(panes["tree"], panes["pool"], id="sched-right")
 
     def pane(self, name: str) -> LinesView:
-        return self.screen.query_one(f"#sched-{name}", LinesView)
+        return self.query_one(f"#sched-{name}", LinesView)
 
-    def draw(self, timeline) -> None:
-        record = timeline.record
-        if record is None:
+    def watch_full_pool(self, full: bool) -> None:
+        self.pane("pool").set_class(full, "full")
+        # redraw once the pane has its new height: the compact map fills what it has
+        self.call_after_refresh(self.show, self._shown)
+
+    def show(self, timeline) -> None:
+        if timeline is None or timeline.record is None:
             return
+        self._shown, record = timeline, timeline.record
         for name, build in (("queue", queue_lines), ("running", running_lines)):
             pane = self.pane(name)
             width = pane.scrollable_content_region.width or 36
@@ -65,28 +57,24 @@ class BatchDrawer:
             # cropped at the pane's edge: the legend under the list says what each mark means
             pane.set_lines(wrap(lines, width), width=width)
             pane.scroll_home(animate=False)
-        tree = self.pane("tree")
-        tree.set_lines(self._tree_lines(timeline))
-        self.draw_pool(timeline)
+        self.pane("tree").set_lines(self._tree_lines(timeline))
+        self._show_pool(timeline)
 
     def _tree_lines(self, timeline) -> list:
         if timeline is not self._timeline or len(self._trees) > 512:
             self._timeline, self._trees = timeline, {}   # a new run: its own trees
         if timeline.index not in self._trees:
-            record = timeline.record
-            view = TreeView(record.tree, tree_marks(record, timeline.previous), legend=True)
+            view = TreeView(timeline.record.tree, timeline.tree_marks(), legend=True)
             self._trees[timeline.index] = view.lines()
         return self._trees[timeline.index]
 
-    def draw_pool(self, timeline) -> None:
+    def _show_pool(self, timeline) -> None:
         record = timeline.record
-        if record is None:
-            return
         pane = self.pane("pool")
         pool = PoolSnapshot(record.refcounts, record.tree)
         width = pane.scrollable_content_region.width or 36
         if self.full_pool:
-            rows = PoolRows(SimpleNamespace(pool=pool, marks=NO_MARKS), width)
+            rows = PoolRows(pool, width=width)
             pane.set_lines(rows, width=rows.width)
             pane.border_title = "KV pool: every slot (g: compact)"
         else:

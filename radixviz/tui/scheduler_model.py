@@ -1,14 +1,17 @@
 """Stepping through a finished simulation, batch by batch, with running totals.
 
-Pure data over ``SimResult.records`` (a run with ``record=True``): no Textual, no torch,
-so tests and the screen share it. Totals are prefix sums, so jumping anywhere is O(1).
+Pure data over ``SimResult.records`` (a run with ``record=True``): no Textual, so tests and
+the screen share it. Totals are prefix sums, so jumping anywhere is O(1).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
 
+from radixviz.script.frames import Marks
+
 _BAD_ENDS = ("refused", "stuck")   # events that mean a request will never run
+MAX_GHOSTS = 6   # evicted leaves listed under the tree; the summary line counts them all
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,17 @@ class BatchTimeline:
             return self.go(later[0]) if later else False
         earlier = [i for i in self.rounds if i < self.index]
         return self.go(earlier[-1]) if earlier else False
+
+    def tree_marks(self) -> Marks:
+        """The nodes this batch created (+) and the leaves it evicted (†), found by comparing
+        its tree with the one before."""
+        record, previous = self.record, self.previous
+        if previous is None:
+            return Marks(created=tuple(record.tree.nodes))
+        before, after = previous.tree.nodes, record.tree.nodes
+        created = tuple(i for i in after if i not in before)
+        gone = [(i, before[i].key) for i in before if i not in after and before[i].key]
+        return Marks(created=created, evicted=tuple(gone[:MAX_GHOSTS]))
 
     def totals(self, index: int | None = None) -> Totals:
         i = (self.index if index is None else index) + 1
