@@ -22,3 +22,22 @@ def test_twenty_sessions_at_once():
     assert report["sandbox_session_with_torch"] == 1
     assert report["tab_past_the_cap"] == {"status": 503, "says_full": True}
     assert report["all_processes_gone_after_close_s"] >= 0
+
+
+def test_a_lesson_number_reaches_every_session():
+    import aiohttp
+
+    bench = load_bench()
+
+    async def open_one():
+        proc, base = bench.start_server(1, "2")
+        try:
+            async with aiohttp.ClientSession() as http:
+                tab = bench.Session(http, base)
+                await tab.open()
+                await tab.wait_for("lesson 2", 120)
+                await tab.close()
+                await bench.wait_children(proc.pid, 0, 60)
+        finally:
+            bench.stop_server(proc)
+    asyncio.run(open_one())

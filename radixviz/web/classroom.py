@@ -86,9 +86,25 @@ class ClassroomServer(Server):
             self.live -= 1
             log.info("session closed (%d of %d in use)", self.in_use(), self.max_sessions)
 
+    def serve(self, debug: bool = False) -> None:
+        """Serve until Ctrl+C; ``on_start`` runs once the port is bound (not before, so a port
+        in use is not announced as served)."""
+        import asyncio
+        import signal
+
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.new_event_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self.request_exit)
+            except NotImplementedError:
+                pass
+        web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
+                    print=lambda *_: self._on_start and self._on_start(), access_log=None)
+
     async def on_startup(self, app: web.Application) -> None:
-        if self._on_start is not None:
-            self._on_start()
+        """textual-serve prints its banner here; the classroom says its own line once bound."""
 
 
 def _int(text, default: int) -> int:
