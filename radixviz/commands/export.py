@@ -15,10 +15,11 @@ from .run import add_script_args, apply_all, new_session, read_ops, refused, rep
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "export", help="write the tree as a Graphviz diagram (.dot, .svg, .png, .pdf)",
+        "export", help="write the tree as a diagram (.dot .svg .png .pdf), every step as a page (.html) or a GIF",
         description="Run a script, then draw the tree (with the Rich view's marks) with Graphviz.")
     add_script_args(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="the diagram to write; its extension picks the format")
+    p.add_argument("-o", "--output", metavar="FILE", help="the file to write; its extension picks the format: .dot .svg .png .pdf (a diagram), "
+                        ".html (a page stepping through every step), .gif (animated)")
     p.add_argument("--step", type=int, metavar="K", help="draw the state at micro-step K, counted from 1 as run --steps and the app number them")
     p.add_argument("--all-steps", metavar="DIR", nargs="?", const=True,
                    help="write one numbered diagram per micro-step into DIR; "
