@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from radixviz.cli import UsageError
+from radixviz.cli import EXIT_OK, UsageError
+from radixviz.lessons import Narrative, Operations, Predict
+from radixviz.script import ScriptError
+
+from .run import refused
 
 PAGE_SUFFIXES = (".html", ".htm")
 GIF_SUFFIXES = (".gif",)
@@ -51,7 +55,7 @@ def write_output(session, args, *, title: str, notes=None) -> str:
     """Write args.output in the format its extension names; return the line to print.
 
     Raises UsageError for a file that cannot be written or a missing Graphviz."""
-    from radixviz.render.graphviz import GraphvizError
+    from radixviz.render.graphviz import GraphvizError   # the render modules load torch (the engine)
 
     path = Path(args.output)
     suffix = path.suffix.lower()
@@ -59,12 +63,12 @@ def write_output(session, args, *, title: str, notes=None) -> str:
         raise UsageError("nothing to export: no operation was applied")
     try:
         if suffix in PAGE_SUFFIXES:
-            from radixviz.render.html_page import build_page
+            from radixviz.render.html_page import build_page   # loads torch
             data = build_page(session.frames, session.records, title=title, theme=args.theme,
                               notes=notes, max_edge=args.max_edge).encode("utf-8")
             what = f"{len(session.frames)} steps"
         else:
-            from radixviz.render.gif import write_gif, write_pdf
+            from radixviz.render.gif import write_gif, write_pdf   # loads torch and Pillow
             frames = pick_frames(session, args.per_op)
             total = len(session.frames)
             if suffix in GIF_SUFFIXES:
@@ -89,9 +93,7 @@ def lesson_notes(lesson, session) -> tuple:
     before the block. Text that follows a block is added to that block's last step, where the
     app shows it too.
     """
-    from radixviz.lessons import Narrative, Operations, Predict
-    from radixviz.render.html_page import StepNote
-    from radixviz.script import ScriptError
+    from radixviz.render.html_page import StepNote   # loads torch (the engine)
 
     notes, text, pending, last_block = {}, "", [], None
     for block in lesson.blocks:
@@ -120,10 +122,7 @@ def lesson_notes(lesson, session) -> tuple:
 
 def export_lesson(lesson, args) -> int:
     """``radixviz lesson N --export FILE``."""
-    from radixviz.cli import EXIT_OK
-    from radixviz.script import Session
-
-    from .run import refused
+    from radixviz.script import Session   # loads torch (the engine)
 
     args.output, args.max_edge, args.all_steps, args.step = args.export, 24, True, None
     suffix = Path(args.output).suffix.lower()

@@ -1,8 +1,15 @@
 """``radixviz serve``: the app in web browsers, one session (one app process) per tab."""
 from __future__ import annotations
 
+import os
 import shlex
 import sys
+import webbrowser
+
+from radixviz.cli import UsageError
+from radixviz.commands.lesson import find
+from radixviz.commands.sandbox import check_device
+from radixviz.lessons import LessonError, load_lessons
 
 DEFAULT_MAX_SESSIONS = 30
 
@@ -44,11 +51,6 @@ def app_command(args) -> str:
 
 def check(args) -> None:
     """Everything a session would refuse, refused once here, before the server starts."""
-    import os
-
-    from radixviz.cli import UsageError
-    from radixviz.commands.sandbox import check_device
-
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: use 0 to 65535")
     if args.max_sessions < 1:
@@ -60,8 +62,6 @@ def check(args) -> None:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")
     if args.lesson is not None:
-        from radixviz.commands.lesson import find
-        from radixviz.lessons import LessonError, load_lessons
         try:
             lessons = load_lessons(args.lessons)
         except (LessonError, FileNotFoundError) as exc:
@@ -73,7 +73,8 @@ def check(args) -> None:
 
 def run(args) -> int:
     check(args)
-    from radixviz.web.classroom import ClassroomServer
+    # aiohttp and textual-serve take seconds to import: only ``serve`` pays for them, not every command
+    from .serve_classroom import ClassroomServer
 
     url = f"http://{args.host}:{args.port}/"
     if args.host in ("0.0.0.0", "::"):
@@ -85,7 +86,6 @@ def run(args) -> int:
         print(f"radixviz is served at {url} : {reach}; at most {args.max_sessions} sessions. "
               "Ctrl+C stops.", flush=True)
         if args.open:
-            import webbrowser
             webbrowser.open(url)
 
     server = ClassroomServer(app_command(args), host=args.host, port=args.port,
@@ -93,6 +93,5 @@ def run(args) -> int:
     try:
         server.serve()
     except OSError as exc:
-        from radixviz.cli import UsageError
         raise UsageError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0

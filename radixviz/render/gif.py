@@ -8,14 +8,16 @@ from __future__ import annotations
 import io
 import textwrap
 
+from PIL import Image, ImageColor, ImageDraw, ImageFont
+
+from radixviz.script import explain
+
 from .slides import DARK_BACKGROUND, DARK_TEXT, LIGHT_BACKGROUND, frame_dot, render_many, step_caption
 
 GIF_DPI, PDF_DPI = 72, 110
 
 
 def _pngs(frames, total: int, theme: str, dpi: int, max_edge: int) -> list:
-    from PIL import Image
-
     dots = [_with_dpi(frame_dot(f, theme, title=step_caption(f, total), max_edge=max_edge), dpi)
             for f in frames]
     return [Image.open(io.BytesIO(data)).convert("RGB") for data in render_many(dots, "png")]
@@ -27,14 +29,11 @@ def _with_dpi(dot_text: str, dpi: int) -> str:
 
 
 def _background(theme: str):
-    from PIL import ImageColor
     return ImageColor.getrgb(DARK_BACKGROUND if theme == "dark" else LIGHT_BACKGROUND)
 
 
 def _same_size(images: list, theme: str, extra_height: int = 0) -> list:
     """Every image centred at the top of a canvas as large as the largest."""
-    from PIL import Image
-
     width = max(im.width for im in images)
     height = max(im.height for im in images) + extra_height
     out = []
@@ -47,8 +46,6 @@ def _same_size(images: list, theme: str, extra_height: int = 0) -> list:
 
 def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max_edge: int = 24) -> bytes:
     """An animated GIF, one frame per given frame, looping; returns its bytes."""
-    from PIL import Image
-
     images = _same_size(_pngs(frames, total, theme, GIF_DPI, max_edge), theme)
     # a palette per frame: a mark's colour may first appear many frames in
     paletted = [im.quantize(colors=128, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
@@ -61,10 +58,6 @@ def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max
 
 def write_pdf(frames, total: int, *, theme: str = "light", title: str = "", max_edge: int = 24) -> bytes:
     """A PDF handout: one frame a page, with the step's explanation under the tree."""
-    from PIL import ImageDraw, ImageFont
-
-    from radixviz.script import explain
-
     images = _pngs(frames, total, theme, PDF_DPI, max_edge)
     font = ImageFont.load_default(size=max(12, PDF_DPI // 6))
     width = max(im.width for im in images)

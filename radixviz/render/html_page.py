@@ -12,7 +12,13 @@ import linecache
 from dataclasses import dataclass
 from functools import lru_cache
 
+from markdown_it import MarkdownIt
+
+from radixviz.script import describe, explain, key_text, slot_ranges
+
 from .html_assets import SCRIPT, STYLE
+from .pool import STATES, slot_symbol
+from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
 from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
 
 CODE_CONTEXT = 4          # lines of the function shown above and below the line that ran
@@ -61,8 +67,6 @@ def build_page(frames, records, *, title: str, theme: str = "light", notes=None,
 
 
 def _section(frame, svg: bytes, records, total: int, op_count: int, note) -> str:
-    from radixviz.script import describe, explain
-
     number = step_number(frame)
     record = records[frame.op_index] if frame.op_index < len(records) else None
     op_start = record is not None and frame.index == record.first_frame
@@ -89,8 +93,6 @@ def _section(frame, svg: bytes, records, total: int, op_count: int, note) -> str
 
 
 def _markdown(text: str) -> str:
-    from markdown_it import MarkdownIt
-
     # raw HTML in a lesson is shown as text, never run
     return MarkdownIt("commonmark", {"html": False}).render(text)
 
@@ -110,8 +112,6 @@ def _predict(block) -> str:
 
 def _disagreement(record, buggy_now: bool) -> str:
     """For a match the two matchers answer differently: both counts, the wrong tokens marked."""
-    from radixviz.script import key_text, slot_ranges
-
     if record is None or record.op.name != "match" or not record.result.get("disagreement"):
         return ""
     diff, key = record.result["disagreement"], record.op.key
@@ -133,8 +133,6 @@ def _disagreement(record, buggy_now: bool) -> str:
 def _code_block(source: str, step: str) -> str:
     """The lines around the one that did ``step``, that line highlighted; lines that only
     report steps dimmed, as in the app's code pane."""
-    from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
-
     site = locate(source, step)
     if site.file is None or site.line is None:
         return f'<div><h2>engine line</h2><div class="where">{html.escape(site.where)}</div></div>'
@@ -161,8 +159,6 @@ def _code(frame) -> str:
 
 
 def _pool(frame) -> str:
-    from .pool import STATES, slot_symbol
-
     pool, touched = frame.pool, set(frame.marks.slots or ())
     rows = []
     for start in range(0, pool.size, POOL_ROW):

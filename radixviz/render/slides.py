@@ -7,8 +7,11 @@ of processes instead of 200. Identical diagrams are drawn once.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+
+from radixviz.script import describe
 
 from .graphviz import INSTALL_HINT, GraphvizError, matcher_label, to_dot
 from .marks import ALL_MARKS
@@ -63,8 +66,6 @@ def step_number(frame) -> int:
 
 def step_caption(frame, total: int) -> str:
     """``step 5/40: split after 6 tokens ...  ·  fixed matcher``."""
-    from radixviz.script import describe
-
     return f"step {step_number(frame)}/{total}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
@@ -144,8 +145,6 @@ _SPLITTERS = {"svg": _split_svg, "png": _split_png}
 def inline_svg(svg: bytes) -> str:
     """An SVG document as an element to put inside HTML: no XML prolog, no doctype, no ids
     (Graphviz numbers nodes alike in every diagram, and a page holds many)."""
-    import re
-
     text = svg.decode("utf-8")
     text = text[text.index("<svg"):]
     text = re.sub(r'\sid="[^"]*"', "", text)

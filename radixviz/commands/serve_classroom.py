@@ -1,4 +1,5 @@
 """The app in a browser for a room: textual-serve runs one app process per tab, up to a cap.
+It starts app processes; it imports neither the engine nor the app.
 
 Counting: a served page reserves a place (a ticket in its websocket address) until its
 websocket connects and becomes a live session, or the ticket expires. When live sessions
@@ -7,14 +8,16 @@ of a page whose session never starts.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import time
 import uuid
 
 from aiohttp import web
 from textual_serve.server import Server
 
-from .pages import app_page, full_page
+from .serve_pages import app_page, full_page
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then gives its place back
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
@@ -89,9 +92,6 @@ class ClassroomServer(Server):
     def serve(self, debug: bool = False) -> None:
         """Serve until Ctrl+C; ``on_start`` runs once the port is bound (not before, so a port
         in use is not announced as served)."""
-        import asyncio
-        import signal
-
         self.debug = debug
         self.initialize_logging()
         loop = asyncio.new_event_loop()
