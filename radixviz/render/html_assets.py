@@ -30,7 +30,7 @@ section.step { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18em,
 .js section.step { display: none; border-bottom: 0; }
 .js section.step.current { display: grid; }
 .tree { margin: 0; text-align: center; }
-.tree svg { max-width: 100%; height: auto; }
+.tree svg { max-width: 100%; min-width: min(100%, 26em); max-height: 85vh; height: auto; }
 .side { display: flex; flex-direction: column; gap: .7em; min-width: 0; }
 .side h2 { font-size: .8em; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); margin: 0 0 .2em; }
 .what { font-weight: 600; }
