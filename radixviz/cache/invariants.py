@@ -5,7 +5,7 @@ from collections import Counter
 
 import torch
 
-from .keys import tokens_text
+from .text import tokens_text
 
 
 class InvariantError(AssertionError):

@@ -1,7 +1,12 @@
-"""Keys and the one comparison the whole tree is built on."""
+"""Keys, the one comparison the whole tree is built on, and the matcher's stop rule.
+
+How keys read as text is text.py's business (re-exported here for older imports).
+"""
 from __future__ import annotations
 
 from typing import Hashable, Sequence
+
+from .text import escape_token, token_text, tokens_text  # noqa: F401
 
 Key = tuple  # a tuple of hashable tokens
 
@@ -51,27 +56,3 @@ def match_stops_here(common: int, edge_len: int, rest: int, buggy: bool) -> bool
     if buggy:
         return common == rest and common != edge_len
     return common < edge_len
-
-
-def token_text(token: Hashable) -> str:
-    """How one token reads in a view: a character as itself, an id as ``⟨id⟩``."""
-    if isinstance(token, str):
-        return token
-    return f"⟨{token}⟩"
-
-
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
-
-
-def escape_token(token) -> str:
-    """One token as printable text: control characters become ``\\n``, ``\\x1b`` and so on, and a
-    backslash doubles so that ``\\n`` typed as two characters stays distinct from a newline."""
-    text = token_text(token)
-    if text.isprintable() and "\\" not in text:
-        return text
-    return "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in text)
-
-
-def tokens_text(tokens) -> str:
-    """A run of tokens as one unquoted string, each read as ``token_text`` reads it."""
-    return "".join(token_text(t) for t in tokens)

@@ -20,8 +20,9 @@ def apply_text(session, text: str, file: str = "<quiz>"):
 
 
 def edge_text(key) -> str:
-    from radixviz.cache import token_text
-    return "".join(token_text(t) for t in key)
+    """An edge as a learner types it: unquoted, unescaped (``cache.tokens_text``)."""
+    from radixviz.cache import tokens_text
+    return tokens_text(key)
 
 
 def node_choices(tree) -> tuple:

@@ -8,10 +8,7 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from radixviz.cache import escape_token
-from radixviz.script.narrate import slot_runs
-
-ELLIPSIS = "…"
+from radixviz.cache.text import ELLIPSIS, key_text, slot_ranges  # noqa: F401 (ELLIPSIS: tree.py)
 
 
 @dataclass(frozen=True)
@@ -35,36 +32,13 @@ ALL_MARKS = (CURRENT, WRONG, SPLIT, PATH, CREATED, LOCKED, EVICTED)
 
 
 def edge_text(key, max_cells: int = 24) -> str:
-    """An edge quoted and escaped; longer than ``max_cells`` it keeps its head and tail."""
-    parts = [escape_token(t) for t in key]
-    body = "".join(parts)
-    if cell_len(body) + 2 <= max_cells or max_cells < 8:
-        return f"'{body}'"
-    budget = max_cells - 3  # two quotes and the ellipsis
-    tail_budget = max(1, budget // 3)
-    head, tail, used = [], [], 0
-    for part in reversed(parts):
-        if used + cell_len(part) > tail_budget:
-            break
-        tail.append(part)
-        used += cell_len(part)
-    for part in parts:
-        if used + cell_len(part) > budget:
-            break
-        head.append(part)
-        used += cell_len(part)
-    return f"'{''.join(head)}{ELLIPSIS}{''.join(reversed(tail))}'"
+    """An edge quoted and escaped, fitting ``max_cells`` terminal cells (head and tail kept)."""
+    return key_text(key, max_cells, width=cell_len)
 
 
 def compact_ranges(slots, max_runs: int = 3) -> str:
     """``0–5,22–26``; a badly fragmented value shows its first runs and how many more."""
-    runs = slot_runs(slots)
-    if not runs:
-        return "-"
-    shown = [str(a) if a == b else f"{a}–{b}" for a, b in runs[:max_runs]]
-    if len(runs) > max_runs:
-        shown.append(f"{ELLIPSIS}+{len(runs) - max_runs}")
-    return ",".join(shown)
+    return slot_ranges(slots, compact=True, max_runs=max_runs)
 
 
 class NodeMarks:

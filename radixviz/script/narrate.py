@@ -1,43 +1,7 @@
 """Plain words for every step: a one-line log entry and a short 'why'."""
 from __future__ import annotations
 
-from radixviz.cache import escape_token
-
-
-def key_text(key, limit: int = 24) -> str:
-    """A key as a learner reads it, quoted and escaped as the tree view escapes it, long keys
-    elided in the middle."""
-    if len(key) > limit:
-        return f"'{_escaped(key[:limit - 8])}…{_escaped(key[-5:])}'"
-    return f"'{_escaped(key)}'"
-
-
-def _escaped(tokens) -> str:
-    return "".join(escape_token(t) for t in tokens)
-
-
-def slot_runs(slots) -> list:
-    """Runs of consecutive slots as ``(first, last)`` pairs."""
-    slots = list(slots)
-    if not slots:
-        return []
-    runs, start, prev = [], slots[0], slots[0]
-    for s in slots[1:]:
-        if s == prev + 1:
-            prev = s
-            continue
-        runs.append((start, prev))
-        start = prev = s
-    runs.append((start, prev))
-    return runs
-
-
-def slot_ranges(slots) -> str:
-    """``0–5, 22–26`` for runs of consecutive slots."""
-    runs = slot_runs(slots)
-    if not runs:
-        return "none"
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
 
 def _node(frame, node_id) -> str:
