@@ -32,7 +32,7 @@ def three_leaves(make=RadixCache):
 
 
 class TestEvict:
-    """Each case runs twice: with an observer (the release's code) and without (the leaf heap)."""
+    """Each case runs twice, with an observer and without: one eviction path, both ways."""
 
     @pytest.fixture(params=["untraced", "traced"])
     def make(self, request):

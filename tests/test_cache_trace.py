@@ -114,6 +114,13 @@ class TestEventsPerOperation:
         assert events[4]["why"] == "deleted"
         assert events[-1]["evicted"] == 4 and events[-1]["target"] == 100
 
+    def test_the_heap_step_shows_every_leaf_least_recent_first(self):
+        heaps = [e for e in workload_events(seed=5) if e.kind is K.HEAP]
+        assert len(heaps) > 20
+        for event in heaps:
+            leaves = [n for n in event.tree.root.walk() if not n.children]
+            assert list(event.nodes) == [n.id for n in sorted(leaves, key=lambda n: n.last_access)]
+
     def test_popping_the_root_ends_eviction(self):
         cache, events = traced()
         cache.insert("ab", slots(0, 2))
