@@ -145,3 +145,26 @@ class TestLessonExport:
     def test_unknown_format(self, capsys, tmp_path):
         code, _, err = run_cli(capsys, "lesson", "1", "--export", str(tmp_path / "x.docx"))
         assert code == 2 and ".html, .gif or .pdf" in err
+
+
+class TestLimits:
+    def test_a_refused_first_operation_says_why(self, capsys, tmp_path):
+        target = tmp_path / "steps.html"
+        code, _, err = run_cli(capsys, "export", "--device", "cpu", "-e", "unlock abc", "-o", str(target))
+        assert code == 2 and "no lock on 'abc'" in err and not target.exists()
+
+    def test_a_huge_pool_is_summed_up_not_drawn(self, capsys, tmp_path):
+        target = tmp_path / "steps.html"
+        code, _, _ = run_cli(capsys, "export", "--device", "cpu", "--pool-size", "100000", "-e", "insert abc",
+                             "-o", str(target))
+        page = target.read_text(encoding="utf-8")
+        assert code == 0 and "3/100000 used" in page and '<pre class="pool">' not in page
+
+    def test_too_many_frames_for_a_gif(self, capsys, tmp_path):
+        target = tmp_path / "long.gif"
+        ops = "; ".join(f"insert k{i:04d}x" for i in range(120))
+        code, _, err = run_cli(capsys, "export", "--device", "cpu", "--pool-size", "1024", "-e", ops, "-o", str(target))
+        assert code == 2 and "too many for a .gif" in err and not target.exists()
+        code, out, _ = run_cli(capsys, "export", "--device", "cpu", "--pool-size", "1024", "-e", ops, "-o", str(target),
+                               "--per-op")
+        assert code == 0 and "(120 operations)" in out

@@ -80,6 +80,8 @@ def _run_pages(args) -> int:
     ops = read_ops(args)
     session = new_session(args)
     error = apply_all(session, ops)
+    if error is not None and not session.frames:
+        return refused(error)    # the first operation was refused: nothing to show
     title = f"radixviz · {args.script or 'operations'}"
     print(write_output(session, args, title=title))
     return refused(error) if error is not None else EXIT_OK

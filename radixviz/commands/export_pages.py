@@ -13,6 +13,7 @@ from .run import refused
 
 PAGE_SUFFIXES = (".html", ".htm")
 GIF_SUFFIXES = (".gif",)
+MAX_PICTURES = 1000       # frames of a GIF or pages of a PDF: past that, a slide or handout is unreadable
 
 
 def add_page_args(p) -> None:
@@ -71,6 +72,9 @@ def write_output(session, args, *, title: str, notes=None) -> str:
             from radixviz.render.gif import write_gif, write_pdf   # loads torch and Pillow
             frames = pick_frames(session, args.per_op)
             total = len(session.frames)
+            if len(frames) > MAX_PICTURES:
+                raise UsageError(f"{len(frames)} frames is too many for a {suffix} (at most {MAX_PICTURES}): "
+                                 "use --per-op, or the .html page")
             if suffix in GIF_SUFFIXES:
                 fps = args.fps or (1.0 if args.per_op else 2.0)
                 data = write_gif(frames, total, theme=args.theme, fps=fps, max_edge=args.max_edge)
@@ -134,5 +138,7 @@ def export_lesson(lesson, args) -> int:
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
     notes, error = lesson_notes(lesson, session)
+    if error is not None and not session.frames:
+        return refused(error)
     print(write_output(session, args, title=f"Lesson {lesson.number}: {lesson.title}", notes=notes))
     return refused(error) if error is not None else EXIT_OK

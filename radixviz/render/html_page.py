@@ -23,6 +23,7 @@ from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
 
 CODE_CONTEXT = 4          # lines of the function shown above and below the line that ran
 POOL_ROW = 32             # slots per row of the pool
+MAX_DRAWN_POOL = 4096     # larger pools are summed up, not drawn slot by slot in every step
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,9 @@ def _code(frame) -> str:
 
 def _pool(frame) -> str:
     pool, touched = frame.pool, set(frame.marks.slots or ())
+    if pool.size > MAX_DRAWN_POOL:
+        return (f'<div class="where">{pool.used}/{pool.size} used, {len(touched)} touched by this step '
+                f"(a pool this large is not drawn slot by slot)</div>")
     rows = []
     for start in range(0, pool.size, POOL_ROW):
         cells, run_class, run = [], None, []
