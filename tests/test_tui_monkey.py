@@ -1,10 +1,8 @@
-"""A monkey test: over a thousand seeded random keys across every screen, and no exception."""
+"""A monkey test: hundreds of seeded random keys across every screen, and no exception."""
 from __future__ import annotations
 
 import os
 import random
-
-import textual._wait
 
 from radixviz.tui.app import RadixvizApp
 from tui_helpers import wait_ready
@@ -16,7 +14,7 @@ KEYS = ("right space n left p home end right_square_bracket left_square_bracket 
         "up down enter tab ctrl+p backspace m t c r k 1 2 5 quotation_mark semicolon").split()
 ENTER_OPS = ['insert "Hello_L.A.!"', 'insert "Hello_world"', "match Hello_world", "lock Hello",
              "evict 3", "unlock Hello", "matcher buggy", "reset", "tokens 1 2 3", "insert abc"]
-BUDGET = 1200
+BUDGET = 800   # Pilot waits for the app to go idle after each key: about 0.1-0.2 s a key here
 
 
 async def _one_run(rng, tmp_path, budget: int, screens: set) -> int:
@@ -45,9 +43,6 @@ async def _one_run(rng, tmp_path, budget: int, screens: set) -> int:
 
 
 async def test_random_keys_never_crash(tmp_path, monkeypatch):
-    # Pilot waits for the app to go idle after every key in 20 ms slices; finer slices keep
-    # a thousand keys inside seconds (the app itself is unchanged)
-    monkeypatch.setattr(textual._wait, "SLEEP_GRANULARITY", 0.002)
     monkeypatch.chdir(tmp_path)
     rng = random.Random(int(os.environ.get("RADIXVIZ_MONKEY_SEED", "20240607")))
     screens: set = set()

@@ -1,17 +1,31 @@
 """How the app looks: SVG snapshots at a fixed size (pytest --snapshot-update regenerates).
 
-Frames shown come from the engine's own file (radix_cache.py), whose code pane content is
-stable; notifications and timers are kept off screen so the pictures are deterministic.
+The code pane shows a fixed line here instead of the engine's source, so a comment added
+to radix_cache.py does not change every picture; what that pane shows is checked as text
+in test_tui_operations. Notifications and timers are kept off screen so the pictures are
+deterministic.
 """
 from __future__ import annotations
 
 import pytest
 
+from rich.text import Text
+
 from radixviz.lessons import Lesson
 from radixviz.tui.app import RadixvizApp
+from radixviz.tui.widgets.code_pane import CodePane
 from tui_helpers import CHAPTER, wait_ready
 
 SIZE = (100, 32)
+
+
+@pytest.fixture(autouse=True)
+def fixed_code_pane(monkeypatch):
+    """The code pane names the step instead of showing the engine's lines and numbers."""
+    def show(self, source: str, step: str) -> None:
+        self.update(Text(f"the engine's code for the step {step!r} (compared as text in "
+                         "test_tui_operations, not in pictures)", style="dim"))
+    monkeypatch.setattr(CodePane, "show", show)
 
 
 @pytest.fixture

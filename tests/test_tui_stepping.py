@@ -144,13 +144,13 @@ class TestFirstPaint:
         import subprocess
         import sys
         code = """
-import asyncio, sys
+import asyncio
 from radixviz.tui.app import RadixvizApp
 async def main():
     app = RadixvizApp("home", device="cpu")
     async with app.run_test(size=(80, 24)) as pilot:
         while app.first_paint is None:
-            await asyncio.sleep(0.001)
+            await pilot.pause()
         print(app.torch_at_first_paint)
 asyncio.run(main())
 """
