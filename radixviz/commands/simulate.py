@@ -227,7 +227,8 @@ def open_app(args, options: dict) -> int:
     app = RadixvizApp("scheduler", scheduler_options={
         "settings": settings, "autorun": True, "model": args.model,
         "options": {"max_running": options.get("max_running"),
-                    "delay_shared_prefix": args.delay_shared_prefix}})
+                    "delay_shared_prefix": args.delay_shared_prefix,
+                    **({"context_len": options["context_len"]} if "context_len" in options else {})}})
     app.run()
     return app.return_code or 0
 
