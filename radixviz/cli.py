@@ -8,12 +8,7 @@ import sys
 
 from radixviz import __version__
 from radixviz.commands import COMMAND_MODULES
-
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
+from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, UsageError
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -67,5 +62,5 @@ def main(argv: list[str] | None = None) -> None:
         if args.debug:
             raise
         print(f"radixviz: error: {exc} (run with --debug for the traceback)", file=sys.stderr)
-        code = EXIT_BAD_INPUT if isinstance(exc, (ValueError, OSError)) else 1
+        code = EXIT_BAD_INPUT if isinstance(exc, (ValueError, OSError)) else EXIT_CHECK_FAILED
     sys.exit(code or 0)

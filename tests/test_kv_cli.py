@@ -43,10 +43,10 @@ def test_script_file_and_json(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     ((), "radixviz: give a SCRIPT file or -e OPS"),
     (("-e", "inser x"), "<-e>:1:1: unknown operation 'inser'"),
-    (("-e", "match a", "--device", "tpu"), "radixviz: --device tpu: unknown device"),
-    (("-e", "match a", "--pool-size", "0"), "radixviz: --pool-size 0"),
-    (("-e", "match a", "--seed", "-1"), "radixviz: --seed -1: use an integer from 0"),
-    (("-e", "match a", "--seed", "x"), "radixviz: --seed x: use an integer from 0"),
+    (("-e", "match a", "--device", "tpu"), "radixviz verify-kv: argument --device: tpu: use auto, cpu or cuda"),
+    (("-e", "match a", "--pool-size", "0"), "radixviz verify-kv: argument --pool-size: must be between 1 and 1000000, not 0"),
+    (("-e", "match a", "--seed", "-1"), "radixviz verify-kv: argument --seed: must be between 0 and"),
+    (("-e", "match a", "--seed", "x"), "radixviz verify-kv: argument --seed: must be a whole number, not 'x'"),
     (("missing.rv",), "missing.rv:1:1: cannot read"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from radixviz.script import ScriptError, Session, parse_script
-from radixviz.sim.kv_report import lesson_lines, sandbox_lines, session_lines, table_lines
-from radixviz.sim.kv_verify import KVSession, verify_ops
+from radixviz.script.kv_session import KVSession, lesson_lines, sandbox_lines, session_lines, verify_ops
+from radixviz.sim.kv_report import table_lines
 
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match Hello_world'
 

@@ -101,8 +101,8 @@ class TestBadOptions:
     @pytest.mark.parametrize("argv,words", [
         (["run"], "give a SCRIPT file or -e OPS"),
         (["run", "x.rv", "-e", "insert a"], "give a SCRIPT file or -e OPS"),
-        (["run", "--pool-size", "0", "-e", "insert a"], "--pool-size 0"),
-        (["run", "--device", "tpu9", "-e", "insert a"], "--device tpu9: unknown device"),
+        (["run", "--pool-size", "0", "-e", "insert a"], "argument --pool-size: must be between 1 and 1000000, not 0"),
+        (["run", "--device", "tpu9", "-e", "insert a"], "argument --device: tpu9: use auto, cpu or cuda"),
     ])
     def test_one_line_and_exit_2(self, capsys, argv, words):
         code, _, err = cli(capsys, *argv)

@@ -171,8 +171,7 @@ class TestExports:
             await pilot.press("escape")
 
     async def test_missing_dot_gives_a_one_line_hint(self, tmp_path, monkeypatch):
-        import radixviz.render.graphviz as graphviz
-        monkeypatch.setattr(graphviz.shutil, "which", lambda name: None)
+        monkeypatch.setenv("PATH", "")   # the graphviz package finds no dot: ExecutableNotFound
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("e")
             message = notifications(app)[-1]

@@ -184,11 +184,11 @@ class TestEntryPoints:
 
     @pytest.mark.parametrize("argv, message", [
         (["sandbox", "no/such/script.txt"], "no such script file"),
-        (["sandbox", "--pool-size", "0"], "--pool-size 0"),
+        (["sandbox", "--pool-size", "0"], "argument --pool-size: must be between 1 and 1000000, not 0"),
         (["lesson", "999"], "no lesson '999'"),
         (["home", "--lessons", "no/such/dir"], "no such folder"),
-        (["sandbox", "--device", "gpu"], "--device gpu: use auto, cpu or cuda"),
-        (["lesson", "1", "--device", "foo"], "--device foo"),
+        (["sandbox", "--device", "gpu"], "argument --device: gpu: use auto, cpu or cuda"),
+        (["lesson", "1", "--device", "foo"], "argument --device: foo: use auto, cpu or cuda"),
     ])
     def test_bad_arguments_exit_2_with_one_line(self, argv, message):
         out = subprocess.run([sys.executable, "-m", "radixviz", *argv], capture_output=True, text=True)

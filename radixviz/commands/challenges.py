@@ -1,8 +1,17 @@
 """``radixviz challenges`` lists the challenges; ``radixviz challenge ID`` shows or grades one."""
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
+
+from rich.console import Console
+
+from radixviz.errors import UsageError
+from radixviz.lessons import LessonError
+from radixviz.lessons.challenge import (AttemptError, attempt, find_challenge, load_challenges,
+                                        start_session)
+from radixviz.lessons.progress import Progress
 
 
 def register(subparsers) -> None:
@@ -31,15 +40,12 @@ def register(subparsers) -> None:
 
 
 def _hint_number(text: str) -> int:
-    import argparse
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"hint number must be 1 or more, not {text!r}")
     return int(text)
 
 
 def run_list(args) -> int:
-    from radixviz.lessons.progress import Progress
-
     challenges = _load(args.lessons)
     progress = _progress()
     solved = 0
@@ -84,10 +90,7 @@ def show(challenge) -> None:
         print(f"  - {condition.words}   [{condition.text}]")
     print(f"\nAllowed operations: {', '.join(challenge.allow)}")
     if challenge.start:
-        from rich.console import Console
-
-        from radixviz.lessons.challenge import start_session
-        from radixviz.render.tree import TreeView
+        from radixviz.render.tree import TreeView  # reads frames, whose module imports torch
 
         print("\nStarting state:")
         for line in challenge.start.splitlines():
@@ -100,8 +103,6 @@ def show(challenge) -> None:
 
 
 def _check(challenge, source: str) -> int:
-    from radixviz.lessons.challenge import AttemptError, attempt
-
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -125,7 +126,6 @@ def _check(challenge, source: str) -> int:
 
 
 def _record(challenge_id: str, ops: int | None = None, seen: bool = False) -> None:
-    from radixviz.lessons.progress import Progress
     progress = _progress()
     if seen:
         progress.see_solution(challenge_id)
@@ -138,8 +138,6 @@ def _record(challenge_id: str, ops: int | None = None, seen: bool = False) -> No
 
 
 def _load(dirs):
-    from radixviz.lessons import LessonError
-    from radixviz.lessons.challenge import load_challenges
     for d in dirs:
         if not Path(d).is_dir():
             _usage(f"no such folder: {d}")
@@ -150,7 +148,6 @@ def _load(dirs):
 
 
 def _pick(challenges, wanted):
-    from radixviz.lessons.challenge import find_challenge
     try:
         return find_challenge(challenges, wanted)
     except KeyError as exc:
@@ -158,7 +155,6 @@ def _pick(challenges, wanted):
 
 
 def _progress():
-    from radixviz.lessons.progress import Progress
     progress = Progress.load()
     if progress.warning:
         print(f"radixviz: {progress.warning}", file=sys.stderr)
@@ -166,5 +162,4 @@ def _progress():
 
 
 def _usage(message: str):
-    from radixviz.cli import UsageError
     raise UsageError(message)

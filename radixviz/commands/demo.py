@@ -7,7 +7,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from radixviz.cache import RadixCache, TokenToKVPool
+    from radixviz.cache import RadixCache, TokenToKVPool  # torch: not when --help loads this module
 
     for buggy in (False, True):
         pool = TokenToKVPool(32, device="cpu")

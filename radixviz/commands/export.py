@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from radixviz.cli import EXIT_OK, UsageError
+from radixviz.errors import EXIT_OK, UsageError
+from radixviz.render.names import step_file_name
+from radixviz.settings import EDGE_LABEL
 
 from .export_pages import add_page_args, check_page_args, is_page_output, write_output
 from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
@@ -24,8 +26,9 @@ def register(subparsers) -> None:
     p.add_argument("--all-steps", metavar="DIR", nargs="?", const=True,
                    help="write one numbered diagram per micro-step into DIR; "
                         "with -o FILE.pdf and no DIR: one multi-page PDF, a step a page")
-    p.add_argument("--max-edge", type=int, default=24, metavar="N",
-                   help="longest edge label in characters before the middle is elided (default 24)")
+    p.add_argument("--max-edge", type=EDGE_LABEL.arg, default=EDGE_LABEL.default, metavar="N",
+                   help=f"longest edge label in characters before the middle is elided "
+                        f"(default {EDGE_LABEL.default}, at least {EDGE_LABEL.low})")
     p.add_argument("--format", choices=("dot", "svg", "png", "pdf"), default=None,
                    help="format for --all-steps (default: -o's extension, else svg)")
     add_page_args(p)
@@ -34,6 +37,7 @@ def register(subparsers) -> None:
 
 @reports_script_errors
 def run(args) -> int:
+    # render reads frames, whose module imports the engine (torch): not when --help loads this
     from radixviz.render.graphviz import GraphvizError, format_for, write
 
     if args.output is None and args.all_steps is None:
@@ -44,8 +48,6 @@ def run(args) -> int:
         raise UsageError("--all-steps needs a DIR, or -o FILE.pdf for one multi-page handout")
     if args.step is not None and args.output is None:
         raise UsageError("--step K needs -o FILE")
-    if args.max_edge < 8:
-        raise UsageError(f"--max-edge {args.max_edge}: use 8 or more")
     if args.output is not None:
         try:
             format_for(args.output)      # refuse a bad extension before any work
@@ -99,8 +101,8 @@ def _pick_frame(session, step):
 
 def step_title(frame) -> str:
     """The caption of one step's diagram: its number, what it did, and the matcher."""
-    from radixviz.render.graphviz import matcher_label
-    from radixviz.script import describe
+    from radixviz.render.graphviz import matcher_label  # torch, as in run()
+    from radixviz.script import describe                # the narrator reads the engine: torch
 
     return f"step {frame.number}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
@@ -108,14 +110,12 @@ def step_title(frame) -> str:
 def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
     """``step-0001.svg`` ... one per frame, numbered as ``--step`` and the stepper count;
     the folder is created if needed."""
-    from radixviz.render.graphviz import GraphvizError, write
+    from radixviz.render.graphviz import GraphvizError, write  # torch, as in run()
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise GraphvizError(f"cannot create {folder}: {exc.strerror or exc}") from None
-    from radixviz.render.names import step_file_name
-
     paths = []
     for frame in session.frames:
         path = folder / step_file_name(frame, fmt, len(session.frames))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from radixviz.cli import EXIT_OK, UsageError
+from radixviz.errors import EXIT_OK, UsageError
 from radixviz.lessons import Narrative, Operations, Predict
-from radixviz.script import ScriptError
+from radixviz.script import ScriptError   # the parser: no torch
 
 from .run import refused
 

@@ -1,13 +1,19 @@
 """``radixviz home`` (and plain ``radixviz``): the app's home screen."""
 from __future__ import annotations
 
+import os
+
+from radixviz.errors import UsageError
+from radixviz.settings import DEVICE_ARG, POOL_SLOTS
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("home", help="open the app: lessons, sandbox, quiz (the default)")
     p.add_argument("--lessons", action="append", default=[], metavar="DIR",
                    help="also list the lessons in DIR (repeatable)")
-    p.add_argument("--pool-size", type=int, default=128, metavar="N", help="KV pool slots (default 128)")
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
+                   help=f"KV pool slots (default {POOL_SLOTS.default})")
+    p.add_argument("--device", type=DEVICE_ARG, default="auto", help="auto, cpu or cuda (default auto)")
     p.add_argument("--buggy", action="store_true", help="the sandbox starts with the pre-#7 matcher")
     p.add_argument("--no-preload", dest="preload", action="store_false",
                    help="load the engine (and torch) only when a screen needs it, not while the menu "
@@ -16,15 +22,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    import os
-    from radixviz.cli import UsageError
-    from radixviz.commands.sandbox import check_device, check_pool_size
-    check_pool_size(args.pool_size)
-    check_device(args.device)
     for folder in args.lessons:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("home", lesson_dirs=args.lessons, pool_size=args.pool_size, device=args.device,
                       buggy=args.buggy, preload_engine=args.preload)
     app.run()

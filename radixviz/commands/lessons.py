@@ -4,6 +4,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from radixviz.errors import UsageError
+from radixviz.lessons import (LessonError, check_lesson, find_lesson, lesson_files, load_lessons,
+                              shipped_lessons_dir)
+from radixviz.lessons.challenge import challenge_files, check_challenge, load_challenges
+from radixviz.lessons.progress import Progress, save_lesson_completed
+from radixviz.lessons.reader import read_plain
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("lessons", help="list the lessons, or check lesson files (--check)",
@@ -19,23 +26,13 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from radixviz.cli import UsageError
-    from radixviz.lessons import LessonError, load_lessons
-
     if args.check is not None:
         return check(args.check, args.lessons)
-    try:
-        lessons = load_lessons(args.lessons)
-    except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from None
-    except LessonError as exc:
-        raise UsageError(f"{exc} (every problem: {_check_command(exc.file)})") from None
+    lessons = load_or_refuse(args.lessons)
     if args.read is not None:
-        from radixviz.lessons.reader import read_plain
-        return read_plain(_pick(lessons, args.read), sys.stdin, sys.stdout)
+        return read_plain(pick_lesson(lessons, args.read), sys.stdin, sys.stdout)
     if args.done is not None:
-        from radixviz.lessons.progress import save_lesson_completed
-        lesson = _pick(lessons, args.done)
+        lesson = pick_lesson(lessons, args.done)
         saved, warnings = save_lesson_completed(lesson)
         for warning in warnings:
             print(f"radixviz: {warning}", file=sys.stderr)
@@ -55,9 +52,6 @@ def run(args) -> int:
 
 def check(directory: str, extra: list) -> int:
     """Print ``FILE:LINE: message`` for every problem; 0 when all pass, 1 otherwise."""
-    from radixviz.cli import UsageError
-    from radixviz.lessons import check_lesson, lesson_files, load_lessons, shipped_lessons_dir
-
     dirs = [Path(d) for d in ([directory] if directory else []) + list(extra)]
     for d in dirs:
         if not d.is_dir():
@@ -66,8 +60,6 @@ def check(directory: str, extra: list) -> int:
     shipped = shipped_lessons_dir()
     if only_dir and Path(directory).resolve() == shipped.resolve():
         dirs, only_dir = dirs[1:], False   # checking the shipped folder itself
-    from radixviz.lessons.challenge import challenge_files, check_challenge, load_challenges
-
     if only_dir and not (lesson_files(Path(directory)) or challenge_files(Path(directory))):
         raise UsageError(f"no lesson or challenge files (*.md) in {directory}")
     problems: list = []
@@ -94,16 +86,26 @@ def check(directory: str, extra: list) -> int:
 
 def _check_command(file: str) -> str:
     """The --check that lists every problem of the folder ``file`` is in."""
-    from radixviz.lessons import shipped_lessons_dir
     folder = Path(file).parent
     if folder.resolve() == shipped_lessons_dir().resolve():
         return "radixviz lessons --check"
     return f"radixviz lessons --check {folder}"
 
 
-def _pick(lessons, wanted: str):
-    from radixviz.cli import UsageError
-    from radixviz.lessons import find_lesson
+def load_or_refuse(extra_dirs=()) -> list:
+    """The shipped lessons and those in ``extra_dirs``; a missing folder or a bad lesson
+    file is a UsageError (one line, with the command that lists every problem)."""
+    try:
+        return load_lessons(extra_dirs)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    except LessonError as exc:
+        raise UsageError(f"{exc} (every problem: {_check_command(exc.file)})") from None
+
+
+def pick_lesson(lessons: list, wanted: str):
+    """The lesson ``wanted`` names (``1``, ``01``, its id or file name: ``find_lesson``, the
+    one lookup every command uses); UsageError listing the lessons otherwise."""
     try:
         return find_lesson(lessons, wanted)
     except KeyError as exc:
@@ -111,7 +113,6 @@ def _pick(lessons, wanted: str):
 
 
 def _progress():
-    from radixviz.lessons.progress import Progress
     progress = Progress.load()
     if progress.warning:
         print(f"radixviz: {progress.warning}", file=sys.stderr)

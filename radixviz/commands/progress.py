@@ -4,6 +4,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from radixviz.errors import UsageError
+from radixviz.lessons import LessonError, load_lessons
+from radixviz.lessons.challenge import load_challenges
+from radixviz.lessons.progress import Progress, ProgressError
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("progress", help="show completed lessons and quiz scores")
@@ -15,9 +20,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from radixviz.cli import UsageError
-    from radixviz.lessons.progress import Progress, ProgressError
-
     progress = Progress.load()
     if progress.warning:
         print(f"radixviz: {progress.warning}", file=sys.stderr)
@@ -50,7 +52,6 @@ def run(args) -> int:
 
 
 def _save(progress) -> None:
-    from radixviz.cli import UsageError
     try:
         progress.save()
     except OSError as exc:
@@ -58,7 +59,6 @@ def _save(progress) -> None:
 
 
 def show(progress) -> None:
-    from radixviz.lessons import LessonError, load_lessons
     try:
         titles = {l.id: (l.number, l.title) for l in load_lessons()}
     except LessonError:
@@ -81,8 +81,6 @@ def show(progress) -> None:
 
 
 def _show_challenges(progress) -> None:
-    from radixviz.lessons import LessonError
-    from radixviz.lessons.challenge import load_challenges
     try:
         challenges = {c.id: c for c in load_challenges()}
     except LessonError:

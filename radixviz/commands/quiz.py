@@ -1,54 +1,51 @@
 """``radixviz quiz``: self-test questions and generated ones, graded by the engine."""
 from __future__ import annotations
 
+import random
 import sys
+
+from radixviz.errors import UsageError
+from radixviz.lessons.progress import Progress
+from radixviz.lessons.questions import LETTERS
+from radixviz.lessons.quiz import make_quiz
+from radixviz.lessons.reader import echo_if_piped, result_text
+from radixviz.lessons.scenario import run_scenario
+from radixviz.script import parse_script   # the parser: no torch
+from radixviz.settings import QUIZ_QUESTIONS, SEED
+
+from .lessons import load_or_refuse, pick_lesson
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("quiz", help="answer questions about the cache; the engine checks each answer",
                               description="Questions on random scenarios run on the real cache (same "
                               "--seed, same questions), or the chapter's self-test with --selftest.")
     p.add_argument("--plain", action="store_true", help="ask on standard input/output (no full screen)")
-    p.add_argument("--lesson", type=int, metavar="N", help="questions for lesson N only")
-    p.add_argument("--seed", type=int, help="replay a quiz (printed at the start of each quiz)")
+    p.add_argument("--lesson", metavar="N", help="questions for lesson N (number or id) only")
+    p.add_argument("--seed", type=SEED.arg, help="replay a quiz (printed at the start of each quiz)")
     p.add_argument("--difficulty", choices=("easy", "medium", "hard"), default="medium")
-    p.add_argument("--count", type=int, default=6, metavar="N", help="number of questions (default 6)")
+    p.add_argument("--count", type=QUIZ_QUESTIONS.arg, default=QUIZ_QUESTIONS.default, metavar="N",
+                   help=f"number of questions (default {QUIZ_QUESTIONS.default}, at most {QUIZ_QUESTIONS.high})")
     p.add_argument("--selftest", action="store_true", help="the chapter's self-test questions and exercises")
     p.add_argument("--no-save", action="store_true", help="do not record the score in your progress")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from radixviz.cli import UsageError
-    from radixviz.lessons.quiz import make_quiz
-
-    if not 1 <= args.count <= 100:
-        raise UsageError(f"--count {args.count}: ask between 1 and 100 questions")
     seed = args.seed if args.seed is not None else _fresh_seed()
+    lesson = None if args.lesson is None else pick_lesson(load_or_refuse(), args.lesson).number
     try:
-        quiz = make_quiz(seed, args.difficulty, args.lesson, args.count, args.selftest)
+        quiz = make_quiz(seed, args.difficulty, lesson, args.count, args.selftest)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not args.plain:
-        screen = _quiz_screen()
-        if screen is not None and sys.stdin.isatty() and sys.stdout.isatty():
-            return screen(quiz, save=not args.no_save)
-        if screen is None:
-            print("(the full-screen quiz is not available here; asking in plain text)", file=sys.stderr)
+    if not args.plain and sys.stdin.isatty() and sys.stdout.isatty():
+        from radixviz.tui.app import run_quiz_app  # Textual: only for the full screen
+        return run_quiz_app(quiz, save=not args.no_save)
     return ask_plain(quiz, sys.stdin, sys.stdout, save=not args.no_save)
 
 
 def _fresh_seed() -> int:
-    import random
     return random.SystemRandom().randrange(1, 1_000_000)
-
-
-def _quiz_screen():
-    """The app's quiz screen runner, when the app has one."""
-    try:
-        from radixviz.tui.app import run_quiz_app
-    except ImportError:
-        return None
-    return run_quiz_app
 
 
 def ask_plain(quiz, stdin, out, save: bool = True) -> int:
@@ -61,8 +58,6 @@ def ask_plain(quiz, stdin, out, save: bool = True) -> int:
         print(f"radixviz quiz: {len(quiz.questions)} questions, {quiz.difficulty}{where}, seed {quiz.seed} "
               f"(replay with --seed {quiz.seed})", file=out)
     print("Type your answer; '?' explains the format, 'show' replays the scenario, 'skip', 'quit'.", file=out)
-    from radixviz.lessons.questions import LETTERS
-
     for index, question in enumerate(quiz.questions):
         print(f"\n── Question {index + 1}/{len(quiz.questions)} ({question.topic or question.kind}) ──", file=out)
         print(question.prompt, file=out)
@@ -78,8 +73,6 @@ def ask_plain(quiz, stdin, out, save: bool = True) -> int:
 
 
 def _ask_one(quiz, index, stdin, out) -> str:
-    from radixviz.lessons.reader import echo_if_piped
-
     question = quiz.questions[index]
     while True:
         print(f"answer ({question.hint()}): ", end="", file=out, flush=True)
@@ -110,10 +103,6 @@ def _ask_one(quiz, index, stdin, out) -> str:
 
 def replay_text(scenario: str, include_question: bool = True) -> str:
     """The scenario replayed on a fresh session, one line per operation with its result."""
-    from radixviz.lessons.reader import result_text
-    from radixviz.lessons.scenario import run_scenario
-    from radixviz.script import parse_script
-
     text = scenario if include_question else scenario.split("# the question:")[0]
     session = run_scenario("")
     lines = ["replaying the scenario on a fresh cache:"]
@@ -129,7 +118,6 @@ def _finish(quiz, out, save: bool) -> int:
     print(f"\nScore: {quiz.score}/{total}" + (f" ({len(quiz.questions) - total} not answered)"
                                               if total < len(quiz.questions) else ""), file=out)
     if save and total:
-        from radixviz.lessons.progress import Progress
         progress = Progress.load()
         if progress.warning:
             print(f"radixviz: {progress.warning}", file=sys.stderr)

@@ -10,7 +10,15 @@ import functools
 import json
 import sys
 
-from radixviz.cli import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from rich.console import Console
+from rich.text import Text
+
+from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from radixviz.render.jsondoc import session_document
+from radixviz.render.pool import PoolGrid
+from radixviz.render.source_map import locate
+from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
+from radixviz.settings import DEVICE_ARG, POOL_SLOTS, WIDTH
 
 INLINE_FILE = "<-e>"
 
@@ -21,9 +29,10 @@ def add_script_args(p) -> None:
     p.add_argument("-e", "--exec", dest="ops", metavar="OPS",
                    help='operations given inline, ";" between them, e.g. -e "insert abc; match abd"')
     p.add_argument("--buggy", action="store_true", help="start with the pre-#7 matcher")
-    p.add_argument("--pool-size", type=int, default=None, metavar="N",
-                   help="KV pool slots (default 128)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when torch sees one), cpu or cuda")
+    p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
+                   help=f"KV pool slots (default {POOL_SLOTS.default})")
+    p.add_argument("--device", type=DEVICE_ARG, default="auto",
+                   help="auto (CUDA when torch sees one), cpu or cuda")
 
 
 def register(subparsers) -> None:
@@ -37,7 +46,7 @@ def register(subparsers) -> None:
     add_script_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
     p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from (its step name without sources)")
-    p.add_argument("--width", type=int, default=None, help="output width in columns (default: the terminal's)")
+    p.add_argument("--width", type=WIDTH.arg, default=None, help="output width in columns (default: the terminal's)")
     p.set_defaults(func=run)
 
 
@@ -46,8 +55,6 @@ def reports_script_errors(handler):
     printed as ``FILE:LINE:COL: message`` and the exit code is 2."""
     @functools.wraps(handler)
     def wrapper(args) -> int:
-        from radixviz.script import ScriptError
-
         try:
             return handler(args)
         except ScriptError as exc:
@@ -63,8 +70,6 @@ def refused(error) -> int:
 
 def read_ops(args) -> list:
     """The parsed operations; raises UsageError or ScriptError before anything is applied."""
-    from radixviz.script import ScriptError, load_script, parse_script
-
     if (args.script is None) == (args.ops is None):
         raise UsageError("give a SCRIPT file or -e OPS (one of the two)")
     if args.script is not None:
@@ -75,31 +80,18 @@ def read_ops(args) -> list:
     return ops
 
 
-def pool_size(args) -> int:
-    """``--pool-size``, or the default; UsageError when it leaves no slot."""
-    from radixviz.script import DEFAULT_POOL_SIZE
-
-    size = DEFAULT_POOL_SIZE if args.pool_size is None else args.pool_size
-    if size <= 0:
-        raise UsageError(f"--pool-size {size}: the pool needs at least one slot")
-    return size
-
-
 def new_session(args):
-    """A Session for the command's options; UsageError for a bad pool size or device."""
-    from radixviz.script import Session
+    """A Session for the command's options; UsageError for a device torch refuses."""
+    from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
-    size = pool_size(args)
     try:
-        return Session(pool_size=size, buggy=args.buggy, device=args.device)
+        return Session(pool_size=args.pool_size, buggy=args.buggy, device=args.device)
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
 
 
 def apply_all(session, ops):
     """Apply ``ops`` in order, up to the first one refused; return its ScriptError, or None."""
-    from radixviz.script import ScriptError
-
     for op in ops:
         try:
             session.apply(op)
@@ -114,7 +106,6 @@ def run(args) -> int:
     session = new_session(args)
     error = apply_all(session, ops)
     if args.json:
-        from radixviz.render.jsondoc import session_document
         json.dump(session_document(session, error=error, steps=args.steps), sys.stdout,
                   ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -126,14 +117,10 @@ def run(args) -> int:
 
 
 def print_human(session, args) -> None:
-    from rich.console import Console
-    from rich.text import Text
-
+    # these views read frames, whose module imports the engine (torch): not for --help
     from radixviz.render.log import step_line
-    from radixviz.render.pool import PoolGrid
     from radixviz.render.summary import op_result, op_summary
     from radixviz.render.tree import TreeView
-    from radixviz.render.source_map import locate
 
     console = Console(width=args.width, highlight=False, soft_wrap=False)
     for record in session.records:
@@ -159,7 +146,7 @@ def print_human(session, args) -> None:
 
 def check(session) -> int:
     """Exit 1 when the cache or pool breaks an invariant after the run."""
-    from radixviz.cache import InvariantError, check_invariants
+    from radixviz.cache import InvariantError, check_invariants  # torch, loaded by the session already
 
     try:
         check_invariants(session.cache, session.pool, session.held_slots())

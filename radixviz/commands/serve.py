@@ -6,12 +6,10 @@ import shlex
 import sys
 import webbrowser
 
-from radixviz.cli import UsageError
-from radixviz.commands.lesson import find
-from radixviz.commands.sandbox import check_device
-from radixviz.lessons import LessonError, load_lessons
+from radixviz.errors import UsageError
+from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT
 
-DEFAULT_MAX_SESSIONS = 30
+from .lessons import load_or_refuse, pick_lesson
 
 
 def register(subparsers) -> None:
@@ -24,14 +22,14 @@ def register(subparsers) -> None:
     p.add_argument("lesson", nargs="?", metavar="N", help="open every session in lesson N instead of the home screen")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this computer only; 0.0.0.0 for the room)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=PORT.arg, default=PORT.default, help=f"port (default {PORT.default})")
     p.add_argument("--open", action="store_true", help="open the page in this computer's browser")
-    p.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS, metavar="N",
-                   help=f"sessions at once; the next tab is told the class is full (default {DEFAULT_MAX_SESSIONS})")
+    p.add_argument("--max-sessions", type=MAX_SESSIONS.arg, default=MAX_SESSIONS.default, metavar="N",
+                   help=f"sessions at once; the next tab is told the class is full (default {MAX_SESSIONS.default})")
     p.add_argument("--lessons", action="append", default=[], metavar="DIR",
                    help="also offer the lessons in DIR (repeatable)")
     p.add_argument("--buggy", action="store_true", help="the sandbox starts with the pre-#7 matcher")
-    p.add_argument("--device", default="cpu", help="device of each session's KV pool (default cpu)")
+    p.add_argument("--device", type=DEVICE_ARG, default="cpu", help="device of each session's KV pool (default cpu)")
     p.set_defaults(func=run)
 
 
@@ -50,25 +48,15 @@ def app_command(args) -> str:
 
 
 def check(args) -> None:
-    """Everything a session would refuse, refused once here, before the server starts."""
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port}: use 0 to 65535")
-    if args.max_sessions < 1:
-        raise UsageError(f"--max-sessions {args.max_sessions}: allow at least one session")
+    """Everything a session would refuse, refused once here, before the server starts (the
+    numbers and the device were checked by argparse, with radixviz.settings' limits)."""
     if args.buggy and args.lesson is not None:
         raise UsageError("--buggy sets the sandbox's matcher; a lesson sets its own")
-    check_device(args.device)
     for folder in args.lessons:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")
     if args.lesson is not None:
-        try:
-            lessons = load_lessons(args.lessons)
-        except (LessonError, FileNotFoundError) as exc:
-            raise UsageError(str(exc)) from None
-        if find(args.lesson, lessons) is None:
-            known = ", ".join(str(lesson.number) for lesson in lessons)
-            raise UsageError(f"no lesson {args.lesson!r} (lessons: {known})")
+        pick_lesson(load_or_refuse(args.lessons), args.lesson)
 
 
 def run(args) -> int:

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import json
 
+from radixviz.errors import UsageError
+from radixviz.settings import (CONTEXT_LEN, MAX_RUNNING, SEED, SIM_POOL_SLOTS, SIM_REQUESTS,
+                               check_settings)
 from radixviz.sim import defaults as D
+from radixviz.sim.model_api import VOCAB_SIZE
+from radixviz.sim.policies import POLICIES
+from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
+from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
-# (name, lowest, highest): numbers are parsed here so a bad one is a one-line error
-_LIMITS = {"requests": (1, 100_000), "pool_size": (16, 1 << 22), "seed": (0, 2**63 - 1),
-           "max_running": (1, 4096), "context_len": (16, 1 << 17)}
-_SWEEP_LIMITS = {"pool": _LIMITS["pool_size"], "requests": _LIMITS["requests"]}
+from . import simulate_report as report
+
+# the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
+_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS}
 
 
 class _Default(str):
@@ -32,12 +39,13 @@ def register(subparsers) -> None:
                         f"(default {D.WORKLOAD})")
     p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
-    p.add_argument("--requests", default=_Default(D.REQUESTS), metavar="N",
-                   help=f"number of requests (default {D.REQUESTS})")
-    p.add_argument("--pool-size", default=str(D.POOL_SIZE), metavar="S",
-                   help=f"KV pool slots (default {D.POOL_SIZE})")
-    p.add_argument("--seed", default=str(D.SEED), metavar="S",
-                   help=f"workload and sampler seed (default {D.SEED})")
+    # no default: a typed --requests is told apart from none (--trace refuses a typed one)
+    p.add_argument("--requests", type=SIM_REQUESTS.arg, metavar="N",
+                   help=f"number of requests (default {SIM_REQUESTS.default})")
+    p.add_argument("--pool-size", type=SIM_POOL_SLOTS.arg, default=SIM_POOL_SLOTS.default, metavar="S",
+                   help=f"KV pool slots (default {SIM_POOL_SLOTS.default})")
+    p.add_argument("--seed", type=SEED.arg, default=SEED.default, metavar="S",
+                   help=f"workload and sampler seed (default {SEED.default})")
     p.add_argument("--sweep", metavar="NAME=V,V,...",
                    help="run each policy at each value: pool=512,1024,2048 or requests=32,64,128; "
                         "prints a table and a chart of hit rates")
@@ -47,9 +55,9 @@ def register(subparsers) -> None:
     p.add_argument("--tokenizer", metavar="NAME",
                    help="with --trace: tokenize text prompts with this Hugging Face tokenizer "
                         "(needs transformers); default: one token per UTF-8 byte")
-    p.add_argument("--context-len", metavar="N",
+    p.add_argument("--context-len", type=CONTEXT_LEN.arg, metavar="N",
                    help="longest sequence a request may reach (default 1024)")
-    p.add_argument("--max-running", metavar="N",
+    p.add_argument("--max-running", type=MAX_RUNNING.arg, metavar="N",
                    help="cap the requests running at once (a change from the release; default: "
                         "the release's request table, pool / 1024 x 256 rows, never a limit)")
     p.add_argument("--delay-shared-prefix", action="store_true",
@@ -64,30 +72,20 @@ def register(subparsers) -> None:
 
 
 def parse_options(args) -> dict:
-    """Checked options for runner.simulate; UsageError (one line) on a bad name or number."""
-    from radixviz.cli import UsageError
-    from radixviz.sim.policies import POLICIES
-    from radixviz.sim.workloads import WORKLOADS
-
-    typed = not isinstance(args.workload, _Default) or not isinstance(args.requests, _Default)
+    """Checked options for runner.simulate; UsageError (one line) on a bad name. The numbers
+    were checked by argparse, against the limits in ``radixviz.settings``."""
+    typed = not isinstance(args.workload, _Default) or args.requests is not None
     if args.trace is not None and typed:
         raise UsageError("--trace replays the file's requests: drop --workload and --requests")
     if args.tokenizer is not None and args.trace is None:
         raise UsageError("--tokenizer applies to text prompts in a --trace file")
     if args.trace is None and args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
-    options = {}
-    for name, (low, high) in _LIMITS.items():
-        text = getattr(args, name)
-        if text is None:  # an optional number left out: the Scheduler's default
-            continue
-        try:
-            value = int(text)
-        except ValueError:
-            raise UsageError(f"--{name.replace('_', '-')} must be a whole number, not {text!r}") from None
-        if not low <= value <= high:
-            raise UsageError(f"--{name.replace('_', '-')} must be between {low} and {high}, not {value}")
-        options[name] = value
+    options = {"requests": SIM_REQUESTS.default if args.requests is None else args.requests,
+               "pool_size": args.pool_size, "seed": args.seed}
+    for name in ("max_running", "context_len"):
+        if getattr(args, name) is not None:   # left out: the Scheduler's default
+            options[name] = getattr(args, name)
     if args.compare is not None and args.policy:
         raise UsageError("give --policy or --compare, not both")
     if args.sweep is not None:
@@ -106,14 +104,13 @@ def parse_options(args) -> dict:
 
 
 def parse_sweep_option(args) -> tuple[str, list[int]]:
-    from radixviz.cli import UsageError
-    from radixviz.sim.sweep import parse_sweep
+    from radixviz.sim.sweep import parse_sweep  # the sweep runner imports torch
 
     try:
         key, values = parse_sweep(args.sweep)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    low, high = _SWEEP_LIMITS[key]
+    low, high = _SWEEP_LIMITS[key].low, _SWEEP_LIMITS[key].high
     for value in values:
         if not low <= value <= high:
             raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
@@ -124,16 +121,12 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
 
 def load_trace_option(args, model: str):
     """The trace's RequestSpecs, checked whole before anything runs."""
-    from radixviz.cli import UsageError
-    from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
-
     try:
         encode = load_tokenizer(args.tokenizer) if args.tokenizer else None
         specs = load_trace(args.trace, encode)
     except TraceError as error:
         raise UsageError(str(error)) from None
     if model == "tiny":
-        from radixviz.sim.model_api import VOCAB_SIZE
         highest = max(max(s.input_ids) for s in _every_spec(specs))
         if highest >= VOCAB_SIZE:
             raise UsageError(f"{args.trace}: token id {highest} is outside the tiny model's "
@@ -149,15 +142,10 @@ def _every_spec(specs):
 
 
 def run(args) -> int:
-    from radixviz.cli import UsageError
-
     options = parse_options(args)
     if getattr(args, "app", False):
         return open_app(args, options)
     from radixviz.sim.runner import MODELS, replay  # imports torch
-    from radixviz.sim.workloads import make_workload
-
-    from . import simulate_report as report
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
@@ -186,9 +174,7 @@ def run(args) -> int:
 
 
 def run_sweep(args, name, sweep, policies, specs, options, common) -> int:
-    from radixviz.sim.sweep import run_sweep as sweep_runs
-
-    from . import simulate_report as report
+    from radixviz.sim.sweep import SWEEPABLE, run_sweep as sweep_runs  # imports torch
 
     key, values = sweep
     points = sweep_runs(key, values, policies, workload=None if specs else name, specs=specs,
@@ -198,9 +184,6 @@ def run_sweep(args, name, sweep, policies, specs, options, common) -> int:
                           "settings": {k: v for k, v in options.items()},
                           "results": [p.to_dict(key) for p in points]}, indent=2))
         return 0
-    from radixviz.sim.sweep import SWEEPABLE
-    from radixviz.sim.workloads import request_count
-
     fixed = {"requests": request_count(specs) if specs else options["requests"],
              "pool_size": options["pool_size"]}
     fixed.pop(SWEEPABLE[key])
@@ -211,19 +194,16 @@ def run_sweep(args, name, sweep, policies, specs, options, common) -> int:
 
 def open_app(args, options: dict) -> int:
     """``--app``: the scheduler screen, already running these settings."""
-    from radixviz.cli import UsageError
-
     if args.json or args.compare or args.sweep or args.trace:
         raise UsageError("--app shows one policy at a time: drop --json, --compare, --sweep "
                          "and --trace")
     # the model name is checked by the screen's worker: importing the models here would
     # import torch before the first paint
-    from radixviz.tui.widgets.scheduler_form import check_settings
     settings, error = check_settings(args.workload, options["policies"][0], options["seed"],
                                      options["requests"], options["pool_size"])
     if error:
         raise UsageError(f"--app: {error}")
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("scheduler", scheduler_options={
         "settings": settings, "autorun": True, "model": args.model,
         "options": {"max_running": options.get("max_running"),

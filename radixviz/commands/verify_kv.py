@@ -1,9 +1,13 @@
 """``radixviz verify-kv``: are the K/V a match reuses the K/V a recompute would give?"""
 from __future__ import annotations
 
-from radixviz.cli import UsageError
-from radixviz.commands.run import add_script_args, apply_all, pool_size, read_ops, refused, \
-    reports_script_errors
+import argparse
+import json
+
+from radixviz.errors import UsageError
+from radixviz.settings import SEED
+
+from .run import add_script_args, apply_all, read_ops, refused, reports_script_errors
 
 EPILOG = """\
 Every insert runs a tiny seeded transformer on the tokens after the cached prefix and
@@ -21,32 +25,27 @@ exit status: 0 every match agrees, 1 some match diverges, 2 bad input
 
 
 def register(subparsers) -> None:
-    import argparse
-
     p = subparsers.add_parser(
         "verify-kv", help="check cache reuse on real K/V computed by a tiny model",
         description="Run operations on a cache whose pool holds real K/V, and check every "
                     "match against a from-scratch computation.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_script_args(p)
-    # parsed in run, so a bad seed is a one-line error like every other bad input
-    p.add_argument("--seed", default="0", help="model weights seed (default 0)")
+    p.add_argument("--seed", type=SEED.arg, default=SEED.default, help="model weights seed (default 0)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
 
 @reports_script_errors
 def run(args) -> int:
-    import json
-
     ops = read_ops(args)
+    # the session and the report import torch: only once the script parsed
+    from radixviz.script.kv_session import KVSession
     from radixviz.sim.kv_report import table_lines
-    from radixviz.sim.kv_verify import KVSession
 
-    size = pool_size(args)
-    seed = _seed(args.seed)
     try:
-        session = KVSession(buggy=args.buggy, device=args.device, seed=seed, pool_size=size)
+        session = KVSession(buggy=args.buggy, device=args.device, seed=args.seed,
+                            pool_size=args.pool_size)
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
     error = apply_all(session, ops)
@@ -62,12 +61,3 @@ def run(args) -> int:
         return refused(error)
     return 0 if report.ok else 1
 
-
-def _seed(text) -> int:
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
-    if not 0 <= seed < 2**63:
-        raise UsageError(f"--seed {text}: use an integer from 0 to 2**63-1")
-    return seed

@@ -156,7 +156,7 @@ def op_measures(session, record) -> dict:
 
 def state_measures(session) -> dict:
     """The session's tree and pool now, by the names goals use."""
-    from radixviz.cache import tokens_text
+    from radixviz.cache import tokens_text  # the engine (torch): goals.py loads without it
 
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]

@@ -98,8 +98,13 @@ def _meta_line(lesson: Lesson, key: str) -> int:
 
 
 def find_lesson(lessons: list[Lesson], wanted: str) -> Lesson:
-    """The lesson whose number or id is ``wanted``; KeyError with the choices otherwise."""
+    """The lesson ``wanted`` names: its number (``1`` or ``01``), its id (``the-node``) or its
+    file name without ``.md`` (``01-the-node``), case and surrounding spaces ignored. The one
+    lookup every command uses; KeyError with the choices otherwise."""
+    ref = str(wanted).strip().lower()
     for lesson in lessons:
-        if wanted == lesson.id or (wanted.isdigit() and int(wanted) == lesson.number):
+        if ref.isdecimal() and int(ref) == lesson.number:
+            return lesson
+        if ref in (lesson.id.lower(), lesson.path.stem.lower()):
             return lesson
     raise KeyError(f"no lesson {wanted!r} (lessons: {', '.join(str(l.number) for l in lessons)})")

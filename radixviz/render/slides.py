@@ -34,12 +34,12 @@ LIGHT_BACKGROUND = "white"
 
 
 def _dark_swaps() -> dict:
-    swaps = {'"white"': f'"{DARK_BACKGROUND}"', '"#57606a"': '"#8b949e"'}
+    swaps = {"white": DARK_BACKGROUND, "#57606a": "#8b949e"}
     for mark in ALL_MARKS:
         color, fill = _DARK_MARKS[mark.name]
-        swaps[f'"{mark.color}"'] = f'"{color}"'
+        swaps[mark.color] = color
         if mark.fill != "white":
-            swaps[f'"{mark.fill}"'] = f'"{fill}"'
+            swaps[mark.fill] = fill
     return swaps
 
 
@@ -51,7 +51,9 @@ def themed(dot_text: str, theme: str) -> str:
     if theme == "light":
         return dot_text
     for old, new in _SWAPS[theme].items():
-        dot_text = dot_text.replace(old, new)
+        # an attribute value, quoted or not: the graphviz package quotes only what DOT needs
+        # (fillcolor=white, color="#57606a")
+        dot_text = re.sub(rf'=(?:"{re.escape(old)}"|{re.escape(old)})(?=[\s\]])', f'="{new}"', dot_text)
     head, rest = dot_text.split("\n", 1)
     # defaults set before the export's own: they only fill in what it leaves unset (text, borders)
     defaults = (f'  graph [bgcolor="{DARK_BACKGROUND}", fontcolor="{DARK_TEXT}"];\n'

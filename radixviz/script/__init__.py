@@ -11,6 +11,7 @@ _HOMES = {
     "KEY_OPS": "parser", "OP_NAMES": "parser", "Op": "parser", "ScriptError": "parser",
     "load_script": "parser", "parse_script": "parser",
     "DEFAULT_POOL_SIZE": "session", "Session": "session",
+    "KVSession": "kv_session", "verify_ops": "kv_session",
 }
 __all__ = sorted(_HOMES)
 

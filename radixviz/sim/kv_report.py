@@ -1,23 +1,12 @@
-"""Plain-text lines for a KV check, shared by ``radixviz verify-kv`` and the app.
+"""Plain-text lines for a KV report (``KVReport``), shared by ``radixviz verify-kv`` and the app.
 
-No UI library here: the app puts these lines in a panel (sandbox key ``v``, the #7
-lesson), the CLI prints them. Entry points for the app:
-
-- ``session_lines(session, upto=None)``: for a ``script.Session`` (the stepper's), replay
-  its first ``upto`` operations (all by default) with real K/V from its starting matcher
-  and pool size, and report every match in them (sandbox key ``v``);
-- ``sandbox_lines(ops, buggy)``: the same from a list of operations;
-- ``lesson_lines(device)``: the chapter's ``Hello_world`` fork under both matchers (#7 lesson).
-
-Each builds a small model and runs it (milliseconds for a sandbox-sized script, plus
-torch's import on first use): call them from a worker, not the event loop. They never
-touch the session passed in.
+No UI library here. The lines that replay a session (``session_lines``, ``sandbox_lines``,
+``lesson_lines``) are in ``radixviz.script.kv_session``, beside the session they replay.
 """
 from __future__ import annotations
 
 from radixviz.cache import token_text
 
-CHAPTER_OPS = (("insert", "Hello_L.A.!"), ("insert", "Hello_L.A.!world"), ("match", "Hello_world"))
 KEY_WIDTH = 20
 
 
@@ -77,43 +66,3 @@ def summary(report) -> str:
                 f"from-scratch run (max diff {worst:.2e}, float rounding)")
     return (f"{len(bad)} of {n} match{'es' if n != 1 else ''} diverge: the returned slots hold K/V "
             f"computed for other tokens or positions (max diff {worst:.3g})")
-
-
-def sandbox_lines(ops, buggy: bool = False, device="cpu", seed: int = 0,
-                  pool_size: int | None = None) -> list[str]:
-    """Replay ``ops`` (the sandbox's history: parsed ``Op``s or ``(name, arg)`` tuples)
-    with a pool filled by the tiny model; return report lines. A refused operation
-    becomes a final one-line error instead of an exception."""
-    from radixviz.script import DEFAULT_POOL_SIZE, ScriptError
-    from radixviz.sim.kv_verify import KVSession
-
-    session = KVSession(buggy=buggy, device=device, seed=seed,
-                        pool_size=pool_size or DEFAULT_POOL_SIZE)
-    for op in ops:
-        try:
-            session.apply(op)
-        except ScriptError as exc:
-            return table_lines(session.report()) + [f"stopped: {exc}"]
-    return table_lines(session.report())
-
-
-def session_lines(session, upto: int | None = None, seed: int = 0) -> list[str]:
-    """Report lines for the first ``upto`` operations of a ``script.Session``."""
-    return sandbox_lines(session.ops[:upto], buggy=session.initial_buggy, device="cpu",
-                         seed=seed, pool_size=session.pool_size)
-
-
-def lesson_lines(device="cpu", seed: int = 0) -> list[str]:
-    """The chapter's example with both matchers, told with the numbers."""
-    from radixviz.sim.kv_verify import verify_ops
-
-    lines = ['Cached: "Hello_L.A.!" then "Hello_L.A.!world"; the request is "Hello_world".']
-    for buggy in (False, True):
-        check = verify_ops(CHAPTER_OPS, buggy=buggy, device=device, seed=seed).checks[0]
-        name = "before #7" if buggy else "after #7 "
-        lines.append(f"{name}: {check.matched:>2} tokens reused, K/V max diff "
-                     f"{check.kv_diff:.2e}, logits diff {check.logits_diff:.2e}: {verdict(check)}")
-    lines.append("The buggy matcher hands back the slots of the 'world' that followed "
-                 "'Hello_L.A.!', at positions 11-15; their keys and values were computed for "
-                 "that context, so the model continues from the wrong numbers.")
-    return lines

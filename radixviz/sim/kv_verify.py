@@ -1,7 +1,7 @@
 """Check a cache's matches on real numbers: reuse the matched K/V, compare with recompute.
 
-A ``KVSession`` keeps a radix cache over a pool whose slots hold K/V computed by the tiny
-model. Every insert runs the model on the tokens after the matched prefix, reusing the
+A ``KVChecker`` puts K/V computed by the tiny model into a radix cache's pool
+(``radixviz.script.kv_session.KVSession`` drives it from the operation language). Every insert runs the model on the tokens after the matched prefix, reusing the
 prefix's K/V as a prefill would; every match gathers the K/V at the slots it returned
 and compares them (and the next-token logits computed on top of them) with a
 from-scratch run of the same tokens. With the #7 fix they agree to float rounding; with
@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from radixviz.cache import as_key, preview_match
-from radixviz.script import DEFAULT_POOL_SIZE, KEY_OPS, Op, ScriptError, Session
-from radixviz.sim.tiny_model import TinyModel, token_ids
+from radixviz.cache import preview_match
+from radixviz.sim.tiny_model import TinyModel
 
 ATOL = RTOL = 1e-4  # float32 rounding across different batch shapes stays near 1e-6
 
@@ -78,86 +77,35 @@ def _key_json(key: tuple):
     return [t if isinstance(t, int) else ord(t) for t in key]
 
 
-def as_op(op) -> Op:
-    """A parsed ``Op`` as is; a ``(name, arg)`` tuple (handy in code and tests) made into one."""
-    if isinstance(op, Op):
-        return op
-    name, *rest = op
-    arg = rest[0] if rest else None
-    if name in KEY_OPS:
-        return Op(name, key=as_key(arg), text=f"{name} {arg!r}")
-    if name == "evict":
-        return Op(name, count=int(arg), text=f"evict {arg}")
-    if name == "matcher":
-        return Op(name, mode="buggy" if arg in ("buggy", True) else "fixed", text=f"matcher {arg}")
-    if name != "reset":
-        raise ValueError(f"unknown operation {name!r}")
-    return Op(name, text=name)
+class KVChecker:
+    """The numbers behind a cache: K/V for the slots an insert keeps, and a recompute for
+    every match. It reads the cache and writes only the pool's K/V buffers, so the tree,
+    slots and evictions stay exactly what the cache alone would make."""
 
-
-class KVSession:
-    """The script session the app and ``radixviz run`` use, with a model filling its pool.
-
-    The tree, slots and evictions are exactly the plain session's (``script.Session``); this
-    adds the numbers: each insert computes the K/V of the slots the tree keeps, reusing the
-    prefix the current matcher returns, and each match is checked against a recompute.
-    """
-
-    def __init__(self, buggy: bool = False, device="auto", seed: int = 0,
-                 pool_size: int = DEFAULT_POOL_SIZE, atol: float = ATOL, rtol: float = RTOL):
-        self.session = Session(pool_size, buggy=buggy, device=device)
-        self.model = TinyModel(self.session.pool, seed=seed)
+    def __init__(self, pool, seed: int = 0, atol: float = ATOL, rtol: float = RTOL):
+        self.model = TinyModel(pool, seed=seed)
         self.seed, self.atol, self.rtol = seed, atol, rtol
-        self.checks: list[MatchCheck] = []
-
-    @property
-    def cache(self):
-        return self.session.cache
 
     @property
     def pool(self):
-        return self.session.pool
+        return self.model.pool
 
-    @property
-    def device(self) -> str:
-        return str(self.session.pool.device)
-
-    def report(self) -> KVReport:
-        return KVReport(tuple(self.checks), self.device, self.seed, self.atol, self.rtol)
-
-    def apply(self, op) -> MatchCheck | None:
-        """Run one operation; a match returns (and records) its check. Raises ScriptError,
-        with nothing changed, for an operation the session or the model refuses."""
-        parsed, op = isinstance(op, Op), as_op(op)
-        ids = None
-        if op.name in KEY_OPS:
-            try:
-                ids = token_ids(op.key)
-            except ValueError as exc:
-                raise ScriptError(op.file, op.line, op.col, str(exc)) from None
-        plan = self._plan_prefill(op.key, ids) if op.name == "insert" else None
-        record = self.session.apply(op)
-        self.model.pool = self.session.pool  # a reset brings a fresh pool
-        if plan is not None:
-            self._fill(plan, record.result)
-        elif op.name == "match" and ids:  # an empty key reuses nothing: nothing to check
-            slots = torch.as_tensor(record.result["slots"], dtype=torch.int64)
-            check = self._check(op, ids, slots, op.where() if parsed else "")
-            self.checks.append(check)
-            return check
-        return None
+    @pool.setter
+    def pool(self, pool) -> None:
+        self.model.pool = pool      # a reset brings a fresh pool
 
     # ---------------------------------------------------------------- inserts
 
-    def _plan_prefill(self, key, ids):
+    def plan_prefill(self, cache, key, ids):
         """What the request would reuse: the prefix the current matcher returns (read off a
         snapshot, so the tree's clock and shape stay as the plain session has them), with
-        its K/V copied out before the insert's eviction can free those slots."""
-        preview = preview_match(self.cache.snapshot(), key, self.cache.buggy_match)
+        its K/V copied out before the insert's eviction can free those slots. Call it before
+        the insert; hand the result to ``fill`` after."""
+        preview = preview_match(cache.snapshot(), key, cache.buggy_match)
         past = self.model.gather(list(preview.slots)) if preview.matched else None
         return ids, preview.matched, past
 
-    def _fill(self, plan, result) -> None:
+    def fill(self, plan, result) -> None:
         """Write the K/V of the slots the tree kept: positions ``held..`` of the key."""
         ids, reused, past = plan
         held, new = result["prefix_len"], result["new_slots"]
@@ -177,8 +125,9 @@ class KVSession:
 
     # ---------------------------------------------------------------- matches
 
-    def _check(self, op, ids, slots, where: str) -> MatchCheck:
-        """Compare the K/V at ``slots`` (and the logits computed on them) with a recompute."""
+    def check(self, index: int, where: str, key, buggy: bool, ids, slots) -> MatchCheck:
+        """Compare the K/V at ``slots`` (and the logits computed on them) with a recompute.
+        ``index``, ``where``, ``key`` and ``buggy`` say which match this was, for the report."""
         m = len(slots)
         ref = self.model.from_scratch(ids)
         keys, values = self.model.gather(slots)
@@ -196,17 +145,6 @@ class KVSession:
         reused = self.model.forward(ids[r:], *past).logits
         lerr = (reused - ref.logits).abs()
         logits_ok = bool((lerr <= self.atol + self.rtol * ref.logits.abs()).all())
-        return MatchCheck(len(self.session.records), where, op.key,
-                          self.cache.buggy_match, m, tuple(diffs.tolist()), first_bad,
+        return MatchCheck(index, where, key, buggy, m, tuple(diffs.tolist()), first_bad,
                           float(lerr.max()), logits_ok, int(reused.argmax()),
                           int(ref.logits.argmax()))
-
-
-def verify_ops(ops, buggy: bool = False, device="auto", seed: int = 0,
-               pool_size: int = DEFAULT_POOL_SIZE) -> KVReport:
-    """Run ``ops`` (parsed ``Op``s or ``(name, arg)`` tuples) on a fresh session; raise
-    ScriptError at the first operation refused."""
-    session = KVSession(buggy=buggy, device=device, seed=seed, pool_size=pool_size)
-    for op in ops:
-        session.apply(op)
-    return session.report()

@@ -11,7 +11,7 @@ from .workloads import make_workload, request_count
 
 
 def _tiny_model(pool, seed):
-    from .tiny_model import TinyModel  # real K/V in the pool; loaded only when asked for
+    from .tiny_model import TinyModel  # torch's nn for real K/V in the pool: only when asked for
     return TinyModel(pool, seed=seed)
 
 

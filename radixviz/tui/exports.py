@@ -7,7 +7,7 @@ from radixviz.render.names import step_file_name
 
 
 def _write(frame, path: Path) -> None:
-    from radixviz.render import graphviz
+    from radixviz.render import graphviz  # its marks read the engine: torch, off the first paint
     graphviz.write(frame, path, frame.marks)
 
 

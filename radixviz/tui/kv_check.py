@@ -5,7 +5,7 @@ from __future__ import annotations
 def verify_session(session) -> str:
     """One line: what reusing each match's K/V gives against recomputing it (the tiny model)."""
     from radixviz.script import ScriptError
-    from radixviz.sim.kv_verify import verify_ops
+    from radixviz.script.kv_session import verify_ops
 
     if not any(op.name == "match" for op in session.ops):
         return "KV check: no match yet to check (type : match \"…\" first)"

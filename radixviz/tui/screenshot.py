@@ -15,7 +15,7 @@ SIZE = (110, 34)
 
 
 async def save(path: Path) -> Path:
-    from radixviz.tui.app import RadixvizApp, wait_until_ready
+    from radixviz.tui.app import RadixvizApp, wait_until_ready  # Textual: only to take one
     app = RadixvizApp("sandbox", script_text=SCRIPT, device="cpu")
     app.title = "radixviz"
     async with app.run_test(size=SIZE) as pilot:

@@ -11,7 +11,7 @@ from textual.widgets.option_list import Option
 
 
 def _edge(node) -> str:
-    from radixviz.script import key_text
+    from radixviz.script import key_text  # the narrator reads the engine's keys: torch
     return key_text(node.key, limit=28)
 
 
@@ -58,7 +58,7 @@ class NodePicker(ModalScreen[tuple | None]):
         return self.nodes[index] if index is not None else None
 
     def _details(self, node) -> None:
-        from radixviz.script import key_text, slot_ranges
+        from radixviz.script import key_text, slot_ranges  # torch, as in _edge
         tree = self.frame.tree
         full = tuple(t for nid in tree.path_to(node.id) for t in tree.nodes[nid].key)
         locked = len(self.locks.get(full, ()))

@@ -6,8 +6,6 @@ it was. No torch here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 
 from textual.app import ComposeResult
@@ -17,42 +15,11 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static
 
-from radixviz.sim import defaults as D
+from radixviz.settings import APP_SIM_LIMITS, SimSettings, check_settings
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
 
-# Every batch of the run is kept (tree snapshot and pool counts), so the screen's limits
-# are lower than the ``simulate`` command's: 500 requests on 8192 slots is about 0.5 GB.
-LIMITS = {"seed": (0, 2**63 - 1), "requests": (1, 500), "pool_size": (16, 8192)}
-LABELS = {"seed": "seed", "requests": "requests", "pool_size": "pool size"}
-
-
-@dataclass(frozen=True)
-class SimSettings:
-    workload: str = D.WORKLOAD     # the same defaults as ``radixviz simulate``
-    policy: str = D.POLICY
-    seed: int = D.SEED
-    requests: int = D.REQUESTS
-    pool_size: int = D.POOL_SIZE
-
-
-def check_settings(workload: str, policy: str, seed, requests, pool_size) -> tuple:
-    """(SimSettings, None) or (None, one-line error). Numbers may come as text."""
-    if workload not in WORKLOADS:
-        return None, f"workload: choose from {', '.join(WORKLOADS)}"
-    if policy not in POLICIES:
-        return None, f"policy: choose from {', '.join(POLICIES)}"
-    numbers = {}
-    for name, raw in (("seed", seed), ("requests", requests), ("pool_size", pool_size)):
-        low, high = LIMITS[name]
-        try:
-            value = int(str(raw).strip().replace("_", ""))
-        except ValueError:
-            return None, f"{LABELS[name]} must be a whole number, not {str(raw)!r}"
-        if not low <= value <= high:
-            return None, f"{LABELS[name]} must be between {low} and {high}, not {value}"
-        numbers[name] = value
-    return SimSettings(workload, policy, **numbers), None
+__all__ = ["Choice", "SchedulerForm", "SimSettings", "check_settings"]
 
 
 class Choice(Static, can_focus=True):
@@ -117,10 +84,9 @@ class SchedulerForm(Vertical):
             yield Choice(WORKLOADS, s.workload, id="sched-workload")
             yield Label("policy")
             yield Choice(POLICIES, s.policy, id="sched-policy")
-            for name in ("seed", "requests", "pool_size"):
-                low, high = LIMITS[name]
-                yield Label(LABELS[name])
-                yield Input(str(getattr(s, name)), placeholder=f"{low}–{high}", compact=True,
+            for name, limit in APP_SIM_LIMITS.items():
+                yield Label(limit.label)
+                yield Input(str(getattr(s, name)), placeholder=f"{limit.low}–{limit.high}", compact=True,
                             id=f"sched-{name.replace('_', '-')}")
         yield Static("", id="sched-form-error")
         yield Button("Run", id="sched-run", compact=True, variant="primary")

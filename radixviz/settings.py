@@ -1,0 +1,135 @@
+"""The numbers and names a person types, checked in one place with one set of limits.
+
+The command line (argparse ``type=`` callables built from ``Limit.arg``) and the app's
+scheduler form (``check_settings``) both read this table, so ``radixviz simulate --app`` and
+the form refuse the same values with the same words. No UI and no torch here: the form, the
+commands and ``script`` sessions all import it.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+
+from radixviz.sim import defaults as D
+from radixviz.sim.policies import POLICIES
+from radixviz.sim.workloads import WORKLOADS
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A whole number from ``low`` to ``high``; ``label`` names it in a refusal."""
+    label: str
+    low: int
+    high: int
+    default: int | None = None
+
+    def parse(self, raw) -> int:
+        """The number in ``raw`` (an int or text such as ``" 1_024 "``); ValueError with a
+        message to put after the label (``must be between 1 and 500, not 0``) otherwise."""
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            raise ValueError(f"must be a whole number, not {str(raw)!r}") from None
+        if not self.low <= value <= self.high:
+            raise ValueError(f"must be between {self.low} and {self.high}, not {value}")
+        return value
+
+    def check(self, raw) -> int:
+        """``parse``, with the label in front of the message."""
+        try:
+            return self.parse(raw)
+        except ValueError as exc:
+            raise ValueError(f"{self.label} {exc}") from None
+
+    @property
+    def arg(self):
+        """An argparse ``type=``: a refusal is argparse's one line, ``argument --x: must ...``."""
+        return arg_type(self.parse)
+
+
+def arg_type(check):
+    """An argparse ``type=`` from ``check(text) -> value``, which raises ValueError with the
+    words to show; argparse prints them after ``argument --flag:`` and exits 2."""
+    def parse_arg(text: str):
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse_arg.__name__ = getattr(check, "__name__", "value")
+    return parse_arg
+
+
+# A session's KV pool (sandbox, home, run, export, verify-kv): every slot is a tensor row.
+POOL_SLOTS = Limit("pool size", 1, 1_000_000, default=128)
+SEED = Limit("seed", 0, 2**63 - 1, default=D.SEED)
+QUIZ_QUESTIONS = Limit("count", 1, 100, default=6)
+EDGE_LABEL = Limit("max edge", 8, 10_000, default=24)    # shorter cannot show "ab…yz" readably
+WIDTH = Limit("width", 20, 10_000)
+PORT = Limit("port", 0, 65535, default=8000)
+MAX_SESSIONS = Limit("max sessions", 1, 1000, default=30)   # one app process per session
+
+# ``radixviz simulate``: one pass over the requests, only totals are kept. The defaults
+# (sim/defaults.py) are the scheduler screen's, so a run gives the same numbers anywhere.
+SIM_REQUESTS = Limit("requests", 1, 100_000, default=D.REQUESTS)
+SIM_POOL_SLOTS = Limit("pool size", 16, 1 << 22, default=D.POOL_SIZE)
+MAX_RUNNING = Limit("max running", 1, 4096, default=D.MAX_RUNNING)
+CONTEXT_LEN = Limit("context length", 16, 1 << 17)
+
+# The app's scheduler screen (its form and ``simulate --app``) keeps every batch (tree
+# snapshot and pool counts) to step back through, so its caps are lower than the command's:
+# 500 requests on 8192 slots is about 0.5 GB.
+APP_REQUESTS = Limit("requests", 1, 500, default=D.REQUESTS)
+APP_POOL_SLOTS = Limit("pool size", 16, 8192, default=D.POOL_SIZE)
+APP_SIM_LIMITS = {"seed": SEED, "requests": APP_REQUESTS, "pool_size": APP_POOL_SLOTS}
+
+
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+def check_device(device: str) -> str:
+    """``device`` when the pool would accept it; ValueError otherwise. Refused here, before
+    an app opens, it is one line instead of a crash in the app's loading worker."""
+    if not _DEVICE.fullmatch(device):
+        raise ValueError(f"{device}: use auto, cpu or cuda")
+    if device.startswith("cuda"):
+        # torch only for an explicit cuda, to ask whether that GPU is there
+        from radixviz.cache import resolve_device
+        try:
+            resolve_device(device)
+        except ValueError as exc:
+            raise ValueError(f"{device}: {exc}") from None
+    return device
+
+
+DEVICE_ARG = arg_type(check_device)
+
+
+def check_choice(label: str, value: str, choices) -> str:
+    """``value`` when it is one of ``choices``; ValueError naming them otherwise."""
+    if value not in choices:
+        raise ValueError(f"{label}: choose from {', '.join(choices)}")
+    return value
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """What the scheduler screen runs: the form's fields, already checked."""
+    workload: str = D.WORKLOAD     # the same defaults as ``radixviz simulate``
+    policy: str = D.POLICY
+    seed: int = SEED.default
+    requests: int = APP_REQUESTS.default
+    pool_size: int = APP_POOL_SLOTS.default
+
+
+def check_settings(workload: str, policy: str, seed, requests, pool_size) -> tuple:
+    """(SimSettings, None) or (None, one-line error), with the scheduler screen's limits.
+    Numbers may come as text (the form's fields)."""
+    try:
+        check_choice("workload", workload, WORKLOADS)
+        check_choice("policy", policy, POLICIES)
+        raw = {"seed": seed, "requests": requests, "pool_size": pool_size}
+        numbers = {name: limit.check(raw[name]) for name, limit in APP_SIM_LIMITS.items()}
+    except ValueError as exc:
+        return None, str(exc)
+    return SimSettings(workload, policy, **numbers), None
