@@ -29,6 +29,10 @@ class _Default(str):
     """A default value that knows it was not typed (``--trace`` refuses typed ones only)."""
 
 
+class _DefaultNumber(int):
+    """The same for a number (argparse passes a default that is not text through untouched)."""
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate", help="run a workload through the scheduler and report cache hits",
@@ -39,8 +43,7 @@ def register(subparsers) -> None:
                         f"(default {D.WORKLOAD})")
     p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
-    # no default: a typed --requests is told apart from none (--trace refuses a typed one)
-    p.add_argument("--requests", type=SIM_REQUESTS.arg, metavar="N",
+    p.add_argument("--requests", type=SIM_REQUESTS.arg, default=_DefaultNumber(SIM_REQUESTS.default), metavar="N",
                    help=f"number of requests (default {SIM_REQUESTS.default})")
     p.add_argument("--pool-size", type=SIM_POOL_SLOTS.arg, default=SIM_POOL_SLOTS.default, metavar="S",
                    help=f"KV pool slots (default {SIM_POOL_SLOTS.default})")
@@ -74,15 +77,14 @@ def register(subparsers) -> None:
 def parse_options(args) -> dict:
     """Checked options for runner.simulate; UsageError (one line) on a bad name. The numbers
     were checked by argparse, against the limits in ``radixviz.settings``."""
-    typed = not isinstance(args.workload, _Default) or args.requests is not None
+    typed = not isinstance(args.workload, _Default) or not isinstance(args.requests, _DefaultNumber)
     if args.trace is not None and typed:
         raise UsageError("--trace replays the file's requests: drop --workload and --requests")
     if args.tokenizer is not None and args.trace is None:
         raise UsageError("--tokenizer applies to text prompts in a --trace file")
     if args.trace is None and args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
-    options = {"requests": SIM_REQUESTS.default if args.requests is None else args.requests,
-               "pool_size": args.pool_size, "seed": args.seed}
+    options = {"requests": int(args.requests), "pool_size": args.pool_size, "seed": args.seed}
     for name in ("max_running", "context_len"):
         if getattr(args, name) is not None:   # left out: the Scheduler's default
             options[name] = getattr(args, name)
