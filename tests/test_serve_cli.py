@@ -30,12 +30,12 @@ class TestWhatEachSessionRuns:
 
 class TestBadInput:
     @pytest.mark.parametrize("argv, says", [
-        (["--max-sessions", "0"], "--max-sessions 0"),
-        (["--port", "70000"], "--port 70000"),
+        (["--max-sessions", "0"], "argument --max-sessions: must be between 1 and 1000, not 0"),
+        (["--port", "70000"], "argument --port: must be between 0 and 65535, not 70000"),
         (["--lessons", "/no/such/folder"], "no such folder"),
         (["99"], "no lesson '99'"),
         (["2", "--buggy"], "--buggy"),
-        (["--device", "tpu"], "--device tpu"),
+        (["--device", "tpu"], "argument --device: tpu: use auto, cpu or cuda"),
     ])
     def test_one_line_exit_2_and_no_server(self, capsys, argv, says):
         with pytest.raises(SystemExit) as info:
