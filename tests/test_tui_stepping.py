@@ -84,8 +84,11 @@ class TestAutoplay:
             for _ in range(10):
                 await pilot.press("plus")        # fastest: one step every 0.05 s
             assert notifications(app)[-1] == "autoplay: one step every 0.05 s"
+            # at 0.05 s a loaded machine can play all ~24 steps before the status is read:
+            # play at 0.25 s, so the run lasts seconds and the test sees it while it plays
+            await pilot.press("minus", "minus")
             await pilot.press("a")
-            assert "▶ autoplay 0.05s" in status(app)
+            assert "▶ autoplay 0.25s" in status(app)
             await wait_until(pilot, lambda: model.position > 0)   # the timer stepped
             await pilot.press("a")
             assert not screen.playing and "autoplay" not in status(app)
