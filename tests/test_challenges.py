@@ -155,3 +155,15 @@ def test_lessons_check_plays_a_teachers_challenge(tmp_path):
 def _data_env(tmp_path):
     import os
     return {**os.environ, "RADIXVIZ_DATA_DIR": str(tmp_path / "data")}
+
+
+def test_a_condition_can_compare_with_a_replay_under_the_other_matcher():
+    from radixviz.lessons.goals import evaluate
+    from radixviz.script import Session
+
+    session = Session(device="cpu")
+    records = session.run('insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"')
+    (check,) = evaluate(parse_goal("match.matched < buggy:match.matched  # the old matcher takes more"),
+                        session, records[2:])
+    assert check.held
+    assert check.actual == "match matched 6, match matched with the pre-#7 matcher 11"

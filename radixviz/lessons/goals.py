@@ -18,7 +18,13 @@ are measured after the learner's operations:
   ``match.splits``, ``match.foreign`` (slots the pre-#7 matcher would hand out that belong
   to another context); ``evict.asked``, ``evict.freed``, ``evict.skipped`` (referenced
   leaves it passed over), ``evict.leaves`` (leaves it deleted); ``lock.delta``,
-  ``unlock.delta``. Prefix ``any`` to ask whether ANY such operation meets the condition.
+  ``unlock.delta``, ``evict.slots`` (the slots it freed, in order). Prefix ``any`` to ask
+  whether ANY such operation meets the condition.
+
+A subject may name a replay: ``lru:evict.slots`` is what the same operations give when
+replayed under LRU (any policy name works), ``page1:`` with pages of one token, ``buggy:`` /
+``fixed:`` with that matcher. ``evict.slots != lru:evict.slots`` asks for an eviction that
+LRU would have made differently.
 
 Nothing here compares text the learner typed: every value comes from the engine.
 """
@@ -37,10 +43,14 @@ STATE = ("nodes", "leaves", "total_size", "evictable_size", "free_slots", "locks
 OP_FIELDS = {
     "insert": ("prefix_len", "created", "splits"),
     "match": ("matched", "splits", "foreign"),
-    "evict": ("asked", "freed", "skipped", "leaves"),
+    "evict": ("asked", "freed", "skipped", "leaves", "slots"),
     "lock": ("delta",),
     "unlock": ("delta",),
 }
+POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "priority", "slru")   # as the 2026 engine names them
+VARIANTS = ("page1", "buggy", "fixed") + POLICIES
+VARIANT_WORDS = {"page1": "with pages of 1 token", "buggy": "with the pre-#7 matcher",
+                 "fixed": "with the fixed matcher", **{p: f"under {p.upper()}" for p in POLICIES}}
 SUBJECT_WORDS = {"nodes": "nodes", "leaves": "leaves", "total_size": "total size",
                  "evictable_size": "evictable size", "free_slots": "free slots",
                  "locks": "locks held", "locked_nodes": "locked nodes", "edges": "edges"}
@@ -63,6 +73,12 @@ class Condition:
     def text(self) -> str:
         right = " ".join(self.right) if isinstance(self.right, tuple) else self.right
         return f"{'any ' if self.any_op else ''}{self.left} {self.cmp} {right}"
+
+    @property
+    def variants(self) -> tuple:
+        """The replays this condition compares against (``lru:``, ``page1:``, ``buggy:``...)."""
+        sides = [self.left] + ([self.right] if isinstance(self.right, str) else [])
+        return tuple(dict.fromkeys(s.rpartition(":")[0] for s in sides if ":" in s))
 
     @property
     def words(self) -> str:
@@ -125,6 +141,9 @@ def _parse_line(code: str, description: str, line: int) -> Condition:
 
 
 def _check_subject(name: str) -> None:
+    variant, _, name = name.rpartition(":")
+    if variant and variant not in VARIANTS:
+        raise GoalError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
     if name in STATE:
         return
     op, _, field = name.partition(".")
@@ -148,7 +167,8 @@ def op_measures(session, record) -> dict:
                 "foreign": len(disagreement.get("wrong_slots", ()))}
     if name == "evict":
         return {"asked": record.op.count, "freed": len(result["freed_slots"]),
-                "skipped": kinds["skip"], "leaves": kinds["delete"]}
+                "skipped": kinds["skip"], "leaves": kinds["delete"],
+                "slots": tuple(result["freed_slots"])}
     if name in ("lock", "unlock"):
         return {"delta": result["delta"]}
     return {}
@@ -173,51 +193,109 @@ def state_measures(session) -> dict:
 
 
 def evaluate(conditions, session, learner_records) -> list[Check]:
-    """Each condition's verdict after ``learner_records`` ran on ``session``."""
-    state = state_measures(session)
-    per_op = [(r.op.name, op_measures(session, r)) for r in learner_records]
-    return [_evaluate(c, state, per_op) for c in conditions]
+    """Each condition's verdict after ``learner_records`` ran on ``session`` (the last records)."""
+    start = len(session.records) - len(learner_records)
+    views = {"": _measure(session, start)}
+    checks = []
+    for condition in conditions:
+        for variant in condition.variants:
+            if variant not in views:
+                views[variant] = _measure_variant(session, variant, start)
+        checks.append(_evaluate(condition, views))
+    return checks
 
 
-def _evaluate(condition: Condition, state: dict, per_op: list) -> Check:
+def _measure(session, start: int) -> tuple[dict, list]:
+    """(state measures, [(op name, op measures)] for the records from ``start`` on)."""
+    return state_measures(session), [(r.op.name, op_measures(session, r)) for r in session.records[start:]]
+
+
+def _measure_variant(session, variant: str, start: int):
+    """The same operations replayed with one setting changed, measured; an error line when
+    the replay is refused (a str, reported by the conditions that need it)."""
+    from dataclasses import replace
+
+    from radixviz.script import ScriptError, Session
+
+    settings = dict(getattr(session, "initial", {}))
+    buggy = session.initial_buggy
+    ops = [r.op for r in session.records]
+    if variant in ("buggy", "fixed"):
+        buggy = variant == "buggy"
+        ops = [replace(op, mode=variant) if op.name == "matcher" else op for op in ops]
+    elif variant == "page1":
+        settings["page_size"] = 1
+        ops = [replace(op, count=1) if op.name == "page-size" else op for op in ops]
+    else:
+        settings["eviction_policy"] = variant
+        ops = [replace(op, mode=variant) if op.name == "eviction" else op for op in ops]
+    fresh = Session(session.pool_size, buggy, session.device, **settings)
+    try:
+        for op in ops:
+            fresh.apply(op)
+    except ScriptError as exc:
+        return f"replayed with {VARIANT_WORDS.get(variant, variant)}, {exc.message}"
+    return _measure(fresh, start)
+
+
+def _evaluate(condition: Condition, views: dict) -> Check:
+    for variant in condition.variants:
+        if isinstance(views[variant], str):
+            return Check(condition, False, views[variant])
     sides = [condition.left] + ([condition.right] if isinstance(condition.right, str) else [])
-    op = next((s.partition(".")[0] for s in sides if "." in s), None)
+    op = next((_bare(s).partition(".")[0] for s in sides if "." in s), None)
+    state, per_op = views[""]
     if op is None:
-        return _compare(condition, state)
-    candidates = [m for name, m in per_op if name == op]
-    if not candidates:
+        return _compare(condition, lambda subject: _value(views, subject, None))
+    where = [i for i, (name, _) in enumerate(per_op) if name == op]
+    if not where:
         return Check(condition, False, f"no {op} yet")
     if condition.any_op:
-        for measures in candidates:
-            check = _compare(condition, {**state, **_prefixed(op, measures)})
+        for index in where:
+            check = _compare(condition, lambda subject: _value(views, subject, index))
             if check.held:
                 return check
-        return Check(condition, False, f"none of your {len(candidates)} {op} operations does")
-    return _compare(condition, {**state, **_prefixed(op, candidates[-1])})
+        return Check(condition, False, f"none of your {len(where)} {op} operations does")
+    return _compare(condition, lambda subject: _value(views, subject, where[-1]))
 
 
-def _prefixed(op: str, measures: dict) -> dict:
-    return {f"{op}.{k}": v for k, v in measures.items()}
+def _bare(subject: str) -> str:
+    return subject.partition(":")[2] if ":" in subject else subject
 
 
-def _compare(condition: Condition, values: dict) -> Check:
-    left = values.get(condition.left)
+def _value(views: dict, subject: str, index):
+    variant, _, name = subject.rpartition(":")
+    state, per_op = views[variant]
+    if "." in name:
+        return per_op[index][1][name.partition(".")[2]] if index is not None else None
+    return state[name]
+
+
+def _compare(condition: Condition, value_of) -> Check:
+    left = value_of(condition.left)
     if condition.left == "edges":
         wanted = tuple(sorted(condition.right))
         held = CMPS[condition.cmp](left, wanted)
         return Check(condition, held, f"edges are {' '.join(left) or 'none'}")
-    right = condition.right if isinstance(condition.right, int) else values.get(condition.right)
-    if right is None:
-        op = str(condition.right).partition(".")[0]
-        return Check(condition, False, f"no {op} yet")
+    right = condition.right if isinstance(condition.right, int) else value_of(condition.right)
     held = CMPS[condition.cmp](left, right)
-    actual = f"{_name(condition.left)} {left}"
+    actual = f"{_name(condition.left)} {_shown(left)}"
     if not isinstance(condition.right, int):
-        actual += f", {_name(condition.right)} {right}"
+        actual += f", {_name(condition.right)} {_shown(right)}"
     return Check(condition, held, actual)
 
 
+def _shown(value) -> str:
+    if isinstance(value, tuple):
+        from radixviz.cache import slot_ranges
+        return slot_ranges(list(value)) if value else "none"
+    return str(value)
+
+
 def _name(subject: str) -> str:
+    variant, _, subject = subject.rpartition(":")
+    if variant:
+        return f"{_name(subject)} {VARIANT_WORDS.get(variant, 'under ' + variant)}"
     if subject in SUBJECT_WORDS:
         return SUBJECT_WORDS[subject]
     op, _, field = subject.partition(".")
