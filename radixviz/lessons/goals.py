@@ -33,7 +33,7 @@ from __future__ import annotations
 import operator
 import shlex
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
@@ -213,9 +213,7 @@ def _measure(session, start: int) -> tuple[dict, list]:
 def _measure_variant(session, variant: str, start: int):
     """The same operations replayed with one setting changed, measured; an error line when
     the replay is refused (a str, reported by the conditions that need it)."""
-    from dataclasses import replace
-
-    from radixviz.script import ScriptError, Session
+    from radixviz.script import ScriptError, Session   # loads torch: only when grading
 
     settings = dict(getattr(session, "initial", {}))
     buggy = session.initial_buggy
@@ -287,7 +285,7 @@ def _compare(condition: Condition, value_of) -> Check:
 
 def _shown(value) -> str:
     if isinstance(value, tuple):
-        from radixviz.cache import slot_ranges
+        from radixviz.cache import slot_ranges   # loads torch: only when grading
         return slot_ranges(list(value)) if value else "none"
     return str(value)
 
