@@ -58,6 +58,8 @@ def _check_node(node, page: int, clock: int) -> None:
     slots = 0 if node.value is None else int(node.value.numel())
     if slots != len(node.key):
         raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {slots} slots")
+    if node.path_value.tolist() != parent.path_value.tolist() + node.value.tolist():
+        raise InvariantError(f"{_label(node)}: its path's slots are not its parent's plus its own")
     if node.lock_ref < 0:
         raise InvariantError(f"{_label(node)}: negative lock_ref {node.lock_ref}")
     if parent.parent is not None and parent.lock_ref < node.lock_ref:

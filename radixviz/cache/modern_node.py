@@ -17,7 +17,7 @@ class ModernTreeNode:
     """
 
     __slots__ = ("id", "key", "value", "children", "parent", "lock_ref", "hit_count",
-                 "priority", "creation_time", "last_access_time", "_snap")
+                 "priority", "creation_time", "last_access_time", "path_value", "_snap")
 
     def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
         self.id = id
@@ -30,6 +30,9 @@ class ModernTreeNode:
         self.priority = priority
         self.last_access_time = last_access_time
         self.creation_time = creation_time
+        # the slots of every token from the root through this edge, one tensor: a match
+        # returns it as is instead of concatenating the edges of its path
+        self.path_value: torch.Tensor | None = None
         self._snap = None  # cached snapshot for views, dropped when this subtree changes
 
     def is_leaf(self) -> bool:

@@ -22,13 +22,13 @@ inserts. One addition: ``insert`` refuses a key that is not whole pages with Val
 """
 from __future__ import annotations
 
-import heapq
 import sys
 
 import torch
 
 from .evict_policy import eviction_key
 from .keys import as_key, match
+from .modern_candidates import CandidateHeap
 from .modern_node import ModernTreeNode
 
 
@@ -45,10 +45,11 @@ class ModernRadixCache:
     def reset(self) -> None:
         self._clock = 0
         self._next_id = 0
-        self._leaves: dict = {}  # unlocked childless nodes, the eviction candidates (an ordered set)
+        # unlocked childless nodes, the eviction candidates, ordered by the policy's key
+        self._leaves = CandidateHeap(self._policy_key)
         # the root starts at the lowest priority, so any insert's priority replaces it
         self.root_node = self._new_node(priority=-sys.maxsize)
-        self.root_node.value = self._empty()
+        self.root_node.value = self.root_node.path_value = self._empty()
         self.root_node.lock_ref = 1  # never unlocked, so never evicted
         self._evictable = 0
         self._protected = 0
@@ -57,6 +58,8 @@ class ModernRadixCache:
 
     def match_prefix(self, key):
         """``(slots, last_node)`` for the longest cached prefix of ``key`` in whole pages.
+
+        ``slots`` is a 1-D int64 tensor the tree keeps for ``last_node``: read-only.
 
         When the match stops inside an edge, the edge is split there so that ``last_node``
         covers exactly the matched tokens. A key shorter than a page touches nothing.
@@ -70,23 +73,25 @@ class ModernRadixCache:
         now = self._tick()
         node = self.root_node
         node.last_access_time = now
-        pieces, start, page, child_key = [], 0, self.page_size, self._child_key
+        start, page, child_key = 0, self.page_size, self._child_key
+        leaves = self._leaves
         while start < usable:
             child = node.children.get(child_key(key, start))
             if child is None:
                 break
             child.last_access_time = now
+            if child in leaves:
+                leaves.add(child)  # its policy key moved
             common = match(child.key, key, start)
             if page > 1:
                 common -= common % page
             if common < len(child.key):
                 node = self._split_node(child, common)
-                pieces.append(node.value)
                 break
-            pieces.append(child.value)
             node = child
             start += common
-        slots = torch.cat(pieces) if pieces else self._empty()
+        # the path's slots in one tensor, shared with the tree: read it, do not write to it
+        slots = node.path_value if node is not self.root_node else self._empty()
         return slots, node
 
     def insert(self, key, value=None, priority: int = 0) -> int:
@@ -103,6 +108,7 @@ class ModernRadixCache:
         node.last_access_time = now
         node.priority = max(node.priority, priority)
         start, page, child_key = 0, self.page_size, self._child_key
+        leaves = self._leaves
         while start < len(key):
             child = node.children.get(child_key(key, start))
             if child is None:
@@ -118,11 +124,14 @@ class ModernRadixCache:
                 node = child
             node.priority = max(node.priority, priority)
             node.hit_count += 1
+            if child in leaves:
+                leaves.add(child)  # its policy key moved
         if start < len(key):
             leaf = self._new_node(priority)
             leaf.parent = node
             leaf.key = key[start:]
-            leaf.value = value[start:].clone()
+            leaf.path_value = torch.cat((node.path_value, value[start:]))
+            leaf.value = leaf.path_value[len(node.path_value):]
             leaf.hit_count = 1
             node.children[child_key(key, start)] = leaf
             self._evictable += len(leaf.key)
@@ -133,19 +142,16 @@ class ModernRadixCache:
     def evict(self, num_tokens: int, evict_callback) -> int:
         """Evict unlocked leaves, smallest policy key first, until ``num_tokens`` tokens are
         gone or none is left; ``evict_callback(slots)`` frees each one. Returns tokens evicted."""
-        key_of = self._policy_key
-        # ties never happen under the logical clock; the access time and id only make that explicit
-        heap = [(key_of(n), n.last_access_time, n.id, n) for n in self._leaves]
-        heapq.heapify(heap)
+        # SGLang heaps every candidate afresh here; the lasting heap pops the same nodes in
+        # the same order (modern_candidates.py), and a parent left an unlocked leaf joins it
         evicted = 0
-        while evicted < num_tokens and heap:
-            leaf = heapq.heappop(heap)[3]
+        while evicted < num_tokens:
+            leaf = self._leaves.pop()
+            if leaf is None:
+                break
             evict_callback(leaf.value)
-            evicted += len(leaf.value)
+            evicted += len(leaf.key)
             self._delete_leaf(leaf)
-            parent = leaf.parent
-            if not parent.children and parent.lock_ref == 0:
-                heapq.heappush(heap, (key_of(parent), parent.last_access_time, parent.id, parent))
         return evicted
 
     def inc_lock_ref(self, node: ModernTreeNode) -> int:
@@ -204,6 +210,7 @@ class ModernRadixCache:
         upper.parent = child.parent
         upper.key = child.key[:split_len]
         upper.value = child.value[:split_len]
+        upper.path_value = child.path_value[:len(child.parent.path_value) + split_len]
         upper.children = {self._child_key(child.key, split_len): child}
         child.key = child.key[split_len:]
         child.value = child.value[split_len:]
@@ -215,14 +222,14 @@ class ModernRadixCache:
     def _delete_leaf(self, leaf: ModernTreeNode) -> None:
         del leaf.parent.children[self._child_key(leaf.key, 0)]
         self._evictable -= len(leaf.key)
-        self._leaves.pop(leaf, None)
+        self._leaves.remove(leaf, gone=True)
         self._update_leaf_status(leaf.parent)
 
     def _update_leaf_status(self, node: ModernTreeNode) -> None:
         if node.lock_ref > 0 or node.children:
-            self._leaves.pop(node, None)
+            self._leaves.remove(node)
         else:
-            self._leaves[node] = None
+            self._leaves.add(node)
 
     def _tick(self) -> int:
         self._clock += 1
