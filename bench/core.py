@@ -10,6 +10,7 @@ sequence and free the duplicated slots, unlock. The same workload goes through
   naive          bench/naive_radix.py: the release's shape, token-by-token, every child
   engine_bare    the engine compiled with every trace line removed: what the idle
                  ``if tr.active:`` checks cost is engine vs engine_bare
+  engine_2026    ModernRadixCache against bench/naive_modern.py at page sizes 1 and 16
 
 and must give identical results (match lengths, lock deltas, insert returns, evicted slots,
 final tree size). Prints one JSON object; exits 1 when the results differ.
@@ -207,13 +208,17 @@ def main(argv=None) -> int:
         # the price of the idle trace checks, inside cache calls (1.0 = free)
         "idle_trace_checks_cost": round(eng["cache_seconds"] / runs["engine_bare"]["cache_seconds"], 3),
     }
+    # the 2026 engine against its own reference, pages of 1 and 16 (bench/modern_core.py)
+    import modern_core
+    engine_2026 = modern_core.run(workload, params["pool"], repeat)
+    identical &= engine_2026["identical"]
     report = dict(
         workload=dict(params, seed=args.seed, tokens=tokens,
                       matched_tokens=sum(r[0] for r in eng["record"]),
                       skipped_requests=sum(r[2] is None for r in eng["record"]),
                       evicted_leaves=len(eng["evicted"]),
                       evicted_tokens=sum(map(len, eng["evicted"]))),
-        results=results, ratios=ratios, identical=identical,
+        results=results, ratios=ratios, engine_2026=engine_2026, identical=identical,
         goal_engine_3x_naive_cache_only=ratios["engine_vs_naive_cache_only"] >= 3.0,
         repeat=repeat,
         torch=torch.__version__, python=sys.version.split()[0])

@@ -29,11 +29,19 @@ def main() -> None:
     parser.add_argument("--pool-size", type=int, default=16384)
     parser.add_argument("--max-running", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engine", choices=("2024", "2026"), default="2024",
+                        help="2026: today's cache in the same 2024 loop")
+    parser.add_argument("--page-size", type=int, default=1)
+    parser.add_argument("--eviction-policy", default="lru")
     args = parser.parse_args()
 
     specs = make_workload(args.workload, args.requests, args.seed)
+    factory = None
+    if args.engine == "2026":
+        from radixviz.sim.todays_cache import todays_cache
+        factory = todays_cache(args.page_size, args.eviction_policy)
     sched = Scheduler(args.pool_size, args.policy, seed=args.seed, max_running=args.max_running,
-                      record=False, device="cpu")
+                      record=False, device="cpu", cache_factory=factory)
     wall, cpu = time.perf_counter(), time.process_time()
     sched.submit(specs)
     result = sched.run()
@@ -44,6 +52,7 @@ def main() -> None:
         "workload": args.workload, "policy": args.policy, "requests": args.requests,
         "pool_size": args.pool_size, "request_rows": sched.settings["max_running"],
         "row_limit": sched.settings["row_limit"], "tracing": False,
+        "engine": args.engine, "page_size": args.page_size, "eviction_policy": args.eviction_policy,
         "total_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
         "requests_per_s": round(args.requests / wall, 1),
         "goal_seconds": 10, "goal_met": wall < 10,

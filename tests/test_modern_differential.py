@@ -16,6 +16,7 @@ import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from radixviz.cache import POLICY_NAMES, ModernRadixCache, check_modern_invariants
+from radixviz.cache.snapshot import clear_all
 from reference_modern import NaiveModernRadixCache, modern_structure, path_keys
 
 PAGE_SIZES = (1, 2, 4)
@@ -81,6 +82,10 @@ class Pair:
         assert e._clock == r.clock.now
         assert modern_structure(e.root_node) == r.structure()
         check_modern_invariants(e)
+        # the cached snapshot a view would show equals one built from scratch
+        cached = e.snapshot()
+        clear_all(e.root_node)
+        assert cached == e.snapshot()
 
 
 @pytest.mark.parametrize("policy", POLICY_NAMES)

@@ -30,6 +30,8 @@ from .evict_policy import eviction_key
 from .keys import as_key, match
 from .modern_candidates import CandidateHeap
 from .modern_node import ModernTreeNode
+from .modern_snapshot import ModernTreeSnapshot, snapshot_modern_node
+from .snapshot import invalidate
 
 
 class ModernRadixCache:
@@ -90,6 +92,7 @@ class ModernRadixCache:
                 break
             node = child
             start += common
+        invalidate(node)  # the path's times changed: views rebuild its snapshots
         # the path's slots in one tensor, shared with the tree: read it, do not write to it
         slots = node.path_value if node is not self.root_node else self._empty()
         return slots, node
@@ -137,6 +140,7 @@ class ModernRadixCache:
             self._evictable += len(leaf.key)
             self._update_leaf_status(node)
             self._update_leaf_status(leaf)
+        invalidate(node)
         return start
 
     def evict(self, num_tokens: int, evict_callback) -> int:
@@ -157,6 +161,7 @@ class ModernRadixCache:
     def inc_lock_ref(self, node: ModernTreeNode) -> int:
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
         self._check_attached(node)
+        invalidate(node)
         delta = 0
         while node is not self.root_node:
             if node.lock_ref == 0:
@@ -171,6 +176,7 @@ class ModernRadixCache:
     def dec_lock_ref(self, node: ModernTreeNode) -> int:
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0)."""
         self._check_attached(node, releasing=True)
+        invalidate(node)
         delta = 0
         while node is not self.root_node:
             if node.lock_ref == 1:
@@ -193,6 +199,11 @@ class ModernRadixCache:
         # every node but the root is either locked or not
         return self._evictable + self._protected
 
+    def snapshot(self) -> ModernTreeSnapshot:
+        """An immutable picture of the whole tree as it is now."""
+        return ModernTreeSnapshot(snapshot_modern_node(self.root_node), self._evictable, self._clock,
+                                  False, self._protected, self.page_size, self.eviction_policy)
+
     # ------------------------------------------------------------------ helpers
 
     def _child_key(self, key: tuple, start: int):
@@ -204,6 +215,7 @@ class ModernRadixCache:
     def _split_node(self, child: ModernTreeNode, split_len: int) -> ModernTreeNode:
         # parent -> upper -> child: the existing object keeps the lower part, so locks and
         # handles held on it stay valid; the upper part is a new node with fresh times
+        invalidate(child)  # before the cut, while its old ancestors are still above it
         upper = self._new_node(child.priority)
         upper.hit_count = child.hit_count
         upper.lock_ref = child.lock_ref
@@ -221,6 +233,7 @@ class ModernRadixCache:
 
     def _delete_leaf(self, leaf: ModernTreeNode) -> None:
         del leaf.parent.children[self._child_key(leaf.key, 0)]
+        invalidate(leaf.parent)
         self._evictable -= len(leaf.key)
         self._leaves.remove(leaf, gone=True)
         self._update_leaf_status(leaf.parent)

@@ -68,6 +68,14 @@ def register(subparsers) -> None:
     p.add_argument("--model", default="fake", metavar="M",
                    help="what produces tokens: fake (seeded sampler, default) or tiny "
                         "(a tiny transformer whose K/V fill the pool)")
+    p.add_argument("--engine", choices=("2024", "2026"), default="2024",
+                   help="2024: the first release's cache (default); 2026: today's cache "
+                        "(pages, eviction policies) in the same 2024 scheduler loop")
+    p.add_argument("--page-size", default="1", metavar="P",
+                   help="tokens per page, with --engine 2026 (default 1)")
+    p.add_argument("--eviction-policy", default="lru", metavar="E,E,...",
+                   help="with --engine 2026: lru, lfu, fifo, mru, filo, priority or slru; "
+                        "several (comma-separated) are compared on the same requests")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--app", action="store_true",
                    help="open the app's scheduler screen on this run and step it batch by batch")
@@ -145,6 +153,11 @@ def _every_spec(specs):
 
 def run(args) -> int:
     options = parse_options(args)
+    if args.engine == "2026":
+        from .simulate_2026 import run_todays
+        return run_todays(args, options)
+    if args.page_size != "1" or args.eviction_policy != "lru":
+        raise UsageError("--page-size and --eviction-policy need --engine 2026")
     if getattr(args, "app", False):
         return open_app(args, options)
     from radixviz.sim.runner import MODELS, replay  # imports torch

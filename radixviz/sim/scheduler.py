@@ -53,7 +53,7 @@ class Scheduler:
                  model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
                  max_running: int | None = None, decode_steps: int = 10,
                  delay_shared_prefix: bool = False, delay_threshold: int = 32,
-                 record: bool = True, device="cpu"):
+                 record: bool = True, device="cpu", cache_factory=None):
         self.policy = policy
         self.order, self.ratio = get_policy(policy)
         for name, value in (("context_len", context_len), ("max_running", max_running),
@@ -63,6 +63,8 @@ class Scheduler:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
+        # cache_factory(pool) -> another cache for the same loop (sim/todays_cache.py)
+        self._cache_factory = cache_factory
         self.cache = self.make_cache()
         # the release's request table; a smaller max_running is our option, not the release's
         rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
@@ -103,6 +105,8 @@ class Scheduler:
         the RadixCache calls the loop makes (match_prefix, insert, evict, inc/dec_ref_counter,
         evictable_size, total_size, snapshot, root_node).
         """
+        if self._cache_factory is not None:
+            return self._cache_factory(self.pool)
         return RadixCache(device=self.pool.device)
 
     # ------------------------------------------------------------------ public

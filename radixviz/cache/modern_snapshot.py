@@ -1,0 +1,47 @@
+"""Immutable pictures of today's tree: the 2024 snapshot plus locks, hits, priority, birth."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .snapshot import NodeSnapshot, TreeSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class ModernNodeSnapshot(NodeSnapshot):
+    # ``ref`` (inherited) holds lock_ref, so views written for 2024 read today's locks too
+    hit_count: int = 0
+    priority: int = 0
+    creation_time: int = 0
+
+    @property
+    def lock_ref(self) -> int:
+        return self.ref
+
+
+@dataclass(frozen=True)
+class ModernTreeSnapshot(TreeSnapshot):
+    protected_size: int = 0
+    page_size: int = 1
+    eviction_policy: str = "lru"
+    engine: str = "2026"
+
+
+def snapshot_modern_node(node) -> ModernNodeSnapshot:
+    """Snapshot of a live ModernTreeNode, reusing the cached snapshots of unchanged subtrees."""
+    if node._snap is not None:
+        return node._snap
+    stack = [(node, False)]  # iterative post-order: deep trees must not hit the recursion limit
+    while stack:
+        current, expanded = stack.pop()
+        if current._snap is not None:
+            continue
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((c, False) for c in current.children.values() if c._snap is None)
+            continue
+        kids = tuple(c._snap for c in current.children.values())
+        current._snap = ModernNodeSnapshot(
+            current.id, current.key, tuple(current.value.tolist()), current.lock_ref,
+            current.last_access_time, kids, len(current.key) + sum(k.subtree_tokens for k in kids),
+            current.hit_count, current.priority, current.creation_time)
+    return node._snap
