@@ -157,3 +157,18 @@ def test_bad_arguments_are_value_errors():
     cache.evict(2, lambda s: None)
     with pytest.raises(ValueError, match="not in this tree"):
         cache.inc_lock_ref(node)
+
+
+def test_switching_policy_reorders_the_same_candidates():
+    cache = ModernRadixCache()
+    for start, text in enumerate("abcd"):
+        cache.insert(text, slots(1, start))
+    cache.match_prefix("b")
+    cache.set_eviction_policy("mru")
+    freed = []
+    cache.evict(2, lambda s: freed.extend(s.tolist()))
+    assert freed == [1, 3]            # b (just matched), then d (the newest insert)
+    cache.set_eviction_policy("FIFO")
+    cache.evict(1, lambda s: freed.extend(s.tolist()))
+    assert freed[-1] == 0 and cache.eviction_policy == "fifo"
+    check_modern_invariants(cache)

@@ -188,6 +188,16 @@ class ModernRadixCache:
             node = node.parent
         return delta
 
+    def set_eviction_policy(self, policy: str) -> None:
+        """Order the eviction candidates by ``policy`` from now on. SGLang fixes the policy at
+        start-up; radixviz lets a lesson evict one tree several ways."""
+        key_of = eviction_key(policy)
+        candidates = list(self._leaves)
+        self._policy_key, self.eviction_policy = key_of, str(policy).lower()
+        self._leaves = CandidateHeap(key_of)
+        for node in candidates:
+            self._leaves.add(node)
+
     def evictable_size(self) -> int:
         return self._evictable
 

@@ -2,9 +2,12 @@
 
     insert "Hello_L.A.!"      match Hello_world      lock "Hello_"     unlock "Hello_"
     evict 5                   matcher buggy          reset             insert tokens 12 7 3
+    engine 2026               page-size 4            eviction lfu      insert "Hi" priority 2
 
 A key is one word, each character a token, or ``tokens`` followed by integer ids.
-A bare ``tokens 12 7 3`` line inserts those ids.
+A bare ``tokens 12 7 3`` line inserts those ids. ``engine 2024|2026`` picks the cache (a
+fresh one), ``page-size N`` starts a fresh 2026 cache with pages of N tokens, ``eviction
+NAME`` sets the 2026 cache's eviction policy, and an insert may end with ``priority N``.
 """
 from __future__ import annotations
 
@@ -14,11 +17,15 @@ from pathlib import Path
 
 MAX_SCRIPT_BYTES = 1_000_000
 KEY_OPS = ("insert", "match", "lock", "unlock")
-OP_NAMES = KEY_OPS + ("evict", "matcher", "reset", "tokens")
+OP_NAMES = KEY_OPS + ("evict", "matcher", "reset", "tokens", "engine", "page-size", "eviction")
+ENGINES = ("2024", "2026")
+EVICTION_POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "priority", "slru")  # as radixviz.cache
+MAX_PAGE_SIZE = 64
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
     "unlock": 'unlock "Hello"', "evict": "evict 5", "matcher": "matcher fixed|buggy",
-    "reset": "reset", "tokens": "tokens 12 7 7 3",
+    "reset": "reset", "tokens": "tokens 12 7 7 3", "engine": "engine 2024|2026",
+    "page-size": "page-size 4", "eviction": "eviction " + "|".join(EVICTION_POLICIES),
 }
 
 
@@ -34,8 +41,9 @@ class ScriptError(Exception):
 class Op:
     name: str                 # insert, match, lock, unlock, evict, matcher, reset
     key: tuple | None = None  # for the key operations
-    count: int | None = None  # for evict
-    mode: str | None = None   # for matcher: fixed or buggy
+    count: int | None = None  # for evict, and page-size
+    mode: str | None = None   # for matcher (fixed, buggy), engine (2024, 2026), eviction (lru, ...)
+    priority: int | None = None  # for insert ... priority N (None: not given, the engine's 0)
     text: str = ""            # the operation as written
     file: str = "<input>"
     line: int = 1
@@ -43,11 +51,13 @@ class Op:
 
     @property
     def args(self) -> tuple:
+        if self.name == "insert" and self.priority is not None:
+            return (self.key, self.priority)
         if self.name in KEY_OPS:
             return (self.key,)
-        if self.name == "evict":
+        if self.name in ("evict", "page-size"):
             return (self.count,)
-        if self.name == "matcher":
+        if self.name in ("matcher", "engine", "eviction"):
             return (self.mode,)
         return ()
 
@@ -139,10 +149,15 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         close = difflib.get_close_matches(name.lower(), OP_NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(OP_NAMES)})"
         raise ScriptError(file, lineno, col, f"unknown operation {name!r}{hint}")
+    priority = None
+    if name in ("insert", "tokens") and len(args) >= 2 and args[-2].text == "priority" \
+            and not args[-2].quoted:
+        priority = _int(args[-1], file, lineno, "priority is a whole number, e.g. priority 2")
+        args = args[:-2]
     if name in KEY_OPS:
-        return Op(name, key=_key(name, args, file, lineno, col), **where)
+        return Op(name, key=_key(name, args, file, lineno, col), priority=priority, **where)
     if name == "tokens":
-        return Op("insert", key=_token_ids(args, file, lineno, col), **where)
+        return Op("insert", key=_token_ids(args, file, lineno, col), priority=priority, **where)
     if name == "reset":
         if args:
             raise ScriptError(file, lineno, args[0].col, f"extra argument {args[0].text!r}: reset takes none")
@@ -156,7 +171,21 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         if count < 0:
             raise ScriptError(file, lineno, args[0].col, f"negative eviction {count}: evict takes a count >= 0")
         return Op("evict", count=count, **where)
+    if name == "page-size":
+        size = _int(args[0], file, lineno, "page-size takes a token count, e.g. page-size 4")
+        if not 1 <= size <= MAX_PAGE_SIZE:
+            raise ScriptError(file, lineno, args[0].col, f"page size {size}: use 1 to {MAX_PAGE_SIZE}")
+        return Op("page-size", count=size, **where)
     mode = args[0].text.lower()
+    if name == "engine":
+        if mode not in ENGINES:
+            raise ScriptError(file, lineno, args[0].col, f"unknown engine {args[0].text!r}: use 2024 or 2026")
+        return Op("engine", mode=mode, **where)
+    if name == "eviction":
+        if mode not in EVICTION_POLICIES:
+            raise ScriptError(file, lineno, args[0].col, f"unknown eviction policy {args[0].text!r}: "
+                              f"use {', '.join(EVICTION_POLICIES)}")
+        return Op("eviction", mode=mode, **where)
     if mode not in ("fixed", "buggy"):
         raise ScriptError(file, lineno, args[0].col, f"unknown matcher {args[0].text!r}: use fixed or buggy")
     return Op("matcher", mode=mode, **where)
