@@ -16,7 +16,6 @@ import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from radixviz.cache import POLICY_NAMES, ModernRadixCache, check_modern_invariants
-from radixviz.cache.snapshot import clear_all
 from reference_modern import NaiveModernRadixCache, modern_structure, path_keys
 
 PAGE_SIZES = (1, 2, 4)
@@ -39,6 +38,15 @@ def op_strategy(page: int):
         st.tuples(st.just("unlock"), st.integers(0, 10)),
         st.tuples(st.just("evict"), st.integers(0, 12)),
     )
+
+
+def clear_all(root) -> None:
+    """Drop every cached snapshot, so the next one is built from the live nodes."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node._snap = None
+        stack.extend(node.children.values())
 
 
 class Pair:

@@ -16,6 +16,10 @@ tick. That is once per match and once per insert (every node on the path, the ro
 gets that one time) and twice per node built (last access, then creation), so after an
 insert splits an edge the new leaf is strictly newer than the old lower part beside it.
 
+The line that does each step ends with ``# step: LABEL``; the ``if tr.active: tr.emit(...)``
+after it reports the step to an observer (trace.py) and costs one attribute test when nobody
+watches. Snapshots for views are invalidated at each change, traced or not.
+
 Left out: the host-memory tier, KV events, bigram (EAGLE) keys, extra keys and chunked
 inserts. One addition: ``insert`` refuses a key that is not whole pages with ValueError
 (SGLang trusts its callers to align), and ``dec_lock_ref`` refuses to go below zero.
@@ -29,9 +33,11 @@ import torch
 from .evict_policy import eviction_key
 from .keys import as_key, match
 from .modern_candidates import CandidateHeap
+from .modern_checks import as_value, check_attached
 from .modern_node import ModernTreeNode
 from .modern_snapshot import ModernTreeSnapshot, snapshot_modern_node
 from .snapshot import invalidate
+from .trace import EventKind as K, Tracer
 
 
 class ModernRadixCache:
@@ -42,6 +48,7 @@ class ModernRadixCache:
         self._policy_key = eviction_key(eviction_policy)
         self.eviction_policy = str(eviction_policy).lower()
         self.device = torch.device(device)
+        self.tracer = Tracer(__name__, self.snapshot)
         self.reset()
 
     def reset(self) -> None:
@@ -56,45 +63,67 @@ class ModernRadixCache:
         self._evictable = 0
         self._protected = 0
 
+    @property
+    def observer(self):
+        return self.tracer.observer
+
+    @observer.setter
+    def observer(self, callback) -> None:
+        """Attach a callable that receives every micro-step as an Event (None detaches)."""
+        self.tracer.observer = callback
+
+    def snapshot(self) -> ModernTreeSnapshot:
+        """An immutable picture of the whole tree as it is now."""
+        return ModernTreeSnapshot(snapshot_modern_node(self.root_node), self._evictable, self._clock,
+                                  False, self._protected, self.page_size, self.eviction_policy)
+
     # ---------------------------------------------------------------- public API
 
     def match_prefix(self, key):
         """``(slots, last_node)`` for the longest cached prefix of ``key`` in whole pages.
 
         ``slots`` is a 1-D int64 tensor the tree keeps for ``last_node``: read-only.
-
         When the match stops inside an edge, the edge is split there so that ``last_node``
         covers exactly the matched tokens. A key shorter than a page touches nothing.
         """
         key = as_key(key)
-        usable = len(key) - len(key) % self.page_size
+        tr = self.tracer
+        tr.op = "match_prefix"
+        usable = len(key) - len(key) % self.page_size  # step: match.page_cut
+        if tr.active and usable < len(key): tr.emit("match.page_cut", K.PAGE_CUT, (), kept=usable, dropped=tuple(key[usable:]), page_size=self.page_size)
         if usable == 0:
+            if tr.active: tr.emit("match.result", K.RESULT, (self.root_node,), matched=0, slots=())
             return self._empty(), self.root_node
         if usable < len(key):
             key = key[:usable]
         now = self._tick()
         node = self.root_node
-        node.last_access_time = now
+        node.last_access_time = now  # step: match.visit
+        invalidate(node)
+        if tr.active: tr.emit("match.visit", K.VISIT, (node,), at=0, time=now)
         start, page, child_key = 0, self.page_size, self._child_key
         leaves = self._leaves
         while start < usable:
             child = node.children.get(child_key(key, start))
             if child is None:
                 break
-            child.last_access_time = now
+            child.last_access_time = now  # step: match.touch
+            invalidate(child)
             if child in leaves:
                 leaves.add(child)  # its policy key moved
+            if tr.active: tr.emit("match.touch", K.VISIT, (child,), at=start, time=now)
             common = match(child.key, key, start)
             if page > 1:
-                common -= common % page
+                common -= common % page  # step: match.page_compare
+            if tr.active: tr.emit("match.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
             if common < len(child.key):
                 node = self._split_node(child, common)
                 break
             node = child
             start += common
-        invalidate(node)  # the path's times changed: views rebuild its snapshots
         # the path's slots in one tensor, shared with the tree: read it, do not write to it
-        slots = node.path_value if node is not self.root_node else self._empty()
+        slots = node.path_value if node is not self.root_node else self._empty()  # step: match.result
+        if tr.active: tr.emit("match.result", K.RESULT, (node,), matched=len(slots), slots=tuple(slots.tolist()))
         return slots, node
 
     def insert(self, key, value=None, priority: int = 0) -> int:
@@ -104,89 +133,103 @@ class ModernRadixCache:
         if len(key) % self.page_size:
             raise ValueError(f"insert needs whole pages: {len(key)} tokens is not a multiple "
                              f"of page size {self.page_size}")
-        value = self._as_value(key, value)
+        value = as_value(key, value, self.device)
         priority = 0 if priority is None else int(priority)
+        tr = self.tracer
+        tr.op = "insert"
         now = self._tick()
         node = self.root_node
-        node.last_access_time = now
-        node.priority = max(node.priority, priority)
+        node.last_access_time = now  # step: insert.visit
+        invalidate(node)
+        if tr.active: tr.emit("insert.visit", K.VISIT, (node,), at=0, time=now)
+        self._raise_priority(node, priority)
         start, page, child_key = 0, self.page_size, self._child_key
         leaves = self._leaves
         while start < len(key):
             child = node.children.get(child_key(key, start))
             if child is None:
                 break
-            child.last_access_time = now
+            child.last_access_time = now  # step: insert.touch
+            invalidate(child)
+            if tr.active: tr.emit("insert.touch", K.VISIT, (child,), at=start, time=now)
             common = match(child.key, key, start)
             if page > 1:
-                common -= common % page
+                common -= common % page  # step: insert.page_compare
+            if tr.active: tr.emit("insert.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
             start += common
-            if common < len(child.key):
-                node = self._split_node(child, common)
-            else:
-                node = child
-            node.priority = max(node.priority, priority)
-            node.hit_count += 1
+            node = self._split_node(child, common) if common < len(child.key) else child
+            self._raise_priority(node, priority)
+            node.hit_count += 1  # step: insert.hit
+            invalidate(node)
+            if tr.active: tr.emit("insert.hit", K.HIT, (node,), old=node.hit_count - 1, new=node.hit_count)
             if child in leaves:
                 leaves.add(child)  # its policy key moved
         if start < len(key):
-            leaf = self._new_node(priority)
-            leaf.parent = node
-            leaf.key = key[start:]
-            leaf.path_value = torch.cat((node.path_value, value[start:]))
-            leaf.value = leaf.path_value[len(node.path_value):]
-            leaf.hit_count = 1
-            node.children[child_key(key, start)] = leaf
-            self._evictable += len(leaf.key)
-            self._update_leaf_status(node)
-            self._update_leaf_status(leaf)
-        invalidate(node)
-        return start
+            self._add_leaf(node, key, value, start, priority)
+        if tr.active: tr.emit("insert.result", K.RESULT, (), prefix_len=start, length=len(key))
+        return start  # step: insert.result
 
     def evict(self, num_tokens: int, evict_callback) -> int:
         """Evict unlocked leaves, smallest policy key first, until ``num_tokens`` tokens are
         gone or none is left; ``evict_callback(slots)`` frees each one. Returns tokens evicted."""
+        tr = self.tracer
+        tr.op = "evict"
         # SGLang heaps every candidate afresh here; the lasting heap pops the same nodes in
-        # the same order (modern_candidates.py), and a parent left an unlocked leaf joins it
+        # the same order (modern_candidates.py)
+        leaves = self._leaves  # step: evict.heap
+        if tr.active: self._emit_heap(num_tokens)
         evicted = 0
-        while evicted < num_tokens:
-            leaf = self._leaves.pop()
+        while evicted < num_tokens:  # step: evict.result
+            leaf = leaves.pop()  # step: evict.pop
             if leaf is None:
                 break
-            evict_callback(leaf.value)
+            if tr.active: tr.emit("evict.pop", K.POP, (leaf,), key=self._policy_key(leaf), policy=self.eviction_policy, is_root=False)
+            evict_callback(leaf.value)  # step: evict.free
             evicted += len(leaf.key)
+            if tr.active: tr.emit("evict.free", K.FREE, (leaf,), slots=tuple(leaf.value.tolist()), freed=len(leaf.key))
             self._delete_leaf(leaf)
+        if tr.active: tr.emit("evict.result", K.RESULT, (), evicted=evicted, target=num_tokens)
         return evicted
 
     def inc_lock_ref(self, node: ModernTreeNode) -> int:
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
-        self._check_attached(node)
-        invalidate(node)
+        check_attached(self, node)
+        tr = self.tracer
+        tr.op = "inc_lock_ref"
         delta = 0
         while node is not self.root_node:
             if node.lock_ref == 0:
-                self._evictable -= len(node.key)
+                self._evictable -= len(node.key)  # step: lock.evictable
                 self._protected += len(node.key)
                 delta -= len(node.key)
-            node.lock_ref += 1
+                if tr.active: tr.emit("lock.evictable", K.EVICTABLE, (node,), old=self._evictable + len(node.key), new=self._evictable, protected=self._protected, why="locked")
+            node.lock_ref += 1  # step: lock.ref
+            invalidate(node)
             self._update_leaf_status(node)
+            if tr.active: tr.emit("lock.ref", K.REF, (node,), old=node.lock_ref - 1, new=node.lock_ref)
             node = node.parent
-        return delta
+        if tr.active: tr.emit("lock.result", K.RESULT, (), delta=delta)
+        return delta  # step: lock.result
 
     def dec_lock_ref(self, node: ModernTreeNode) -> int:
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0)."""
-        self._check_attached(node, releasing=True)
-        invalidate(node)
+        check_attached(self, node, releasing=True)
+        tr = self.tracer
+        tr.op = "dec_lock_ref"
         delta = 0
         while node is not self.root_node:
             if node.lock_ref == 1:
-                self._evictable += len(node.key)
+                self._evictable += len(node.key)  # step: unlock.evictable
                 self._protected -= len(node.key)
                 delta += len(node.key)
-            node.lock_ref -= 1
+                if tr.active: tr.emit("unlock.evictable", K.EVICTABLE, (node,), old=self._evictable - len(node.key), new=self._evictable, protected=self._protected, why="unlocked")
+            node.lock_ref -= 1  # step: unlock.ref
+            invalidate(node)
             self._update_leaf_status(node)
+            if tr.active: tr.emit("unlock.ref", K.REF, (node,), old=node.lock_ref + 1, new=node.lock_ref)
             node = node.parent
-        return delta
+        if tr.active: tr.emit("unlock.result", K.RESULT, (), delta=delta)
+        return delta  # step: unlock.result
 
     def set_eviction_policy(self, policy: str) -> None:
         """Order the eviction candidates by ``policy`` from now on. SGLang fixes the policy at
@@ -209,11 +252,6 @@ class ModernRadixCache:
         # every node but the root is either locked or not
         return self._evictable + self._protected
 
-    def snapshot(self) -> ModernTreeSnapshot:
-        """An immutable picture of the whole tree as it is now."""
-        return ModernTreeSnapshot(snapshot_modern_node(self.root_node), self._evictable, self._clock,
-                                  False, self._protected, self.page_size, self.eviction_policy)
-
     # ------------------------------------------------------------------ helpers
 
     def _child_key(self, key: tuple, start: int):
@@ -221,6 +259,29 @@ class ModernRadixCache:
         if self.page_size == 1:
             return key[start]
         return key[start:start + self.page_size]
+
+    def _raise_priority(self, node: ModernTreeNode, priority: int) -> None:
+        old = node.priority
+        if priority > old:
+            node.priority = priority  # step: insert.priority
+            invalidate(node)
+            if self.tracer.active: self.tracer.emit("insert.priority", K.PRIORITY, (node,), old=old, new=priority)
+
+    def _add_leaf(self, node, key, value, start: int, priority: int) -> None:
+        tr = self.tracer
+        leaf = self._new_node(priority)
+        leaf.parent = node
+        leaf.key = key[start:]
+        leaf.path_value = torch.cat((node.path_value, value[start:]))
+        leaf.value = leaf.path_value[len(node.path_value):]
+        leaf.hit_count = 1
+        node.children[self._child_key(key, start)] = leaf  # step: insert.create
+        invalidate(node)
+        if tr.active: tr.emit("insert.create", K.CREATE, (leaf,), length=len(leaf.key), hit_count=1, priority=priority)
+        self._evictable += len(leaf.key)  # step: insert.evictable
+        self._update_leaf_status(node)
+        self._update_leaf_status(leaf)
+        if tr.active: tr.emit("insert.evictable", K.EVICTABLE, (leaf,), old=self._evictable - len(leaf.key), new=self._evictable, why="created")
 
     def _split_node(self, child: ModernTreeNode, split_len: int) -> ModernTreeNode:
         # parent -> upper -> child: the existing object keeps the lower part, so locks and
@@ -238,21 +299,34 @@ class ModernRadixCache:
         child.value = child.value[split_len:]
         child.parent = upper
         # the same first token/page as before, so the parent's entry is replaced in place
-        upper.parent.children[self._child_key(upper.key, 0)] = upper
+        upper.parent.children[self._child_key(upper.key, 0)] = upper  # step: split
+        if self.tracer.active: self.tracer.emit("split", K.SPLIT, (upper, child), at=split_len)
         return upper
 
     def _delete_leaf(self, leaf: ModernTreeNode) -> None:
-        del leaf.parent.children[self._child_key(leaf.key, 0)]
-        invalidate(leaf.parent)
-        self._evictable -= len(leaf.key)
+        tr = self.tracer
+        parent = leaf.parent
+        del parent.children[self._child_key(leaf.key, 0)]  # step: evict.delete
+        invalidate(parent)
+        if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=leaf.id, key=leaf.key)
+        self._evictable -= len(leaf.key)  # step: evict.evictable
+        if tr.active: tr.emit("evict.evictable", K.EVICTABLE, (parent,), old=self._evictable + len(leaf.key), new=self._evictable, why="deleted", leaf=leaf.id)
         self._leaves.remove(leaf, gone=True)
-        self._update_leaf_status(leaf.parent)
+        self._update_leaf_status(parent)  # step: evict.push_parent
+        if tr.active and parent in self._leaves: tr.emit("evict.push_parent", K.PUSH_PARENT, (parent,), key=self._policy_key(parent))
 
     def _update_leaf_status(self, node: ModernTreeNode) -> None:
         if node.lock_ref > 0 or node.children:
             self._leaves.remove(node)
         else:
             self._leaves.add(node)
+
+    def _emit_heap(self, num_tokens: int) -> None:
+        """The candidates in pop order with the policy's key of each: the heap SGLang builds."""
+        key_of = self._policy_key
+        ranked = sorted(self._leaves, key=key_of)
+        self.tracer.emit("evict.heap", K.HEAP, tuple(ranked), policy=self.eviction_policy, target=num_tokens,
+                         keys=tuple((n.id, key_of(n)) for n in ranked))
 
     def _tick(self) -> int:
         self._clock += 1
@@ -267,33 +341,3 @@ class ModernRadixCache:
 
     def _empty(self) -> torch.Tensor:
         return torch.empty(0, dtype=torch.int64, device=self.device)
-
-    def _as_value(self, key: tuple, value) -> torch.Tensor:
-        if value is None:
-            # SGLang stores the token ids themselves when no slots are given
-            try:
-                value = [t if isinstance(t, int) else ord(t) for t in key]
-            except TypeError:
-                raise TypeError("insert() without value needs int or one-character tokens") from None
-        if not isinstance(value, torch.Tensor):
-            value = torch.tensor(list(value), dtype=torch.int64, device=self.device)
-        if value.dim() != 1 or len(value) != len(key):
-            raise ValueError(f"value must be 1-D with one slot per token: {len(key)} tokens, "
-                             f"value of shape {tuple(value.shape)}")
-        if value.dtype != torch.int64:
-            if value.is_floating_point():
-                raise TypeError("slot indices must be integers")
-            value = value.to(torch.int64)
-        return value
-
-    def _check_attached(self, node, releasing: bool = False) -> None:
-        """Refuse, before changing anything, a node not in this tree or an unlock below zero."""
-        current = node
-        while current is not self.root_node:
-            parent = current.parent
-            if parent is None or not current.key \
-                    or parent.children.get(self._child_key(current.key, 0)) is not current:
-                raise ValueError(f"node #{node.id} is not in this tree (evicted, or from another cache)")
-            if releasing and current.lock_ref <= 0:
-                raise ValueError(f"node #{current.id} holds no lock to release")
-            current = parent

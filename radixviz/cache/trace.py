@@ -47,6 +47,10 @@ class EventKind(str, enum.Enum):
     PUSH_PARENT = "push_parent"  # its parent became a leaf and joined the heap
     REF = "ref"                  # a reference count changed (from, to)
     RESULT = "result"            # the public call returned
+    # the 2026 engine's own steps
+    PAGE_CUT = "page_cut"        # a match key was cut to whole pages (the partial tail dropped)
+    HIT = "hit"                  # an insert raised a node's hit count (from, to)
+    PRIORITY = "priority"        # an insert raised a node's priority to its own (from, to)
 
 
 @dataclass(frozen=True)
