@@ -8,6 +8,7 @@ import torch
 
 from radixviz.cache import ModernRadixCache
 from radixviz.cache.modern_snapshot import ModernNodeSnapshot
+from radixviz.cache.trace import MODERN_ONLY_KINDS
 from radixviz.render.source_map import markers, source_file
 
 
@@ -69,6 +70,7 @@ def test_every_emitted_step_is_marked_in_the_engine_source():
     marked = markers(file)
     assert {e.step for e in events} <= set(marked)
     assert "match.page_cut" in {e.step for e in events}
+    assert MODERN_ONLY_KINDS <= {e.kind for e in events}
 
 
 def test_new_steps_carry_their_values():

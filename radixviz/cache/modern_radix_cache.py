@@ -41,6 +41,8 @@ from .trace import EventKind as K, Tracer
 
 
 class ModernRadixCache:
+    buggy_match = False  # the #7 switch is the 2024 engine's; today's matcher splits as #7 does
+
     def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device="cpu"):
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
@@ -117,9 +119,11 @@ class ModernRadixCache:
                 common -= common % page  # step: match.page_compare
             if tr.active: tr.emit("match.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
             if common < len(child.key):
-                node = self._split_node(child, common)
+                node = self._split_node(child, common)  # step: match.take_split
+                if tr.active: tr.emit("match.take_split", K.APPEND, (node,), slots=tuple(node.value.tolist()), at=start)
                 break
-            node = child
+            node = child  # step: match.take
+            if tr.active: tr.emit("match.take", K.APPEND, (node,), slots=tuple(node.value.tolist()), at=start)
             start += common
         # the path's slots in one tensor, shared with the tree: read it, do not write to it
         slots = node.path_value if node is not self.root_node else self._empty()  # step: match.result

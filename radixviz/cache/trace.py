@@ -53,6 +53,10 @@ class EventKind(str, enum.Enum):
     PRIORITY = "priority"        # an insert raised a node's priority to its own (from, to)
 
 
+
+# steps only the 2026 engine takes (the 2024 engine emits every other kind)
+MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIORITY})
+
 @dataclass(frozen=True)
 class Event:
     seq: int                 # position in this cache's event stream

@@ -33,6 +33,33 @@ def add_script_args(p) -> None:
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto",
                    help="auto (CUDA when torch sees one), cpu or cuda")
+    add_engine_args(p)
+
+
+def add_engine_args(p) -> None:
+    """--engine, --page-size, --eviction-policy: which cache the operations run on."""
+    from radixviz.script.parser import EVICTION_POLICIES, MAX_PAGE_SIZE
+    p.add_argument("--engine", choices=("2024", "2026"), default="2024",
+                   help="2024: the first release's cache (default); 2026: SGLang's cache of March 2026")
+    p.add_argument("--page-size", type=int, default=None, metavar="N",
+                   help=f"tokens per page, 1 to {MAX_PAGE_SIZE} (--engine 2026; default 1)")
+    p.add_argument("--eviction-policy", default=None, choices=EVICTION_POLICIES, metavar="NAME",
+                   help=f"{', '.join(EVICTION_POLICIES)} (--engine 2026; default lru)")
+
+
+def engine_options(args) -> dict:
+    """Session keyword arguments for the engine options; UsageError on a bad combination."""
+    from radixviz.script.parser import MAX_PAGE_SIZE
+    engine = getattr(args, "engine", "2024")
+    page_size, policy = getattr(args, "page_size", None), getattr(args, "eviction_policy", None)
+    if engine == "2024" and (page_size is not None or policy is not None):
+        raise UsageError("--page-size and --eviction-policy need --engine 2026")
+    if engine == "2026" and getattr(args, "buggy", False):
+        raise UsageError("--buggy is the 2024 matcher: drop it or use --engine 2024")
+    page_size = 1 if page_size is None else page_size
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise UsageError(f"--page-size must be between 1 and {MAX_PAGE_SIZE}, not {page_size}")
+    return {"engine": engine, "page_size": page_size, "eviction_policy": policy or "lru"}
 
 
 def register(subparsers) -> None:
@@ -85,7 +112,8 @@ def new_session(args):
     from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
     try:
-        return Session(pool_size=args.pool_size, buggy=args.buggy, device=args.device)
+        return Session(pool_size=args.pool_size, buggy=args.buggy, device=args.device,
+                       **engine_options(args))
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
 
@@ -146,10 +174,10 @@ def print_human(session, args) -> None:
 
 def check(session) -> int:
     """Exit 1 when the cache or pool breaks an invariant after the run."""
-    from radixviz.cache import InvariantError, check_invariants  # torch, loaded by the session already
+    from radixviz.cache import InvariantError  # torch, loaded by the session already
 
     try:
-        check_invariants(session.cache, session.pool, session.held_slots())
+        session.check_invariants()
     except InvariantError as exc:
         print(f"radixviz: invariant broken: {exc}", file=sys.stderr)
         return EXIT_CHECK_FAILED

@@ -15,6 +15,8 @@ def register(subparsers) -> None:
     p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto", help="auto, cpu or cuda (default auto)")
+    from .run import add_engine_args
+    add_engine_args(p)
     p.add_argument("--export-dir", default="radixviz-export", metavar="DIR",
                    help="where e/E write Graphviz SVGs (default ./radixviz-export)")
     p.set_defaults(func=run)
@@ -39,8 +41,10 @@ def check_script(path: str | None) -> None:
 
 def run(args) -> int:
     check_script(args.script)
+    from .run import engine_options
+    options = engine_options(args)
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("sandbox", script=args.script, buggy=args.buggy, pool_size=args.pool_size,
-                      device=args.device, export_dir=args.export_dir)
+                      device=args.device, export_dir=args.export_dir, engine_options=options)
     app.run()
     return app.return_code or 0

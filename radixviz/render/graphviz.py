@@ -12,6 +12,7 @@ from pathlib import Path
 
 import graphviz
 
+from .tree import paged_text
 from .marks import ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
@@ -42,8 +43,12 @@ def matcher_label(tree) -> str:
 def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -> graphviz.Digraph:
     """The tree as a Digraph: one box per node with its edge, slots, ref count and last access."""
     node_marks = NodeMarks(marks)
-    caption = title or (f"radix tree · {matcher_label(tree)} · {tree.total_size} tokens · "
-                        f"{tree.evictable_size} evictable")
+    modern = hasattr(tree, "page_size")   # the 2026 engine's snapshot
+    engine = (f"2026 engine, page {tree.page_size}, {tree.eviction_policy} eviction"
+              if modern else matcher_label(tree))
+    caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
+                        f"{tree.evictable_size} evictable"
+                        + (f" · {tree.protected_size} protected" if modern else ""))
     dot = graphviz.Digraph(
         "radix",
         graph_attr=_attrs(rankdir="TB", fontname="Helvetica", fontsize=12, labelloc="t",
@@ -60,9 +65,12 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                      **_mark_attrs(found))
         else:
             symbols = "".join(m.symbol for m in found)
-            head = f"{symbols} {edge_text(node.key, max_edge)}" if symbols else edge_text(node.key, max_edge)
-            dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}",
-                                           f"ref {node.ref} · t {node.last_access}"),
+            edge = paged_text(node.key, tree.page_size, max_edge) if modern else edge_text(node.key, max_edge)
+            head = f"{symbols} {edge}" if symbols else edge
+            details = ((f"lock {node.ref} · hits {node.hit_count} · prio {node.priority}",
+                        f"t {node.last_access} · born {node.creation_time}") if modern
+                       else (f"ref {node.ref} · t {node.last_access}",))
+            dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
                      **_mark_attrs(found))
         for child in node.children:
             style = {}

@@ -32,10 +32,22 @@ def tree_json(node) -> dict:
             stack.append((current, True))
             stack.extend((c, False) for c in current.children)
             continue
-        done[current.id] = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
-                            "ref": current.ref, "last_access": current.last_access,
-                            "children": [done.pop(c.id) for c in current.children]}
+        entry = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
+                 "ref": current.ref, "last_access": current.last_access}
+        if hasattr(current, "hit_count"):  # the 2026 engine's fields (ref is its lock_ref)
+            entry.update(lock_ref=current.ref, hit_count=current.hit_count,
+                         priority=current.priority, creation_time=current.creation_time)
+        entry["children"] = [done.pop(c.id) for c in current.children]
+        done[current.id] = entry
     return done[node.id]
+
+
+def _engine_fields(tree) -> dict:
+    """``engine`` always; the page size, policy and protected size for the 2026 engine."""
+    if not hasattr(tree, "page_size"):
+        return {"engine": "2024"}
+    return {"engine": "2026", "page_size": tree.page_size, "eviction_policy": tree.eviction_policy,
+            "protected_size": tree.protected_size}
 
 
 def step_json(frame, describe) -> dict:
@@ -63,6 +75,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
     return {
         "version": SCHEMA_VERSION,
         "matcher": "buggy" if session.cache.buggy_match else "fixed",
+        **_engine_fields(tree),
         "device": str(pool.device),
         "ops": ops,
         "tree": tree_json(tree.root),

@@ -11,6 +11,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
+from radixviz.cache import escape_token
+
 from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text
 
 GUIDE_STYLE = "dim"
@@ -57,10 +59,15 @@ class TreeView:
         tree = self.tree
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("root", style="bold")
-        header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable · matcher ",
-                      style=DETAIL_STYLE)
-        header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
-                      style="bold red" if tree.buggy_match else DETAIL_STYLE)
+        if _is_2026(tree):
+            header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable · "
+                          f"{tree.protected_size} protected · 2026, page {tree.page_size}, "
+                          f"{tree.eviction_policy}", style=DETAIL_STYLE)
+        else:
+            header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable · matcher ",
+                          style=DETAIL_STYLE)
+            header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
+                          style="bold red" if tree.buggy_match else DETAIL_STYLE)
         lines = [header]
         used_marks: set = set()
         # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
@@ -99,9 +106,14 @@ class TreeView:
         style = " ".join(m.style for m in node_marks)
         if node_marks:
             line.append("".join(m.symbol for m in node_marks) + " ", style=style)
-        line.append(edge_text(node.key, self.max_edge), style=style)
-        line.append(f"  slots {compact_ranges(node.value)}  ref {node.ref}  t {node.last_access}",
-                    style=DETAIL_STYLE)
+        if not _is_2026(self.tree):
+            line.append(edge_text(node.key, self.max_edge), style=style)
+            line.append(f"  slots {compact_ranges(node.value)}  ref {node.ref}  t {node.last_access}",
+                        style=DETAIL_STYLE)
+            return line
+        line.append(paged_text(node.key, self.tree.page_size, self.max_edge), style=style)
+        line.append(f"  slots {compact_ranges(node.value)}  lock {node.ref}  hits {node.hit_count}  "
+                    f"prio {node.priority}  t {node.last_access}", style=DETAIL_STYLE)
         return line
 
     def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
@@ -149,6 +161,21 @@ class TreeView:
             if node_id in nodes:
                 keep.update(self.tree.path_to(node_id))
         return keep
+
+
+def _is_2026(tree) -> bool:
+    return hasattr(tree, "page_size")
+
+
+def paged_text(key, page_size: int, max_edge: int) -> str:
+    """An edge in page-sized groups, ``'abcd|efgh'``; a long edge keeps its first two pages
+    and its last one."""
+    if page_size <= 1:
+        return edge_text(key, max_edge)
+    pages = ["".join(escape_token(t) for t in key[i:i + page_size]) for i in range(0, len(key), page_size)]
+    if len(pages) > 4:
+        pages = pages[:2] + [ELLIPSIS] + pages[-1:]
+    return "'" + "|".join(pages) + "'"
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,6 +1,7 @@
 """Plain words for every step: a one-line log entry and a short 'why'."""
 from __future__ import annotations
 
+from radixviz.cache import POLICY_SUMMARY
 from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
 
@@ -25,7 +26,8 @@ def describe(frame) -> str:
         return f"step onto {_node(frame, first)} (last access → {frame.tree.nodes[first].last_access})"
     if kind == "compare":
         node = frame.tree.nodes[first]
-        return f"compare edge {key_text(node.key)} with the key: {d['common']} token(s) in common"
+        pages = f" = {d['pages']} whole page(s) of {d['page_size']}" if d.get("page_size", 1) > 1 else ""
+        return f"compare edge {key_text(node.key)} with the key: {d['common']} token(s) in common{pages}"
     if kind == "split":
         upper, lower = frame.nodes
         return (f"split after {d['at']} tokens: {_node(frame, upper)} above {_node(frame, lower)}")
@@ -38,6 +40,32 @@ def describe(frame) -> str:
         why = {"created": "new unreferenced node", "locked": "first lock on the node",
                "unlocked": "last lock released", "deleted": "leaf deleted"}[d["why"]]
         return f"evictable size {d['old']} → {d['new']} ({why})"
+    if kind == "heap" and "policy" in d:
+        keys = ", ".join(f"{_node(frame, i)} {_key(k)}" for i, k in d["keys"][:4])
+        more = " …" if len(d["keys"]) > 4 else ""
+        return f"line up {len(frame.nodes)} unlocked leaf/leaves by the {d['policy']} key: {keys}{more}"
+    if kind == "pop" and "policy" in d:
+        return f"pop {_node(frame, first)}: the smallest {d['policy']} key, {_key(d['key'])}"
+    if kind == "push_parent" and "key" in d:
+        return f"{_node(frame, first)} has no children left and no lock: a candidate, key {_key(d['key'])}"
+    if kind == "ref" and _modern(frame):
+        return f"lock_ref of {_node(frame, first)}: {d['old']} → {d['new']}"
+    if kind == "page_cut":
+        return f"cut the key to whole pages of {d['page_size']}: keep {d['kept']}, drop {key_text(d['dropped'])}"
+    if kind == "hit":
+        return f"hit count of {_node(frame, first)}: {d['old']} → {d['new']}"
+    if kind == "priority":
+        return f"priority of {_node(frame, first)} raised {_priority(d['old'])} → {d['new']}"
+    if kind == "free_tail":
+        return f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: a partial page of {d['page_size']} is not cached"
+    if kind == "engine":
+        if d["engine"] == "2026":
+            return f"engine 2026: today's cache, page size {d['page_size']}, eviction {d['eviction_policy']} (empty)"
+        return "engine 2024: the first release's cache (empty)"
+    if kind == "page_size":
+        return f"page size {d['page_size']}: a fresh, empty 2026 cache"
+    if kind == "eviction":
+        return f"eviction policy {d['policy']}: {POLICY_SUMMARY[d['policy']]}"
     if kind == "heap":
         return f"collect {len(frame.nodes)} leaf/leaves into a heap ordered by last access"
     if kind == "pop":
@@ -61,6 +89,18 @@ def describe(frame) -> str:
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
     return kind
+
+
+def _modern(frame) -> bool:
+    return frame.event is not None and frame.event.source.endswith("modern_radix_cache")
+
+
+def _key(key) -> str:
+    return str(key) if not isinstance(key, tuple) else "(" + ", ".join(map(str, key)) + ")"
+
+
+def _priority(value: int) -> str:
+    return "lowest" if value < -10**9 else str(value)  # the root starts below every priority
 
 
 def _describe_result(frame) -> str:
@@ -110,6 +150,26 @@ _WHY = {
 }
 
 
+_WHY_2026 = {
+    "heap": "Only unlocked leaves can go. Today's cache orders them by the eviction policy's key, "
+            "smallest first; the key of each is shown.",
+    "pop": "The leaf with the smallest key goes. Locked nodes were never candidates, so nothing is skipped.",
+    "ref": "lock_ref counts the requests using a node. Going 0 → 1 moves its tokens from evictable to "
+           "protected; 1 → 0 moves them back.",
+    "page_cut": "Only whole pages are cached, so a match first drops the partial page at the end of the key.",
+    "hit": "Each insert that passes through a node counts a hit. LFU evicts the fewest hits first; SLRU "
+           "protects nodes hit twice or more. Matches and locks never count.",
+    "priority": "A node keeps the highest priority of the inserts through it; the priority policy evicts "
+                "low priorities first.",
+    "free_tail": "Today's callers insert whole pages only: the last partial page's slots go back to the pool.",
+    "engine": "A different engine starts on an empty tree and a fresh pool.",
+    "page_size": "Pages change how the tree is cut, so a new page size starts from an empty tree.",
+    "eviction": "The same candidates, ordered by another key from now on.",
+}
+
+
 def explain(frame) -> str:
     """A few sentences: why this step happens."""
+    if frame.kind in _WHY_2026 and (_modern(frame) or frame.event is None):
+        return _WHY_2026[frame.kind]
     return _WHY.get(frame.kind, "")

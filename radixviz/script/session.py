@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from radixviz.cache import RadixCache, TokenToKVPool, compare_matchers, tokens_text
+from radixviz.cache import ModernRadixCache, RadixCache, TokenToKVPool, compare_matchers, tokens_text
 
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
 from .parser import Op, ScriptError, parse_script
@@ -19,12 +19,15 @@ DEFAULT_POOL_SIZE = 128
 
 
 class Session:
-    def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto"):
+    def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
+                 engine: str = "2024", page_size: int = 1, eviction_policy: str = "lru"):
         self.pool_size, self.device = pool_size, device
         self.pool = TokenToKVPool(pool_size, device=device)
-        self.cache = RadixCache(buggy_match=buggy, device=self.pool.device)
-        self.cache.observer = self._on_event
+        # the 2026 engine's settings stay here while the 2024 engine runs: 'engine 2026' uses them
+        self.engine, self.page_size, self.eviction_policy = engine, page_size, eviction_policy
+        self.cache = self._new_cache(buggy)
         self.initial_buggy = buggy
+        self.initial = dict(engine=engine, page_size=page_size, eviction_policy=eviction_policy)
         self.frames: list[Frame] = []
         self.records: list[OpRecord] = []
         self.locks: dict = {}            # key -> nodes locked under that name, newest last
@@ -47,9 +50,11 @@ class Session:
         self._precheck(op)
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
         self._record, self._marks, self._wrong_ahead = record, {}, set()
-        if op.name == "match":
-            self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
-        handler = getattr(self, f"_do_{op.name}")
+        if op.name == "match" and self.engine == "2024":
+            self._mark_wrong(op.key)
+        elif op.name == "match":
+            self._disagreement = None  # the #7 comparison is about the 2024 matcher  # on the tree before the walk: after its split both matchers agree
+        handler = getattr(self, f"_do_{op.name.replace('-', '_')}")
         self._step("op", f"op.{op.name}", text=op.text, name=op.name)
         try:
             record.result = handler(op)
@@ -65,7 +70,7 @@ class Session:
 
     def replay(self, upto: int | None = None) -> "Session":
         """A fresh session that applies the first ``upto`` operations again (all by default)."""
-        fresh = Session(self.pool_size, self.initial_buggy, self.device)
+        fresh = Session(self.pool_size, self.initial_buggy, self.device, **self.initial)
         for op in self.ops[:upto]:
             fresh.apply(op)
         return fresh
@@ -93,8 +98,15 @@ class Session:
         elif op.name == "unlock" and not self.locks.get(op.key):
             held = ", ".join(key_text(k) for k in self.locks) or "none"
             refuse(f"no lock on {key_text(op.key)} to release (locks held: {held})")
-        elif op.name == "evict" and self.cache.disable:
+        elif op.name == "evict" and getattr(self.cache, "disable", False):
             refuse("the cache is disabled")
+        modern = self.engine == "2026"
+        if op.name in ("page-size", "eviction") and not modern:
+            refuse(f"{op.name} belongs to today's cache: start with 'engine 2026'")
+        elif op.name == "matcher" and modern:
+            refuse("the matcher switch belongs to the 2024 engine: 'engine 2024' first")
+        elif op.name == "insert" and op.priority is not None and not modern:
+            refuse("priorities belong to today's cache: start with 'engine 2026'")
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
         key, need = op.key, len(op.key)
@@ -102,6 +114,8 @@ class Session:
         evicted = self._evict(shortfall) if shortfall > 0 else []
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
+        if self.engine == "2026":
+            return self._insert_pages(op, slots, evicted)
         prefix_len = self.cache.insert(key, slots)
         duplicates = slots[:prefix_len]
         if prefix_len:
@@ -109,6 +123,21 @@ class Session:
             self._step("free_dup", "free_dup", slots=tuple(duplicates.tolist()))
         return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:].tolist(),
                 "freed_duplicates": duplicates.tolist(), "evicted_first": evicted}
+
+    def _insert_pages(self, op: Op, slots, evicted) -> dict:
+        """Today's callers insert whole pages only; the partial last page goes back to the pool."""
+        whole = len(op.key) - len(op.key) % self.page_size
+        prefix_len = self.cache.insert(op.key[:whole], slots[:whole], priority=op.priority or 0)
+        duplicates, tail = slots[:prefix_len], slots[whole:]
+        if prefix_len:
+            self.pool.free(duplicates)  # step: free_dup
+            self._step("free_dup", "free_dup", slots=tuple(duplicates.tolist()))
+        if len(tail):
+            self.pool.free(tail)  # step: free_tail
+            self._step("free_tail", "free_tail", slots=tuple(tail.tolist()), page_size=self.page_size)
+        return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:whole].tolist(),
+                "freed_duplicates": duplicates.tolist(), "freed_tail": tail.tolist(),
+                "evicted_first": evicted, "priority": op.priority or 0}
 
     def _do_match(self, op: Op) -> dict:  # step: op.match
         value, last_node = self.cache.match_prefix(op.key)
@@ -119,13 +148,15 @@ class Session:
 
     def _do_lock(self, op: Op) -> dict:  # step: op.lock
         value, last_node = self.cache.match_prefix(op.key)
-        delta = self.cache.inc_ref_counter(last_node)
+        lock = self.cache.inc_lock_ref if self.engine == "2026" else self.cache.inc_ref_counter
+        delta = lock(last_node)
         self.locks.setdefault(op.key, []).append(last_node)
         return {"delta": delta, "matched": len(value), "node": last_node.id}
 
     def _do_unlock(self, op: Op) -> dict:  # step: op.unlock
         node = self.locks[op.key][-1]
-        delta = self.cache.dec_ref_counter(node)
+        unlock = self.cache.dec_lock_ref if self.engine == "2026" else self.cache.dec_ref_counter
+        delta = unlock(node)
         self.locks[op.key].pop()
         if not self.locks[op.key]:
             del self.locks[op.key]
@@ -139,6 +170,46 @@ class Session:
         self.cache.buggy_match = op.mode == "buggy"  # step: matcher
         self._step("matcher", "matcher", mode=op.mode)
         return {"mode": op.mode}
+
+    def _do_engine(self, op: Op) -> dict:  # step: op.engine
+        self.engine = op.mode
+        self._fresh_cache()  # step: engine
+        self._step("engine", "engine", engine=op.mode, page_size=self.page_size,
+                   eviction_policy=self.eviction_policy)
+        return {"engine": op.mode}
+
+    def _do_page_size(self, op: Op) -> dict:  # step: op.page-size
+        self.page_size = op.count
+        self._fresh_cache()  # step: page_size
+        self._step("page_size", "page_size", page_size=op.count)
+        return {"page_size": op.count}
+
+    def _do_eviction(self, op: Op) -> dict:  # step: op.eviction
+        self.eviction_policy = op.mode
+        self.cache.set_eviction_policy(op.mode)  # step: eviction
+        self._step("eviction", "eviction", policy=op.mode)
+        return {"eviction_policy": op.mode}
+
+    def _new_cache(self, buggy: bool = False):
+        if self.engine == "2026":
+            cache = ModernRadixCache(self.page_size, self.eviction_policy, device=self.pool.device)
+        else:
+            cache = RadixCache(buggy_match=buggy, device=self.pool.device)
+        cache.observer = self._on_event
+        return cache
+
+    def _fresh_cache(self) -> None:
+        """Another engine or page size: a new, empty cache on a new pool (locks are gone)."""
+        self.pool = TokenToKVPool(self.pool_size, device=self.device)
+        self._pool_version = None
+        self.cache = self._new_cache()
+        self.locks.clear()
+
+    def check_invariants(self) -> None:
+        """Raise InvariantError if the cache or pool is inconsistent (either engine)."""
+        from radixviz.cache import check_invariants, check_modern_invariants
+        check = check_modern_invariants if self.engine == "2026" else check_invariants
+        check(self.cache, self.pool, self.held_slots())
 
     def _do_reset(self, op: Op) -> dict:  # step: op.reset
         self.pool = TokenToKVPool(self.pool_size, device=self.device)

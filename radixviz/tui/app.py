@@ -14,12 +14,13 @@ from radixviz.tui.palette import screen_commands
 
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
-                   script_path: str | None = None, script_text: str | None = None, ops=()):
+                   script_path: str | None = None, script_text: str | None = None, ops=(),
+                   engine_options: dict | None = None):
     """A function for the stepper's worker: build a Session, apply the script; return
     (session, first error line or None). Runs off the UI thread (it imports torch)."""
     def load():
         from radixviz.script import ScriptError, Session, load_script, parse_script
-        session = Session(pool_size, buggy, device)
+        session = Session(pool_size, buggy, device, **(engine_options or {}))
         try:
             todo = list(ops)
             if script_path is not None:
@@ -52,7 +53,8 @@ class RadixvizApp(App):
     def __init__(self, start: str = "home", *, script: str | None = None, script_text: str | None = None,
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
                  lesson_dirs=(), export_dir: str | Path | None = None, preload_engine: bool = True,
-                 scheduler_options: dict | None = None, quiz_options: dict | None = None):
+                 scheduler_options: dict | None = None, quiz_options: dict | None = None,
+                 engine_options: dict | None = None):
         """``scheduler_options``/``quiz_options``: keyword arguments of the first screen when
         ``start`` is "scheduler" (``radixviz simulate --app``) or "quiz" (``radixviz quiz``)."""
         super().__init__()
@@ -62,6 +64,7 @@ class RadixvizApp(App):
         self.quiz_options = dict(quiz_options or {})
         self.start, self.script, self.script_text = start, script, script_text
         self.buggy, self.pool_size, self.device = buggy, pool_size, device
+        self.engine_options = engine_options  # engine 2024/2026, page size, eviction (sandbox)
         self.lesson, self.lesson_dirs = lesson, tuple(lesson_dirs)
         self.export_dir = Path(export_dir) if export_dir else Path("radixviz-export")
         self.first_paint: float | None = None   # perf_counter() once the first screen is drawn
@@ -120,7 +123,8 @@ class RadixvizApp(App):
     def open_sandbox(self, script: str | None = None, script_text: str | None = None,
                      title: str = "sandbox") -> None:
         from radixviz.tui.screens.stepper import StepperScreen
-        load = session_loader(self.pool_size, self.buggy, self.device, script, script_text)
+        load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
+                              engine_options=self.engine_options)
         self.push_screen(StepperScreen(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:
