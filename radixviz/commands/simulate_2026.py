@@ -39,6 +39,8 @@ def run_todays(args, options: dict) -> int:
     page_size, evictions = parse_cache_options(args)
     if getattr(args, "app", False):
         raise UsageError("--app steps the 2024 engine only: drop --app to run --engine 2026")
+    if options.pop("sweep", None) is not None or getattr(args, "trace", None):
+        raise UsageError("--sweep and --trace run on the 2024 engine only: drop --engine 2026")
     policies = options.pop("policies")
     if len(policies) > 1 and len(evictions) > 1:
         raise UsageError("compare scheduling policies or eviction policies, not both at once")
@@ -64,7 +66,7 @@ def run_todays(args, options: dict) -> int:
         return 0
     from rich.console import Console
 
-    from .simulate import print_compare, print_single
+    from .simulate_report import print_compare, print_single
 
     Console().print(f"{LOOP_NOTE}, page size {page_size}, eviction "
                     f"{', '.join(evictions)}", highlight=False)
@@ -82,7 +84,7 @@ def print_policies(workload: str, results: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .simulate import _title
+    from .simulate_report import _title
 
     table = Table()
     for name in ("eviction", "hit rate", "tokens computed", "tokens evicted", "finished"):

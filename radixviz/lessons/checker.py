@@ -8,12 +8,14 @@ STATE_CHECKS = {
     "total_size": lambda s: s.cache.total_size(),
     "free_slots": lambda s: s.pool.available_size(),
     "nodes": lambda s: len(s.cache.snapshot().nodes) - 1,   # the root is not counted
+    # the 2026 engine only: tokens on locked nodes
+    "protected_size": lambda s: s.cache.protected_size() if hasattr(s.cache, "protected_size") else 0,
 }
 
 
 def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
     """Every problem in ``lesson``: refused operations, broken invariants, wrong predictions."""
-    from radixviz.cache import InvariantError, check_invariants
+    from radixviz.cache import InvariantError
     from radixviz.script import ScriptError, Session
 
     session = Session(device=device)
@@ -30,7 +32,7 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
         for op in block.ops:
             try:
                 records.append(session.apply(op))
-                check_invariants(session.cache, session.pool, session.held_slots())
+                session.check_invariants()  # the 2024 or the 2026 engine's checks
             except ScriptError as exc:
                 problems.append(LessonError(name, exc.line, f"operation refused: {exc.message}"))
                 stop = True        # later operations depend on this one's state

@@ -245,6 +245,12 @@ GENERATORS = {"structure": gen_structure, "match": gen_match, "split": gen_split
 LESSON_TOPICS = {1: ("structure",), 2: ("match", "split"), 3: ("insert",), 4: ("evict",), 5: ("lock",),
                  6: ("insert", "lock"), 7: ("policy",), 8: ("buggy",), 9: ("insert", "match")}
 
+# today's cache (lessons 10-12): generate_2026.py
+from .generate_2026 import GENERATORS_2026, LESSON_TOPICS_2026  # noqa: E402
+
+GENERATORS.update(GENERATORS_2026)
+LESSON_TOPICS.update(LESSON_TOPICS_2026)
+
 
 def generate_question(seed: int, difficulty: str = "medium", topic: str | None = None,
                       lesson: int | None = None) -> Question:
