@@ -18,6 +18,7 @@ from radixviz.render.jsondoc import session_document
 from radixviz.render.pool import PoolGrid
 from radixviz.render.source_map import locate
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
+from radixviz.script.parser import EVICTION_POLICIES, MAX_PAGE_SIZE
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS, WIDTH
 
 INLINE_FILE = "<-e>"
@@ -38,7 +39,6 @@ def add_script_args(p) -> None:
 
 def add_engine_args(p) -> None:
     """--engine, --page-size, --eviction-policy: which cache the operations run on."""
-    from radixviz.script.parser import EVICTION_POLICIES, MAX_PAGE_SIZE
     p.add_argument("--engine", choices=("2024", "2026"), default="2024",
                    help="2024: the first release's cache (default); 2026: SGLang's cache of March 2026")
     p.add_argument("--page-size", type=int, default=None, metavar="N",
@@ -49,7 +49,6 @@ def add_engine_args(p) -> None:
 
 def engine_options(args) -> dict:
     """Session keyword arguments for the engine options; UsageError on a bad combination."""
-    from radixviz.script.parser import MAX_PAGE_SIZE
     engine = getattr(args, "engine", "2024")
     page_size, policy = getattr(args, "page_size", None), getattr(args, "eviction_policy", None)
     if engine == "2024" and (page_size is not None or policy is not None):

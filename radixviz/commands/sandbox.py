@@ -7,6 +7,8 @@ from radixviz.errors import UsageError
 from radixviz.script import ScriptError, load_script   # the parser: no torch
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS
 
+from .run import add_engine_args, engine_options
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("sandbox", help="step through operations on a live cache (the app)")
@@ -15,7 +17,6 @@ def register(subparsers) -> None:
     p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto", help="auto, cpu or cuda (default auto)")
-    from .run import add_engine_args
     add_engine_args(p)
     p.add_argument("--export-dir", default="radixviz-export", metavar="DIR",
                    help="where e/E write Graphviz SVGs (default ./radixviz-export)")
@@ -41,7 +42,6 @@ def check_script(path: str | None) -> None:
 
 def run(args) -> int:
     check_script(args.script)
-    from .run import engine_options
     options = engine_options(args)
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("sandbox", script=args.script, buggy=args.buggy, pool_size=args.pool_size,

@@ -20,6 +20,7 @@ from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
 from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
 from . import simulate_report as report
+from .simulate_2026 import run_todays
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS}
@@ -154,7 +155,6 @@ def _every_spec(specs):
 def run(args) -> int:
     options = parse_options(args)
     if args.engine == "2026":
-        from .simulate_2026 import run_todays
         return run_todays(args, options)
     if args.page_size != "1" or args.eviction_policy != "lru":
         raise UsageError("--page-size and --eviction-policy need --engine 2026")

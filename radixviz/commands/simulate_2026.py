@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import json
 
+from rich.console import Console
+from rich.table import Table
+
+from radixviz.errors import UsageError
+
+from .simulate_report import _title, print_compare, print_single
+
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
              "cache: SGLang's radix cache of March 2026")
 
 
 def parse_cache_options(args) -> tuple[int, list]:
     """(page size, eviction policies) from the command line; UsageError on a bad one."""
-    from radixviz.cache import POLICY_NAMES
-    from radixviz.cli import UsageError
+    from radixviz.cache import POLICY_NAMES  # torch: only once the options are read
 
     try:
         page_size = int(args.page_size)
@@ -34,8 +40,6 @@ def parse_cache_options(args) -> tuple[int, list]:
 
 
 def run_todays(args, options: dict) -> int:
-    from radixviz.cli import UsageError
-
     page_size, evictions = parse_cache_options(args)
     if getattr(args, "app", False):
         raise UsageError("--app steps the 2024 engine only: drop --app to run --engine 2026")
@@ -64,10 +68,6 @@ def run_todays(args, options: dict) -> int:
                           "workload": args.workload,
                           "results": {name: r.to_dict() for name, r in results.items()}}, indent=2))
         return 0
-    from rich.console import Console
-
-    from .simulate_report import print_compare, print_single
-
     Console().print(f"{LOOP_NOTE}, page size {page_size}, eviction "
                     f"{', '.join(evictions)}", highlight=False)
     if len(evictions) > 1:
@@ -81,11 +81,6 @@ def run_todays(args, options: dict) -> int:
 
 def print_policies(workload: str, results: dict) -> None:
     """One row per eviction policy (fits 80 columns), then a chart of hit rates."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from .simulate_report import _title
-
     table = Table()
     for name in ("eviction", "hit rate", "tokens computed", "tokens evicted", "finished"):
         table.add_column(name, justify="left" if name == "eviction" else "right", no_wrap=True)

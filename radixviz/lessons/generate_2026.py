@@ -84,7 +84,7 @@ def gen_protected(build: ScenarioBuilder, seed: int) -> Question:
 
 
 def _why(policy: str) -> str:
-    from radixviz.cache import POLICY_SUMMARY
+    from radixviz.cache import POLICY_SUMMARY  # torch: loaded only when a question is built
     return POLICY_SUMMARY[policy] + "."
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from radixviz.cache import ModernRadixCache, RadixCache, TokenToKVPool, compare_matchers, tokens_text
+from radixviz.cache import (ModernRadixCache, RadixCache, TokenToKVPool, check_invariants,
+                            check_modern_invariants, compare_matchers, tokens_text)
 
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
 from .parser import Op, ScriptError, parse_script
@@ -207,7 +208,6 @@ class Session:
 
     def check_invariants(self) -> None:
         """Raise InvariantError if the cache or pool is inconsistent (either engine)."""
-        from radixviz.cache import check_invariants, check_modern_invariants
         check = check_modern_invariants if self.engine == "2026" else check_invariants
         check(self.cache, self.pool, self.held_slots())
 
