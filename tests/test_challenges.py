@@ -27,6 +27,8 @@ WRONG = {
     "evict-short": ('insert "abc"; evict 5', "total_size >= evict.asked"),
     "evictable-zero": ('lock "Hello_L.A.!"; lock "Hi"', "evictable_size == 0"),
     "whole-tree": ("evict 10", "evict.leaves == 3"),
+    "lfu-vs-lru": ('insert "apple"; evict 1', "evict.slots != lru:evict.slots"),
+    "page-drop": ('match "Hello_wo"', "match.matched < page1:match.matched"),
 }
 
 
@@ -38,7 +40,7 @@ def run_cli(*args, stdin=None, env=None):
 def test_at_least_ten_ship_with_the_required_ids():
     assert len(CHALLENGES) >= 10
     assert {"evict-short", "foreign-kv", "insert-return", "locked-leaf", "split-count",
-            "evictable-zero"} <= set(BY_ID)
+            "evictable-zero", "lfu-vs-lru", "page-drop"} <= set(BY_ID)
     assert {c.level for c in CHALLENGES} == {"easy", "medium", "hard"}
 
 
