@@ -31,14 +31,14 @@ def test_wrong_and_unreadable_replies_get_feedback(tmp_path):
     done = quiz(["--seed", "2", "--lesson", "3", "--count", "2"], ["banana", "999", "show", "?"], tmp_path)
     assert done.returncode == 0
     assert "could not read 'banana'" in done.stdout
-    assert f"✗ not quite: the answer is {first.answer_text}" in done.stdout
+    assert f"✗ not quite (999 is too many): the answer is {first.answer_text}" in done.stdout
     assert "replaying the scenario on a fresh cache:" in done.stdout   # "show" on question 2
-    assert "(end of input)" in done.stdout and "Score: 0/1 (1 not answered)" in done.stdout
+    assert "(end of input)" in done.stdout and "Score: 0/2 (1 not answered)" in done.stdout
 
 
 def test_end_of_input_before_any_answer(tmp_path):
     done = quiz(["--selftest"], [], tmp_path)
-    assert done.returncode == 0 and "Score: 0/0" in done.stdout and "Traceback" not in done.stderr
+    assert done.returncode == 0 and "Score: 0/17 (17 not answered)" in done.stdout and "Traceback" not in done.stderr
     assert not (tmp_path / "progress.json").exists()
 
 

@@ -38,9 +38,9 @@ class TestAnswering:
             assert text(app, "#quiz-feedback").startswith("✓ Right.")
             assert "score 1/1" in text(app, "#quiz-status")
             await pilot.press("enter", "0", "enter")          # next question, a wrong reply
-            assert text(app, "#quiz-feedback").startswith("✗ Not quite: the answer is 22-26.")
+            assert text(app, "#quiz-feedback").startswith("✗ Not quite (not those slots): the answer is 22-26.")
             await pilot.press("enter")
-            assert text(app, "#quiz-prompt").startswith("Done: 1 of 2 right")
+            assert text(app, "#quiz-prompt").startswith("Done: 1/2 right")
         saved = json.loads((data_dir / "progress.json").read_text())["scores"]
         assert [(s["score"], s["total"], s["lesson"], s["seed"]) for s in saved] == [(1, 2, 8, 11)]
 

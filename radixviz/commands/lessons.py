@@ -40,14 +40,25 @@ def run(args) -> int:
             return 1
         print(f"lesson {lesson.number} ({lesson.title}) marked as completed")
         return 0
-    done = _progress().lessons
+    progress = _progress()
+    done = progress.lessons
     for lesson in lessons:
         mark = "✓" if lesson.id in done else " "
         origin = "" if lesson.shipped else f"   [{lesson.path.parent}]"
-        print(f"{mark} {lesson.number:>2}. {lesson.title}  ({lesson.id}, {len(lesson.operations)} operations){origin}")
+        print(f"{mark} {lesson.number:>2}. {lesson.title}  ({lesson.id}, {len(lesson.operations)} operations)"
+              f"{lesson_score_note(progress, lesson.id)}{origin}")
     print(f"\n{len(lessons)} lessons, {sum(l.id in done for l in lessons)} completed. "
           "Read one with: radixviz lessons --read N")
     return 0
+
+
+def lesson_score_note(progress, lesson_id: str) -> str:
+    """`` · predicted 5/6`` for a completed lesson, `` · left at block 7`` for one in progress."""
+    score = progress.prediction_score(lesson_id)
+    if score:
+        return f" · predicted {score[0]}/{score[1]}"
+    where = progress.positions.get(lesson_id)
+    return f" · left at block {where['block'] + 1}" if where and lesson_id not in progress.lessons else ""
 
 
 def check(directory: str, extra: list) -> int:

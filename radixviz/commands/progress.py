@@ -69,13 +69,19 @@ def show(progress) -> None:
     print(f"\nLessons completed: {len(done)}/{total}")
     for lesson_id in sorted(progress.lessons, key=lambda k: titles.get(k, (99, k))):
         number, title = titles.get(lesson_id, ("?", progress.lessons[lesson_id].get("title") or lesson_id))
-        print(f"  ✓ {number}. {title}  ({progress.lessons[lesson_id].get('completed', '')})")
+        score = progress.prediction_score(lesson_id)
+        predicted = f", predicted {score[0]}/{score[1]}" if score else ""
+        print(f"  ✓ {number}. {title}  ({progress.lessons[lesson_id].get('completed', '')}{predicted})")
+    for lesson_id in sorted(set(progress.positions) - set(progress.lessons), key=lambda k: titles.get(k, (99, k))):
+        number, title = titles.get(lesson_id, ("?", lesson_id))
+        print(f"  … {number}. {title}  (in progress: left at block {progress.positions[lesson_id]['block'] + 1})")
     _show_challenges(progress)
     print(f"\nQuizzes taken: {len(progress.scores)}")
     for s in progress.scores[-10:]:
         scope = f"lesson {s['lesson']}" if s.get("lesson") else "all lessons"
         print(f"  {s['when']}  {s['score']}/{s['total']}  {s['difficulty']}, {scope}, seed {s.get('seed')}")
     if progress.scores:
+        # a score is out of all the quiz's questions: skipped ones count as not right
         best = max(s["score"] / s["total"] for s in progress.scores if s["total"])
         print(f"  best: {best:.0%}")
 

@@ -84,7 +84,8 @@ def _ask_one(quiz, index, stdin, out) -> str:
         if reply.lower() in ("q", "quit", "exit"):
             return "quit"
         if reply.lower() in ("s", "skip"):
-            print(f"skipped: the answer was {question.answer_text}", file=out)
+            quiz.skip(index)
+            print(f"skipped (counts as not right): the answer was {question.answer_text}", file=out)
             return "skipped"
         if reply == "?" or not reply:
             print(f"type {question.hint()}", file=out)
@@ -96,7 +97,8 @@ def _ask_one(quiz, index, stdin, out) -> str:
         if not feedback.understood:
             print(feedback.explanation, file=out)
             continue
-        verdict = "✓ right" if feedback.correct else f"✗ not quite: the answer is {feedback.answer}"
+        verdict = "✓ right" if feedback.correct else \
+            f"✗ not quite ({feedback.reason}): the answer is {feedback.answer}"
         print(f"{verdict}. {feedback.explanation}", file=out)
         return "answered"
 
@@ -114,16 +116,19 @@ def replay_text(scenario: str, include_question: bool = True) -> str:
 
 
 def _finish(quiz, out, save: bool) -> int:
-    total = len(quiz.answers)
-    print(f"\nScore: {quiz.score}/{total}" + (f" ({len(quiz.questions) - total} not answered)"
-                                              if total < len(quiz.questions) else ""), file=out)
-    if save and total:
-        progress = Progress.load()
-        if progress.warning:
-            print(f"radixviz: {progress.warning}", file=sys.stderr)
-        progress.record_score(quiz.score, total, quiz.difficulty, quiz.lesson, quiz.seed)
-        try:
-            progress.save()
-        except OSError as exc:
-            print(f"radixviz: could not save your score: {exc}", file=sys.stderr)
+    print(f"\nScore: {quiz.summary()}", file=out)
+    if save and quiz.answers:
+        save_score(quiz)
     return 0
+
+
+def save_score(quiz) -> None:
+    """Record the quiz's score out of ALL its questions (skipped ones are not right)."""
+    progress = Progress.load()
+    if progress.warning:
+        print(f"radixviz: {progress.warning}", file=sys.stderr)
+    progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed)
+    try:
+        progress.save()
+    except OSError as exc:
+        print(f"radixviz: could not save your score: {exc}", file=sys.stderr)

@@ -74,7 +74,8 @@ def _check_predict(predict: Predict, record, session, name: str) -> LessonError 
         known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"})
         return LessonError(name, predict.line, f"unknown check {predict.check!r} "
                            f"(here: {', '.join(known)})")
-    if _as_text(value) != predict.answer.strip():
+    # the engine's value, read by the same grader as a learner's reply, must be the answer
+    if not predict.grade(_as_text(value)).correct:
         return LessonError(name, predict.line, f"predicted answer {predict.answer!r} but the engine "
                            f"gives {_as_text(value)!r} for {predict.check}")
     return None
@@ -82,5 +83,5 @@ def _check_predict(predict: Predict, record, session, name: str) -> LessonError 
 
 def _as_text(value) -> str:
     if isinstance(value, (list, tuple)):
-        return " ".join(str(v) for v in value)
+        return " ".join(str(v) for v in value) or "none"
     return str(value)

@@ -64,7 +64,7 @@ def load_lessons(extra_dirs=(), problems: list | None = None, include_shipped: b
             except LessonError as exc:
                 if problems is None:
                     raise
-                problems.append(exc)
+                problems.extend(exc.problems)
                 continue
             seen_ids[lesson.id] = lesson
             seen_numbers[lesson.number] = lesson

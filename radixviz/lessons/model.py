@@ -6,11 +6,16 @@ from pathlib import Path
 
 
 class LessonError(Exception):
-    """A problem in a lesson file: prints as ``FILE:LINE: message``."""
+    """A problem in a lesson file: prints as ``FILE:LINE: message``.
 
-    def __init__(self, file: str, line: int, message: str):
+    ``problems`` lists every problem found in the file (this one first), so ``--check``
+    can report them all rather than only the first.
+    """
+
+    def __init__(self, file: str, line: int, message: str, more: tuple = ()):
         super().__init__(f"{file}:{line}: {message}")
         self.file, self.line, self.message = str(file), line, message
+        self.problems = [self, *more]
 
 
 @dataclass(frozen=True)
@@ -47,20 +52,39 @@ class Predict:
     check: str | None = None
     explain: str = ""
 
-    def accepts(self, reply: str) -> bool:
-        """True when ``reply`` is the answer, its choice number, or its letter."""
-        reply = reply.strip().lower()
-        if not reply:
-            return False
-        if reply == self.answer.strip().lower():
-            return True
-        if reply in (c.strip().lower() for c in self.choices):
-            # a choice's own text: with choices "2 | 3 | 4", "2" means two, not the second
-            return False
-        if self.choices and self.answer in self.choices:
-            index = self.choices.index(self.answer)
-            return reply in (str(index + 1), "abcdefghij"[index])
-        return False
+    @property
+    def expected(self):
+        """What this prediction accepts, for the one grader (``radixviz.lessons.grading``)."""
+        from .grading import Expected, read_number
+        if self.choices:
+            return Expected("choice", (str(self.choices.index(self.answer)),), choices=self.choices)
+        kind = CHECK_KINDS.get(self.check or "")
+        if kind is None:
+            kind = "number" if read_number(self.answer) is not None else "text"
+        from .grading import read_reply
+        canonical, _ = read_reply(Expected(kind, (self.answer,)), self.answer)
+        return Expected(kind, (canonical or self.answer,))
+
+    def grade(self, reply):
+        """A ``grading.Verdict`` for a typed reply or a ``grading.Chosen`` option."""
+        from .grading import grade
+        return grade(self.expected, reply)
+
+    def accepts(self, reply) -> bool:
+        """True when ``reply`` (typed text, or a ``Chosen`` option) is the answer."""
+        return self.grade(reply).correct
+
+
+# what kind of answer each ``check`` asks for (anything else: a number if it reads as one)
+CHECK_KINDS = {
+    **dict.fromkeys(("matched", "prefix_len", "delta", "evicted", "nodes", "total_size",
+                     "evictable_size", "free_slots", "disagreement.buggy", "disagreement.fixed"),
+                    "number"),
+    **dict.fromkeys(("slots", "new_slots", "freed_duplicates", "freed_slots",
+                     "disagreement.wrong_slots"), "slots"),
+    "evicted_leaves": "list",
+    "matched_text": "text",
+}
 
 
 @dataclass(frozen=True)

@@ -58,13 +58,15 @@ def read_lesson_text(path: Path) -> str:
 
 
 def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
-    """Parse a lesson's text; raise LessonError at the first problem (with its line)."""
+    """Parse a lesson's text; raise LessonError for a bad file, its ``problems`` listing
+    every problem found (bad predict and operation blocks do not stop the reading)."""
     from radixviz.script import ScriptError, parse_script
 
     path, name = Path(path), str(path)
     lines = text.splitlines()
     meta, meta_lines, body_start = _front_matter(lines, name)
     blocks: list = []
+    found: list[LessonError] = []      # problems that do not stop the reading of the file
     prose: list[str] = []
     prose_start = body_start + 1
     i = body_start
@@ -96,14 +98,23 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
             try:
                 ops = parse_script(block_text, name, first_line=i + 2)
             except ScriptError as exc:
-                raise LessonError(name, exc.line, f"{exc.message} (column {exc.col})") from None
-            if not ops:
-                raise LessonError(name, i + 1, "empty ```radixviz block: give at least one operation")
-            blocks.append(Operations(block_text, i + 2, tuple(ops)))
+                found.append(LessonError(name, exc.line, f"{exc.message} (column {exc.col})"))
+                ops = None
+            if ops == []:
+                found.append(LessonError(name, i + 1, "empty ```radixviz block: give at least one operation"))
+            # a refused block still stands in its place, so the predict before it is not also reported
+            blocks.append(Operations(block_text, i + 2, tuple(ops or ())))
         else:
-            blocks.append(_predict(body, i + 1, name))
+            try:
+                blocks.append(_predict(body, i + 1, name))
+            except LessonError as exc:
+                found.append(exc)
         i = close + 1
     _flush(blocks, prose, prose_start)
+    found.extend(_check_predicts(blocks, name))
+    if found:
+        found.sort(key=lambda p: p.line)
+        raise LessonError(found[0].file, found[0].line, found[0].message, tuple(found[1:]))
 
     title = meta.get("title") or _heading(blocks)
     if not title:
@@ -120,7 +131,6 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
         raise LessonError(name, meta_lines.get("number", 1), f"bad number {number_text!r}: a whole number") from None
     if not any(isinstance(b, Operations) for b in blocks):
         raise LessonError(name, 1, "no ```radixviz block: a lesson needs operations to play")
-    _check_predicts(blocks, name)
     return Lesson(lesson_id, number, title, path, tuple(blocks), shipped)
 
 
@@ -206,7 +216,7 @@ def _predict(body: list[str], fence_line: int, name: str) -> Predict:
     return Predict(text["question"], choices, text["answer"], fence_line, text.get("check"), text.get("explain", ""))
 
 
-def _check_predicts(blocks: list, name: str) -> None:
-    for index, block in enumerate(blocks):
-        if isinstance(block, Predict) and not any(isinstance(b, Operations) for b in blocks[index + 1:]):
-            raise LessonError(name, block.line, "predict block with no ```radixviz block after it to show the answer")
+def _check_predicts(blocks: list, name: str) -> list[LessonError]:
+    return [LessonError(name, block.line, "predict block with no ```radixviz block after it to show the answer")
+            for index, block in enumerate(blocks)
+            if isinstance(block, Predict) and not any(isinstance(b, Operations) for b in blocks[index + 1:])]

@@ -33,11 +33,15 @@ def data_dir() -> Path:
 
 @dataclass
 class Progress:
-    lessons: dict = field(default_factory=dict)     # lesson id -> {"completed": iso time, "title": str}
+    # lesson id -> {"completed": iso time, "title": str, "predicted": [right, asked]}
+    lessons: dict = field(default_factory=dict)
     scores: list = field(default_factory=list)      # {"when", "score", "total", "difficulty", "lesson", "seed"}
     challenges: dict = field(default_factory=dict)  # challenge id -> {"solved", "ops", "seen_solution", "when"}
     path: Path | None = None
     warning: str | None = None                      # set when a damaged file was moved aside
+    # lesson id -> {"block": index of the last block played, "predicted": [right, asked]}
+    # for a lesson left before its end, so opening it again can resume there
+    positions: dict = field(default_factory=dict)
 
     # ---------------------------------------------------------------- load / save
 
@@ -51,6 +55,7 @@ class Progress:
             text = path.read_text(encoding="utf-8")
             lessons, scores = parse_progress(text)
             challenges = parse_challenges(text)
+            positions = parse_positions(text)
         except (OSError, UnicodeDecodeError, ProgressError) as exc:
             aside = _aside_name(path)
             try:
@@ -59,7 +64,7 @@ class Progress:
             except OSError:
                 where = "left in place"
             return cls(path=path, warning=f"progress file {path} is damaged ({exc}); {where}, starting afresh")
-        return cls(lessons, scores, challenges, path)
+        return cls(lessons, scores, challenges, path, positions=positions)
 
     def save(self) -> None:
         assert self.path is not None
@@ -70,13 +75,29 @@ class Progress:
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "lessons": self.lessons, "scores": self.scores,
-                           "challenges": self.challenges},
+                           "challenges": self.challenges, "positions": self.positions},
                           indent=2, ensure_ascii=False) + "\n"
 
     # ------------------------------------------------------------------ changes
 
-    def complete_lesson(self, lesson_id: str, title: str = "") -> None:
-        self.lessons.setdefault(lesson_id, {"completed": _now(), "title": title})
+    def complete_lesson(self, lesson_id: str, title: str = "", right: int | None = None,
+                        asked: int | None = None) -> None:
+        """Mark a lesson completed (the first time stays the date); keep its best prediction score."""
+        record = self.lessons.setdefault(lesson_id, {"completed": _now(), "title": title})
+        if asked:
+            best = record.get("predicted")
+            if not best or right / asked >= best[0] / max(best[1], 1):
+                record["predicted"] = [int(right), int(asked)]
+        self.positions.pop(lesson_id, None)
+
+    def remember_position(self, lesson_id: str, block: int, right: int = 0, asked: int = 0) -> None:
+        """Where a learner left a lesson before its end (resumed when they open it again)."""
+        self.positions[lesson_id] = {"block": int(block), "predicted": [int(right), int(asked)]}
+
+    def prediction_score(self, lesson_id: str) -> tuple[int, int] | None:
+        """(right, asked) of the lesson's best completed run, when it asked anything."""
+        score = self.lessons.get(lesson_id, {}).get("predicted")
+        return tuple(score) if score else None
 
     def record_score(self, score: int, total: int, difficulty: str, lesson=None, seed=None) -> None:
         self.scores.append({"when": _now(), "score": int(score), "total": int(total),
@@ -95,7 +116,7 @@ class Progress:
         self.challenges[challenge_id].setdefault("when", _now())
 
     def reset(self) -> None:
-        self.lessons, self.scores, self.challenges = {}, [], {}
+        self.lessons, self.scores, self.challenges, self.positions = {}, [], {}, {}
 
     def merge(self, text: str) -> tuple[int, int]:
         """Add another file's progress (ProgressError if it is not one); return (lessons, scores) added."""
@@ -127,22 +148,33 @@ class Progress:
         return best
 
 
-def save_lesson_completed(lesson) -> tuple[bool, list[str]]:
-    """Record ``lesson`` as completed: (whether it was saved, warning lines to show)."""
+def save_lesson_completed(lesson, right: int | None = None, asked: int | None = None) -> tuple[bool, list[str]]:
+    """Record ``lesson`` as completed, with how many of its predictions were right:
+    (whether it was saved, warning lines to show)."""
+    return _change(lambda p: p.complete_lesson(lesson.id, lesson.title, right, asked))
+
+
+def mark_lesson_completed(lesson, right: int | None = None, asked: int | None = None) -> str | None:
+    """``save_lesson_completed`` for the app's lesson player: the last warning, or None."""
+    _, warnings = save_lesson_completed(lesson, right, asked)
+    return warnings[-1] if warnings else None
+
+
+def save_lesson_position(lesson, block: int, right: int = 0, asked: int = 0) -> str | None:
+    """Remember where the app's player left ``lesson``: the last warning, or None."""
+    _, warnings = _change(lambda p: p.remember_position(lesson.id, block, right, asked))
+    return warnings[-1] if warnings else None
+
+
+def _change(change) -> tuple[bool, list[str]]:
     progress = Progress.load()
     warnings = [progress.warning] if progress.warning else []
-    progress.complete_lesson(lesson.id, lesson.title)
+    change(progress)
     try:
         progress.save()
     except OSError as exc:
         return False, warnings + [f"could not save your progress: {exc}"]
     return True, warnings
-
-
-def mark_lesson_completed(lesson) -> str | None:
-    """``save_lesson_completed`` for the app's lesson player: the last warning, or None."""
-    _, warnings = save_lesson_completed(lesson)
-    return warnings[-1] if warnings else None
 
 
 def parse_progress(text: str) -> tuple[dict, list]:
@@ -164,6 +196,16 @@ def parse_progress(text: str) -> tuple[dict, list]:
                 and 0 <= s["score"] <= s["total"]):
             raise ProgressError(f"bad score record {json.dumps(s)[:60]}")
     return lessons, scores
+
+
+def parse_positions(text: str) -> dict:
+    """Where lessons were left before their end (older files have none); ProgressError if bad."""
+    data = json.loads(text)
+    positions = data.get("positions", {}) if isinstance(data, dict) else {}
+    if not isinstance(positions, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("block"), int) for v in positions.values()):
+        raise ProgressError("'positions' must map lesson ids to {\"block\": N}")
+    return positions
 
 
 def parse_challenges(text: str) -> dict:

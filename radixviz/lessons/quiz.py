@@ -20,19 +20,43 @@ class Quiz:
     difficulty: str
     seed: int
     lesson: int | None = None
-    answers: list = field(default_factory=list)     # Feedback per question answered
+    answers: list = field(default_factory=list)     # Feedback per question answered or skipped
     selftest: bool = False       # the chapter's fixed questions: seed and difficulty play no part
 
     @property
     def score(self) -> int:
         return sum(1 for f in self.answers if f.correct)
 
-    def answer(self, index: int, reply: str) -> Feedback:
-        """Grade ``reply`` to question ``index``; unreadable replies are not recorded."""
+    @property
+    def total(self) -> int:
+        """What the score is out of: every question of the quiz. A skipped question, or one
+        never reached because the learner left, is not right."""
+        return len(self.questions)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for f in self.answers if f.skipped)
+
+    def answer(self, index: int, reply) -> Feedback:
+        """Grade ``reply`` (typed text or a ``grading.Chosen``) to question ``index``;
+        unreadable replies are not recorded."""
         feedback = self.questions[index].grade(reply)
         if feedback.understood:
             self.answers.append(feedback)
         return feedback
+
+    def skip(self, index: int) -> Feedback:
+        """The learner passes on question ``index``: recorded as not right."""
+        feedback = self.questions[index].skip()
+        self.answers.append(feedback)
+        return feedback
+
+    def summary(self) -> str:
+        """``3/6 (3 skipped)``: skipped and unanswered questions count as not right."""
+        unanswered = self.total - len(self.answers)
+        notes = [f"{self.skipped} skipped"] if self.skipped else []
+        notes += [f"{unanswered} not answered"] if unanswered else []
+        return f"{self.score}/{self.total}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def make_quiz(seed: int, difficulty: str = "medium", lesson: int | None = None, count: int = 6,

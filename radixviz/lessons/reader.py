@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from .grading import LETTERS
 from .model import Narrative, Operations, Predict
-from .questions import LETTERS
 
 
 def read_plain(lesson, stdin, out, save: bool = True) -> int:
@@ -15,7 +15,8 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
 
     session = Session(device="cpu")
     print(f"Lesson {lesson.number}: {lesson.title}\n", file=out)
-    pending: list[Predict] = []
+    pending: list = []
+    right = asked = 0
     for block in lesson.blocks:
         if isinstance(block, Narrative):
             print(block.text + "\n", file=out)
@@ -23,13 +24,13 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
             print(f"  ? {block.question}", file=out)
             for i, choice in enumerate(block.choices):
                 print(f"      {LETTERS[i]}) {choice}", file=out)
-            print("    your prediction: ", end="", file=out, flush=True)
-            reply = stdin.readline()
-            if not reply:
+            verdict = _ask(block, stdin, out)
+            if verdict is None:
                 print("\n(end of input)", file=out)
                 return 0
-            echo_if_piped(reply, stdin, out)
-            pending.append((block, reply.strip()))
+            pending.append((block, verdict))
+            asked += 1
+            right += verdict.correct
         elif isinstance(block, Operations):
             for op in block.ops:
                 try:
@@ -39,18 +40,34 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
                     return 1
                 print(f"  ▶ {op.text:<30} → {result_text(record)}", file=out)
             print("\n" + "\n".join("    " + l for l in tree_text(session.cache.snapshot()).splitlines()) + "\n", file=out)
-            for predict, reply in pending:
-                verdict = "✓ you predicted it" if predict.accepts(reply) else f"✗ the answer: {predict.answer}"
-                print(f"  {verdict}. {predict.explain}".rstrip() + "\n", file=out)
+            for predict, verdict in pending:
+                said = "✓ you predicted it" if verdict.correct else \
+                    f"✗ {verdict.reason}: the answer is {predict.answer}"
+                print(f"  {said}. {predict.explain}".rstrip() + "\n", file=out)
             pending = []
     saved = False
     if save:
         from .progress import save_lesson_completed
-        saved, warnings = save_lesson_completed(lesson)
+        saved, warnings = save_lesson_completed(lesson, right, asked)
         for warning in warnings:
             print(f"radixviz: {warning}", file=sys.stderr)
-    print(f"End of lesson {lesson.number}" + (": marked as completed." if saved else "."), file=out)
+    score = f" You predicted {right} of {asked}." if asked else ""
+    print(f"End of lesson {lesson.number}" + (": marked as completed." if saved else ".") + score, file=out)
     return 0
+
+
+def _ask(predict: Predict, stdin, out):
+    """Read replies until one can be graded: the Verdict, or None at the end of input."""
+    while True:
+        print("    your prediction: ", end="", file=out, flush=True)
+        reply = stdin.readline()
+        if not reply:
+            return None
+        echo_if_piped(reply, stdin, out)
+        verdict = predict.grade(reply)
+        if verdict.understood:
+            return verdict
+        print(f"    {verdict.reason}", file=out)
 
 
 def echo_if_piped(reply: str, stdin, out) -> None:

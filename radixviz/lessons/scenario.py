@@ -26,8 +26,13 @@ def edge_text(key) -> str:
 
 
 def node_choices(tree) -> tuple:
-    """(id, edge text) of every node but the root, in drawing order."""
-    return tuple((n.id, edge_text(n.key)) for n in tree.root.walk() if n.key)
+    """(id, edge text, whole key from the root) of every node but the root, in drawing order."""
+    return tuple((n.id, edge_text(n.key), whole_key(tree, n.id)) for n in tree.root.walk() if n.key)
+
+
+def whole_key(tree, node_id: int) -> str:
+    """The tokens from the root down to the end of node ``node_id``'s edge."""
+    return "".join(edge_text(tree.nodes[i].key) for i in tree.path_to(node_id) if tree.nodes[i].key)
 
 
 def tree_text(tree, show_time: bool = False, show_slots: bool = True) -> str:

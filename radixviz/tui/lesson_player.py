@@ -28,6 +28,13 @@ class LessonPlayer:
         self.index = -1            # the block last played
         self.text = ""             # the narrative in force
         self.explain = ""          # the last prediction's explanation, shown after its ops
+        self.right = self.asked = 0   # predictions graded right, predictions put to the learner
+        self.completed = False     # reached the end (recorded once in the learner's progress)
+
+    def record(self, verdict) -> None:
+        """A prediction's outcome: a grading.Verdict, or None when the learner skipped it."""
+        self.asked += 1
+        self.right += bool(verdict is not None and verdict.correct)
 
     @property
     def done(self) -> bool:
@@ -63,6 +70,6 @@ class LessonPlayer:
         return None
 
     @staticmethod
-    def is_right(ask: Ask, reply: str) -> bool:
-        """``reply`` is a choice's number (1-based) or the typed answer."""
+    def is_right(ask: Ask, reply) -> bool:
+        """``reply``: typed text, or a ``grading.Chosen`` option (graded by identity)."""
         return ask.block.accepts(reply)

@@ -8,8 +8,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
 
-class PredictScreen(ModalScreen[bool]):
-    """Dismisses with whether the reply was right (False when skipped)."""
+class PredictScreen(ModalScreen):
+    """Dismisses with the grader's Verdict, or None when skipped.
+
+    A picked option is graded by identity (``Chosen``); a typed reply that cannot be read
+    keeps the dialog open with the reason, so a typo is not counted as a wrong answer.
+    """
 
     BINDINGS = [Binding("escape", "skip", "Skip")]
 
@@ -26,25 +30,29 @@ class PredictScreen(ModalScreen[bool]):
                 yield Static("↑/↓ and enter to answer · esc skips", classes="hint")
             else:
                 yield Input(placeholder="your answer, then enter", id="predict-answer")
-                yield Static("enter answers · esc skips", classes="hint")
+                yield Static("enter answers · esc skips", classes="hint", id="predict-hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self._grade(str(event.option_index + 1))
+        from radixviz.lessons.grading import Chosen
+        event.stop()
+        self._grade(Chosen(event.option_index))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if event.value.strip():
             self._grade(event.value)
 
-    def _grade(self, reply: str) -> None:
-        from radixviz.tui.lesson_player import LessonPlayer
-        right = LessonPlayer.is_right(self.ask, reply)
-        if right:
+    def _grade(self, reply) -> None:
+        verdict = self.ask.block.grade(reply)
+        if not verdict.understood:
+            self.query_one("#predict-hint", Static).update(f"✗ {verdict.reason}")
+            return
+        if verdict.correct:
             self.app.notify("Right! Step on to watch it happen.", timeout=3)
         else:
-            self.app.notify("Not quite: step on and watch; the answer follows the steps.",
-                            severity="warning", timeout=4)
-        self.dismiss(right)
+            self.app.notify(f"Not quite ({verdict.reason}): step on and watch; the answer follows "
+                            "the steps.", severity="warning", timeout=4)
+        self.dismiss(verdict)
 
     def action_skip(self) -> None:
-        self.dismiss(False)
+        self.dismiss(None)

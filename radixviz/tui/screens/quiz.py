@@ -120,7 +120,8 @@ class QuizScreen(Screen):
             self._feedback(feedback.explanation, None)
             return
         self.answered = True
-        verdict = "✓ Right." if feedback.correct else f"✗ Not quite: the answer is {feedback.answer}."
+        verdict = "✓ Right." if feedback.correct else \
+            f"✗ Not quite ({feedback.reason}): the answer is {feedback.answer}."
         self._feedback(f"{verdict} {feedback.explanation}\n(enter: next question · F5: show me in the stepper)",
                        feedback.correct)
         self._status()
@@ -135,17 +136,16 @@ class QuizScreen(Screen):
     def _finish(self) -> None:
         self.finished = True
         quiz = self.quiz
-        total = len(quiz.answers)
         self.query_one("#quiz-prompt", Static).update(
-            f"Done: {quiz.score} of {total} right ({len(quiz.questions) - total} skipped).\n\n"
+            f"Done: {quiz.summary()} right.\n\n"
             f"The same questions again: radixviz quiz --seed {quiz.seed} --difficulty {quiz.difficulty}")
         self._feedback("enter or esc to leave", None)
-        if self.save and total:
+        if self.save and quiz.answers:
             from radixviz.lessons.progress import Progress
             progress = Progress.load()
             if progress.warning:
                 self.notify(progress.warning, severity="warning", timeout=6)
-            progress.record_score(quiz.score, total, quiz.difficulty, quiz.lesson, quiz.seed)
+            progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed)
             try:
                 progress.save()
             except OSError as exc:
@@ -153,7 +153,9 @@ class QuizScreen(Screen):
 
     def action_skip(self) -> None:
         if not self.answered:
-            self.notify(f"Skipped: the answer was {self.question.answer_text}", timeout=4)
+            self.quiz.skip(self.index)
+            self.notify(f"Skipped (counts as not right): the answer was {self.question.answer_text}",
+                        timeout=4)
         self._next()
 
     def action_show_me(self) -> None:
@@ -168,7 +170,7 @@ class QuizScreen(Screen):
         if self.quiz is not None and not self.finished and self.quiz.answers:
             self._finish()            # keep the score of what was answered
             # the screen closes now, so the score that _finish shows would flash by
-            self.notify(f"quiz: {self.quiz.score} of {len(self.quiz.answers)} right", timeout=5)
+            self.notify(f"quiz: {self.quiz.summary()} right", timeout=5)
         if self.exit_when_done:
             self.app.exit()
         else:

@@ -256,6 +256,8 @@ class StepperScreen(Screen):
     def _advance_lesson(self) -> None:
         from radixviz.tui.lesson_player import Ask
         result = self.player.advance(self.model)
+        if self.player.done and not self.player.completed:
+            self._record_completed()
         if isinstance(result, Ask):
             from radixviz.tui.screens.predict import PredictScreen
             self.playing = False   # a prediction deserves a pause
@@ -268,8 +270,19 @@ class StepperScreen(Screen):
             self.notify(LESSON_OVER, timeout=4)   # the lesson ended on a prediction
         self.refresh_view()
 
-    def _answered(self, right) -> None:
+    def _answered(self, verdict) -> None:
+        self.player.record(verdict)
         self._advance_lesson()
+
+    def _record_completed(self) -> None:
+        """The lesson was played to its end: the learner's progress says so, with the score."""
+        from radixviz.lessons.progress import mark_lesson_completed
+        self.player.completed = True
+        warning = mark_lesson_completed(self.lesson, self.player.right, self.player.asked)
+        if warning:
+            self.notify(warning, severity="warning", timeout=6)
+        score = f" You predicted {self.player.right} of {self.player.asked}." if self.player.asked else ""
+        self.notify(f"Lesson {self.lesson.number} completed.{score}", timeout=4)
 
     # --------------------------------------------------------------- KV check
 

@@ -1,0 +1,112 @@
+"""The one grader: a picked option by identity, typed answers in the forms the app prints."""
+import pytest
+
+from radixviz.lessons import Predict, load_lessons
+from radixviz.lessons.fixed import fixed_questions
+from radixviz.lessons.grading import Chosen, Expected, grade
+
+LESSONS = {l.number: l for l in load_lessons()}
+
+
+def predict_of(number: int, question_start: str) -> Predict:
+    return next(b for b in LESSONS[number].blocks
+                if isinstance(b, Predict) and b.question.startswith(question_start))
+
+
+class TestPickedOptionByIdentity:
+    """Each reproduces a reported bug: the app re-read the option's index as its text."""
+
+    def test_lesson_1_numeric_choices(self):
+        p = predict_of(1, "After also inserting")
+        assert p.choices == ("2", "3", "4") and p.answer == "3"
+        assert p.accepts(Chosen(1)), "picking the option 3 is right"
+        assert not p.accepts(Chosen(2)), "picking the option 4 is wrong"
+        assert not p.accepts(Chosen(0))
+
+    def test_lesson_8_node_count(self):
+        p = predict_of(8, "How many nodes")
+        right = p.choices.index(p.answer)
+        assert p.accepts(Chosen(right))
+        assert not any(p.accepts(Chosen(i)) for i in range(len(p.choices)) if i != right)
+
+    def test_lesson_5_fourth_prediction(self):
+        p = [b for b in LESSONS[5].blocks if isinstance(b, Predict)][3]
+        assert p.choices == ("0", "3", "6")
+        right = p.choices.index(p.answer)
+        assert p.accepts(Chosen(right))
+        assert sum(p.accepts(Chosen(i)) for i in range(3)) == 1
+
+    def test_every_option_of_every_shipped_prediction(self):
+        """Exactly one option of every multiple-choice prediction is right: the answer."""
+        for lesson in LESSONS.values():
+            for p in (b for b in lesson.blocks if isinstance(b, Predict) and b.choices):
+                graded = [p.accepts(Chosen(i)) for i in range(len(p.choices))]
+                assert graded == [c == p.answer for c in p.choices], (lesson.id, p.question)
+
+    def test_typed_option_text_letter_and_form(self):
+        p = predict_of(1, "After also inserting")
+        assert p.accepts("3") and p.accepts("b") and p.accepts("3 nodes") and p.accepts("b) 3")
+        assert not p.accepts("2") and not p.accepts("c")
+        verdict = p.grade("b) 4")
+        assert not verdict.understood and "letter b" in verdict.reason
+
+
+class TestTypedAnswers:
+    def test_number_with_unit(self):
+        e = Expected("number", ("16",))
+        assert grade(e, "16").correct and grade(e, "16 tokens").correct and grade(e, " 16. ").correct
+        assert not grade(e, "15 tokens").correct
+        assert grade(Expected("number", ("-3",)), "−3").correct     # a typographic minus
+
+    def test_slots_as_a_set_in_any_form(self):
+        e = Expected("slots", ("22 23 24 25 26",))
+        for reply in ("22–26", "22-26", "26 25 24 23 22", "[22, 23, 24, 25, 26]", "22,23,24,25,26",
+                      "22..26", "slots 22-26"):
+            assert grade(e, reply).correct, reply
+        assert grade(Expected("slots", ("4 5",)), "5 4").correct
+        assert grade(Expected("slots", ("4 5",)), "4,5").correct
+        assert grade(Expected("slots", ("",)), "none").correct
+
+    def test_list_order_counts(self):
+        e = Expected("list", ("cd ab",))
+        assert grade(e, "cd, ab").correct and grade(e, '"cd" → "ab"').correct and grade(e, "cd ab").correct
+        wrong = grade(e, "ab cd")
+        assert not wrong.correct and "order" in wrong.reason
+
+    def test_the_apps_own_text_format(self):
+        q = next(q for q in fixed_questions() if q.id == "selftest-2-split")
+        for reply in ('"Hello_" (6 tokens)', "Hello_", '"Hello_"', "6", "6 tokens", q.answer_text):
+            assert q.grade(reply).correct, reply
+        assert not q.grade("Hello").correct
+
+    def test_slot_choice_typed_as_a_range(self):
+        p = predict_of(8, "Which of the returned slots")
+        assert p.accepts("22–26") and p.accepts("22-26") and p.accepts("26 25 24 23 22")
+        assert not p.accepts("0-5")
+
+    def test_wrong_replies_say_why(self):
+        assert grade(Expected("number", ("3",)), "4").reason == "4 is too many"
+        assert "missing" in grade(Expected("slots", ("4 5",)), "4").reason
+        assert "not part" in grade(Expected("slots", ("4 5",)), "4 5 6").reason
+        unreadable = grade(Expected("number", ("3",)), "three")
+        assert not unreadable.understood and "whole number" in unreadable.reason
+
+    def test_a_node_named_by_an_edge_text_two_nodes_share(self):
+        nodes = ((1, "a", "a"), (2, "b", "ab"), (3, "a", "aba"))
+        e = Expected("node", ("3",), nodes=nodes)
+        assert grade(e, "#3").correct and grade(e, "3").correct and grade(e, "aba").correct
+        assert grade(e, '#3 "a"').correct             # the answer as the app prints it
+        ambiguous = grade(e, "a")
+        assert not ambiguous.understood and "2 nodes" in ambiguous.reason
+        assert not grade(e, "#1").correct and grade(e, "b").understood
+
+
+@pytest.mark.parametrize("reply", ["", "   "])
+def test_nothing_typed_is_not_graded(reply):
+    verdict = grade(Expected("number", ("1",)), reply)
+    assert not verdict.understood and not verdict.correct
+
+
+def test_an_option_out_of_range_is_refused():
+    with pytest.raises(ValueError):
+        grade(Expected("choice", ("0",), choices=("x", "y")), Chosen(2))
