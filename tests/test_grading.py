@@ -80,7 +80,7 @@ class TestTypedAnswers:
         assert not q.grade("Hello").correct
 
     def test_slot_choice_typed_as_a_range(self):
-        p = predict_of(8, "Which of the returned slots")
+        p = predict_of(8, "Which of the slots")
         assert p.accepts("22–26") and p.accepts("22-26") and p.accepts("26 25 24 23 22")
         assert not p.accepts("0-5")
 
@@ -92,13 +92,15 @@ class TestTypedAnswers:
         assert not unreadable.understood and "whole number" in unreadable.reason
 
     def test_a_node_named_by_an_edge_text_two_nodes_share(self):
-        nodes = ((1, "a", "a"), (2, "b", "ab"), (3, "a", "aba"))
-        e = Expected("node", ("3",), nodes=nodes)
-        assert grade(e, "#3").correct and grade(e, "3").correct and grade(e, "aba").correct
-        assert grade(e, '#3 "a"').correct             # the answer as the app prints it
+        nodes = ((1, "x", "x"), (2, "a", "xa"), (3, "b", "b"), (4, "a", "ba"))
+        e = Expected("node", ("4",), nodes=nodes)
+        assert grade(e, "#4").correct and grade(e, "4").correct and grade(e, "ba").correct
+        assert grade(e, '#4 "a" (whole key "ba")').correct      # the answer as the app prints it
         ambiguous = grade(e, "a")
         assert not ambiguous.understood and "2 nodes" in ambiguous.reason
-        assert not grade(e, "#1").correct and grade(e, "b").understood
+        assert not grade(e, "#1").correct and not grade(e, "b").correct and grade(e, "b").understood
+        # a whole key wins over another node's edge: the question asks for whole keys
+        assert grade(Expected("node", ("1",), nodes=((1, "b", "b"), (2, "b", "ab"))), "b").correct
 
 
 @pytest.mark.parametrize("reply", ["", "   "])

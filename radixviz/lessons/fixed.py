@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .questions import Question, slots_key
+from .questions import NAME_A_NODE, Question, slots_key
 from .scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
 
 
@@ -36,6 +36,8 @@ class Fixed:
         shows_tree = self.kind == "node" or "{tree}" in self.prompt
         prompt = self.prompt.replace("{tree}", indent(tree_text(tree)) if tree else "")
         prompt = prompt.replace("{script}", indent(self.setup))
+        if self.kind == "node":
+            prompt += "\n" + NAME_A_NODE
         scenario = (self.setup + (f"\n# the question:\n{self.asked}" if self.asked else "")).lstrip("\n") + "\n"
         return Question(self.id, self.kind, prompt, self.accepted, self.answer_text, self.explanation,
                         scenario=scenario, choices=self.choices,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 
 from .builder import DIFFICULTIES, ScenarioBuilder
-from .questions import Question, slots_key
-from .scenario import apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text
+from .questions import NAME_A_NODE, NAME_BY_KEY, Question, slots_key
+from .scenario import (apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text,
+                       whole_key)
 
 __all__ = ["DIFFICULTIES", "GENERATORS", "LESSON_TOPICS", "generate_question"]
 
@@ -42,17 +43,18 @@ def gen_match(build: ScenarioBuilder, seed: int) -> Question:
     result = apply_text(session, asked).result
     if build.difficulty == "medium":
         return Question(f"gen-match-slots-{seed}", "slots",
-                        build.setup_prompt(tree) + f"\n\nWhich slots does match_prefix(\"{query}\") return?",
+                        build.setup_prompt(tree) + f"\n\nWhich slots does match_prefix(\"{query}\") return?"
+                        f"{FIXED_MATCHER}",
                         (slots_key(result["slots"]),), " ".join(map(str, result["slots"])) or "none",
                         f"It hits {result['matched']} tokens ({result['matched_text']!r}): the slots of the "
-                        "edges it walks, cut where the query stops.",
+                        "edges it walks, cut where the query stops." + _release_differs(result),
                         scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                         **build.tags(seed, "match", 2))
     return Question(f"gen-match-{build.difficulty}-{seed}", "number",
-                    build.setup_prompt(tree) + f"\n\nHow many tokens does match_prefix(\"{query}\") return?",
+                    build.setup_prompt(tree) + f"\n\nHow many tokens does match_prefix(\"{query}\") return?{FIXED_MATCHER}",
                     (str(result["matched"]),), f"{result['matched']} ({result['matched_text'] or 'nothing'!r})",
                     "The walk follows the child whose edge starts with the next token and stops at the "
-                    "first token that differs (or when the query ends).",
+                    "first token that differs (or when the query ends)." + _release_differs(result),
                     scenario=build.script_with_question(asked), tree_text=tree_text(tree) if build.shows_tree else "",
                     **build.tags(seed, "match", 2))
 
@@ -85,15 +87,19 @@ def gen_split(build: ScenarioBuilder, seed: int) -> Question:
     explanation = (f"The match stops inside edge \"{edge_text(cut_node.key)}\" after "
                    f"{_tokens(len(upper.key))}: a new node #{upper_id} takes \"{edge_text(upper.key)}\" and the old node "
                    "keeps the rest as its child.")
+    if len(query) > len(whole_key(split.tree, upper_id)):
+        explanation += (" The release as shipped, before #7, would not have split here: it cut an edge "
+                        "only where the query ran out, and this query goes on past the fork.")
     if build.difficulty == "easy":
         return Question(f"gen-split-easy-{seed}", "node",
-                        build.setup_prompt(tree) + f"\n\nmatch_prefix(\"{query}\") splits one edge. Which node is cut?",
-                        (str(lower_id),), f"#{lower_id} \"{edge_text(cut_node.key)}\"", explanation,
+                        build.setup_prompt(tree) + f"\n\nmatch_prefix(\"{query}\") splits one edge. Which node is cut?"
+                        f"{FIXED_MATCHER}{NAME_A_NODE}",
+                        (str(lower_id),), _node_answer(tree, lower_id), explanation,
                         scenario=build.script_with_question(asked), nodes=node_choices(tree), tree_text=tree_text(tree),
                         **build.tags(seed, "split", 2))
     return Question(f"gen-split-{build.difficulty}-{seed}", "text",
                     build.setup_prompt(tree) + f"\n\nmatch_prefix(\"{query}\") splits an edge. "
-                    "Which tokens does the new upper node hold? (the tokens, or how many)",
+                    f"Which tokens does the new upper node hold? (the tokens, or how many){FIXED_MATCHER}",
                     (edge_text(upper.key), str(len(upper.key))), f"\"{edge_text(upper.key)}\" ({_tokens(len(upper.key))})",
                     explanation, scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                     **build.tags(seed, "split", 2))
@@ -129,12 +135,13 @@ def gen_evict(build: ScenarioBuilder, seed: int) -> Question:
         leaf, _ = first_evicted_leaf(session, count)
         if leaf is not None:
             break
-    victim = tree.nodes[leaf]
     show_time = build.difficulty == "easy"
+    shown = build.shows_tree or show_time
     return Question(f"gen-evict-{build.difficulty}-{seed}", "node",
                     build.setup_prompt(tree, show_time=show_time)
-                    + f"\n\nevict({count}) is called. Which leaf is removed first?",
-                    (str(leaf),), f"#{leaf} \"{edge_text(victim.key)}\"",
+                    + f"\n\nevict({count}) is called. Which leaf is removed first?"
+                    + (NAME_A_NODE if shown else NAME_BY_KEY),
+                    (str(leaf),), _node_answer(tree, leaf),
                     "Only leaves are candidates, oldest last access first; a leaf with a reference "
                     "count above 0 is skipped.",
                     scenario=build.script_with_question(f"evict {count}"), nodes=node_choices(tree),
@@ -197,35 +204,62 @@ def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
     from radixviz.sim.policies import order_queue
 
     policy = "weight" if build.difficulty == "hard" else "lpm"
-    build.inserts()
-    session = run_scenario(build.text)
-    tree = session.cache.snapshot()
     count = 3 if build.difficulty == "easy" else 4
-    waiting = []   # (key, tokens matched, id of last_node), in arrival order
-    for _ in range(count):
-        key = build.related_key()
-        while key in [w[0] for w in waiting]:
+    for attempt in range(50):
+        build.restart()
+        build.inserts()
+        session = run_scenario(build.text)
+        tree = session.cache.snapshot()
+        waiting = []   # (key, tokens matched, id of last_node), in arrival order
+        for _ in range(count):
             key = build.related_key()
-        result = apply_text(session, f'match "{key}"').result
-        waiting.append((key, result["matched"], result["last_node"]))
-    # the policy needs live nodes, as the scheduler holds them; a later match that splits an
-    # edge keeps the lower half's id, so every recorded last_node is still in the tree
-    live = {node.id: node for node in _walk(session.cache.root_node)}
+            while key in [w[0] for w in waiting]:
+                key = build.related_key()
+            result = apply_text(session, f'match "{key}"').result
+            waiting.append((key, result["matched"], result["last_node"]))
+        # the policy needs live nodes, as the scheduler holds them; a later match that splits an
+        # edge keeps the lower half's id, so every recorded last_node is still in the tree
+        live = {node.id: node for node in _walk(session.cache.root_node)}
+        # a tie between sibling subtrees that both hold requests is settled by the order the
+        # children happen to be stored in, which the learner cannot see: draw again
+        if policy != "weight" or not _weight_tie(session.cache.root_node, [live[w[2]] for w in waiting]):
+            break
     queue = [SimpleNamespace(rid=index, prefix_len=matched, last_node=live[last])
              for index, (_, matched, last) in enumerate(waiting)]
     order = order_queue(policy, queue, session.cache, random.Random(0))
     letters = "".join("abcdefgh"[r.rid] for r in order)
     items = tuple(f'"{key}" ({matched} cached)' if build.difficulty == "easy" else f'"{key}"'
                   for key, matched, _ in waiting)
-    rule = ("most cached tokens first; ties keep arrival order" if policy == "lpm" else
+    rule = ("most cached tokens first" if policy == "lpm" else
             "group by the node each match ended at, then depth first, heaviest subtree first, "
             "a node's own requests after those below it")
+    tie = ("Two requests with as many cached tokens keep their arrival order (a stable sort)."
+           if policy == "lpm" else
+           "Requests whose matches end on the same node keep their arrival order; a node weighs 1, "
+           "plus 1 per request whose match ended on it, plus its children's weights.")
     return Question(f"gen-policy-{build.difficulty}-{seed}", "order",
                     build.setup_prompt(tree, show_tree=True) + f"\n\nThese requests wait, in arrival order (a first). "
-                    f"In which order does the {policy} policy offer them a place?",
+                    f"In which order does the {policy} policy offer them a place? {tie}{FIXED_MATCHER}",
                     (letters,), " ".join(letters),
                     f"{policy}: {rule}.", scenario=build.script_with_question("\n".join(f'match "{k}"' for k, _, _ in waiting)),
                     choices=items, tree_text=tree_text(tree), **build.tags(seed, "policy", 7))
+
+
+def _weight_tie(root, last_nodes: list) -> bool:
+    """Whether two children of one node, both with waiting requests below, weigh the same.
+
+    A node weighs 1, plus 1 per request whose match ended on it, plus its children's weights
+    (the release's rule); ``requests`` counts the requests in a subtree."""
+    weight, requests = {}, {}
+    for node in reversed(list(_walk(root))):      # children before their parents
+        own = sum(1 for n in last_nodes if n is node)
+        weight[node] = 1 + own + sum(weight[c] for c in node.children.values())
+        requests[node] = own + sum(requests[c] for c in node.children.values())
+    for node in _walk(root):
+        busy = [weight[c] for c in node.children.values() if requests[c]]
+        if len(busy) != len(set(busy)):
+            return True
+    return False
 
 
 def _walk(root):
@@ -234,6 +268,22 @@ def _walk(root):
         node = stack.pop()
         yield node
         stack.extend(node.children.values())
+
+
+FIXED_MATCHER = "\n(The matcher as fixed by PR #7, as in every question but the #7 ones.)"
+
+
+def _node_answer(tree, node_id: int) -> str:
+    """A node as the feedback shows it: its number, its edge and its whole key."""
+    return f"#{node_id} \"{edge_text(tree.nodes[node_id].key)}\" (whole key \"{whole_key(tree, node_id)}\")"
+
+
+def _release_differs(result: dict) -> str:
+    gap = result.get("disagreement")
+    if not gap:
+        return ""
+    return (f" The release as shipped, before #7, would have reported {gap['buggy']} tokens here, "
+            f"some of them from another context.")
 
 
 def _tokens(n: int) -> str:

@@ -98,6 +98,8 @@ class Expected:
             return f"#{answer}"
         if self.kind == "order":
             return " ".join(answer)
+        if self.kind == "slots" and not answer:
+            return "none"
         return answer
 
 
@@ -230,6 +232,7 @@ def _option_by_text(choices: tuple, text: str) -> int | None:
 
 
 def _order(e: Expected, text: str):
+    text = text.split(":")[0]       # "c a d b: heap, pop, ..." as the feedback shows it
     parts = re.findall(r"[A-Za-z]|\d+", text)
     n = len(e.choices)
     if len(parts) != n:
@@ -257,13 +260,15 @@ def _node(e: Expected, text: str):
     if by_id and text.startswith("#"):
         return None, f"there is no node #{by_id.group(1)} in the tree"
     label = text.strip("\"'")
-    # a node may be named by its whole key or by its edge; both must point at one node
-    named = {str(n) for n, edge_text, key in e.nodes if label in (key, edge_text)}
+    whole = [str(n) for n, _, key in e.nodes if key == label]   # whole keys never repeat
+    if whole:
+        return whole[0], ""
+    named = [str(n) for n, edge_text, _ in e.nodes if edge_text == label]
     if len(named) == 1:
-        return named.pop(), ""
+        return named[0], ""
     if named:
-        return None, (f"{len(named)} nodes read {label!r} (as an edge or a whole key): name the one "
-                      "you mean by its number (#3) or its whole key from the root")
+        return None, (f"{len(named)} nodes have the edge {label!r}: name the one you mean by its "
+                      "number or its whole key from the root")
     return None, f"no node has the edge or key {label!r}: type {e.hint()}"
 
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from .grading import LETTERS, Expected, grade, read_reply, read_slots, slots_key  # noqa: F401
 
 KINDS = ("choice", "number", "node", "order", "slots", "text")
+# how a node question asks to be answered, so that two nodes with the same edge text are
+# never confused: the tree's numbers are unique, and so are whole keys
+NAME_A_NODE = "\nAnswer with the node's number from the tree (after the #), or its whole key from the root."
+NAME_BY_KEY = "\nAnswer with the leaf's whole key from the root (the tokens from the root down to it)."
 
 
 @dataclass(frozen=True)
