@@ -34,6 +34,7 @@ class HomeScreen(Screen):
         super().__init__()
         self.lesson_dirs = tuple(lesson_dirs)
         self.lessons: list = []
+        self.completed: set = set()     # ids of the lessons the learner's progress marks completed
 
     def compose(self) -> ComposeResult:
         with Vertical(id="home-box") as box:
@@ -47,8 +48,8 @@ class HomeScreen(Screen):
         options = [Option("Sandbox: an empty cache, type your own operations", id="sandbox"),
                    Option("Sandbox: the #7 example (two inserts, then a match)", id="example")]
         if self.lessons:
-            options += [Option(f"Lesson {l.number}: {l.title}", id=f"lesson:{i}")
-                        for i, l in enumerate(self.lessons)]
+            options += [Option(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else ""),
+                               id=f"lesson:{i}") for i, l in enumerate(self.lessons)]
         else:
             options.append(Option("Lessons: loading…", id="lessons-loading", disabled=True))
         options.append(Option("Quiz: test yourself", id="quiz"))
@@ -72,8 +73,18 @@ class HomeScreen(Screen):
             lessons, problems = [], [exc]
         self.app.call_from_thread(self._show_lessons, lessons, problems)
 
+    def _read_completed(self) -> None:
+        from radixviz.lessons.progress import Progress
+        self.completed = set(Progress.load().lessons)
+
+    def on_screen_resume(self) -> None:
+        """Back from a lesson: its ✓ may be new."""
+        if self.lessons:
+            self._show_lessons(self.lessons, [])
+
     def _show_lessons(self, lessons, problems) -> None:
         self.lessons = lessons
+        self._read_completed()
         menu = self.query_one(OptionList)
         highlighted = menu.highlighted
         menu.clear_options()

@@ -89,9 +89,7 @@ class StepperScreen(Screen):
         if model is None:
             return
         if self.lesson is not None:
-            from radixviz.tui.lesson_player import LessonPlayer
-            self.player = LessonPlayer(self.lesson)
-            self._advance_lesson()
+            self._start_lesson()
         else:
             self.refresh_view()
 
@@ -109,9 +107,10 @@ class StepperScreen(Screen):
         notes = [self.player.progress] if self.player is not None else []
         if self.playing:
             notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
+        text, full = self.player.text_for(self.model.frame) if self.player else ("", True)
         try:
             panes = self.query_one("#stepper-panes")
-            panes.show(self.model, self.player.text if self.player else "", notes)
+            panes.show(self.model, text, notes, full)
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
@@ -270,6 +269,36 @@ class StepperScreen(Screen):
             self.notify(LESSON_OVER, timeout=4)   # the lesson ended on a prediction
         self.refresh_view()
 
+    def _start_lesson(self) -> None:
+        """Play the lesson from its start, or offer to resume where the learner left it."""
+        from radixviz.lessons.progress import Progress
+        from radixviz.tui.lesson_player import LessonPlayer
+        from radixviz.tui.screens.resume import ResumeScreen
+        self.player = LessonPlayer(self.lesson)
+        saved = Progress.load().positions.get(self.lesson.id)
+        if not saved or not 0 < saved["block"] < len(self.lesson.blocks) - 1:
+            self._advance_lesson()
+            return
+
+        def chosen(resume) -> None:
+            if resume:
+                right, asked = (saved.get("predicted") or [0, 0])[:2]
+                self.player.fast_forward(self.model, saved["block"], right, asked)
+                self.refresh_view()
+            else:
+                self._advance_lesson()
+        self.app.push_screen(ResumeScreen(self.lesson, saved["block"]), chosen)
+
+    def _remember_position(self) -> None:
+        """Leaving a lesson before its end: keep the place, so opening it again can resume."""
+        player = self.player
+        if player is None or player.completed or player.index < 1:
+            return
+        from radixviz.lessons.progress import save_lesson_position
+        warning = save_lesson_position(self.lesson, player.index, player.right, player.asked)
+        if warning:
+            self.notify(warning, severity="warning", timeout=6)
+
     def _answered(self, verdict) -> None:
         self.player.record(verdict)
         self._advance_lesson()
@@ -331,8 +360,10 @@ class StepperScreen(Screen):
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_home(self) -> None:
+        self._remember_position()
         self.playing = False
         self.app.open_home()
 
     def action_quit_app(self) -> None:
+        self._remember_position()
         self.app.exit()

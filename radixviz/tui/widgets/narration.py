@@ -12,7 +12,8 @@ from radixviz.script import describe, explain
 
 
 class NarrationPane(VerticalScroll, can_focus=False):
-    """The step in one bold line, the matcher note, the lesson's words, then the why."""
+    """What this step did (bold) and why, first, where they are seen without scrolling;
+    then the matcher note; then the lesson's words, in full or as a one-line reminder."""
 
     DEFAULT_CSS = """
     NarrationPane { height: 1fr; }
@@ -22,21 +23,30 @@ class NarrationPane(VerticalScroll, can_focus=False):
     def compose(self):
         yield Static("", id="narration-body")
 
-    def show(self, frame, record, lesson_text: str = "") -> None:
+    def show(self, frame, record, lesson_text: str = "", full: bool = True) -> None:
         parts = [Text(describe(frame), style="bold")]
+        why = explain(frame)
+        if why:
+            parts.append(Text(why))
         diff = disagreement_text(record, frame.tree.buggy_match)
         if diff is not None:
             parts.append(diff)
         if lesson_text:
-            parts.append(Markdown(lesson_text))
-        why = explain(frame)
-        if why:
-            parts.append(Text(why, style="dim" if lesson_text else ""))
+            parts.append(Text("── lesson ──", style="dim"))
+            parts.append(Markdown(lesson_text) if full else Text(lesson_reminder(lesson_text), style="dim"))
         self.show_parts(parts)
 
     def show_parts(self, parts: list) -> None:
         self.query_one("#narration-body", Static).update(Group(*parts))
         self.scroll_home(animate=False)
+
+
+def lesson_reminder(text: str) -> str:
+    """The lesson text's last paragraph, cut to a line or two: the rest was shown in full on
+    this block's first operation (press [ to go back there)."""
+    paragraphs = [p for p in text.split("\n\n") if p.strip() and not p.lstrip().startswith("#")]
+    last = " ".join((paragraphs[-1] if paragraphs else text).split())
+    return (last if len(last) <= 160 else last[:157].rstrip() + "…") + "  ([ shows the full text)"
 
 
 class StatusLine(Static):

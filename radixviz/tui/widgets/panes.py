@@ -42,9 +42,10 @@ class StepperPanes(Vertical):
             yield Vertical(code, narration, id="right-column")
         yield StatusLine(id="status-line")
 
-    def show(self, model, lesson_text: str = "", notes=()) -> None:
+    def show(self, model, lesson_text: str = "", notes=(), full_text: bool = True) -> None:
         """Draw ``model``'s current frame (or the empty-cache hint); ``notes`` are
-        (long, short) texts for the status line's end."""
+        (long, short) texts for the status line's end; ``full_text`` False shows the lesson
+        text as a one-line reminder below the step."""
         frame = model.frame
         narration = self.query_one(NarrationPane)
         status = self.query_one(StatusLine)
@@ -62,5 +63,5 @@ class StepperPanes(Vertical):
         self.query_one(TreePane).show(frame)
         self.query_one(PoolPane).show(frame)
         code.show(frame.source, frame.label)
-        narration.show(frame, model.record, lesson_text)
+        narration.show(frame, model.record, lesson_text, full_text)
         status.show(frame, len(model.frames), len(model.session.records), notes)

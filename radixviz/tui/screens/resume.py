@@ -1,0 +1,35 @@
+"""Opening a lesson left before its end: resume there, or start over."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class ResumeScreen(ModalScreen):
+    """Dismisses with True to resume at the saved block, False to start from the beginning."""
+
+    BINDINGS = [Binding("escape", "start_over", "Start over")]
+
+    def __init__(self, lesson, block: int):
+        super().__init__()
+        self.lesson, self.block = lesson, block
+
+    def compose(self) -> ComposeResult:
+        total = len(self.lesson.blocks)
+        with Vertical(id="predict-box"):
+            yield Static(f"You left lesson {self.lesson.number} at block {self.block + 1} of {total}.",
+                         id="resume-question")
+            yield OptionList(Option(f"Resume at block {self.block + 1}", id="resume"),
+                             Option("Start from the beginning", id="start"), id="resume-choices")
+            yield Static("↑/↓ and enter · esc starts over", classes="hint")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id == "resume")
+
+    def action_start_over(self) -> None:
+        self.dismiss(False)
