@@ -112,3 +112,46 @@ def test_nothing_typed_is_not_graded(reply):
 def test_an_option_out_of_range_is_refused():
     with pytest.raises(ValueError):
         grade(Expected("choice", ("0",), choices=("x", "y")), Chosen(2))
+
+
+BROKEN = """---
+id: broken
+number: 50
+title: Two mistakes
+---
+Text.
+
+```predict
+question: How many?
+choices: 1 | 2
+answer: 3
+```
+
+```radixviz
+insert "abc"
+frob 2
+```
+
+```predict
+question: Tokens?
+answer: 4
+check: total_size
+explain: x
+```
+
+```radixviz
+insert "abcd"
+```
+"""
+
+
+def test_check_reports_every_problem_of_a_file(tmp_path, capsys):
+    """An answer that is not among its choices, and a bad operation: both, with their lines."""
+    from radixviz.cli import main
+    (tmp_path / "50-broken.md").write_text(BROKEN)
+    with pytest.raises(SystemExit) as done:
+        main(["lessons", "--check", str(tmp_path)])
+    out = capsys.readouterr().out.splitlines()
+    assert done.value.code == 1
+    assert [line.split(":")[1] for line in out] == ["8", "16"], out
+    assert "answer '3' is not one of the choices 1 | 2" in out[0] and "frob" in out[1]

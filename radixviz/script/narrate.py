@@ -118,8 +118,9 @@ def _describe_result(frame) -> str:
 
 _WHY = {
     "op": "A new operation starts. Predict what it will do before you step on.",
-    "alloc": "Like the scheduler, the request's tokens get fresh KV slots first (evicting if the pool is short); "
-             "the tree is told about them afterwards.",
+    "alloc": "As in the scheduler, the request's tokens get fresh KV slots first and the tree is told about "
+             "them afterwards. When the pool is short, radixviz evicts just the missing slots; the release's "
+             "scheduler asked the tree to evict the whole number of new tokens whenever the free slots fell short.",
     "free_dup": "insert returned how many leading tokens the tree already held. Their KV exists twice now, "
                 "so the request's copies go back to the pool and the tree keeps its own.",
     "visit": "Every node the walk stands on gets a fresh access time. Eviction later removes the leaves "
