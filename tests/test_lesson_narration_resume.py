@@ -26,6 +26,21 @@ def visible_narration(app) -> str:
     return " ".join(" ".join(lines[:pane.content_region.height]).split())
 
 
+async def until(pilot, condition, what: str):
+    """Let the app run until ``condition()`` holds (the engine loads in a worker)."""
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    pytest.fail(f"never happened: {what}")
+
+
+async def open_lesson(app, pilot, lesson):
+    app.open_lesson(lesson)
+    await until(pilot, lambda: getattr(app.screen, "player", None) is not None
+                or isinstance(app.screen, (ResumeScreen, PredictScreen)), "the lesson loaded")
+
+
 async def step_to_first_operation(app, pilot):
     for _ in range(60):
         if isinstance(app.screen, PredictScreen):
@@ -80,8 +95,7 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
         home = app.screen
-        app.open_lesson(first)
-        await wait_ready(app, pilot)
+        await open_lesson(app, pilot, first)
         stepper = app.screen
         for _ in range(300):
             if isinstance(app.screen, PredictScreen):
@@ -97,8 +111,7 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
         assert any(p.startswith(f"Lesson 1: {first.title}") and p.endswith("✓") for p in prompts)
         assert not any(p.startswith("Lesson 2:") and p.endswith("✓") for p in prompts)
 
-        app.open_lesson(second)              # play part of lesson 2, then leave
-        await wait_ready(app, pilot)
+        await open_lesson(app, pilot, second)   # play part of lesson 2, then leave
         stepper = app.screen
         while stepper.player.index < 4:
             if isinstance(app.screen, PredictScreen):
@@ -109,8 +122,7 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
         await pilot.press("h")
         assert Progress.load().positions[second.id]["block"] == left_at
 
-        app.open_lesson(second)              # opening it again offers to resume
-        await wait_ready(app, pilot)
+        await open_lesson(app, pilot, second)   # opening it again offers to resume
         assert isinstance(app.screen, ResumeScreen)
         await pilot.press("enter")           # "Resume" is the first option
         await pilot.pause()
