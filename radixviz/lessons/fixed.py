@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .questions import NAME_A_NODE, Question, slots_key
+from .questions import FIXED_MATCHER, NAME_A_NODE, Question, slots_key
 from .scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
 
 
@@ -38,6 +38,8 @@ class Fixed:
         prompt = prompt.replace("{script}", indent(self.setup))
         if self.kind == "node":
             prompt += "\n" + NAME_A_NODE
+        if self.asked.startswith(("match", "lock")) and self.lesson != 8:
+            prompt += FIXED_MATCHER
         scenario = (self.setup + (f"\n# the question:\n{self.asked}" if self.asked else "")).lstrip("\n") + "\n"
         return Question(self.id, self.kind, prompt, self.accepted, self.answer_text, self.explanation,
                         scenario=scenario, choices=self.choices,
@@ -151,7 +153,8 @@ FIXED = (
           "Which tokens does the new node above the cut hold?",
           'insert "Hello_L.A.!"', 'match "Hello_w"', ("Hello_", "6"), "\"Hello_\" (6 tokens)",
           "The edge is cut where the query forks: a new node takes \"Hello_\", the old one keeps "
-          "\"L.A.!\" below it, and the match returns the new node.", _upper_after_match),
+          "\"L.A.!\" below it, and the match returns the new node. (The release as shipped, before #7, "
+          "cut an edge only where the query ran out; this query goes on past the fork.)", _upper_after_match),
     Fixed("selftest-2-insert", 2, "self-test 2", "number",
           "The tree holds one edge, \"Hello_L.A.!\". How many nodes (not counting the root) are "
           "there after insert \"Hello_world\"?",

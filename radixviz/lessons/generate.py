@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from .builder import DIFFICULTIES, ScenarioBuilder
-from .questions import NAME_A_NODE, NAME_BY_KEY, Question, slots_key
+from .questions import FIXED_MATCHER, NAME_A_NODE, NAME_BY_KEY, Question, slots_key
 from .scenario import (apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text,
                        whole_key)
 
@@ -270,7 +270,6 @@ def _walk(root):
         stack.extend(node.children.values())
 
 
-FIXED_MATCHER = "\n(The matcher as fixed by PR #7, as in every question but the #7 ones.)"
 
 
 def _node_answer(tree, node_id: int) -> str:

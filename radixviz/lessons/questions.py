@@ -16,6 +16,7 @@ KINDS = ("choice", "number", "node", "order", "slots", "text")
 # how a node question asks to be answered, so that two nodes with the same edge text are
 # never confused: the tree's numbers are unique, and so are whole keys
 NAME_A_NODE = "\nAnswer with the node's number from the tree (after the #), or its whole key from the root."
+FIXED_MATCHER = "\n(The matcher as fixed by PR #7, as in every question but the #7 ones.)"
 NAME_BY_KEY = "\nAnswer with the leaf's whole key from the root (the tokens from the root down to it)."
 
 
