@@ -13,7 +13,7 @@ from radixviz.lessons.progress import Progress
 from radixviz.lessons.reader import read_plain
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.predict import PredictScreen
-from tui_helpers import notifications, wait_ready
+from tui_helpers import notifications, wait_ready, watch_notifications
 
 LESSONS = load_lessons()
 
@@ -44,6 +44,7 @@ def keys_for(text: str) -> list:
 async def play_in_app(lesson, right: bool, size=(100, 40)) -> list:
     """Play ``lesson`` to its end; return the notification each prediction got."""
     app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+    watch_notifications(app)
     said = []
     async with app.run_test(size=size) as pilot:
         await wait_ready(app, pilot)
