@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .grading import Expected, grade, read_number, read_reply
+
 
 class LessonError(Exception):
     """A problem in a lesson file: prints as ``FILE:LINE: message``.
@@ -55,19 +57,16 @@ class Predict:
     @property
     def expected(self):
         """What this prediction accepts, for the one grader (``radixviz.lessons.grading``)."""
-        from .grading import Expected, read_number
         if self.choices:
             return Expected("choice", (str(self.choices.index(self.answer)),), choices=self.choices)
         kind = CHECK_KINDS.get(self.check or "")
         if kind is None:
             kind = "number" if read_number(self.answer) is not None else "text"
-        from .grading import read_reply
         canonical, _ = read_reply(Expected(kind, (self.answer,)), self.answer)
         return Expected(kind, (canonical or self.answer,))
 
     def grade(self, reply):
         """A ``grading.Verdict`` for a typed reply or a ``grading.Chosen`` option."""
-        from .grading import grade
         return grade(self.expected, reply)
 
     def accepts(self, reply) -> bool:
