@@ -5,7 +5,7 @@ Same contract as generate.py: a question is a pure function of its seed and diff
 from __future__ import annotations
 
 from .builder import ScenarioBuilder
-from .questions import Question
+from .questions import NAME_BY_KEY, Question
 from .scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
 
 _PAGE = {"easy": (2, 2), "medium": (2, 4), "hard": (3, 8)}
@@ -53,7 +53,7 @@ def gen_eviction_policy(build: ScenarioBuilder, seed: int) -> Question:
     victim = tree.nodes[leaf]
     return Question(f"gen-eviction-{build.difficulty}-{seed}", "node",
                     f"Scenario:\n\n    " + "\n    ".join(lines)
-                    + f"\n\nevict(1) is called under the {policy} policy. Which leaf goes first?",
+                    + f"\n\nevict(1) is called under the {policy} policy. Which leaf goes first?" + NAME_BY_KEY,
                     (str(leaf),), f"#{leaf} \"{''.join(victim.key)}\"",
                     f"{policy}: {_why(policy)} Inserts raise hit counts and take the max priority; "
                     f"matches only refresh the access time.",
