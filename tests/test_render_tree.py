@@ -26,9 +26,10 @@ class TestChapterExample:
     def test_buggy_matcher_marks_world_as_wrongly_matched(self):
         assert final_view(CHAPTER, buggy=True, legend=True) == (
             "root  16 tokens · 16 evictable · matcher BUGGY (pre-#7)\n"
-            "└── ✓ 'Hello_L.A.!'  slots 0–10  ref 0  t 8\n"
+            "└── ✓ 'Hello_│L.A.!' 6/11  slots 0–10  ref 0  t 8\n"
             "    └── ▶✗ 'world'  slots 22–26  ref 0  t 9\n"
-            "▶ current step  ✗ wrongly matched (pre-#7)  ✓ matched\n")
+            "▶ current step  ✗ wrongly matched (pre-#7)  ✓ matched\n"
+            "│ the match took only the tokens before it (6/11: 6 of 11)\n")
 
     def test_colour_terminal_gets_styles_too(self):
         frame = session_after(CHAPTER, buggy=True).frames[-1]

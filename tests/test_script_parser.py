@@ -99,3 +99,27 @@ class TestFiles:
         path.write_text("insert abc\nmatch abd\n")
         ops = load_script(path)
         assert ops[1].where() == f"{path}:2:1"
+
+
+class TestWriterRoundTrip:
+    """What the app saves (ctrl+s) reads back as the very same operations."""
+
+    @pytest.mark.parametrize("line", [
+        'insert "Hello_L.A.!"', 'match "a b"', 'insert "q\\"uote\\\\back"', 'insert "tab\\there"',
+        'lock "Hello_"', 'unlock "Hello_"', "evict 5", "matcher buggy", "reset",
+        "tokens 12 7 7 3", 'match "#;not a comment"', "insert \"it's\"",
+    ])
+    def test_parse_write_parse_gives_the_same_op(self, line):
+        from radixviz.script.writer import op_source
+
+        (op,) = parse_script(line)
+        (again,) = parse_script(op_source(op))
+        assert (again.name, again.key, again.count, again.mode) == (op.name, op.key, op.count, op.mode)
+
+    def test_a_buggy_start_is_written_as_a_matcher_line(self):
+        from radixviz.script.writer import script_source
+
+        ops = parse_script('insert "ab"\nmatch "a"')
+        text = script_source(ops, buggy=True, note="saved from the sandbox")
+        assert text.splitlines()[0] == "# saved from the sandbox"
+        assert [o.name for o in parse_script(text)] == ["matcher", "insert", "match"]

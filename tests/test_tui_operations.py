@@ -12,6 +12,12 @@ async def type_op(pilot, text: str, opener: str = "colon") -> None:
     await pilot.press(opener, *text, "enter")
 
 
+def kv_report_text(app) -> str:
+    from radixviz.tui.screens.dialogs import KVReport
+    assert isinstance(app.screen, KVReport), type(app.screen).__name__
+    return str(app.screen.query_one("#kv-report").content)
+
+
 class TestOpInput:
     @pytest.mark.parametrize("opener", ["colon", "i"])
     async def test_good_operation_runs_and_shows_its_first_step(self, tmp_path, opener):
@@ -22,9 +28,21 @@ class TestOpInput:
             assert len(model.session.records) == before + 1
             assert model.frame.kind == "op" and model.record.op.text == 'insert "Hello_there"'
             field = app.screen.query_one("#op-input", Input)
-            assert not field.display and field.value == ""
+            assert field.display and field.has_focus and field.value == ""   # open for the next one
+            await pilot.press("escape")
+            assert not field.display
             await pilot.press("right_square_bracket")    # to the end of it
             assert "'there'" in tree_text(app)
+
+    async def test_the_input_stays_open_so_typed_letters_never_act_as_keys(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            screen, model = app.screen, app.screen.model
+            await type_op(pilot, "insert abc")
+            await pilot.press(*"matcher buggy", "enter")      # h, b, ... are letters here
+            assert app.screen is screen                         # h did not go home
+            assert [r.op.text for r in model.session.records][-2:] == ["insert abc", "matcher buggy"]
+            await pilot.press("escape", "h")                    # closed: h is a key again
+            assert app.screen is not screen
 
     async def test_several_operations_on_one_line(self, tmp_path):
         async with stepper(tmp_path, script=None) as (app, pilot):
@@ -76,13 +94,40 @@ class TestMatcherSwitch:
     async def test_b_toggles_the_matcher(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
             assert "matcher fixed" in status(app)
+            ops = [r.op.text for r in app.screen.model.session.records]
             await pilot.press("b")
             assert "matcher BUGGY" in status(app)
             assert app.screen.model.session.cache.buggy_match is True
-            assert app.screen.model.record.op.text == "matcher buggy"
+            # the history is replayed, not added to
+            assert [r.op.text for r in app.screen.model.session.records] == ops
+            assert any("replayed 3 operation(s)" in n for n in notifications(app))
             await pilot.press("b")
             assert "matcher fixed" in status(app)
             assert app.screen.model.session.cache.buggy_match is False
+
+    async def test_b_after_the_readme_match_shows_11_with_the_wrong_five(self, tmp_path):
+        """The README's flow: the fixed match has split the edge; b replays it all with the
+        buggy matcher, so the same match now shows 11 tokens, the five of 'world' wrong."""
+        async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("end")
+            model = app.screen.model
+            assert "match_prefix returns 6 token(s)" in narration(app)
+            await pilot.press("b")
+            assert model.record.op.text == 'match "Hello_world"' and model.at_end
+            assert "match_prefix returns 11 token(s): slots 0–5, 22–26" in narration(app)
+            tree = tree_text(app)
+            assert "✗ 'world'" in tree
+            assert "'Hello_│L.A.!' 6/11" in tree           # only 6 of the edge's 11 tokens matched
+            await pilot.press("b")
+            assert "match_prefix returns 6 token(s)" in narration(app) and model.at_end
+
+    async def test_b_keeps_the_learner_on_the_same_operation(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
+            model = app.screen.model
+            await pilot.press("end", "left_square_bracket", "left_square_bracket")
+            shown = model.record.index
+            await pilot.press("b")
+            assert model.record.index == shown and model.frame.kind == "op"
 
     async def test_chapter_example_fixed_shows_6_and_names_the_buggy_11(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
@@ -96,17 +141,18 @@ class TestMatcherSwitch:
         async with stepper(tmp_path, script=inserts) as (app, pilot):
             await pilot.press("b")
             await type_op(pilot, "match Hello_world")
-            await pilot.press("right_square_bracket")
+            await pilot.press("escape", "right_square_bracket")
             words = narration(app)
             assert "match_prefix returns 11 token(s): slots 0–5, 22–26" in words
             assert "fixed matcher (#7) would return 6" in words
             assert "Hello_⟦world⟧" in words                     # the wrong tokens, marked
             assert "✗ 'world'" in tree_text(app)
             assert "matcher BUGGY" in status(app)
-            # the buggy walk made no split, so switching back and matching again gives 6
+            # b replays the whole history: the same match now runs fixed, and splits
             await pilot.press("b")
+            assert "match_prefix returns 6 token(s): slots 0–5" in narration(app)
             await type_op(pilot, "match Hello_world")
-            await pilot.press("right_square_bracket")
+            await pilot.press("escape", "right_square_bracket")
             assert "match_prefix returns 6 token(s): slots 0–5" in narration(app)
 
 
@@ -183,16 +229,25 @@ class TestVerifyKV:
     async def test_v_finds_wrong_kv_only_with_the_buggy_matcher(self, tmp_path):
         inserts = CHAPTER.rsplit("match", 1)[0]
         async with stepper(tmp_path, script=inserts + "matcher buggy\nmatch Hello_world\n") as (app, pilot):
+            stepper_screen = app.screen
             await pilot.press("v")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            message = notifications(app)[-1]
-            assert "reuse wrong K/V" in message and "token 6 on" in message
+            report = kv_report_text(app)
+            assert "11 token(s) reused from the cache: WRONG" in report
+            assert "first wrong token: position 6 ('w')" in report
+            assert "either way: the logits differ" in report or "the answer changes" in report
+            await pilot.pause(0.3)
+            assert kv_report_text(app) == report                 # stays until dismissed
+            await pilot.press("escape")
+            assert app.screen is stepper_screen
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("v")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            assert "reused K/V equal recomputed" in notifications(app)[-1]
+            report = kv_report_text(app)
+            assert "6 token(s) reused from the cache: right" in report
+            assert "All 1 match(es) reuse the right K/V." in report
 
 
 class TestCodePane:

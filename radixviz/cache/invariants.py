@@ -39,7 +39,8 @@ def check_invariants(cache, pool=None, held=()) -> None:
         if node is root:
             continue
         if _slot_count(node) != len(node.key):
-            raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {_slot_count(node)} slots")
+            raise InvariantError(f"one slot per token: {_label(node)} has {len(node.key)} tokens "
+                                 f"but {_slot_count(node)} slots")
         if node.ref_counter < 0:
             raise InvariantError(f"{_label(node)}: negative reference count {node.ref_counter}")
         parent = node.parent
@@ -54,7 +55,8 @@ def check_invariants(cache, pool=None, held=()) -> None:
                 raise InvariantError(f"slot {slot} is owned by both {owner[slot]} and {_label(node)}")
             owner[slot] = _label(node)
     if evictable != cache.evictable_size():
-        raise InvariantError(f"evictable_size() is {cache.evictable_size()} but unreferenced nodes hold {evictable} tokens")
+        raise InvariantError(f"evictable size = tokens in unreferenced nodes: evictable_size() is "
+                             f"{cache.evictable_size()} but unreferenced nodes hold {evictable} tokens")
     if pool is not None:
         _check_pool(pool, owner, held)
 

@@ -24,9 +24,15 @@ from .trace import EventKind as K, Tracer
 
 
 class RadixCache:
-    def __init__(self, disable: bool = False, buggy_match: bool = False, device="cpu"):
+    def __init__(self, disable: bool = False, buggy_match: bool = False, device="cpu",
+                 strict: bool = True):
+        """``strict=False`` accepts a value shorter than its key and keeps it, exactly as the
+        release did when its scheduler inserted ``input + output`` with one slot fewer (#4):
+        values are sliced by key positions, ``evictable_size`` grows by the value's length
+        and shrinks by the key's when a leaf is deleted, so it drifts."""
         self.disable = disable
         self.buggy_match = buggy_match
+        self.strict = strict
         self.device = torch.device(device)
         self.tracer = Tracer(__name__, self.snapshot)
         self.reset()
@@ -181,7 +187,7 @@ class RadixCache:
         total, stack = 0, [self.root_node]
         while stack:
             node = stack.pop()
-            total += len(node.key)
+            total += len(node.value)  # as the release counted: slots, not tokens (they differ after #4)
             stack.extend(node.children.values())
         return total
 
@@ -312,7 +318,9 @@ class RadixCache:
                 raise TypeError("insert() without value needs int or one-character tokens") from None
         if not isinstance(value, torch.Tensor):
             value = torch.tensor(list(value), dtype=torch.int64, device=self.device)
-        if value.dim() != 1 or len(value) != len(key):
+        # strict=False: a value shorter than its key is kept as the release kept it (#4)
+        fits = len(value) == len(key) or (not self.strict and len(value) < len(key))
+        if value.dim() != 1 or not fits:
             raise ValueError(f"value must be 1-D with one slot per token: {len(key)} tokens, "
                              f"value of shape {tuple(value.shape)}")
         if value.dtype != torch.int64:

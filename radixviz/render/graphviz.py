@@ -13,7 +13,8 @@ from pathlib import Path
 import graphviz
 
 from .tree import paged_text
-from .marks import ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text
+from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
+                    split_edge_text)
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
@@ -49,6 +50,9 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
     caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
                         f"{tree.evictable_size} evictable"
                         + (f" · {tree.protected_size} protected" if modern else ""))
+    truth = sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
+    if not modern and truth != tree.evictable_size:   # the release's insert (#4) makes it drift
+        caption += f" (⚠ unreferenced nodes hold {truth})"
     dot = graphviz.Digraph(
         "radix",
         graph_attr=_attrs(rankdir="TB", fontname="Helvetica", fontsize=12, labelloc="t",
@@ -65,11 +69,20 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                      **_mark_attrs(found))
         else:
             symbols = "".join(m.symbol for m in found)
-            edge = paged_text(node.key, tree.page_size, max_edge) if modern else edge_text(node.key, max_edge)
+            taken = None if modern else node_marks.taken(node)
+            if modern:
+                edge = paged_text(node.key, tree.page_size, max_edge)
+            elif taken is None:
+                edge = edge_text(node.key, max_edge)
+            else:  # only the tokens really matched are marked: the cut shows where they end
+                matched, rest, note = split_edge_text(node.key, taken, max_edge)
+                edge = f"{matched}│{rest}\n({note})"
             head = f"{symbols} {edge}" if symbols else edge
             details = ((f"lock {node.ref} · hits {node.hit_count} · prio {node.priority}",
                         f"t {node.last_access} · born {node.creation_time}") if modern
                        else (f"ref {node.ref} · t {node.last_access}",))
+            if len(node.value) != len(node.key):   # the release's insert (#4)
+                details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
             dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
                      **_mark_attrs(found))
         for child in node.children:
@@ -85,6 +98,8 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)
     if used:
         legend = "   ".join(f"{m.symbol} {m.name}" for m in ALL_MARKS if m in used)
+        if node_marks.partial:
+            legend += "\n│ the match took only the tokens before it"
         dot.node("legend", _label(legend), shape="plaintext", style="", fontsize="10")
     return dot
 

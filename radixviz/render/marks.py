@@ -36,6 +36,14 @@ def edge_text(key, max_cells: int = 24) -> str:
     return key_text(key, max_cells, width=cell_len)
 
 
+def split_edge_text(key, taken: int, max_cells: int = 24) -> tuple[str, str, str]:
+    """``("'Hello_", "L.A.!'", "6 of 11 matched")``: an edge cut where a match stopped taking
+    tokens, each half shortened to its share of ``max_cells``."""
+    head = edge_text(key[:taken], max(8, max_cells * taken // max(1, len(key))))[:-1]
+    tail = edge_text(key[taken:], max(8, max_cells - cell_len(head)))[1:]
+    return head, tail, f"{taken} of {len(key)} matched"
+
+
 def compact_ranges(slots, max_runs: int = 3) -> str:
     """``0–5,22–26``; a badly fragmented value shows its first runs and how many more."""
     return slot_ranges(slots, compact=True, max_runs=max_runs)
@@ -51,6 +59,13 @@ class NodeMarks:
         self.wrong = set(getattr(marks, "wrong", ()) or ())
         self.created = set(getattr(marks, "created", ()) or ())
         self.evicted = tuple(getattr(marks, "evicted", ()) or ())
+        self.partial = dict(getattr(marks, "partial", ()) or ())
+
+    def taken(self, node) -> int | None:
+        """How many of the node's tokens a match really took, when it took only the start of
+        the edge (the pre-#7 walk goes on below such an edge); None otherwise."""
+        taken = self.partial.get(node.id)
+        return taken if taken is not None and taken < len(node.key) else None
 
     def of(self, node) -> list[Mark]:
         found = []

@@ -36,6 +36,10 @@ def _match(r, key) -> str:
         else:
             text += f"; WRONG from token {diff['wrong_from']}: slots {wrong} belong to another context " \
                     f"(the fixed matcher says {diff['fixed']})"
+    shifted = r.get("misaligned")
+    if shifted:
+        text += (f"; MISALIGNED: {shifted['slots']} slots for {shifted['tokens']} tokens, from token "
+                 f"{shifted['from']} on each slot holds a later token's K/V (#4)")
     return text
 
 
@@ -49,5 +53,7 @@ _RESULTS = {
     "unlock": lambda r: f"evictable size {r['delta']:+d}",
     "evict": lambda r: f"evicted {r['evicted']} token(s) (slots {slot_ranges(r['freed_slots'])})",
     "matcher": lambda r: f"matcher is now {r['mode']}",
+    "insert-slots": lambda r: ("inserts keep one slot fewer than their tokens (release, #4)"
+                               if r["mode"] == "release" else "inserts keep one slot per token"),
     "reset": lambda r: "empty tree, every slot free",
 }

@@ -13,9 +13,10 @@ from rich.text import Text
 
 from radixviz.cache import escape_token
 
-from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text
+from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
 
 GUIDE_STYLE = "dim"
+PARTIAL_LEGEND = "│ the match took only the tokens before it (6/11: 6 of 11)"
 DETAIL_STYLE = "dim"
 
 
@@ -54,7 +55,7 @@ class TreeView:
         return self._line_of.get(node_id)
 
     def _build(self) -> list[Text]:
-        marks = NodeMarks(self.marks)
+        marks = self.node_marks = NodeMarks(self.marks)
         keep = self._ancestors_of(marks.interesting())
         tree = self.tree
         header = Text(no_wrap=True, overflow="ellipsis")
@@ -64,8 +65,12 @@ class TreeView:
                           f"{tree.protected_size} protected · 2026, page {tree.page_size}, "
                           f"{tree.eviction_policy}", style=DETAIL_STYLE)
         else:
-            header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable · matcher ",
+            header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable",
                           style=DETAIL_STYLE)
+            truth = unreferenced_tokens(tree)
+            if truth != tree.evictable_size:   # the #4 drift: the counter no longer tells the truth
+                header.append(f" ⚠≠{truth} unreferenced", style="bold red")
+            header.append(" · matcher ", style=DETAIL_STYLE)
             header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
                           style="bold red" if tree.buggy_match else DETAIL_STYLE)
         lines = [header]
@@ -98,6 +103,8 @@ class TreeView:
             lines.append(ghost)
         if self.legend and used_marks:
             lines.append(legend_line(used_marks))
+            if marks.partial:
+                lines.append(Text(PARTIAL_LEGEND, style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
         return lines
 
     def _node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
@@ -107,9 +114,20 @@ class TreeView:
         if node_marks:
             line.append("".join(m.symbol for m in node_marks) + " ", style=style)
         if not _is_2026(self.tree):
-            line.append(edge_text(node.key, self.max_edge), style=style)
+            taken = self.node_marks.taken(node)
+            if taken is None:
+                line.append(edge_text(node.key, self.max_edge), style=style)
+            else:
+                # only the tokens really matched carry the mark; the rest of the edge is plain
+                head, tail, note = split_edge_text(node.key, taken, self.max_edge)
+                line.append(head, style=style + " underline")
+                line.append("│", style="bold")
+                line.append(tail, style=DETAIL_STYLE)
+                line.append(f" {taken}/{len(node.key)}", style=style)
             line.append(f"  slots {compact_ranges(node.value)}  ref {node.ref}  t {node.last_access}",
                         style=DETAIL_STYLE)
+            if len(node.value) != len(node.key):
+                line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
             return line
         line.append(paged_text(node.key, self.tree.page_size, self.max_edge), style=style)
         line.append(f"  slots {compact_ranges(node.value)}  lock {node.ref}  hits {node.hit_count}  "
@@ -176,6 +194,13 @@ def paged_text(key, page_size: int, max_edge: int) -> str:
     if len(pages) > 4:
         pages = pages[:2] + [ELLIPSIS] + pages[-1:]
     return "'" + "|".join(pages) + "'"
+def unreferenced_tokens(tree) -> int:
+    """What ``evictable_size`` should say: the tokens of every node nobody references."""
+    return sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
+
+
+def slot_mismatch(node) -> str:
+    return f"{len(node.value)} slots for {len(node.key)} tokens"
 
 
 def _count(n: int, noun: str) -> str:

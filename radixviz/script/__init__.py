@@ -10,6 +10,7 @@ _HOMES = {
     "describe": "narrate", "explain": "narrate", "key_text": "narrate", "slot_ranges": "narrate",
     "KEY_OPS": "parser", "OP_NAMES": "parser", "Op": "parser", "ScriptError": "parser",
     "load_script": "parser", "parse_script": "parser",
+    "op_source": "writer", "script_source": "writer",
     "DEFAULT_POOL_SIZE": "session", "Session": "session",
     "KVSession": "kv_session", "verify_ops": "kv_session",
 }

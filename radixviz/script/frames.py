@@ -56,6 +56,7 @@ class Marks:
     wrong: tuple = ()              # node ids whose tokens the buggy matcher wrongly took
     evicted: tuple = ()            # (id, key) of leaves deleted in this operation
     created: tuple = ()            # node ids created in this operation
+    partial: tuple = ()            # (id, tokens taken) of edges a match took only the start of
     slots: tuple = ()              # pool slots this step touches
 
 

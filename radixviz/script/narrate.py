@@ -86,6 +86,9 @@ def describe(frame) -> str:
         return _describe_result(frame)
     if kind == "matcher":
         return "matcher is now " + ("BUGGY: the pre-#7 walk" if d["mode"] == "buggy" else "fixed (#7)")
+    if kind == "insert_slots":
+        return ("inserts now keep one slot fewer than their tokens, as the release's scheduler did (#4)"
+                if d["mode"] == "release" else "inserts keep one slot per token (the #4 fix)")
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
     return kind
@@ -147,6 +150,10 @@ _WHY = {
     "ref": "Locks count every request on the path: a node is evictable only when its count is back to 0.",
     "result": "The call returns; the scheduler acts on this value.",
     "matcher": "The switch swaps two lines of the matcher: how it treats a match that stops inside an edge.",
+    "insert_slots": "Before #4 the scheduler inserted input + output as the key but only the slots whose K/V "
+                    "were computed, one fewer: the last token is the one just sampled. The tree took "
+                    "that value as it was, so slots and tokens stop lining up and the evictable count "
+                    "drifts.",
     "reset": "A fresh, empty cache on a fresh pool.",
 }
 

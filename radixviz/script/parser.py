@@ -3,6 +3,7 @@
     insert "Hello_L.A.!"      match Hello_world      lock "Hello_"     unlock "Hello_"
     evict 5                   matcher buggy          reset             insert tokens 12 7 3
     engine 2026               page-size 4            eviction lfu      insert "Hi" priority 2
+    insert-slots release      (inserts keep one slot fewer than their tokens, as before #4)
 
 A key is one word, each character a token, or ``tokens`` followed by integer ids.
 A bare ``tokens 12 7 3`` line inserts those ids. ``engine 2024|2026`` picks the cache (a
@@ -17,13 +18,15 @@ from pathlib import Path
 
 MAX_SCRIPT_BYTES = 1_000_000
 KEY_OPS = ("insert", "match", "lock", "unlock")
-OP_NAMES = KEY_OPS + ("evict", "matcher", "reset", "tokens", "engine", "page-size", "eviction")
+OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction")
+MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release")}
 ENGINES = ("2024", "2026")
 EVICTION_POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "priority", "slru")  # as radixviz.cache
 MAX_PAGE_SIZE = 64
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
     "unlock": 'unlock "Hello"', "evict": "evict 5", "matcher": "matcher fixed|buggy",
+    "insert-slots": "insert-slots release|fixed",
     "reset": "reset", "tokens": "tokens 12 7 7 3", "engine": "engine 2024|2026",
     "page-size": "page-size 4", "eviction": "eviction " + "|".join(EVICTION_POLICIES),
 }
@@ -42,7 +45,7 @@ class Op:
     name: str                 # insert, match, lock, unlock, evict, matcher, reset
     key: tuple | None = None  # for the key operations
     count: int | None = None  # for evict, and page-size
-    mode: str | None = None   # for matcher (fixed, buggy), engine (2024, 2026), eviction (lru, ...)
+    mode: str | None = None   # matcher (fixed, buggy), insert-slots (fixed, release), engine, eviction
     priority: int | None = None  # for insert ... priority N (None: not given, the engine's 0)
     text: str = ""            # the operation as written
     file: str = "<input>"
@@ -57,7 +60,7 @@ class Op:
             return (self.key,)
         if self.name in ("evict", "page-size"):
             return (self.count,)
-        if self.name in ("matcher", "engine", "eviction"):
+        if self.name in ("matcher", "insert-slots", "engine", "eviction"):
             return (self.mode,)
         return ()
 
@@ -186,9 +189,11 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
             raise ScriptError(file, lineno, args[0].col, f"unknown eviction policy {args[0].text!r}: "
                               f"use {', '.join(EVICTION_POLICIES)}")
         return Op("eviction", mode=mode, **where)
-    if mode not in ("fixed", "buggy"):
-        raise ScriptError(file, lineno, args[0].col, f"unknown matcher {args[0].text!r}: use fixed or buggy")
-    return Op("matcher", mode=mode, **where)
+    modes = MODES[name]
+    if mode not in modes:
+        what = "matcher" if name == "matcher" else "insert-slots mode"
+        raise ScriptError(file, lineno, args[0].col, f"unknown {what} {args[0].text!r}: use {' or '.join(modes)}")
+    return Op(name, mode=mode, **where)
 
 
 def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[Op]:

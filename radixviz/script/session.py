@@ -26,6 +26,7 @@ class Session:
         self.pool = TokenToKVPool(pool_size, device=device)
         # the 2026 engine's settings stay here while the 2024 engine runs: 'engine 2026' uses them
         self.engine, self.page_size, self.eviction_policy = engine, page_size, eviction_policy
+        self.release_inserts = False   # insert-slots release: one slot fewer than tokens
         self.cache = self._new_cache(buggy)
         self.initial_buggy = buggy
         self.initial = dict(engine=engine, page_size=page_size, eviction_policy=eviction_policy)
@@ -52,9 +53,9 @@ class Session:
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
         self._record, self._marks, self._wrong_ahead = record, {}, set()
         if op.name == "match" and self.engine == "2024":
-            self._mark_wrong(op.key)
+            self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
         elif op.name == "match":
-            self._disagreement = None  # the #7 comparison is about the 2024 matcher  # on the tree before the walk: after its split both matchers agree
+            self._disagreement = None  # the #7 comparison is about the 2024 matcher
         handler = getattr(self, f"_do_{op.name.replace('-', '_')}")
         self._step("op", f"op.{op.name}", text=op.text, name=op.name)
         try:
@@ -69,9 +70,13 @@ class Session:
     def ops(self) -> list[Op]:
         return [r.op for r in self.records]
 
-    def replay(self, upto: int | None = None) -> "Session":
-        """A fresh session that applies the first ``upto`` operations again (all by default)."""
-        fresh = Session(self.pool_size, self.initial_buggy, self.device, **self.initial)
+    def replay(self, upto: int | None = None, buggy: bool | None = None) -> "Session":
+        """A fresh session that applies the first ``upto`` operations again (all by default),
+        starting with the matcher ``buggy`` names (this session's starting one by default);
+        a ``matcher`` operation in the history still switches where it stands. Raises
+        ScriptError if an operation is refused on the way."""
+        fresh = Session(self.pool_size, self.initial_buggy if buggy is None else buggy, self.device,
+                        **self.initial)
         for op in self.ops[:upto]:
             fresh.apply(op)
         return fresh
@@ -113,6 +118,10 @@ class Session:
         key, need = op.key, len(op.key)
         shortfall = need - self.pool.available_size()
         evicted = self._evict(shortfall) if shortfall > 0 else []
+        if self.release_inserts:
+            # the release's scheduler stored seq_len = len - 1 slots: the last token's K/V is
+            # not computed yet (#4); the tree still takes the whole key
+            need -= 1
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
         if self.engine == "2026":
@@ -143,9 +152,14 @@ class Session:
     def _do_match(self, op: Op) -> dict:  # step: op.match
         value, last_node = self.cache.match_prefix(op.key)
         matched = len(value)
-        return {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
-                "slots": value.tolist(), "last_node": last_node.id,
-                "disagreement": self._disagreement}
+        result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
+                  "slots": value.tolist(), "last_node": last_node.id,
+                  "disagreement": self._disagreement}
+        tokens = _depth(last_node)
+        if tokens != matched:  # a node holding fewer slots than tokens (#4): slots shifted
+            result["misaligned"] = {"tokens": tokens, "slots": matched,
+                                    "from": _first_short(last_node)}
+        return result
 
     def _do_lock(self, op: Op) -> dict:  # step: op.lock
         value, last_node = self.cache.match_prefix(op.key)
@@ -195,7 +209,8 @@ class Session:
         if self.engine == "2026":
             cache = ModernRadixCache(self.page_size, self.eviction_policy, device=self.pool.device)
         else:
-            cache = RadixCache(buggy_match=buggy, device=self.pool.device)
+            # strict=False only lets ``insert-slots release`` hand it short values (#4)
+            cache = RadixCache(buggy_match=buggy, device=self.pool.device, strict=False)
         cache.observer = self._on_event
         return cache
 
@@ -211,6 +226,10 @@ class Session:
         # looked up on the package at call time, so a test can stand in for either check
         check = engines.check_modern_invariants if self.engine == "2026" else engines.check_invariants
         check(self.cache, self.pool, self.held_slots())
+    def _do_insert_slots(self, op: Op) -> dict:  # step: op.insert-slots
+        self.release_inserts = op.mode == "release"  # step: insert_slots
+        self._step("insert_slots", "insert_slots", mode=op.mode)
+        return {"mode": op.mode}
 
     def _do_reset(self, op: Op) -> dict:  # step: op.reset
         self.pool = TokenToKVPool(self.pool_size, device=self.device)
@@ -254,6 +273,8 @@ class Session:
             marks["path"] = marks.get("path", ()) + event.nodes
             if event.nodes[0] in self._wrong_ahead:
                 marks["wrong"] = marks.get("wrong", ()) + event.nodes
+            if event.data.get("partial"):  # the buggy walk took only the start of this edge
+                marks["partial"] = marks.get("partial", ()) + ((event.nodes[0], len(event["slots"])),)
         elif kind == "split":
             marks["split"] = event.nodes  # the path needs no change: the next append adds the upper half
         elif kind == "create":
@@ -280,3 +301,27 @@ class Session:
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree), marks, source, step,
                                  nodes, event))
+
+
+def _path(node) -> list:
+    nodes = []
+    while node.parent is not None:
+        nodes.append(node)
+        node = node.parent
+    return nodes[::-1]
+
+
+def _depth(node) -> int:
+    """Tokens on the way from the root to ``node``."""
+    return sum(len(n.key) for n in _path(node))
+
+
+def _first_short(node) -> int:
+    """Position of the first token whose slot is missing on the way to ``node``: from there
+    on every returned slot belongs to a later token."""
+    position = 0
+    for n in _path(node):
+        if len(n.value) < len(n.key):
+            return position + len(n.value)
+        position += len(n.key)
+    return position

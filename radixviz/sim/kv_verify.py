@@ -120,8 +120,9 @@ class KVChecker:
         # K/V the request actually used, wrong ones included, as the real server would
         idx = torch.as_tensor(new, dtype=torch.int64, device=self.pool.device)
         for i in range(self.model.layers):
-            self.pool.k_buffer[i][idx] = keys[i][held:]
-            self.pool.v_buffer[i][idx] = values[i][held:]
+            # under insert-slots release (#4) the last token has no slot: len(new) is one short
+            self.pool.k_buffer[i][idx] = keys[i][held:held + len(new)]
+            self.pool.v_buffer[i][idx] = values[i][held:held + len(new)]
 
     # ---------------------------------------------------------------- matches
 

@@ -1,25 +1,53 @@
-"""The ``v`` key: replay the sandbox's operations on real K/V and say whether reuse is right."""
+"""The ``v`` key: replay the sandbox's operations on real K/V and say, per match, whether
+reusing the cached K/V is right. The lines go to a dialog that stays until dismissed."""
 from __future__ import annotations
 
 
-def verify_session(session) -> str:
-    """One line: what reusing each match's K/V gives against recomputing it (the tiny model)."""
+def verify_session(session) -> list[str]:
+    """Report lines: one block per match (tokens reused, first wrong token, largest
+    difference, next token both ways), then a one-line summary."""
     from radixviz.script import ScriptError
     from radixviz.script.kv_session import verify_ops
 
     if not any(op.name == "match" for op in session.ops):
-        return "KV check: no match yet to check (type : match \"…\" first)"
+        return ['No match yet: nothing to check. Type : match "…" first.']
     try:
         report = verify_ops(session.ops, buggy=session.initial_buggy, device=session.device,
                             pool_size=session.pool_size)
     except ScriptError as exc:
-        return f"KV check could not replay the operations: {exc.message}"
-    bad = [c for c in report.checks if not c.agree]
-    if not bad:
-        worst = max((c.kv_diff for c in report.checks), default=0.0)
-        return (f"KV check: {len(report.checks)} match(es), reused K/V equal recomputed "
-                f"(max diff {worst:.1e}) on {report.device}")
-    first = bad[0]
-    return (f"KV check: {len(bad)} of {len(report.checks)} match(es) reuse wrong K/V — op {first.index} "
-            f"({first.matched} tokens, {'buggy' if first.buggy else 'fixed'} matcher) differs from "
-            f"token {first.first_bad} on; next token {first.next_reused} vs {first.next_scratch} recomputed")
+        return [f"The KV check could not replay the operations: {exc.message}"]
+    lines = [f"Each match's reused K/V against a recompute from scratch (tiny model, seed "
+             f"{report.seed}, {report.device}).", ""]
+    for check in report.checks:
+        lines += match_block(check) + [""]
+    bad = sum(not c.agree for c in report.checks)
+    lines.append(f"{bad} of {len(report.checks)} match(es) reuse wrong K/V." if bad else
+                 f"All {len(report.checks)} match(es) reuse the right K/V.")
+    return lines
+
+
+def match_block(check) -> list[str]:
+    from radixviz.cache import tokens_text
+
+    matcher = "buggy (pre-#7)" if check.buggy else "fixed"
+    head = f"op {check.index}: match {tokens_text(check.key)!r}, {matcher} matcher"
+    reused = f"  {check.matched} token(s) reused from the cache"
+    if check.agree:
+        return [head, reused + ": right",
+                f"  largest difference {max(check.kv_diff, check.logits_diff):.1e} (float rounding)",
+                f"  next token {check.next_reused}, as a recompute gives"]
+    lines = [head, reused + ": WRONG"]
+    if check.first_bad is not None:
+        token = tokens_text(check.key[check.first_bad:check.first_bad + 1])
+        lines.append(f"  first wrong token: position {check.first_bad} ({token!r}), off by "
+                     f"{check.token_diffs[check.first_bad]:.3g}; its K/V were computed for "
+                     f"another context")
+    lines.append(f"  largest K/V difference {check.kv_diff:.3g}; logits differ by up to "
+                 f"{check.logits_diff:.3g}")
+    if check.next_reused == check.next_scratch:
+        lines.append(f"  next token {check.next_reused} either way: the logits differ, but "
+                     f"their largest entry happens to be the same token")
+    else:
+        lines.append(f"  next token {check.next_reused} from the reused K/V, "
+                     f"{check.next_scratch} recomputed: the answer changes")
+    return lines

@@ -19,6 +19,7 @@ class StepperModel:
     def __init__(self, session):
         self.session = session
         self.position = 0
+        self.redo_stack: list = []   # operations undone, the next redo last
 
     # ---------------------------------------------------------------- reading
 
@@ -86,6 +87,7 @@ class StepperModel:
         from radixviz.script import ScriptError
 
         added = []
+        self.redo_stack = []   # a new operation starts a new future: nothing left to redo
         for op in ops:
             try:
                 added.append(self.session.apply(op))
@@ -108,10 +110,59 @@ class StepperModel:
         return self.apply_ops(ops)
 
     def toggle_matcher(self) -> Applied:
-        from radixviz.script import Op
+        """Run the whole history again from the start with the other matcher, staying on the
+        same operation: after the chapter's match has split the edge, switching and matching
+        again would agree, so the switch rewrites history instead of adding to it. A script's
+        own ``matcher`` lines still switch where they stand."""
+        return self.rerun(self.session.ops, buggy=not self.session.initial_buggy)
 
-        mode = "fixed" if self.live_buggy else "buggy"
-        return self.apply_ops([Op("matcher", mode=mode, text=f"matcher {mode}")])
+    # ------------------------------------------------------------ history
+
+    def undo(self) -> Applied:
+        """Take back the last operation (the session is replayed without it)."""
+        ops = self.session.ops
+        if not ops:
+            return Applied([], "nothing to undo")
+        applied = self.rerun(ops[:-1], keep=False)
+        if applied.error is None:
+            self.redo_stack.append(ops[-1])
+        return applied
+
+    def redo(self) -> Applied:
+        """Apply again the operation the last undo took back."""
+        if not self.redo_stack:
+            return Applied([], "nothing to redo")
+        op = self.redo_stack.pop()
+        stack = self.redo_stack
+        applied = self.apply_ops([op])
+        self.redo_stack = stack   # apply_ops starts a new future; a redo continues the old one
+        return applied
+
+    def rerun(self, ops, buggy: bool | None = None, keep: bool = True) -> Applied:
+        """Replace the session by a fresh one that applies ``ops``; on a refused operation
+        the old session stays. ``keep`` shows the same operation (and step in it) as before,
+        else the view goes to the end."""
+        from radixviz.script import ScriptError
+
+        old_session, old_record = self.session, self.record
+        offset = self.position - old_record.first_frame if old_record else 0
+        at_last = old_record is not None and self.position == old_record.last_frame
+        fresh = type(old_session)(old_session.pool_size, old_session.initial_buggy if buggy is None else buggy,
+                                  old_session.device)
+        try:
+            for op in ops:
+                fresh.apply(op)
+        except ScriptError as exc:
+            return Applied([], f"could not replay the operations: {exc.message}")
+        self.session = fresh
+        records = fresh.records
+        if keep and old_record is not None and old_record.index < len(records):
+            record = records[old_record.index]
+            self.go(record.last_frame if at_last else min(record.first_frame + offset, record.last_frame))
+        else:
+            self.position = 0
+            self.go(len(self.frames) - 1)
+        return Applied(list(records))
 
     def node_op(self, name: str, node_id: int) -> Applied:
         """lock/unlock the full key leading to a node of the frame shown, or evict its size."""

@@ -54,8 +54,8 @@ class StepperScreen(Screen):
         yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
                         id="stepper-body")
         yield Static("", id="op-error")
-        yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it, esc closes)',
-                    id="op-input")
+        yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
+                                'esc closes)', id="op-input")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -219,14 +219,90 @@ class StepperScreen(Screen):
         else:
             self.query_one("#op-error").display = False
             if field is not None:
+                # the field stays open for the next operation: letters typed next must not
+                # act as keys (h from "matcher" used to go home); esc closes it
                 field.value = ""
-                self._hide_input()   # back to stepping through what just ran
         self.refresh_view()
 
     def action_toggle_matcher(self) -> None:
-        self._applied(self.model.toggle_matcher())
-        self.notify("matcher: " + ("BUGGY (before #7)" if self.model.live_buggy else "fixed (#7)"),
-                    timeout=2)
+        if self.model is None:
+            return
+        applied = self.model.toggle_matcher()
+        self._applied(applied)
+        if applied.error is None:
+            matcher = "BUGGY (before #7)" if self.model.session.initial_buggy else "fixed (#7)"
+            count = len(self.model.session.records)
+            self.notify(f"replayed {count} operation(s) from the start with the {matcher} matcher; "
+                        "same operation shown", timeout=4)
+
+    def action_undo(self) -> None:
+        if self.model is not None:
+            self._report(self.model.undo(), "undone: the last operation is taken back (redo: ctrl+y)")
+
+    def action_redo(self) -> None:
+        if self.model is not None:
+            self._report(self.model.redo(), "redone")
+
+    def _report(self, applied, done: str) -> None:
+        if applied.error:
+            self.notify(applied.error, severity="warning", timeout=3)
+        else:
+            self.query_one("#op-error").display = False
+            self.notify(done, timeout=2)
+        self.refresh_view()
+
+    # ------------------------------------------------------------ scripts
+
+    def action_save_script(self, then=None) -> None:
+        """Ask for a file name and write the session as a script ``radixviz run`` reads."""
+        if self.model is None:
+            return
+        if not self.model.session.records:
+            self.notify("nothing to save yet: run an operation first (press :)", severity="warning")
+            return
+        from radixviz.tui.screens.dialogs import AskPath
+        self.app.push_screen(AskPath("Save the session as a script", "session.rv",
+                                     "a file name; radixviz run and ctrl+o read it back"),
+                             lambda path: self._save_to(path, then))
+
+    def _save_to(self, path, then=None) -> None:
+        from radixviz.script import script_source
+        if not path:
+            return
+        session = self.model.session
+        try:
+            text = script_source(session.ops, buggy=session.initial_buggy,
+                                 note=f"saved from the radixviz {self.stepper_title}")
+            Path(path).expanduser().write_text(text, encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            self.notify(f"not saved: {getattr(exc, 'strerror', None) or exc}", severity="error", timeout=6)
+            return
+        self.notify(f"saved {len(session.records)} operation(s) to {path}", timeout=4)
+        if then is not None:
+            then()
+
+    def action_open_script(self) -> None:
+        """Ask for a script file and run its operations after the ones already here."""
+        if self.model is None:
+            return
+        from radixviz.tui.screens.dialogs import AskPath
+        self.app.push_screen(AskPath("Open a script", "session.rv",
+                                     "its operations run after the ones already here"),
+                             self._open_from)
+
+    def _open_from(self, path) -> None:
+        from radixviz.script import ScriptError, load_script
+        if not path:
+            return
+        try:
+            ops = load_script(Path(path).expanduser())
+        except ScriptError as exc:
+            self._show_error(str(exc))
+            return
+        applied = self.model.apply_ops(ops)
+        self._applied(applied)
+        if applied.error is None:
+            self.notify(f"ran {len(applied.records)} operation(s) from {path}", timeout=4)
 
     def action_select_node(self) -> None:
         from radixviz.tui.screens.node_picker import NodePicker
@@ -322,9 +398,13 @@ class StepperScreen(Screen):
     @work(thread=True, exclusive=True, group="kv")
     def _verify_kv(self, session) -> None:
         from radixviz.tui.kv_check import verify_session
-        message = verify_session(session)
-        severity = "warning" if "wrong" in message else "information"
-        self.app.call_from_thread(self.notify, message, severity=severity, timeout=10)
+        lines = verify_session(session)
+        self.app.call_from_thread(self._show_kv_report, lines)
+
+    def _show_kv_report(self, lines) -> None:
+        from radixviz.tui.screens.dialogs import KVReport
+        if self.is_attached:
+            self.app.push_screen(KVReport(lines))
 
     # ------------------------------------------------------------------ exports
 
@@ -359,11 +439,28 @@ class StepperScreen(Screen):
         from radixviz.tui.screens.help import HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
+    def _leave(self, go, where: str) -> None:
+        """Leave by ``go()``; a sandbox holding operations asks first (save, leave or stay)."""
+        if self.player is not None or self.model is None or not self.model.session.records:
+            go()
+            return
+        from radixviz.tui.screens.dialogs import ConfirmLeave
+
+        def answered(answer) -> None:
+            if answer == "leave":
+                go()
+            elif answer == "save":
+                self.action_save_script(then=go)
+        self.app.push_screen(ConfirmLeave(len(self.model.session.records), where), answered)
+
     def action_home(self) -> None:
         self._remember_position()
+        self._leave(self._go_home, "the home screen")
+
+    def _go_home(self) -> None:
         self.playing = False
         self.app.open_home()
 
     def action_quit_app(self) -> None:
         self._remember_position()
-        self.app.exit()
+        self._leave(self.app.exit, "the shell (quit)")

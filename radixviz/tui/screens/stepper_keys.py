@@ -23,6 +23,12 @@ STEPPER_KEYS = [
             tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset"),
     Binding("b", "toggle_matcher", "Bug #7",
             tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
+    Binding("ctrl+z,u", "undo", "Undo", tooltip="take back the last operation (ctrl+z or u)", show=False),
+    Binding("ctrl+y,U", "redo", "Redo", tooltip="apply again what undo took back (ctrl+y or U)", show=False),
+    Binding("ctrl+s", "save_script", "Save script", show=False,
+            tooltip="save the operations as a script file (radixviz run reads it)"),
+    Binding("ctrl+o", "open_script", "Open script", show=False,
+            tooltip="open a script file and run its operations here"),
     Binding("s", "select_node", "Node",
             tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
     # the footer shows about eight keys at 80 columns: help must be one of them
