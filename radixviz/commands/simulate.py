@@ -77,6 +77,10 @@ def register(subparsers) -> None:
     p.add_argument("--eviction-policy", default="lru", metavar="E,E,...",
                    help="with --engine 2026: lru, lfu, fifo, mru, filo, priority or slru; "
                         "several (comma-separated) are compared on the same requests")
+    p.add_argument("--insert", choices=("fixed", "release"), default="fixed",
+                   help="release: finish requests with the first release's insert (the whole "
+                        "sequence as the key, one slot fewer as the value, bug #4) and report "
+                        "how the evictable counter drifts")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--app", action="store_true",
                    help="open the app's scheduler screen on this run and step it batch by batch")
@@ -154,6 +158,9 @@ def _every_spec(specs):
 
 def run(args) -> int:
     options = parse_options(args)
+    if args.insert != "fixed" and (args.engine == "2026" or args.sweep or args.app):
+        raise UsageError("--insert release is the 2024 release's bug (#4): without --engine 2026, "
+                         "--sweep or --app")
     if args.engine == "2026":
         return run_todays(args, options)
     if args.page_size != "1" or args.eviction_policy != "lru":
@@ -171,6 +178,7 @@ def run(args) -> int:
     common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
     if sweep is not None:
         return run_sweep(args, name, sweep, policies, specs, options, common)
+    common["insert"] = args.insert
     requests, pool_size, seed = (options.pop(k) for k in ("requests", "pool_size", "seed"))
     if specs is None:
         specs = make_workload(args.workload, requests, seed)

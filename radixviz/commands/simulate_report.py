@@ -43,9 +43,11 @@ def print_single(workload: str, result) -> None:
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
     console.print(table)
-    notable = [e for e in result.events if e.kind in ("refused", "retracted", "stuck", "prefill-deferred")]
+    notable = [e for e in result.events
+               if e.kind in ("drift", "refused", "retracted", "stuck", "prefill-deferred")]
     for event in notable[:10]:
-        console.print(f"  pass {event.batch}: request #{event.rid} {event.kind}: {event.message}",
+        who = f"request #{event.rid} " if event.rid >= 0 else ""   # drift (#4) is the cache's
+        console.print(f"  pass {event.batch}: {who}{event.kind}: {event.message}",
                       markup=False, highlight=False)
     if len(notable) > 10:
         console.print(f"  ... and {len(notable) - 10} more (see --json)")

@@ -53,7 +53,13 @@ class Scheduler:
                  model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
                  max_running: int | None = None, decode_steps: int = 10,
                  delay_shared_prefix: bool = False, delay_threshold: int = 32,
-                 record: bool = True, device="cpu", cache_factory=None):
+                 record: bool = True, device="cpu", cache_factory=None, insert: str = "fixed"):
+        """``insert="release"`` finishes requests with the release's insert line (#4): the
+        key is all of input + output, the value one slot shorter (the cache runs with
+        ``strict=False`` to accept it)."""
+        if insert not in ("fixed", "release"):
+            raise ValueError(f"insert must be fixed or release, not {insert!r}")
+        self.insert = insert
         self.policy = policy
         self.order, self.ratio = get_policy(policy)
         for name, value in (("context_len", context_len), ("max_running", max_running),
@@ -90,7 +96,8 @@ class Scheduler:
                          "context_len": context_len, "max_running": rows,
                          "row_limit": "release" if max_running is None else "option",
                          "decode_steps": decode_steps, "delay_shared_prefix": delay_shared_prefix,
-                         "estimation_ratio": self.ratio, "model": type(self.model).__name__}
+                         "estimation_ratio": self.ratio, "model": type(self.model).__name__,
+                         "insert": insert}
         self._next_rid = 0
         self._decodes_left = 0
         self._pass = 0            # index of the next record
@@ -107,7 +114,7 @@ class Scheduler:
         """
         if self._cache_factory is not None:
             return self._cache_factory(self.pool)
-        return RadixCache(device=self.pool.device)
+        return RadixCache(device=self.pool.device, strict=self.insert != "release")
 
     # ------------------------------------------------------------------ public
 
@@ -165,8 +172,23 @@ class Scheduler:
         return self.result()
 
     def result(self) -> SimResult:
-        return SimResult(dict(self.settings), self.stats, list(self.events), list(self.records),
+        events = list(self.events)
+        if self.insert == "release":
+            events.append(self._drift_event())
+        return SimResult(dict(self.settings), self.stats, events, list(self.records),
                          dict(self.outputs))
+
+    def _drift_event(self) -> SimEvent:
+        """An event comparing the evictable counter with the tokens of unreferenced nodes:
+        under the release's insert (#4) they part ways."""
+        truth, stack = 0, list(self.cache.root_node.children.values())
+        while stack:
+            node = stack.pop()
+            truth += len(node.key) if node.ref_counter == 0 else 0
+            stack.extend(node.children.values())
+        counter = self.cache.evictable_size()
+        return SimEvent(self._pass, "drift", -1, f"evictable_size() says {counter} but unreferenced "
+                                                 f"nodes hold {truth} tokens: off by {counter - truth:+d}")
 
     def held_slots(self) -> list:
         """Per running request, the slots it holds a pool reference on (for check_invariants)."""
