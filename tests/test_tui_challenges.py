@@ -18,11 +18,14 @@ async def open_challenge(pilot, app, number: int) -> None:
 
 
 async def type_ops(pilot, *lines: str) -> None:
+    """Open the input once and type each line: it stays open until esc, as a person sees."""
+    await pilot.press("colon")
     for line in lines:
-        await pilot.press("colon")
         await pilot.press(*line)
         await pilot.press("enter")
         await pilot.pause()
+    if type(pilot.app.screen).__name__ == "ChallengeScreen":
+        await pilot.press("escape")
 
 
 def goal_text(app) -> str:

@@ -71,35 +71,50 @@ class TestSaveAndOpen:
             assert f"{script}:2:1: unknown operation 'frob'" in str(app.screen.query_one("#op-error").content)
 
 
+async def add_op(pilot, text: str = "insert xyz") -> None:
+    await pilot.press("colon", *text, "enter", "escape")
+
+
 class TestLeaving:
-    async def test_h_with_operations_asks_and_esc_stays(self, tmp_path):
+    async def test_h_with_new_operations_asks_and_esc_stays(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
             screen = app.screen
+            await add_op(pilot)
             await pilot.press("h")
             assert isinstance(app.screen, ConfirmLeave)
             await pilot.press("escape")
-            assert app.screen is screen and len(op_texts(app)) == 3
+            assert app.screen is screen and len(op_texts(app)) == 4
 
     async def test_leave_after_saving(self, tmp_path):
         target = tmp_path / "kept.rv"
         async with stepper(tmp_path) as (app, pilot):
+            await add_op(pilot)
             await pilot.press("h", "s")
             assert isinstance(app.screen, AskPath)
             await pilot.press("ctrl+a", "ctrl+k", *str(target), "enter")
             await pilot.pause()
             assert isinstance(app.screen, HomeScreen)
-        assert len(load_script(target)) == 3
+        assert len(load_script(target)) == 4
 
     async def test_q_asks_too_and_l_leaves(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
+            await pilot.press("u")                     # an undo changes the history too
             await pilot.press("q")
             assert isinstance(app.screen, ConfirmLeave)
             await pilot.press("l")
             await pilot.pause()
-        assert app.return_code == 0 or app.return_code is None
+        assert app.return_code == 0
 
-    async def test_an_empty_sandbox_leaves_at_once(self, tmp_path):
+    async def test_saved_work_leaves_without_asking(self, tmp_path):
         async with stepper(tmp_path, script=None) as (app, pilot):
+            await add_op(pilot)
+            await pilot.press("ctrl+s", "ctrl+a", "ctrl+k", *str(tmp_path / "s.rv"), "enter")
+            await pilot.press("h")
+            await pilot.pause()
+            assert isinstance(app.screen, HomeScreen)
+
+    async def test_an_untouched_sandbox_leaves_at_once(self, tmp_path):
+        async with stepper(tmp_path) as (app, pilot):
             await pilot.press("h")
             await pilot.pause()
             assert isinstance(app.screen, HomeScreen) and not isinstance(app.screen, StepperScreen)

@@ -63,7 +63,7 @@ class TestHelpAndPalette:
 class TestQuit:
     async def test_q_quits_with_code_0(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
-            await pilot.press("q")
+            await pilot.press("q")          # the script as loaded: nothing to lose, no question
         assert app.return_code == 0
 
     def test_a_crash_exits_non_zero(self, monkeypatch):

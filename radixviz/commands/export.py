@@ -29,6 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--max-edge", type=EDGE_LABEL.arg, default=EDGE_LABEL.default, metavar="N",
                    help=f"longest edge label in characters before the middle is elided "
                         f"(default {EDGE_LABEL.default}, at least {EDGE_LABEL.low})")
+    p.add_argument("--compare", action="store_true",
+                   help="run the operations with both matchers and draw both final trees in one diagram")
     p.add_argument("--format", choices=("dot", "svg", "png", "pdf"), default=None,
                    help="format for --all-steps (default: -o's extension, else svg)")
     add_page_args(p)
@@ -54,6 +56,8 @@ def run(args) -> int:
         except GraphvizError as exc:
             raise UsageError(str(exc)) from None
     ops = read_ops(args)
+    if args.compare:
+        return _export_compare(args, ops)
     session = new_session(args)
     error = apply_all(session, ops)
     try:
@@ -87,6 +91,24 @@ def _run_pages(args) -> int:
     title = f"radixviz · {args.script or 'operations'}"
     print(write_output(session, args, title=title))
     return refused(error) if error is not None else EXIT_OK
+
+
+def _export_compare(args, ops) -> int:
+    from radixviz.render.compare_dot import write_compare
+    from radixviz.render.graphviz import GraphvizError
+    from radixviz.script import compare_ops
+
+    if args.output is None or args.step is not None or args.all_steps is not None or args.buggy:
+        raise UsageError("--compare draws one diagram of both matchers: give -o FILE, without "
+                         "--step, --all-steps or --buggy")
+    new_session(args)   # the device is checked before any work
+    side = compare_ops(ops, args.pool_size, args.device)
+    try:
+        write_compare(side, args.output, args.max_edge)
+    except GraphvizError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"wrote {args.output}")
+    return refused(side.error) if side.error is not None else EXIT_OK
 
 
 def _pick_frame(session, step):

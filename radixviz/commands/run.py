@@ -72,6 +72,8 @@ def register(subparsers) -> None:
     add_script_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
     p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from (its step name without sources)")
+    p.add_argument("--compare", action="store_true",
+                   help="run the operations with both matchers (fixed and pre-#7) and show them side by side")
     p.add_argument("--width", type=WIDTH.arg, default=None, help="output width in columns (default: the terminal's)")
     p.set_defaults(func=run)
 
@@ -130,6 +132,8 @@ def apply_all(session, ops):
 @reports_script_errors
 def run(args) -> int:
     ops = read_ops(args)
+    if args.compare:
+        return run_compare(args, ops)
     session = new_session(args)
     error = apply_all(session, ops)
     if args.json:
@@ -141,6 +145,23 @@ def run(args) -> int:
     if error is not None:
         return refused(error)
     return check(session)
+
+
+def run_compare(args, ops) -> int:
+    """Both matchers on the same operations; exit 0 even when they differ (that is the point)."""
+    from rich.console import Console
+
+    from radixviz.render.compare import compare_view
+    from radixviz.script import compare_ops
+
+    if args.json or args.steps or args.buggy:
+        raise UsageError("--compare runs both matchers: drop --json, --steps and --buggy")
+    new_session(args)   # the device is checked before any work
+    side = compare_ops(ops, args.pool_size, args.device)
+    Console(width=args.width, highlight=False, soft_wrap=False).print(compare_view(side))
+    if side.error is not None:
+        return refused(side.error)
+    return EXIT_OK
 
 
 def print_human(session, args) -> None:

@@ -93,6 +93,10 @@ class Session:
 
     # --------------------------------------------------------------- operations
 
+    def precheck(self, op: Op) -> None:
+        """Raise ScriptError, changing nothing, if ``op`` would be refused now."""
+        self._precheck(op)
+
     def _precheck(self, op: Op) -> None:
         def refuse(message):
             raise ScriptError(op.file, op.line, op.col, message)
@@ -155,9 +159,9 @@ class Session:
         result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
                   "disagreement": self._disagreement}
-        tokens = _depth(last_node)
-        if tokens != matched:  # a node holding fewer slots than tokens (#4): slots shifted
-            result["misaligned"] = {"tokens": tokens, "slots": matched,
+        if any(len(n.value) < len(n.key) for n in _path(last_node)):
+            # a node holding fewer slots than tokens (insert-slots release, #4): shifted slots
+            result["misaligned"] = {"tokens": _depth(last_node), "slots": matched,
                                     "from": _first_short(last_node)}
         return result
 

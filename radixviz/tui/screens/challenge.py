@@ -18,6 +18,7 @@ CHALLENGE_KEYS = [b for b in STEPPER_KEYS if b.action != "help"] + [
 
 
 class ChallengeScreen(StepperScreen):
+    ASK_BEFORE_LEAVING = False   # progress keeps what counts: solved or not, solution seen
     BINDINGS = CHALLENGE_KEYS
     WITHOUT_ENGINE = StepperScreen.WITHOUT_ENGINE | {"hint", "solution"}
 
@@ -69,6 +70,7 @@ class ChallengeScreen(StepperScreen):
     def _on_solved(self) -> None:
         from radixviz.tui.screens.challenges import SolvedScreen
         self.solved = True
+        self._hide_input()   # solved: back to stepping through what the learner did
         ops = [r.op.text for r in self.model.session.records[self.start_ops:]]
         if not self.solution_seen:
             self._save(lambda p: p.solve_challenge(self.challenge.id, len(ops)))

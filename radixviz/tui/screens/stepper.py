@@ -26,6 +26,7 @@ LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 
 class StepperScreen(Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
+    ASK_BEFORE_LEAVING = True   # a sandbox's operations are the learner's work
     BINDINGS = STEPPER_KEYS
     # what the keys can do before the engine has loaded: everything else waits for it
     WITHOUT_ENGINE = frozenset({"help", "home", "quit_app", "close_input", "scroll_tree",
@@ -82,6 +83,7 @@ class StepperScreen(Screen):
             return
         if error:
             self._show_error(error)
+        self._kept_ops = list(session.ops)   # what a file or the caller gave: nothing to lose yet
         self.model = StepperModel(session)   # only now do the keys act
         self.post_message(self.Loaded())
 
@@ -277,6 +279,7 @@ class StepperScreen(Screen):
         except (OSError, ValueError) as exc:
             self.notify(f"not saved: {getattr(exc, 'strerror', None) or exc}", severity="error", timeout=6)
             return
+        self._kept_ops = list(session.ops)
         self.notify(f"saved {len(session.records)} operation(s) to {path}", timeout=4)
         if then is not None:
             then()
@@ -440,8 +443,10 @@ class StepperScreen(Screen):
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def _leave(self, go, where: str) -> None:
-        """Leave by ``go()``; a sandbox holding operations asks first (save, leave or stay)."""
-        if self.player is not None or self.model is None or not self.model.session.records:
+        """Leave by ``go()``; a sandbox whose operations were changed since it was opened or
+        saved asks first (save, leave or stay)."""
+        if (not self.ASK_BEFORE_LEAVING or self.player is not None or self.model is None
+                or self.model.session.ops == self._kept_ops):
             go()
             return
         from radixviz.tui.screens.dialogs import ConfirmLeave

@@ -1,0 +1,61 @@
+"""``radixviz run --compare``: the same operations under both matchers, side by side.
+
+One table of what each operation returned with each matcher (the first operation whose
+outcome differs is marked), then both final trees and pools next to each other.
+"""
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from .summary import op_result
+from .tree import TreeView
+
+FIXED, BUGGY = "fixed matcher (#7)", "buggy matcher (pre-#7)"
+FIRST = "◀ first divergence"
+
+
+def divergence_line(side) -> Text:
+    if side.diverged is None:
+        return Text("Both matchers give the same results and trees for every operation.")
+    op = side.ops[side.diverged]
+    return Text(f"They part ways at operation {side.diverged + 1}: {op.text}", style="bold")
+
+
+def ops_table(side) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+    table.add_column("op", justify="right", no_wrap=True)
+    table.add_column("operation", ratio=1)
+    table.add_column(FIXED, ratio=2)
+    table.add_column(BUGGY, ratio=2)
+    for index in range(side.count):
+        fixed, buggy = side.fixed.records[index], side.buggy.records[index]
+        differs = side.differs(index)
+        note = f"  {FIRST}" if index == side.diverged else ("  ≠" if differs else "")
+        table.add_row(str(index + 1), Text(fixed.op.text), Text(op_result(fixed)),
+                      Text(op_result(buggy) + note, style="bold red" if differs else ""))
+    return table
+
+
+def final_state(session, title: str) -> Group:
+    frame = session.frames[-1] if session.frames else session.live_frame()
+    pool = frame.pool
+    returned = [r.result["slots"] for r in session.records if r.op.name == "match"]
+    from radixviz.script import slot_ranges
+    lines = [Text(title, style="bold"), TreeView(frame.tree, frame.marks)]
+    if returned:
+        lines.append(Text(f"last match returned slots {slot_ranges(returned[-1])} "
+                          f"({len(returned[-1])} token(s))"))
+    lines.append(Text(f"pool: {pool.used}/{pool.size} slots used, {pool.free} free"))
+    return Group(*lines)
+
+
+def compare_view(side) -> Group:
+    """Everything ``run --compare`` prints, as one renderable."""
+    states = Table.grid(expand=True, padding=(0, 2))
+    states.add_column(ratio=1)
+    states.add_column(ratio=1)
+    states.add_row(final_state(side.fixed, FIXED), final_state(side.buggy, BUGGY))
+    return Group(divergence_line(side), Text(""), ops_table(side), Text(""), states)
