@@ -95,6 +95,7 @@ class TestServedApp:
         mark = raw_length(first)
         first.keyboard.press("Enter")
         wait_drawn(first, "step 1/", after=mark)
+        first.keyboard.press("Escape")       # the input stays open for more operations until esc
         mark = raw_length(first)
         first.keyboard.press("ArrowRight")
         wait_drawn(first, "step 2/", after=mark)
