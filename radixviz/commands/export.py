@@ -94,6 +94,7 @@ def _run_pages(args) -> int:
 
 
 def _export_compare(args, ops) -> int:
+    # frames and sessions import the engine (torch): only once the script parsed
     from radixviz.render.compare_dot import write_compare
     from radixviz.render.graphviz import GraphvizError
     from radixviz.script import compare_ops

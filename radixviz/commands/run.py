@@ -149,8 +149,7 @@ def run(args) -> int:
 
 def run_compare(args, ops) -> int:
     """Both matchers on the same operations; exit 0 even when they differ (that is the point)."""
-    from rich.console import Console
-
+    # sessions import the engine (torch): only once the script parsed
     from radixviz.render.compare import compare_view
     from radixviz.script import compare_ops
 

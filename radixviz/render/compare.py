@@ -10,6 +10,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from radixviz.script import slot_ranges
+
 from .summary import op_result
 from .tree import TreeView
 
@@ -43,7 +45,6 @@ def final_state(session, title: str) -> Group:
     frame = session.frames[-1] if session.frames else session.live_frame()
     pool = frame.pool
     returned = [r.result["slots"] for r in session.records if r.op.name == "match"]
-    from radixviz.script import slot_ranges
     lines = [Text(title, style="bold"), TreeView(frame.tree, frame.marks)]
     if returned:
         lines.append(Text(f"last match returned slots {slot_ranges(returned[-1])} "

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import graphviz
 
+from .graphviz import GraphvizError, format_for
 from .marks import ALL_MARKS, CURRENT, PATH, WRONG, NodeMarks, compact_ranges, edge_text, split_edge_text
 
 SIDES = (("fixed", "fixed matcher (#7)", "#1a7f37"), ("buggy", "BUGGY matcher (pre-#7)", "#d1242f"))
@@ -76,8 +77,6 @@ def _style(found, node) -> dict:
 
 def write_compare(side, path, max_edge: int = 24) -> Path:
     """Write the diagram; the extension picks the format (.dot needs no Graphviz program)."""
-    from .graphviz import GraphvizError, format_for
-
     path = Path(path)
     fmt = format_for(path)
     graph = compare_graph(side, max_edge)

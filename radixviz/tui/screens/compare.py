@@ -15,6 +15,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from radixviz.render.pool import PoolGrid
+from radixviz.render.summary import op_result
+from radixviz.render.tree import TreeView
+
 SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 
 
@@ -52,7 +56,7 @@ class CompareScreen(Screen):
 
     @work(thread=True, exclusive=True, group="compare")
     def _run(self) -> None:
-        from radixviz.script import compare_ops
+        from radixviz.script import compare_ops   # the engine (torch), off the UI thread
         side = compare_ops(self.ops, self.pool_size, self.device)
         self.app.call_from_thread(self._ready, side)
 
@@ -67,10 +71,6 @@ class CompareScreen(Screen):
     # ----------------------------------------------------------------- drawing
 
     def show(self) -> None:
-        from radixviz.render.pool import PoolGrid
-        from radixviz.render.summary import op_result
-        from radixviz.render.tree import TreeView
-
         side = self.side
         status = self.query_one("#compare-status", Static)
         if side is None or side.count == 0:
