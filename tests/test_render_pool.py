@@ -13,7 +13,7 @@ class TestPoolGrid:
         assert capture(PoolGrid(frame.pool, frame.marks), 80) == (
             "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
             "  16 │ ·  ·  ·  ·  ·  · [■][■][■][■][■] ·  ·  ·  ·  · \n"
-            "16/32 used  · free  ■ tree  □ request  2 shared (count)  [ ] touched\n")
+            "16/32 used  · free  ■ tree  □ request  2 = 2 holders share it  [ ] touched\n")
 
     def test_request_and_shared_slots_and_refcounts(self):
         tree = session_after("insert ab").frames[-1].tree      # the tree owns slots 0 and 1
@@ -27,8 +27,8 @@ class TestPoolGrid:
 
     def test_legend_wraps_rather_than_vanishing(self):
         frame = session_after("insert ab").frames[-1]
-        assert capture(PoolGrid(frame.pool), 30).splitlines()[-3:] == [
-            "2/32 used  · free  ■ tree", "□ request  2 shared (count)", "[ ] touched"]
+        assert capture(PoolGrid(frame.pool), 30).splitlines()[-4:] == [
+            "2/32 used  · free  ■ tree", "□ request", "2 = 2 holders share it", "[ ] touched"]
 
     def test_states_follow_the_pool(self):
         tree = session_after("insert ab").frames[-1].tree

@@ -36,7 +36,7 @@ class TestRun:
             "\n"
             "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
             "  16 │ ·  ·  ·  ·  ·  ·  ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
-            "16/32 used  · free  ■ tree  □ request  2 shared (count)  [ ] touched\n")
+            "16/32 used  · free  ■ tree  □ request  2 = 2 holders share it  [ ] touched\n")
 
     def test_buggy_flag_reports_the_wrong_slots(self, capsys):
         code, out, _ = run_cli(capsys, "--buggy", "-e", CHAPTER)

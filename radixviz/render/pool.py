@@ -15,7 +15,7 @@ STATES = {          # state -> (symbol, style, legend words)
     "free": ("·", "dim", "free"),
     "tree": ("■", "green", "tree"),
     "request": ("□", "yellow", "request"),
-    "shared": ("2", "bold magenta", "shared (count)"),
+    "shared": ("2", "bold magenta", "= 2 holders share it"),
 }
 TOUCHED_STYLE = "reverse"
 

@@ -27,6 +27,7 @@ class Session:
         # the 2026 engine's settings stay here while the 2024 engine runs: 'engine 2026' uses them
         self.engine, self.page_size, self.eviction_policy = engine, page_size, eviction_policy
         self.release_inserts = False   # insert-slots release: one slot fewer than tokens
+        self.knowingly_broken = False  # a short value is in the tree (#4) until the next reset
         self.cache = self._new_cache(buggy)
         self.initial_buggy = buggy
         self.initial = dict(engine=engine, page_size=page_size, eviction_policy=eviction_policy)
@@ -126,6 +127,7 @@ class Session:
             # the release's scheduler stored seq_len = len - 1 slots: the last token's K/V is
             # not computed yet (#4); the tree still takes the whole key
             need -= 1
+        self.knowingly_broken |= self.release_inserts
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
         if self.engine == "2026":
@@ -241,6 +243,7 @@ class Session:
         self.cache.reset()  # step: reset
         self.cache.observer = self._on_event
         self.locks.clear()
+        self.knowingly_broken = False
         self._step("reset", "reset")
         return {}
 

@@ -23,6 +23,7 @@ class HomeScreen(Screen):
     BINDINGS = [
         Binding("s", "sandbox", "Sandbox"),
         Binding("x", "example", "#7 example"),
+        Binding("v", "example_compare", "#7 side by side", show=False),
         Binding("z", "quiz", "Quiz"),
         Binding("c", "challenges", "Challenges"),
         Binding("w", "scheduler", "Scheduler"),
@@ -46,7 +47,8 @@ class HomeScreen(Screen):
 
     def _options(self) -> list:
         options = [Option("Sandbox: an empty cache, type your own operations", id="sandbox"),
-                   Option("Sandbox: the #7 example (two inserts, then a match)", id="example")]
+                   Option("Sandbox: the #7 example (two inserts, then a match)", id="example"),
+                   Option("The #7 example with both matchers side by side", id="example-compare")]
         if self.lessons:
             options += [Option(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else ""),
                                id=f"lesson:{i}") for i, l in enumerate(self.lessons)]
@@ -101,6 +103,8 @@ class HomeScreen(Screen):
             self.action_sandbox()
         elif choice == "example":
             self.action_example()
+        elif choice == "example-compare":
+            self.action_example_compare()
         elif choice == "quiz":
             self.action_quiz()
         elif choice == "challenges":
@@ -115,6 +119,12 @@ class HomeScreen(Screen):
 
     def action_example(self) -> None:
         self.app.open_sandbox(script_text=EXAMPLE, title="the #7 example")
+
+    def action_example_compare(self) -> None:
+        from radixviz.script import parse_script
+        from radixviz.tui.screens.compare import CompareScreen
+        self.app.push_screen(CompareScreen(parse_script(EXAMPLE, "the #7 example"), 128,
+                                           getattr(self.app, "device", "auto")))
 
     def action_scheduler(self) -> None:
         self.app.open_scheduler()

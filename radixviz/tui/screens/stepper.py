@@ -237,6 +237,18 @@ class StepperScreen(Screen):
             self.notify(f"replayed {count} operation(s) from the start with the {matcher} matcher; "
                         "same operation shown", timeout=4)
 
+    def action_compare(self) -> None:
+        """The compare view on this session's operations, at the operation shown."""
+        from radixviz.tui.screens.compare import CompareScreen
+        session = self.model.session
+        if not session.records:
+            self.notify("nothing to compare yet: run an operation first (press :)", severity="warning")
+            return
+        record = self.model.record
+        self.playing = False
+        self.app.push_screen(CompareScreen(session.ops, session.pool_size, session.device,
+                                           at=record.index if record is not None else None))
+
     def action_undo(self) -> None:
         if self.model is not None:
             self._report(self.model.undo(), "undone: the last operation is taken back (redo: ctrl+y)")

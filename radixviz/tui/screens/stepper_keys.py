@@ -29,6 +29,8 @@ STEPPER_KEYS = [
             tooltip="save the operations as a script file (radixviz run reads it)"),
     Binding("ctrl+o", "open_script", "Open script", show=False,
             tooltip="open a script file and run its operations here"),
+    Binding("c", "compare", "Compare", show=False,
+            tooltip="both matchers side by side on these operations, stepping together (#7)"),
     Binding("s", "select_node", "Node",
             tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
     # the footer shows about eight keys at 80 columns: help must be one of them
