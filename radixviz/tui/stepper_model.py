@@ -148,7 +148,7 @@ class StepperModel:
         offset = self.position - old_record.first_frame if old_record else 0
         at_last = old_record is not None and self.position == old_record.last_frame
         fresh = type(old_session)(old_session.pool_size, old_session.initial_buggy if buggy is None else buggy,
-                                  old_session.device)
+                                  old_session.device, **old_session.initial)
         try:
             for op in ops:
                 fresh.apply(op)
