@@ -95,7 +95,11 @@ class TestServedApp:
         mark = raw_length(first)
         first.keyboard.press("Enter")
         wait_drawn(first, "step 1/", after=mark)
-        first.keyboard.press("Escape")       # the input stays open for more operations until esc
+        # the input stays open for more operations until esc; wait for the repaint that closes
+        # it, or the arrow's bytes would follow the escape at once and read as alt+right
+        mark = raw_length(first)
+        first.keyboard.press("Escape")
+        first.wait_for_function("(m) => window.__drawn.length > m", arg=mark, timeout=WAIT_MS)
         mark = raw_length(first)
         first.keyboard.press("ArrowRight")
         wait_drawn(first, "step 2/", after=mark)
