@@ -65,6 +65,11 @@ class HomeScreen(Screen):
         self.query_one(OptionList).focus()
         self.app.after_first_paint(self._load_lessons)
 
+    def on_resize(self, event) -> None:
+        # the menu takes what the title, intro, hint and footer leave (10 rows at 80 columns):
+        # at 80x24 it scrolls as before, from about 30 rows every entry is in view
+        self.query_one(OptionList).styles.max_height = max(6, event.size.height - 10)
+
     @work(thread=True, exclusive=True, group="lessons")
     def _load_lessons(self) -> None:
         problems: list = []
