@@ -33,7 +33,8 @@ import torch
 from .evict_policy import eviction_key
 from .keys import as_key, match
 from .modern_candidates import CandidateHeap
-from .modern_checks import as_value, check_attached
+from .modern_checks import check_attached
+from .values import as_value
 from .modern_node import ModernTreeNode
 from .modern_snapshot import ModernTreeSnapshot, snapshot_modern_node
 from .snapshot import invalidate

@@ -21,6 +21,7 @@ from .leaf_heap import LeafHeap
 from .node import TreeNode
 from .snapshot import TreeSnapshot, invalidate, snapshot_node
 from .trace import EventKind as K, Tracer
+from .values import as_value
 
 
 class RadixCache:
@@ -87,7 +88,7 @@ class RadixCache:
         The caller frees its own copy of those leading slots: the tree keeps the older ones.
         """
         key = as_key(key)
-        value = self._as_value(key, value)
+        value = as_value(key, value, self.device, shorter_ok=not self.strict)
         if self.disable:
             return len(key)
         tr = self.tracer
@@ -308,26 +309,6 @@ class RadixCache:
 
     def _empty(self) -> torch.Tensor:
         return torch.empty(0, dtype=torch.int64, device=self.device)
-
-    def _as_value(self, key, value) -> torch.Tensor:
-        if value is None:
-            # the release stored the tokens themselves when no slots were given
-            try:
-                value = [t if isinstance(t, int) else ord(t) for t in key]
-            except TypeError:
-                raise TypeError("insert() without value needs int or one-character tokens") from None
-        if not isinstance(value, torch.Tensor):
-            value = torch.tensor(list(value), dtype=torch.int64, device=self.device)
-        # strict=False: a value shorter than its key is kept as the release kept it (#4)
-        fits = len(value) == len(key) or (not self.strict and len(value) < len(key))
-        if value.dim() != 1 or not fits:
-            raise ValueError(f"value must be 1-D with one slot per token: {len(key)} tokens, "
-                             f"value of shape {tuple(value.shape)}")
-        if value.dtype != torch.int64:
-            if value.is_floating_point():
-                raise TypeError("slot indices must be integers")
-            value = value.to(torch.int64)
-        return value
 
     def _check_attached(self, node, releasing=False) -> None:
         """Refuse, before changing anything, a node not in this tree or an unlock below zero."""
