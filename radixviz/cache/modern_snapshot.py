@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .snapshot import NodeSnapshot, TreeSnapshot
+from .snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +28,14 @@ class ModernTreeSnapshot(TreeSnapshot):
 
 def snapshot_modern_node(node) -> ModernNodeSnapshot:
     """Snapshot of a live ModernTreeNode, reusing the cached snapshots of unchanged subtrees."""
-    if node._snap is not None:
-        return node._snap
+    return snapshot_subtree(node, _modern_snapshot)
+
+
+def _modern_snapshot(node, kids: tuple) -> ModernNodeSnapshot:
+    return ModernNodeSnapshot(
+        node.id, node.key, tuple(node.value.tolist()), node.lock_ref,
+        node.last_access_time, kids, len(node.key) + sum(k.subtree_tokens for k in kids),
+        node.hit_count, node.priority, node.creation_time)
     stack = [(node, False)]  # iterative post-order: deep trees must not hit the recursion limit
     while stack:
         current, expanded = stack.pop()

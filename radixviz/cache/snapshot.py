@@ -67,6 +67,18 @@ class TreeSnapshot:
 
 def snapshot_node(node) -> NodeSnapshot:
     """Snapshot of a live node, reusing cached snapshots of unchanged subtrees."""
+    return snapshot_subtree(node, _node_snapshot)
+
+
+def _node_snapshot(node, kids: tuple) -> NodeSnapshot:
+    value = tuple(node.value.tolist()) if node.value is not None else ()
+    return NodeSnapshot(node.id, node.key, value, node.ref_counter, node.last_access_time,
+                        kids, len(node.key) + sum(k.subtree_tokens for k in kids))
+
+
+def snapshot_subtree(node, make):
+    """``node``'s snapshot, building ``make(node, child snapshots)`` for every node whose cached
+    ``_snap`` was invalidated (both engines' nodes cache theirs the same way)."""
     if node._snap is not None:
         return node._snap
     # iterative post-order: deep trees must not hit the recursion limit
@@ -79,11 +91,7 @@ def snapshot_node(node) -> NodeSnapshot:
             stack.append((current, True))
             stack.extend((c, False) for c in current.children.values() if c._snap is None)
             continue
-        kids = tuple(c._snap for c in current.children.values())
-        value = tuple(current.value.tolist()) if current.value is not None else ()
-        current._snap = NodeSnapshot(
-            current.id, current.key, value, current.ref_counter, current.last_access_time,
-            kids, len(current.key) + sum(k.subtree_tokens for k in kids))
+        current._snap = make(current, tuple(c._snap for c in current.children.values()))
     return node._snap
 
 
