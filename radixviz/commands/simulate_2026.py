@@ -14,7 +14,7 @@ from rich.table import Table
 
 from radixviz.errors import UsageError
 
-from .simulate_report import _title, print_compare, print_single
+from .simulate_report import _title, print_compare, print_hit_rate_bars, print_single
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
              "cache: SGLang's radix cache of March 2026")
@@ -91,9 +91,4 @@ def print_policies(workload: str, results: dict) -> None:
     console = Console()
     console.print(_title(workload, next(iter(results.values())).settings), highlight=False)
     console.print(table)
-    console.print("cache hit rate")
-    width = 40
-    for name, result in results.items():
-        filled = round(result.stats.hit_rate * width)
-        console.print(f"  {name:>8} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
-                      f"{result.stats.hit_rate:6.1%}", highlight=False)
+    print_hit_rate_bars(console, results, name_width=8)

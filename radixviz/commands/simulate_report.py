@@ -64,11 +64,16 @@ def print_compare(workload: str, results: dict) -> None:
     console = Console()
     console.print(_title(workload, first), highlight=False)
     console.print(table)
+    print_hit_rate_bars(console, results, name_width=7)
+
+
+def print_hit_rate_bars(console, results: dict, name_width: int) -> None:
+    """One bar of the cache hit rate per named result (policy, or engine setting)."""
     console.print("cache hit rate")
     width = 40
     for name, r in results.items():
         filled = round(r.stats.hit_rate * width)
-        console.print(f"  {name:>7} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
+        console.print(f"  {name:>{name_width}} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
                       f"{r.stats.hit_rate:6.1%}", highlight=False)
 
 
