@@ -12,7 +12,8 @@ from radixviz.render.names import step_file_name
 from radixviz.settings import EDGE_LABEL
 
 from .export_pages import add_page_args, check_page_args, is_page_output, write_output
-from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
+from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_side, new_session,
+                  read_ops, refused, reports_script_errors)
 
 
 def register(subparsers) -> None:
@@ -29,8 +30,7 @@ def register(subparsers) -> None:
     p.add_argument("--max-edge", type=EDGE_LABEL.arg, default=EDGE_LABEL.default, metavar="N",
                    help=f"longest edge label in characters before the middle is elided "
                         f"(default {EDGE_LABEL.default}, at least {EDGE_LABEL.low})")
-    p.add_argument("--compare", action="store_true",
-                   help="run the operations with both matchers and draw both final trees in one diagram")
+    add_compare_arg(p, "draw both final trees in one diagram")
     p.add_argument("--format", choices=("dot", "svg", "png", "pdf"), default=None,
                    help="format for --all-steps (default: -o's extension, else svg)")
     add_page_args(p)
@@ -97,13 +97,12 @@ def _export_compare(args, ops) -> int:
     # frames and sessions import the engine (torch): only once the script parsed
     from radixviz.render.compare_dot import write_compare
     from radixviz.render.graphviz import GraphvizError
-    from radixviz.script import compare_ops
 
-    if args.output is None or args.step is not None or args.all_steps is not None or args.buggy:
-        raise UsageError("--compare draws one diagram of both matchers: give -o FILE, without "
-                         "--step, --all-steps or --buggy")
-    new_session(args)   # the device is checked before any work
-    side = compare_ops(ops, args.pool_size, args.device)
+    if args.output is None or args.step is not None or args.all_steps is not None \
+            or (args.buggy and args.compare == "matchers"):
+        raise UsageError("--compare draws one diagram of both columns: give -o FILE, without "
+                         "--step, --all-steps or (with both matchers) --buggy")
+    side = compare_side_by_side(args, ops)
     try:
         write_compare(side, args.output, args.max_edge)
     except GraphvizError as exc:

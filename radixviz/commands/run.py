@@ -22,6 +22,7 @@ from radixviz.script.parser import EVICTION_POLICIES, MAX_PAGE_SIZE
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS, WIDTH
 
 INLINE_FILE = "<-e>"
+COMPARE_KINDS = ("matchers", "engines")
 
 
 def add_script_args(p) -> None:
@@ -45,6 +46,36 @@ def add_engine_args(p) -> None:
                    help=f"tokens per page, 1 to {MAX_PAGE_SIZE} (--engine 2026; default 1)")
     p.add_argument("--eviction-policy", default=None, choices=EVICTION_POLICIES, metavar="NAME",
                    help=f"{', '.join(EVICTION_POLICIES)} (--engine 2026; default lru)")
+
+
+def add_compare_arg(p, what: str) -> None:
+    """``--compare [matchers|engines]``: the same operations in two columns."""
+    p.add_argument("--compare", nargs="?", const="matchers", choices=COMPARE_KINDS, default=None,
+                   help="run the operations twice and " + what + ": 'matchers' (the default) "
+                        "with the fixed and the pre-#7 matcher; 'engines' on the 2024 engine "
+                        "(--buggy picks its matcher) and the 2026 engine (--page-size, "
+                        "--eviction-policy); give the script before --compare")
+
+
+def compare_side_by_side(args, ops):
+    """The SideBySide ``--compare`` asks for; UsageError for options that make no sense with it."""
+    from radixviz.script import compare_engines, compare_ops   # the engine: torch
+
+    if args.compare == "matchers":
+        if args.buggy or args.engine != "2024" or args.page_size is not None \
+                or args.eviction_policy is not None:
+            raise UsageError("--compare runs both matchers of the 2024 engine: drop --buggy, --engine, "
+                             "--page-size and --eviction-policy (or use --compare engines)")
+        check_device(args)
+        return compare_ops(ops, args.pool_size, args.device)
+    if args.engine != "2024":
+        raise UsageError("--compare engines runs both engines: drop --engine")
+    page_size = 1 if args.page_size is None else args.page_size
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise UsageError(f"--page-size must be between 1 and {MAX_PAGE_SIZE}, not {page_size}")
+    check_device(args)
+    return compare_engines(ops, args.pool_size, args.device, buggy=args.buggy, page_size=page_size,
+                           eviction_policy=args.eviction_policy or "lru")
 
 
 def engine_options(args) -> dict:
@@ -72,8 +103,7 @@ def register(subparsers) -> None:
     add_script_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
     p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from (its step name without sources)")
-    p.add_argument("--compare", action="store_true",
-                   help="run the operations with both matchers (fixed and pre-#7) and show them side by side")
+    add_compare_arg(p, "show them side by side")
     p.add_argument("--width", type=WIDTH.arg, default=None, help="output width in columns (default: the terminal's)")
     p.set_defaults(func=run)
 
@@ -119,6 +149,16 @@ def new_session(args):
         raise UsageError(f"--device {args.device}: {exc}") from None
 
 
+def check_device(args) -> None:
+    """UsageError, before any work, for a device torch refuses."""
+    from radixviz.script import Session   # torch
+
+    try:
+        Session(pool_size=args.pool_size, device=args.device)
+    except ValueError as exc:
+        raise UsageError(f"--device {args.device}: {exc}") from None
+
+
 def apply_all(session, ops):
     """Apply ``ops`` in order, up to the first one refused; return its ScriptError, or None."""
     for op in ops:
@@ -148,15 +188,13 @@ def run(args) -> int:
 
 
 def run_compare(args, ops) -> int:
-    """Both matchers on the same operations; exit 0 even when they differ (that is the point)."""
+    """Both columns on the same operations; exit 0 even when they differ (that is the point)."""
     # sessions import the engine (torch): only once the script parsed
     from radixviz.render.compare import compare_view
-    from radixviz.script import compare_ops
 
-    if args.json or args.steps or args.buggy:
-        raise UsageError("--compare runs both matchers: drop --json, --steps and --buggy")
-    new_session(args)   # the device is checked before any work
-    side = compare_ops(ops, args.pool_size, args.device)
+    if args.json or args.steps:
+        raise UsageError("--compare prints two columns: drop --json and --steps")
+    side = compare_side_by_side(args, ops)
     Console(width=args.width, highlight=False, soft_wrap=False).print(compare_view(side))
     if side.error is not None:
         return refused(side.error)

@@ -1,7 +1,8 @@
-"""``radixviz run --compare``: the same operations under both matchers, side by side.
+"""``radixviz run --compare``: the same operations in two columns, side by side.
 
-One table of what each operation returned with each matcher (the first operation whose
-outcome differs is marked), then both final trees and pools next to each other.
+The columns are the two matchers of the 2024 engine (#7) or, across time, the 2024 engine
+and the 2026 engine. One table of what each operation returned in each column (the first
+operation whose outcome differs is marked), then both final trees and pools next to each other.
 """
 from __future__ import annotations
 
@@ -19,9 +20,15 @@ FIXED, BUGGY = "fixed matcher (#7)", "buggy matcher (pre-#7)"
 FIRST = "◀ first divergence"
 
 
+# across time only what both engines report is compared; the rest is each engine's own
+COMPARED = ("Compared: what each operation returned (tokens matched, slots, evictions) and the "
+            "trees' edges, slots and locks (2024 ref, 2026 lock_ref). Times, hit counts and "
+            "priorities are each engine's own: shown, not compared.")
+
+
 def divergence_line(side) -> Text:
     if side.diverged is None:
-        return Text("Both matchers give the same results and trees for every operation.")
+        return Text(f"Both {side.noun} give the same results and trees for every operation.")
     op = side.ops[side.diverged]
     return Text(f"They part ways at operation {side.diverged + 1}: {op.text}", style="bold")
 
@@ -30,13 +37,14 @@ def ops_table(side) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
     table.add_column("op", justify="right", no_wrap=True)
     table.add_column("operation", ratio=1)
-    table.add_column(FIXED, ratio=2)
-    table.add_column(BUGGY, ratio=2)
+    left, right = (FIXED, BUGGY) if not side.across_engines else side.titles()
+    table.add_column(left, ratio=2)
+    table.add_column(right, ratio=2)
     for index in range(side.count):
-        fixed, buggy = side.fixed.records[index], side.buggy.records[index]
+        fixed, buggy = side.left.records[index], side.right.records[index]
         differs = side.differs(index)
         note = f"  {FIRST}" if index == side.diverged else ("  ≠" if differs else "")
-        table.add_row(str(index + 1), Text(fixed.op.text), Text(op_result(fixed)),
+        table.add_row(str(index + 1), Text(side.ops[index].text), Text(op_result(fixed)),
                       Text(op_result(buggy) + note, style="bold red" if differs else ""))
     return table
 
@@ -58,5 +66,9 @@ def compare_view(side) -> Group:
     states = Table.grid(expand=True, padding=(0, 2))
     states.add_column(ratio=1)
     states.add_column(ratio=1)
-    states.add_row(final_state(side.fixed, FIXED), final_state(side.buggy, BUGGY))
-    return Group(divergence_line(side), Text(""), ops_table(side), Text(""), states)
+    titles = side.titles() if side.across_engines else (FIXED, BUGGY)
+    states.add_row(*(final_state(s, t) for s, t in zip(side.sessions, titles)))
+    head = [divergence_line(side)]
+    if side.across_engines:
+        head.append(Text(COMPARED, style="dim"))
+    return Group(*head, Text(""), ops_table(side), Text(""), states)

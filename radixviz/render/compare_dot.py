@@ -1,8 +1,9 @@
-"""One Graphviz diagram with both matchers' trees after the same operations (#7).
+"""One Graphviz diagram with both columns' trees after the same operations.
 
-Built with the ``graphviz`` package: each matcher's tree is a cluster, so ``dot`` draws
-them side by side in one picture with the marks of the Rich view (✗ wrongly matched, the
-cut '…│…' of an edge the buggy walk took only in part, ✂ a split).
+The columns are the two matchers of the 2024 engine (#7) or, across time, the 2024 and the
+2026 engine. Built with the ``graphviz`` package: each column's tree is a cluster, so
+``dot`` draws them side by side in one picture with the marks of the Rich view (✗ wrongly
+matched, the cut '…│…' of an edge the buggy walk took only in part, ✂ a split).
 """
 from __future__ import annotations
 
@@ -14,19 +15,27 @@ from .graphviz import GraphvizError, format_for
 from .marks import ALL_MARKS, CURRENT, PATH, WRONG, NodeMarks, compact_ranges, edge_text, split_edge_text
 
 SIDES = (("fixed", "fixed matcher (#7)", "#1a7f37"), ("buggy", "BUGGY matcher (pre-#7)", "#d1242f"))
+ENGINE_COLORS = {"2024": "#0969da", "2026": "#8250df"}
+
+
+def _columns(side) -> list:
+    """(cluster name, caption title, colour) for each column."""
+    if not side.across_engines:
+        return list(SIDES)
+    return [(c.engine, title, ENGINE_COLORS[c.engine]) for c, title in zip(side.configs, side.titles())]
 
 
 def compare_graph(side, max_edge: int = 24) -> graphviz.Digraph:
-    diverged = ("both matchers agree on every operation" if side.diverged is None else
+    diverged = (f"both {side.noun} agree on every operation" if side.diverged is None else
                 f"they part ways at operation {side.diverged + 1}: {side.ops[side.diverged].text}")
     graph = graphviz.Digraph("compare", graph_attr={
         "rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "labelloc": "t",
-        "label": f"the same {side.count} operation(s), both matchers · {diverged}"},
+        "label": f"the same {side.count} operation(s), both {side.noun} · {diverged}"},
         node_attr={"shape": "box", "style": "rounded,filled", "fillcolor": "white",
                    "fontname": "Helvetica", "fontsize": "11"},
         edge_attr={"color": "#57606a", "arrowsize": "0.7"})
     used: set = set()
-    for (name, title, color), session in zip(SIDES, (side.fixed, side.buggy)):
+    for (name, title, color), session in zip(_columns(side), side.sessions):
         frame = session.frames[-1] if session.frames else session.live_frame()
         tree, marks = frame.tree, NodeMarks(frame.marks)
         returned = [r.result["slots"] for r in session.records if r.op.name == "match"]
@@ -63,7 +72,9 @@ def _label(node, found, marks, max_edge: int, tree) -> str:
         head, tail, note = split_edge_text(node.key, taken, max_edge)
         edge = f"{head}│{tail}\n({note})"
     symbols = "".join(m.symbol for m in found)
-    return f"{symbols + ' ' if symbols else ''}{edge}\nslots {compact_ranges(node.value)}\nref {node.ref}"
+    held = (f"lock_ref {node.ref} · hits {node.hit_count} · prio {node.priority}"
+            if hasattr(node, "hit_count") else f"ref {node.ref}")   # the 2026 engine's node
+    return f"{symbols + ' ' if symbols else ''}{edge}\nslots {compact_ranges(node.value)}\n{held}"
 
 
 def _style(found, node) -> dict:

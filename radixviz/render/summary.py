@@ -11,6 +11,8 @@ def op_summary(record) -> str:
 
 def op_result(record) -> str:
     """What the operation returned, without the operation: ``6 token(s) 'Hello_' (slots 0–5)``."""
+    if "skipped" in record.result:   # a compare column the operation does not concern
+        return f"skipped: {record.result['skipped']}"
     if record.op.name == "match":
         return _match(record.result, record.op.key)
     return _RESULTS.get(record.op.name, lambda r: "done")(record.result)
@@ -22,6 +24,8 @@ def _insert(r) -> str:
         text += f"; duplicates freed {slot_ranges(r['freed_duplicates'])}"
     if r["evicted_first"]:
         text += f"; evicted {len(r['evicted_first'])} token(s) first"
+    if r.get("freed_tail"):   # 2026: the partial last page is not cached
+        text += f"; partial page freed {slot_ranges(r['freed_tail'])}"
     return text
 
 
@@ -56,4 +60,7 @@ _RESULTS = {
     "insert-slots": lambda r: ("inserts keep one slot fewer than their tokens (release, #4)"
                                if r["mode"] == "release" else "inserts keep one slot per token"),
     "reset": lambda r: "empty tree, every slot free",
+    "engine": lambda r: f"an empty {r['engine']} cache",
+    "page-size": lambda r: f"an empty cache with pages of {r['page_size']}",
+    "eviction": lambda r: f"evicts by {r['eviction_policy']} from now on",
 }

@@ -11,7 +11,8 @@ _HOMES = {
     "KEY_OPS": "parser", "OP_NAMES": "parser", "Op": "parser", "ScriptError": "parser",
     "load_script": "parser", "parse_script": "parser",
     "op_source": "writer", "script_source": "writer",
-    "SideBySide": "compare", "compare_ops": "compare",
+    "SideBySide": "compare", "compare_ops": "compare", "compare_engines": "compare",
+    "compare_sides": "compare", "SideConfig": "sides", "engine_sides": "sides",
     "DEFAULT_POOL_SIZE": "session", "Session": "session",
     "KVSession": "kv_session", "verify_ops": "kv_session",
 }

@@ -1,6 +1,9 @@
-"""The same operations run twice, once per matcher, step by step side by side (#7).
+"""The same operations run twice, one session per column, step by step side by side.
 
-No UI: ``run --compare``, ``export --compare`` and the app's compare view read this.
+Two comparisons share this: the #7 one (the 2024 engine with the fixed and with the buggy
+matcher, ``compare_ops``) and the one across time (the 2024 engine beside SGLang's cache of
+2026, ``compare_engines``). No UI: ``run --compare``, ``export --compare`` and the app's
+compare view read this.
 """
 from __future__ import annotations
 
@@ -8,58 +11,136 @@ from dataclasses import dataclass
 
 from .parser import ScriptError
 from .session import Session
+from .sides import BUGGY, FIXED, SETTING_OPS, SideConfig, engine_sides, tree_title
 
 # what a node id or a lock's node says depends on how many splits came before: not a
 # difference in what the operation did
 _IDS = ("last_node", "node", "disagreement")
+# what only one engine reports (2026: the insert's priority) is shown, not compared
+_ENGINE_ONLY = ("priority", "skipped", "engine", "page_size", "eviction_policy", "mode")
 
 
 @dataclass
 class SideBySide:
     ops: list
-    fixed: Session
-    buggy: Session
+    left: Session
+    right: Session
     diverged: int | None = None        # index of the first operation whose outcome differs
     error: ScriptError | None = None   # the operation refused (by either side) that stopped both
+    configs: tuple = (FIXED, BUGGY)    # what each column runs (SideConfig)
+
+    @property
+    def fixed(self) -> Session:
+        """The #7 compare's names for its columns."""
+        return self.left
+
+    @property
+    def buggy(self) -> Session:
+        return self.right
+
+    @property
+    def sessions(self) -> tuple:
+        return self.left, self.right
+
+    @property
+    def across_engines(self) -> bool:
+        return self.configs[0].engine != self.configs[1].engine
+
+    def titles(self, index: int | None = None) -> tuple:
+        """Each column's title after operation ``index`` (the last by default): which engine,
+        matcher, page size and policy it runs there."""
+        if not self.across_engines:
+            return tuple(c.title for c in self.configs)
+        return tuple(tree_title(_frame(s, index).tree) for s in self.sessions)
+
+    @property
+    def noun(self) -> str:
+        """What the columns differ in: ``engines`` or ``matchers``."""
+        return "engines" if self.across_engines else "matchers"
 
     @property
     def count(self) -> int:
-        return min(len(self.fixed.records), len(self.buggy.records))
+        return min(len(self.left.records), len(self.right.records))
 
     def differs(self, index: int) -> bool:
         """Whether operation ``index`` returned something else, or left another tree."""
-        a, b = self.fixed.records[index], self.buggy.records[index]
-        if _outcome(a.result) != _outcome(b.result):
+        a, b = self.left.records[index], self.right.records[index]
+        if self.across_engines:
+            if self.ops[index].name not in SETTING_OPS and _outcomes_differ(a.result, b.result):
+                return True
+        elif _outcome(a.result) != _outcome(b.result):
             return True
-        return _shape(self.fixed.frames[a.last_frame].tree) != _shape(self.buggy.frames[b.last_frame].tree)
+        ordered = not self.across_engines   # the engines keep children in another order
+        return (_shape(self.left.frames[a.last_frame].tree, ordered)
+                != _shape(self.right.frames[b.last_frame].tree, ordered))
 
 
 def compare_ops(ops, pool_size: int, device="auto") -> SideBySide:
     """Apply ``ops`` to a session starting with the fixed matcher and one starting with the
     buggy one; stop both at the first operation either refuses. A ``matcher`` line in the
     ops switches its session where it stands, as in a plain run."""
-    side = SideBySide(list(ops), Session(pool_size, buggy=False, device=device),
-                      Session(pool_size, buggy=True, device=device))
+    return compare_sides(ops, FIXED, BUGGY, pool_size, device)
+
+
+def compare_engines(ops, pool_size: int, device="auto", *, buggy: bool = False, page_size: int = 1,
+                    eviction_policy: str = "lru") -> SideBySide:
+    """The compare across time: the 2024 engine (with the matcher ``buggy`` names) beside
+    the 2026 engine with ``page_size`` and ``eviction_policy``. What a line that picks a
+    cache does in each column is ``SideConfig.own_op``'s rule."""
+    return compare_sides(ops, *engine_sides(buggy, page_size, eviction_policy), pool_size, device)
+
+
+def compare_sides(ops, left: SideConfig, right: SideConfig, pool_size: int, device="auto") -> SideBySide:
+    """Apply ``ops`` to one session per column; stop both at the first operation either refuses."""
+    side = SideBySide(list(ops), Session(pool_size, device=device, **left.session_options()),
+                      Session(pool_size, device=device, **right.session_options()),
+                      configs=(left, right))
     for index, op in enumerate(side.ops):
+        plan = [(session, *_own(config, op, side.across_engines))
+                for session, config in zip(side.sessions, side.configs)]
         try:
-            side.fixed.precheck(op)
-            side.buggy.precheck(op)
+            for session, own, _ in plan:
+                if own is not None:
+                    session.precheck(own)
         except ScriptError as exc:
             side.error = exc
             break
-        side.fixed.apply(op)
-        side.buggy.apply(op)
+        for session, own, why in plan:
+            if own is None:
+                session.skip(op, why)
+            else:
+                session.apply(own)
         if side.diverged is None and side.differs(index):
             side.diverged = index
     return side
+
+
+def _frame(session, index):
+    """The frame after operation ``index`` (the last one by default, or the start)."""
+    if index is None:
+        return session.frames[-1] if session.frames else session.live_frame()
+    return session.frames[session.records[index].last_frame]
+
+
+def _own(config: SideConfig, op, across: bool) -> tuple:
+    """The operation a column applies (None: skipped) and why it skips it."""
+    return config.own_op(op) if across else (op, None)
 
 
 def _outcome(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in _IDS}
 
 
-def _shape(tree) -> tuple:
-    """The tree without ids or access times: edges, slots and reference counts."""
+def _outcomes_differ(a: dict, b: dict) -> bool:
+    """Whether what both engines report about an operation differs."""
+    shared = (a.keys() & b.keys()) - set(_IDS) - set(_ENGINE_ONLY)
+    return any(a[k] != b[k] for k in shared)
+
+
+def _shape(tree, ordered: bool = True) -> tuple:
+    """The tree without ids or times: edges, slots and reference counts (2024's ``ref``,
+    2026's ``lock_ref``); ``ordered=False`` ignores the order of children."""
     def walk(node):
-        return (node.key, tuple(node.value), node.ref, tuple(walk(c) for c in node.children))
+        kids = [walk(c) for c in node.children]
+        return (node.key, tuple(node.value), node.ref, tuple(kids if ordered else sorted(kids)))
     return walk(tree.root)

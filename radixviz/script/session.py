@@ -67,6 +67,19 @@ class Session:
         self.records.append(record)
         return record
 
+    def skip(self, op: Op, why: str) -> OpRecord:  # step: op.skip
+        """Record ``op`` without applying it (a compare column it does not concern): one frame,
+        the result ``{"skipped": why}``; the cache and pool are untouched."""
+        record = OpRecord(len(self.records), op, first_frame=len(self.frames))
+        self._record, self._marks = record, {}
+        try:
+            self._step("op", "op.skip", text=op.text, name=op.name, skipped=why)
+        finally:
+            self._record = None
+        record.result, record.last_frame = {"skipped": why}, len(self.frames) - 1
+        self.records.append(record)
+        return record
+
     @property
     def ops(self) -> list[Op]:
         return [r.op for r in self.records]
