@@ -193,30 +193,44 @@ def run(args) -> int:
         report.print_compare(name, results)
     else:
         report.print_single(name, results[policies[0]])
+    print_ignored_priorities(r.stats for r in results.values())
     return 0
 
 
-def run_sweep(args, name, sweep, policies, specs, options, common) -> int:
+def print_ignored_priorities(stats) -> None:
+    """The 2024 engine's runs: say so when the requests carried priorities it dropped."""
+    if any(p != 0 for s in stats for p in s.by_priority):
+        print(report.IGNORED_PRIORITIES)
+
+
+def run_sweep(args, name, sweep, policies, specs, options, common, header=None) -> int:
+    """``header`` (today's cache: engine, page size, eviction policies) goes first in the
+    JSON and, as its ``note``, above the table."""
     from radixviz.sim.sweep import SWEEPABLE, run_sweep as sweep_runs  # imports torch
 
     key, values = sweep
     points = sweep_runs(key, values, policies, workload=None if specs else name, specs=specs,
                         **common, **options)
     if args.json:
-        print(json.dumps({"workload": name, "sweep": {key: values}, "policies": policies,
-                          "settings": {k: v for k, v in options.items()},
+        print(json.dumps({**(header or {}), "workload": name, "sweep": {key: values},
+                          "policies": policies, "settings": {k: v for k, v in options.items()},
                           "results": [p.to_dict(key) for p in points]}, indent=2))
         return 0
+    if header:
+        print(header["note"])
     fixed = {"requests": request_count(specs) if specs else options["requests"],
              "pool_size": options["pool_size"]}
     fixed.pop(SWEEPABLE[key])
     shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
     report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
+    if not header:
+        print_ignored_priorities(p.stats for p in points)
     return 0
 
 
-def open_app(args, options: dict) -> int:
-    """``--app``: the scheduler screen, already running these settings."""
+def open_app(args, options: dict, cache: dict | None = None) -> int:
+    """``--app``: the scheduler screen, already running these settings; ``cache`` (today's
+    cache: ``{"cache_factory": ...}``) goes to the Scheduler the screen builds."""
     if args.json or args.compare or args.sweep or args.trace:
         raise UsageError("--app shows one policy at a time: drop --json, --compare, --sweep "
                          "and --trace")
@@ -229,7 +243,7 @@ def open_app(args, options: dict) -> int:
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("scheduler", scheduler_options={
         "settings": settings, "autorun": True, "model": args.model,
-        "options": {"max_running": options.get("max_running"),
+        "options": {**(cache or {}), "max_running": options.get("max_running"),
                     "delay_shared_prefix": args.delay_shared_prefix,
                     **({"context_len": options["context_len"]} if "context_len" in options else {})}})
     app.run()

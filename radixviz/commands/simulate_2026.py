@@ -13,8 +13,11 @@ from rich.console import Console
 from rich.table import Table
 
 from radixviz.errors import UsageError
+from radixviz.sim import defaults as D
+from radixviz.sim.workloads import make_workload
 
-from .simulate_report import _title, print_compare, print_hit_rate_bars, print_single
+from .simulate_report import (_title, print_compare, print_hit_rate_bars, print_single,
+                              priorities_of)
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
              "cache: SGLang's radix cache of March 2026")
@@ -40,53 +43,75 @@ def parse_cache_options(args) -> tuple[int, list]:
 
 
 def run_todays(args, options: dict) -> int:
+    """Every mode of ``simulate`` (one run, a comparison, ``--sweep``, ``--trace``, ``--app``)
+    with today's cache in the 2024 loop."""
+    from . import simulate as cli   # the shared steps of the 2024 path (it imports this module)
+
     page_size, evictions = parse_cache_options(args)
-    if getattr(args, "app", False):
-        raise UsageError("--app steps the 2024 engine only: drop --app to run --engine 2026")
-    if options.pop("sweep", None) is not None or getattr(args, "trace", None):
-        raise UsageError("--sweep and --trace run on the 2024 engine only: drop --engine 2026")
     policies = options.pop("policies")
+    sweep = options.pop("sweep", None)
     if len(policies) > 1 and len(evictions) > 1:
-        raise UsageError("compare scheduling policies or eviction policies, not both at once")
-    from radixviz.sim.runner import MODELS, simulate  # imports torch
-    from radixviz.sim.todays_cache import todays_cache
+        if sweep is None or args.compare is not None or args.policy:
+            raise UsageError("compare scheduling policies or eviction policies, not both at once")
+        policies = [D.POLICY]   # a sweep's default of every scheduling policy gives way
+    from radixviz.sim.todays_cache import todays_cache  # imports torch
+
+    caches = {eviction: todays_cache(page_size, eviction) for eviction in evictions}
+    if getattr(args, "app", False):
+        if len(evictions) > 1:
+            raise UsageError("--app shows one eviction policy at a time: give one --eviction-policy")
+        return cli.open_app(args, dict(options, policies=policies),
+                            cache={"cache_factory": caches[evictions[0]]})
+    from radixviz.sim.runner import MODELS, replay
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
+    specs = cli.load_trace_option(args, args.model) if args.trace else None
+    name = args.trace if args.trace else args.workload
+    common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    header = {"engine": "2026", "scheduler_loop": "2024 (first release, unchanged)",
+              "page_size": page_size, "eviction_policies": evictions,
+              "note": f"{LOOP_NOTE}, page size {page_size}, eviction {', '.join(evictions)}"}
+    if sweep is not None:
+        cache = {"evictions": caches} if len(evictions) > 1 else {"cache_factory": caches[evictions[0]]}
+        return cli.run_sweep(args, name, sweep, policies, specs, options, {**common, **cache}, header)
+    requests, pool_size, seed = (options.pop(k) for k in ("requests", "pool_size", "seed"))
+    if specs is None:
+        specs = make_workload(args.workload, requests, seed)
     results = {}
     for policy in policies:
         for eviction in evictions:
-            result = simulate(args.workload, policy, model=args.model,
-                              delay_shared_prefix=args.delay_shared_prefix,
-                              cache_factory=todays_cache(page_size, eviction), **options)
-            result.settings.update(engine="2026", scheduler_loop="2024", page_size=page_size,
-                                   eviction_policy=eviction)
+            result = replay(specs, policy, pool_size, seed, workload=name,
+                            cache_factory=caches[eviction], **common, **options)
             results[eviction if len(evictions) > 1 else policy] = result
     if args.json:
-        print(json.dumps({"engine": "2026", "scheduler_loop": "2024 (first release, unchanged)",
-                          "page_size": page_size, "eviction_policies": evictions,
-                          "workload": args.workload,
-                          "results": {name: r.to_dict() for name, r in results.items()}}, indent=2))
+        print(json.dumps({**header, "workload": name,
+                          "results": {key: r.to_dict() for key, r in results.items()}}, indent=2))
         return 0
-    Console().print(f"{LOOP_NOTE}, page size {page_size}, eviction "
-                    f"{', '.join(evictions)}", highlight=False)
+    Console().print(header["note"], highlight=False)
     if len(evictions) > 1:
-        print_policies(args.workload, results)
+        print_policies(name, results)
     elif len(results) > 1:
-        print_compare(args.workload, results)
+        print_compare(name, results)
     else:
-        print_single(args.workload, next(iter(results.values())))
+        print_single(name, next(iter(results.values())))
     return 0
 
 
 def print_policies(workload: str, results: dict) -> None:
     """One row per eviction policy (fits 80 columns), then a chart of hit rates."""
-    table = Table()
-    for name in ("eviction", "hit rate", "tokens computed", "tokens evicted", "finished"):
+    levels = priorities_of(results.values())   # the workload's priorities other than 0
+    table = Table(caption="; ".join(f"p{p} hits: hit rate of the priority-{p} requests"
+                                    for p in levels) or None)
+    columns = ["eviction", "hit rate", *(f"p{p} hits" for p in levels),
+               "tokens computed", "tokens evicted", "finished"]
+    for name in columns:
         table.add_column(name, justify="left" if name == "eviction" else "right", no_wrap=True)
     for name, result in results.items():
         stats = result.stats
-        table.add_row(name, f"{stats.hit_rate:.1%}", f"{stats.prefill_computed + stats.decode_computed:,}",
+        table.add_row(name, f"{stats.hit_rate:.1%}",
+                      *(f"{stats.priority_hit_rate(p):.1%}" for p in levels),
+                      f"{stats.prefill_computed + stats.decode_computed:,}",
                       f"{stats.evicted_tokens:,}", f"{stats.finished:,}")
     console = Console()
     console.print(_title(workload, next(iter(results.values())).settings), highlight=False)

@@ -28,6 +28,23 @@ def _cell(stats, attribute: str) -> str:
     return f"{value:.1%}" if attribute == "hit_rate" else f"{value:,}"
 
 
+def priorities_of(results) -> list:
+    """The request priorities other than 0 that finished in any of ``results``, in order."""
+    return sorted({p for r in results for p in r.stats.by_priority if p != 0})
+
+
+def _priority_rows(table, results) -> None:
+    """One row per priority, when the workload gives any: the hit rate of its requests."""
+    levels = priorities_of(results)
+    for level in ([0] + levels) if levels else ():
+        table.add_row(f"hit rate, priority {level}",
+                      *(f"{r.stats.priority_hit_rate(level):.1%}" for r in results))
+
+
+IGNORED_PRIORITIES = ("these requests carry priorities; the 2024 engine has no priority field and "
+                      "ignores them (--engine 2026 --eviction-policy priority uses them)")
+
+
 def _title(workload: str, settings: dict) -> str:
     return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
             f"seed {settings['seed']}")
@@ -40,6 +57,7 @@ def print_single(workload: str, result) -> None:
     table.add_column("value", justify="right", no_wrap=True)
     for label, attribute in _ROWS:
         table.add_row(label, _cell(stats, attribute))
+    _priority_rows(table, [result])
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
     console.print(table)
@@ -61,6 +79,7 @@ def print_compare(workload: str, results: dict) -> None:
         table.add_column(name, justify="right", no_wrap=True)
     for label, attribute in _ROWS:
         table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
+    _priority_rows(table, list(results.values()))
     console = Console()
     console.print(_title(workload, first), highlight=False)
     console.print(table)
@@ -80,11 +99,12 @@ def print_hit_rate_bars(console, results: dict, name_width: int) -> None:
 def print_sweep(title: str, key: str, points) -> None:
     """A table (one row per value, one column per policy) and bars of the hit rates."""
     values = list(dict.fromkeys(p.value for p in points))
-    policies = list(dict.fromkeys(p.policy for p in points))
-    rate = {(p.value, p.policy): p.stats.hit_rate for p in points}
+    policies = list(dict.fromkeys(p.column for p in points))
+    rate = {(p.value, p.column): p.stats.hit_rate for p in points}
     label = {"pool": "pool slots", "requests": "requests"}[key]
+    kind = "eviction policy" if points[0].eviction else "policy"
     table = Table(title=f"cache hit rate by {label}",
-                  caption="* best policy at that value" if len(policies) > 1 else None)
+                  caption=f"* best {kind} at that value" if len(policies) > 1 else None)
     table.add_column(label, justify="right", no_wrap=True)
     for policy in policies:
         table.add_column(policy, justify="right", no_wrap=True)

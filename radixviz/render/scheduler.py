@@ -223,6 +223,8 @@ def status_text(timeline) -> Text:
             text.append(f", {len(record.finished)} done")
     text.append(f"  │ {timeline.workload} · {s['policy']} · seed {s['seed']} · "
                 f"{s.get('requests', '?')} req · {s['pool_size']} slots")
+    if s.get("engine") == "2026":   # today's cache in the 2024 loop
+        text.append(f" · 2026 cache, page {s['page_size']}, {s['eviction_policy']}")
     return text
 
 

@@ -89,6 +89,20 @@ class SimStats:
     decode_computed: int = 0
     evicted_tokens: int = 0
     peak_pool_used: int = 0
+    # priority -> [finished requests, their prompt tokens, of those taken from the cache]
+    by_priority: dict = field(default_factory=dict)
+
+    def note_finished(self, req) -> None:
+        """Count a finished request's prompt and the hit of the prefill that ran it."""
+        counts = self.by_priority.setdefault(req.priority, [0, 0, 0])
+        counts[0] += 1
+        counts[1] += len(req.input_ids)
+        counts[2] += req.prefix_len
+
+    def priority_hit_rate(self, priority: int) -> float:
+        """Hit rate of the finished requests of one priority (their last admission)."""
+        _, prompt, hit = self.by_priority.get(priority, (0, 0, 0))
+        return hit / prompt if prompt else 0.0
 
     @property
     def batches(self) -> int:
@@ -101,6 +115,9 @@ class SimStats:
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        out["by_priority"] = {str(p): {"finished": n, "prompt_tokens": prompt, "hit_tokens": hit,
+                                       "hit_rate": round(self.priority_hit_rate(p), 6)}
+                              for p, (n, prompt, hit) in sorted(self.by_priority.items())}
         out["batches"] = self.batches
         out["hit_rate"] = round(self.hit_rate, 6)
         out["tokens_reused"] = self.hit_tokens

@@ -12,11 +12,16 @@ class RequestSpec:
     the next turn arrives with the whole history (prompt + answer) plus the user's new text.
     ``then`` is a RequestSpec queued exactly as given when this one finishes (the next
     request of a traced session, whose prompt the trace already spells out).
+    ``priority`` is the request's priority as SGLang's API takes it (higher is kept
+    longer): today's cache stores it on the nodes the finished sequence passes (the max
+    along the path) and its ``priority`` eviction policy evicts low values first. The
+    first release's cache has no such field and ignores it. A chat's later turns keep it.
     """
     input_ids: tuple
     max_new_tokens: int
     follow_ups: tuple = ()
     then: RequestSpec | None = None
+    priority: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -39,6 +44,7 @@ class Request:
     req_pool_idx: int = -1             # row in the ReqToTokenPool while running
     kv_row: object = None              # that row of req_to_token (a view), while running
     times_retracted: int = 0
+    priority: int = 0
 
     @property
     def finished(self) -> bool:

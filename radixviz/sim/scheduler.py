@@ -72,6 +72,9 @@ class Scheduler:
         # cache_factory(pool) -> another cache for the same loop (sim/todays_cache.py)
         self._cache_factory = cache_factory
         self.cache = self.make_cache()
+        # today's cache takes a priority at insert (SGLang's cache_finished_req passes the
+        # request's); the first release's insert has no such argument
+        self.priority_at_insert = getattr(self.cache, "takes_priority", False)
         # the release's request table; a smaller max_running is our option, not the release's
         rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
         self.req_pool = RequestRows(rows, context_len, device=self.pool.device)
@@ -97,7 +100,9 @@ class Scheduler:
                          "row_limit": "release" if max_running is None else "option",
                          "decode_steps": decode_steps, "delay_shared_prefix": delay_shared_prefix,
                          "estimation_ratio": self.ratio, "model": type(self.model).__name__,
-                         "insert": insert}
+                         "insert": insert, "engine": "2024",
+                         "priorities": "at insert" if self.priority_at_insert else "ignored"}
+        self.settings.update(getattr(self.cache, "settings", {}))
         self._next_rid = 0
         self._decodes_left = 0
         self._pass = 0            # index of the next record
@@ -125,7 +130,7 @@ class Scheduler:
         queued = []
         for spec in specs:
             req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
-                          spec.then)
+                          spec.then, priority=spec.priority)
             self._next_rid += 1
             self.stats.requests += 1
             reason = self._never_fits(req)

@@ -128,12 +128,16 @@ def finish(s, req) -> None:
     if s.insert != "release":   # the release (#4) kept the newest token, which has no slot yet
         tokens = tokens[:n]
     slots = req.kv_row[:n].clone()
-    held = s.cache.insert(tokens, slots)
+    if s.priority_at_insert:
+        held = s.cache.insert(tokens, slots, req.priority)
+    else:
+        held = s.cache.insert(tokens, slots)
     s.pool.free(slots[:held])
     s.req_pool.free(req.req_pool_idx)
     s.cache.dec_ref_counter(req.last_node)
     req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
+    s.stats.note_finished(req)
     s.outputs[req.rid] = tuple(req.output_ids)
     if req.then is not None:
         for new in s.submit(req.then):
@@ -141,7 +145,7 @@ def finish(s, req) -> None:
     if req.follow_ups:
         (text, max_new), later = req.follow_ups[0], req.follow_ups[1:]
         history = req.input_ids + tuple(req.output_ids)
-        for new in s.submit(RequestSpec(history + tuple(text), max_new, later)):
+        for new in s.submit(RequestSpec(history + tuple(text), max_new, later, priority=req.priority)):
             s._event("follow-up", new.rid, f"the chat of request #{req.rid} comes back with its history")
 
 

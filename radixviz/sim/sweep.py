@@ -15,9 +15,16 @@ class SweepPoint:
     value: int
     policy: str
     stats: object          # SimStats
+    eviction: str | None = None   # today's cache: the eviction policy of this column
+
+    @property
+    def column(self) -> str:
+        """What the column of this point is named after: the eviction or the scheduling policy."""
+        return self.eviction or self.policy
 
     def to_dict(self, key: str) -> dict:
-        return {key: self.value, "policy": self.policy, **self.stats.to_dict()}
+        named = {"eviction_policy": self.eviction} if self.eviction else {}
+        return {key: self.value, "policy": self.policy, **named, **self.stats.to_dict()}
 
 
 def parse_sweep(text: str) -> tuple[str, list[int]]:
@@ -40,14 +47,21 @@ def parse_sweep(text: str) -> tuple[str, list[int]]:
 
 
 def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=None,
-              requests: int = 64, pool_size: int = 2048, seed: int = 0, **options) -> list[SweepPoint]:
-    """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s."""
+              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions=None,
+              **options) -> list[SweepPoint]:
+    """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s.
+
+    ``evictions`` (eviction policy name -> cache factory, today's cache) makes the columns
+    those eviction policies, each run under the one scheduling policy in ``policies``.
+    """
+    columns = ([(policies[0], name, {"cache_factory": factory}) for name, factory in evictions.items()]
+               if evictions else [(policy, None, {}) for policy in policies])
     points = []
     for value in values:
         setting = {"pool_size": pool_size, "requests": requests, SWEEPABLE[key]: value}
         traffic = specs if specs is not None else make_workload(workload, setting["requests"], seed)
-        for policy in policies:
+        for policy, eviction, cache in columns:
             result = replay(traffic, policy, setting["pool_size"], seed,
-                            workload=workload or "trace", **options)
-            points.append(SweepPoint(value, policy, result.stats))
+                            workload=workload or "trace", **cache, **options)
+            points.append(SweepPoint(value, policy, result.stats, eviction))
     return points

@@ -17,6 +17,7 @@ from radixviz.cache import ModernRadixCache
 
 class TodaysCache:
     buggy_match = False  # the #7 switch belongs to the 2024 engine
+    takes_priority = True  # the scheduler passes each finished request's priority to insert
 
     def __init__(self, pool, page_size: int = 1, eviction_policy: str = "lru"):
         self.engine = ModernRadixCache(page_size, eviction_policy, device=pool.device)
@@ -31,6 +32,9 @@ class TodaysCache:
         self.protected_size = self.engine.protected_size
         self.total_size = self.engine.total_size
         self.snapshot = self.engine.snapshot
+        # what the Scheduler's settings (and so --json and the app's status line) report
+        self.settings = {"engine": "2026", "scheduler_loop": "2024", "page_size": page_size,
+                         "eviction_policy": self.eviction_policy}
 
     @property
     def root_node(self):

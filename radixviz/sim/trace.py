@@ -13,6 +13,9 @@ One JSON object a line (blank lines are skipped)::
 - ``session`` (optional string or number): requests of one session are sent one after
   another: the next is queued when the previous one finishes, as a user waits for an
   answer before asking again.
+- ``priority`` (optional whole number, default 0): the request's priority, as SGLang's API
+  takes it. Today's cache (``--engine 2026``) stores it at insert and its ``priority``
+  eviction policy evicts low values first; the 2024 engine ignores it.
 
 The whole file is checked before anything runs; the first bad line raises TraceError
 ``FILE:LINE: message``.
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from .request import RequestSpec
 
-FIELDS = ("prompt", "output_len", "arrival", "session")
+FIELDS = ("prompt", "output_len", "arrival", "session", "priority")
 
 
 class TraceError(ValueError):
@@ -94,7 +97,10 @@ def _parse_line(line: str, where: str, encode):
     session = obj.get("session")
     if session is not None and (isinstance(session, bool) or not isinstance(session, (str, int))):
         raise TraceError(f"{where}: session must be a string or a whole number, not {session!r}")
-    return arrival, session, RequestSpec(prompt, output_len)
+    priority = obj.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TraceError(f"{where}: priority must be a whole number, not {priority!r}")
+    return arrival, session, RequestSpec(prompt, output_len, priority=priority)
 
 
 def _tokens(prompt, where: str, encode) -> tuple:
@@ -133,6 +139,7 @@ def _chain_sessions(entries) -> list[RequestSpec]:
             continue
         chain = None
         for spec in reversed(sessions[item]):
-            chain = RequestSpec(spec.input_ids, spec.max_new_tokens, then=chain)
+            chain = RequestSpec(spec.input_ids, spec.max_new_tokens, then=chain,
+                                priority=spec.priority)
         out.append(chain)
     return out

@@ -63,12 +63,35 @@ def no_sharing(n: int, rng: random.Random) -> list:
     return [RequestSpec(_tokens(rng, 64, 256), rng.randint(8, 32)) for _ in range(n)]
 
 
+def priority_mix(n: int, rng: random.Random, users: int = 8, share: float = 0.2) -> list:
+    """Eight users, each sending one request after another (the next when the answer is
+    back): mostly one-off prompts at priority 0, and now and then (one in five) a question
+    behind a long system prompt at priority 1. Between two uses the one-offs push the
+    system prompt toward eviction; the ``priority`` policy of today's cache keeps it."""
+    system = _tokens(rng, 256, 256)
+    lines: list = [[] for _ in range(min(users, n))]
+    for i in range(n):
+        if rng.random() < share:
+            spec = RequestSpec(system + _tokens(rng, 16, 48), rng.randint(8, 24), priority=1)
+        else:
+            spec = RequestSpec(_tokens(rng, 128, 256), rng.randint(8, 24))
+        lines[i % len(lines)].append(spec)
+    firsts = []
+    for line in lines:
+        spec = None
+        for later in reversed(line):
+            spec = RequestSpec(later.input_ids, later.max_new_tokens, then=spec, priority=later.priority)
+        firsts.append(spec)
+    return firsts
+
+
 WORKLOADS: dict[str, Callable[[int, random.Random], list]] = {
     "shared-prompt": shared_prompt,
     "few-shot": few_shot,
     "multi-turn": multi_turn,
     "tree-of-thought": tree_of_thought,
     "no-sharing": no_sharing,
+    "priority-mix": priority_mix,
 }
 
 

@@ -1,0 +1,100 @@
+"""``simulate --engine 2026`` in every mode of the 2024 engine: ``--sweep`` (columns are the
+eviction policies, or the scheduling policies under one eviction policy), ``--trace`` and
+``--app`` (the scheduler screen drawing today's cache)."""
+import json
+
+import pytest
+
+from radixviz.cli import main
+from radixviz.sim.runner import replay
+from radixviz.sim.todays_cache import todays_cache
+from radixviz.sim.trace import load_trace
+from radixviz.sim.workloads import make_workload
+from radixviz.tui.app import RadixvizApp
+from radixviz.tui.screens.scheduler import SchedulerScreen
+
+
+def run_cli(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", *argv])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_sweep_over_pool_sizes_with_eviction_policies_as_columns(capsys):
+    code, out, _ = run_cli(capsys, "--engine", "2026", "--workload", "priority-mix",
+                           "--requests", "120", "--eviction-policy", "lru,priority",
+                           "--sweep", "pool=1024,3072", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["engine"] == "2026" and doc["policies"] == ["lpm"]
+    points = {(p["pool"], p["eviction_policy"]): p for p in doc["results"]}
+    assert set(points) == {(1024, "lru"), (1024, "priority"), (3072, "lru"), (3072, "priority")}
+    # each point is the engine's own run of those settings
+    specs = make_workload("priority-mix", 120, seed=0)
+    direct = replay(specs, "lpm", 3072, 0, cache_factory=todays_cache(1, "priority")).stats
+    assert points[3072, "priority"]["hit_tokens"] == direct.hit_tokens
+    assert points[3072, "priority"]["hit_rate"] != points[3072, "lru"]["hit_rate"]
+
+
+def test_sweep_text_names_the_engine_and_the_2024_loop(capsys):
+    code, out, _ = run_cli(capsys, "--engine", "2026", "--page-size", "4", "--requests", "16",
+                           "--eviction-policy", "lfu", "--sweep", "pool=512,1024")
+    text = " ".join(out.split())
+    assert code == 0 and "first release (January 2024), unchanged" in text
+    assert "page size 4, eviction lfu" in text
+    # one eviction policy: the columns are the four scheduling policies, as in 2024
+    header = next(line for line in out.splitlines() if "pool slots" in line and "lpm" in line)
+    assert all(p in header for p in ("lpm", "fcfs", "random", "weight"))
+
+
+def test_trace_replays_on_todays_cache(capsys):
+    code, out, _ = run_cli(capsys, "--engine", "2026", "--page-size", "2",
+                           "--eviction-policy", "slru", "--trace", "examples/trace.jsonl",
+                           "--pool-size", "512", "--json")
+    doc = json.loads(out)
+    result = doc["results"]["lpm"]
+    assert code == 0 and doc["workload"] == "examples/trace.jsonl"
+    assert result["settings"]["engine"] == "2026" and result["settings"]["page_size"] == 2
+    direct = replay(load_trace("examples/trace.jsonl"), "lpm", 512, 0,
+                    cache_factory=todays_cache(2, "slru")).stats
+    assert result["stats"]["hit_tokens"] == direct.hit_tokens > 0
+    assert result["stats"]["finished"] == 14
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--app", "--eviction-policy", "lru,lfu"), "--app shows one eviction policy at a time"),
+    (("--app", "--trace", "examples/trace.jsonl"), "--app shows one policy at a time"),
+    (("--sweep", "pool=512", "--compare", "lpm,fcfs", "--eviction-policy", "lru,lfu"), "not both"),
+    (("--insert", "release"), "--insert release is the 2024 release's bug"),
+])
+def test_what_stays_refused_is_one_line_and_exit_2(capsys, argv, message):
+    code, out, err = run_cli(capsys, "--engine", "2026", *argv)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, capsys):
+    """The path a person takes: ``radixviz simulate --app --engine 2026 ...``, then stepping."""
+    opened = {}
+    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
+    code, _, _ = run_cli(capsys, "--app", "--engine", "2026", "--page-size", "4",
+                         "--eviction-policy", "lfu", "--workload", "few-shot",
+                         "--requests", "12", "--pool-size", "768")
+    assert code == 0
+    app = opened["app"]
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            if isinstance(app.screen, SchedulerScreen) and not app.screen.busy:
+                break
+        screen = app.screen
+        assert screen.timeline is not None and screen.timeline.settings["engine"] == "2026"
+        status = str(screen.query_one("#sched-status").content)
+        assert "2026 cache, page 4, lfu" in status and "batch 1/" in status
+        await pilot.press("end")
+        tree = [line.plain for line in screen.query_one("#sched-tree").lines]
+        assert "2026, page 4, lfu" in tree[0]
+        # every edge of today's cache holds whole pages
+        record = screen.timeline.record
+        assert all(len(n.key) % 4 == 0 for n in record.tree.root.walk())
+        assert f"batch {len(screen.timeline)}/" in str(screen.query_one("#sched-status").content)
