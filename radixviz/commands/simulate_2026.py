@@ -16,6 +16,7 @@ from radixviz.errors import UsageError
 from radixviz.sim import defaults as D
 from radixviz.sim.workloads import make_workload
 
+from . import simulate_modes as cli
 from .simulate_report import (_title, print_compare, print_hit_rate_bars, print_single,
                               priorities_of)
 
@@ -45,8 +46,6 @@ def parse_cache_options(args) -> tuple[int, list]:
 def run_todays(args, options: dict) -> int:
     """Every mode of ``simulate`` (one run, a comparison, ``--sweep``, ``--trace``, ``--app``)
     with today's cache in the 2024 loop."""
-    from . import simulate as cli   # the shared steps of the 2024 path (it imports this module)
-
     page_size, evictions = parse_cache_options(args)
     policies = options.pop("policies")
     sweep = options.pop("sweep", None)
@@ -62,7 +61,7 @@ def run_todays(args, options: dict) -> int:
             raise UsageError("--app shows one eviction policy at a time: give one --eviction-policy")
         return cli.open_app(args, dict(options, policies=policies),
                             cache={"cache_factory": caches[evictions[0]]})
-    from radixviz.sim.runner import MODELS, replay
+    from radixviz.sim.runner import MODELS, replay  # imports torch
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")

@@ -1,0 +1,94 @@
+"""The modes ``radixviz simulate`` shares between its two engines: a trace file, a sweep,
+the app's scheduler screen, and the note that the 2024 engine drops priorities.
+
+``simulate`` (the 2024 engine) and ``simulate_2026`` (today's cache in the same loop)
+both call these; today's cache comes in as a cache factory and a header to print.
+"""
+from __future__ import annotations
+
+import json
+
+from radixviz.errors import UsageError
+from radixviz.settings import check_settings
+from radixviz.sim.model_api import VOCAB_SIZE
+from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
+from radixviz.sim.workloads import request_count
+
+from . import simulate_report as report
+
+
+def load_trace_option(args, model: str):
+    """The trace's RequestSpecs, checked whole before anything runs."""
+    try:
+        encode = load_tokenizer(args.tokenizer) if args.tokenizer else None
+        specs = load_trace(args.trace, encode)
+    except TraceError as error:
+        raise UsageError(str(error)) from None
+    if model == "tiny":
+        highest = max(max(s.input_ids) for s in _every_spec(specs))
+        if highest >= VOCAB_SIZE:
+            raise UsageError(f"{args.trace}: token id {highest} is outside the tiny model's "
+                             f"{VOCAB_SIZE} tokens: use --model fake")
+    return specs
+
+
+def _every_spec(specs):
+    for spec in specs:
+        while spec is not None:
+            yield spec
+            spec = spec.then
+
+
+def print_ignored_priorities(stats) -> None:
+    """The 2024 engine's runs: say so when the requests carried priorities it dropped."""
+    if any(p != 0 for s in stats for p in s.by_priority):
+        print(report.IGNORED_PRIORITIES)
+
+
+def run_sweep(args, name, sweep, policies, specs, options, common, header=None) -> int:
+    """``header`` (today's cache: engine, page size, eviction policies) goes first in the
+    JSON and, as its ``note``, above the table."""
+    from radixviz.sim.sweep import SWEEPABLE, run_sweep as sweep_runs  # imports torch
+
+    key, values = sweep
+    points = sweep_runs(key, values, policies, workload=None if specs else name, specs=specs,
+                        **common, **options)
+    if args.json:
+        print(json.dumps({**(header or {}), "workload": name, "sweep": {key: values},
+                          "policies": policies, "settings": {k: v for k, v in options.items()},
+                          "results": [p.to_dict(key) for p in points]}, indent=2))
+        return 0
+    if header:
+        print(header["note"])
+    fixed = {"requests": request_count(specs) if specs else options["requests"],
+             "pool_size": options["pool_size"]}
+    fixed.pop(SWEEPABLE[key])
+    shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
+    report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
+    if not header:
+        print_ignored_priorities(p.stats for p in points)
+    return 0
+
+
+def open_app(args, options: dict, cache: dict | None = None) -> int:
+    """``--app``: the scheduler screen, already running these settings; ``cache`` (today's
+    cache: ``{"cache_factory": ...}``) goes to the Scheduler the screen builds."""
+    if args.json or args.compare or args.sweep or args.trace:
+        raise UsageError("--app shows one policy at a time: drop --json, --compare, --sweep "
+                         "and --trace")
+    # the model name is checked by the screen's worker: importing the models here would
+    # import torch before the first paint
+    settings, error = check_settings(args.workload, options["policies"][0], options["seed"],
+                                     options["requests"], options["pool_size"])
+    if error:
+        raise UsageError(f"--app: {error}")
+    from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
+    app = RadixvizApp("scheduler", scheduler_options={
+        "settings": settings, "autorun": True, "model": args.model,
+        "options": {**(cache or {}), "max_running": options.get("max_running"),
+                    "delay_shared_prefix": args.delay_shared_prefix,
+                    **({"context_len": options["context_len"]} if "context_len" in options else {})}})
+    app.run()
+    return app.return_code or 0
+
+
