@@ -22,6 +22,8 @@ from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
 NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
 LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
+NO_MATCHER_2026 = ("the 2026 engine has no #7 matcher switch: the matcher bug was fixed in "
+                   "January 2024; nothing changed")
 
 
 class StepperScreen(Screen):
@@ -228,6 +230,9 @@ class StepperScreen(Screen):
 
     def action_toggle_matcher(self) -> None:
         if self.model is None:
+            return
+        if self.model.session.engine == "2026":
+            self.notify(NO_MATCHER_2026, timeout=5)
             return
         applied = self.model.toggle_matcher()
         self._applied(applied)

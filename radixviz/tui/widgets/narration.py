@@ -49,8 +49,19 @@ def lesson_reminder(text: str) -> str:
     return (last if len(last) <= 160 else last[:157].rstrip() + "…") + "  ([ shows the full text)"
 
 
+def engine_badge(tree) -> tuple:
+    """(text, style) of the status line's first word: the 2024 engine's matcher (#7), or
+    today's cache's page size and eviction policy (it has no second matcher)."""
+    if hasattr(tree, "page_size"):   # a 2026 snapshot
+        return f" 2026 · page {tree.page_size} · {tree.eviction_policy} ", "bold reverse blue"
+    if tree.buggy_match:
+        return " matcher BUGGY ", "bold reverse red"
+    return " matcher fixed ", "bold reverse green"
+
+
 class StatusLine(Static):
-    """matcher · evictable · total · free slots · step k of n, then the stepper's notes.
+    """matcher (or, on today's cache, engine · page · policy) · evictable · total · free
+    slots · step k of n, then the stepper's notes.
 
     A note is a (long, short) pair such as the lesson's progress or autoplay's speed. When
     the line is too narrow the notes take their short form, then the op count and the pool's
@@ -70,15 +81,14 @@ class StatusLine(Static):
         step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
         full = f"{sizes}/{pool.size}{step}"
-        self._fit(tree.buggy_match, (full + ops, full, sizes + step), notes)
+        self._fit(engine_badge(tree), (full + ops, full, sizes + step), notes)
 
-    def show_empty(self, buggy: bool, notes=()) -> None:
-        """Before the first step."""
-        self._redraw = lambda: self.show_empty(buggy, notes)
-        self._fit(buggy, ("no steps yet",), notes)
+    def show_empty(self, tree, notes=()) -> None:
+        """Before the first step; ``tree`` is the live cache's snapshot."""
+        self._redraw = lambda: self.show_empty(tree, notes)
+        self._fit(engine_badge(tree), ("no steps yet",), notes)
 
-    def _fit(self, buggy: bool, bodies: tuple, notes) -> None:
-        badge = (" matcher BUGGY ", "bold reverse red") if buggy else (" matcher fixed ", "bold reverse green")
+    def _fit(self, badge: tuple, bodies: tuple, notes) -> None:
         width = self.size.width or 10**6
         choices = [(bodies[0], [long for long, _ in notes])]
         choices += [(body, [short for _, short in notes]) for body in bodies]

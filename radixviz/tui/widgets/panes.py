@@ -55,8 +55,8 @@ class StepperPanes(Vertical):
             hint = LESSON_HINT if lesson_text else EMPTY_HINT
             narration.show_parts(([Markdown(lesson_text)] if lesson_text else [])
                                  + [Text(hint, style="dim")])
-            status.show_empty(model.live_buggy, notes)
             empty = model.session.live_frame()  # the root alone and a free pool, not blank panes
+            status.show_empty(empty.tree, notes)
             self.query_one(TreePane).show(empty)
             self.query_one(PoolPane).show(empty)
             return
