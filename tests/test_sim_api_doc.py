@@ -52,3 +52,20 @@ def test_the_trace_format_example_loads(tmp_path):
     first, second = load_trace(trace)
     assert first.max_new_tokens == 24 and bytes(first.input_ids).startswith(b"You are")
     assert second.input_ids == (9, 4, 4, 17, 23, 42)
+
+
+def test_the_priority_example_prints_the_engines_numbers(capsys):
+    from radixviz.sim import Scheduler, make_workload
+    from radixviz.sim.todays_cache import todays_cache
+
+    exec(compile(python_blocks()[2], str(DOC), "exec"), {})
+    shown = capsys.readouterr().out
+    assert shown in DOC.read_text()   # the output printed in the doc is this run's
+    specs = make_workload("priority-mix", 200, seed=0)
+    for eviction in ("lru", "priority"):
+        sched = Scheduler(3072, "lpm", seed=0, record=False, cache_factory=todays_cache(1, eviction))
+        sched.submit(specs)
+        stats = sched.run().stats
+        assert f"{eviction:>8}: hit rate {stats.hit_rate:.1%}, priority 1: {stats.priority_hit_rate(1):.1%}" in shown
+    lru, priority = shown.splitlines()
+    assert lru.split("priority 1:")[1] != priority.split("priority 1:")[1]

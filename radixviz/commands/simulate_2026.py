@@ -4,6 +4,9 @@ Only the cache is from 2026 (SGLang's radix cache of March 2026: pages, eviction
 the loop that drives it (admission, ordering, prefill, decode, finish) is still the one
 from January 2024, and the output says so. ``--eviction-policy lru,lfu,...`` runs every
 named eviction policy on the same requests and prints a table and a chart per policy.
+``--sweep``, ``--trace`` and ``--app`` work as on the 2024 engine. Requests' priorities
+(``priority-mix``, a trace's ``priority``) reach the cache at insert, the one place
+SGLang's scheduler passes them.
 """
 from __future__ import annotations
 
