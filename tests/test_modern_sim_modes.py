@@ -61,6 +61,34 @@ def test_trace_replays_on_todays_cache(capsys):
     assert result["stats"]["finished"] == 14
 
 
+def test_sweep_over_page_sizes(capsys):
+    code, out, _ = run_cli(capsys, "--engine", "2026", "--workload", "few-shot", "--requests", "40",
+                           "--pool-size", "1024", "--policy", "lpm",
+                           "--eviction-policy", "lru,slru", "--sweep", "page=1,16", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["page_size"] == [1, 16] and doc["sweep"] == {"page": [1, 16]}
+    points = {(p["page"], p["eviction_policy"]): p for p in doc["results"]}
+    specs = make_workload("few-shot", 40, seed=0)
+    for page in (1, 16):
+        direct = replay(specs, "lpm", 1024, 0, cache_factory=todays_cache(page, "slru")).stats
+        assert points[page, "slru"]["hit_tokens"] == direct.hit_tokens
+    # pages of 16 drop each prompt's partial last page from the match: fewer hits
+    assert points[16, "lru"]["hit_tokens"] < points[1, "lru"]["hit_tokens"]
+    code, out, _ = run_cli(capsys, "--engine", "2026", "--requests", "12", "--eviction-policy", "lfu",
+                           "--sweep", "page=1,4")
+    assert code == 0 and "cache hit rate by page size" in out and "page size 1, 4, eviction lfu" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--sweep", "page=1,4"), "--sweep page= varies today's cache: add --engine 2026"),
+    (("--engine", "2026", "--sweep", "page=1,4", "--page-size", "4"), "drop --page-size"),
+    (("--engine", "2026", "--sweep", "page=0,4"), "--sweep page: each value must be between 1 and 4096, not 0"),
+])
+def test_page_sweep_refusals(capsys, argv, message):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("argv, message", [
     (("--app", "--eviction-policy", "lru,lfu"), "--app shows one eviction policy at a time"),
     (("--app", "--trace", "examples/trace.jsonl"), "--app shows one policy at a time"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from radixviz.errors import UsageError
-from radixviz.settings import CONTEXT_LEN, MAX_RUNNING, SEED, SIM_POOL_SLOTS, SIM_REQUESTS
+from radixviz.settings import CONTEXT_LEN, MAX_RUNNING, SEED, SIM_POOL_SLOTS, SIM_REQUESTS, Limit
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS, make_workload
@@ -21,7 +21,8 @@ from .simulate_2026 import run_todays
 from .simulate_modes import load_trace_option, open_app, print_ignored_priorities, run_sweep
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
-_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS}
+_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS,
+                 "page": Limit("page size", 1, 4096)}
 
 
 class _Default(str):
@@ -49,7 +50,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=SEED.arg, default=SEED.default, metavar="S",
                    help=f"workload and sampler seed (default {SEED.default})")
     p.add_argument("--sweep", metavar="NAME=V,V,...",
-                   help="run each policy at each value: pool=512,1024,2048 or requests=32,64,128; "
+                   help="run each policy at each value: pool=512,1024,2048, requests=32,64,128 or, "
+                        "with --engine 2026, page=1,4,16; "
                         "prints a table and a chart of hit rates")
     p.add_argument("--trace", metavar="FILE.jsonl",
                    help="replay your own requests: one JSON object a line with prompt (text or "
@@ -127,6 +129,10 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
     for value in values:
         if not low <= value <= high:
             raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
+    if key == "page" and args.engine != "2026":
+        raise UsageError("--sweep page= varies today's cache: add --engine 2026")
+    if key == "page" and args.page_size != "1":
+        raise UsageError("--sweep page= sets the page size: drop --page-size")
     if key == "requests" and args.trace is not None:
         raise UsageError("--sweep requests= needs a named workload; a trace has its own requests")
     return key, values

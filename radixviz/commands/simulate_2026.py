@@ -71,11 +71,13 @@ def run_todays(args, options: dict) -> int:
     specs = cli.load_trace_option(args, args.model) if args.trace else None
     name = args.trace if args.trace else args.workload
     common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    pages = sweep[1] if sweep is not None and sweep[0] == "page" else page_size
     header = {"engine": "2026", "scheduler_loop": "2024 (first release, unchanged)",
-              "page_size": page_size, "eviction_policies": evictions,
-              "note": f"{LOOP_NOTE}, page size {page_size}, eviction {', '.join(evictions)}"}
+              "page_size": pages, "eviction_policies": evictions,
+              "note": f"{LOOP_NOTE}, page size {', '.join(map(str, pages)) if pages != page_size else page_size}, "
+                      f"eviction {', '.join(evictions)}"}
     if sweep is not None:
-        cache = {"evictions": caches} if len(evictions) > 1 else {"cache_factory": caches[evictions[0]]}
+        cache = {"evictions": evictions, "page_size": page_size}
         return cli.run_sweep(args, name, sweep, policies, specs, options, {**common, **cache}, header)
     requests, pool_size, seed = (options.pop(k) for k in ("requests", "pool_size", "seed"))
     if specs is None:

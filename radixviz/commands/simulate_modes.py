@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from rich.console import Console
+
 from radixviz.errors import UsageError
 from radixviz.settings import check_settings
 from radixviz.sim.model_api import VOCAB_SIZE
@@ -59,10 +61,10 @@ def run_sweep(args, name, sweep, policies, specs, options, common, header=None) 
                           "results": [p.to_dict(key) for p in points]}, indent=2))
         return 0
     if header:
-        print(header["note"])
+        Console().print(header["note"], highlight=False)
     fixed = {"requests": request_count(specs) if specs else options["requests"],
              "pool_size": options["pool_size"]}
-    fixed.pop(SWEEPABLE[key])
+    fixed.pop(SWEEPABLE[key], None)   # page: not among these
     shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
     report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
     if not header:

@@ -101,7 +101,7 @@ def print_sweep(title: str, key: str, points) -> None:
     values = list(dict.fromkeys(p.value for p in points))
     policies = list(dict.fromkeys(p.column for p in points))
     rate = {(p.value, p.column): p.stats.hit_rate for p in points}
-    label = {"pool": "pool slots", "requests": "requests"}[key]
+    label = {"pool": "pool slots", "requests": "requests", "page": "page size"}[key]
     kind = "eviction policy" if points[0].eviction else "policy"
     table = Table(title=f"cache hit rate by {label}",
                   caption=f"* best {kind} at that value" if len(policies) > 1 else None)

@@ -4,10 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .runner import replay
+from .todays_cache import todays_cache
 from .workloads import make_workload
 
-# what --sweep may vary -> the replay() argument it sets
-SWEEPABLE = {"pool": "pool_size", "requests": "requests"}
+# what --sweep may vary -> the setting it sets (page: today's cache only)
+SWEEPABLE = {"pool": "pool_size", "requests": "requests", "page": "page_size"}
 
 
 @dataclass(frozen=True)
@@ -47,21 +48,28 @@ def parse_sweep(text: str) -> tuple[str, list[int]]:
 
 
 def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=None,
-              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions=None,
-              **options) -> list[SweepPoint]:
+              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions=(),
+              page_size: int = 1, **options) -> list[SweepPoint]:
     """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s.
 
-    ``evictions`` (eviction policy name -> cache factory, today's cache) makes the columns
-    those eviction policies, each run under the one scheduling policy in ``policies``.
+    ``evictions`` names eviction policies of today's cache (``todays_cache``), else the run
+    is on the first release's cache. One eviction policy: every scheduling policy runs on
+    it. Several: they are the columns, each under the one scheduling policy in ``policies``.
+    The page size (``page``) can be swept only on today's cache.
     """
-    columns = ([(policies[0], name, {"cache_factory": factory}) for name, factory in evictions.items()]
-               if evictions else [(policy, None, {}) for policy in policies])
+    if key == "page" and not evictions:
+        raise ValueError("--sweep page= varies today's cache: it needs --engine 2026")
+    columns = ([(policies[0], name) for name in evictions] if len(evictions) > 1
+               else [(policy, evictions[0] if evictions else None) for policy in policies])
     points = []
     for value in values:
-        setting = {"pool_size": pool_size, "requests": requests, SWEEPABLE[key]: value}
+        setting = {"pool_size": pool_size, "requests": requests, "page_size": page_size,
+                   SWEEPABLE[key]: value}
         traffic = specs if specs is not None else make_workload(workload, setting["requests"], seed)
-        for policy, eviction, cache in columns:
+        for policy, eviction in columns:
+            cache = {"cache_factory": todays_cache(setting["page_size"], eviction)} if eviction else {}
             result = replay(traffic, policy, setting["pool_size"], seed,
                             workload=workload or "trace", **cache, **options)
-            points.append(SweepPoint(value, policy, result.stats, eviction))
+            points.append(SweepPoint(value, policy, result.stats,
+                                     eviction if len(evictions) > 1 else None))
     return points
