@@ -51,3 +51,17 @@ async def test_b_on_the_2024_engine_still_switches_the_matcher(tmp_path):
         await pilot.press("end")
         assert status(app).lstrip().startswith("matcher BUGGY")
         assert "BUGGY (before #7)" in notifications(app)[-1]
+
+
+def test_the_html_export_of_a_2026_session_names_engine_page_and_policy(capsys, tmp_path):
+    pytest.importorskip("graphviz")
+    import shutil
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz dot not installed")
+    target = tmp_path / "steps.html"
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "--device", "cpu", "--engine", "2026", "--page-size", "2",
+              "--eviction-policy", "slru", "-e", 'insert "abcdef"', "-o", str(target)])
+    capsys.readouterr()
+    page = target.read_text(encoding="utf-8")
+    assert exc.value.code == 0 and "2026 · page 2 · slru" in page and "matcher fixed" not in page

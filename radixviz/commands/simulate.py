@@ -39,8 +39,8 @@ def register(subparsers) -> None:
         description="Simulate SGLang's first scheduler on the radix cache: match every waiting "
                     "request, order by policy, admit what fits, prefill, decode, insert on finish.")
     p.add_argument("--workload", default=_Default(D.WORKLOAD), metavar="W",
-                   help=f"shared-prompt, few-shot, multi-turn, tree-of-thought or no-sharing "
-                        f"(default {D.WORKLOAD})")
+                   help=f"shared-prompt, few-shot, multi-turn, tree-of-thought, no-sharing or "
+                        f"priority-mix (requests with priorities) (default {D.WORKLOAD})")
     p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
     p.add_argument("--requests", type=SIM_REQUESTS.arg, default=_DefaultNumber(SIM_REQUESTS.default), metavar="N",

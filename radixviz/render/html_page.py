@@ -187,8 +187,12 @@ def _pool(frame) -> str:
 
 def _status(frame, total: int, op_count: int) -> str:
     tree, pool = frame.tree, frame.pool
-    badge = ('<span class="badge buggy">matcher BUGGY</span>' if tree.buggy_match
-             else '<span class="badge fixed">matcher fixed</span>')
+    if hasattr(tree, "page_size"):   # today's cache: no #7 matcher to name
+        badge = (f'<span class="badge fixed">2026 · page {tree.page_size} · '
+                 f'{html.escape(tree.eviction_policy)}</span>')
+    else:
+        badge = ('<span class="badge buggy">matcher BUGGY</span>' if tree.buggy_match
+                 else '<span class="badge fixed">matcher fixed</span>')
     op = min(frame.op_index + 1, op_count)
     return (f'<div class="status">{badge} evictable {tree.evictable_size} · total {tree.total_size} · '
             f"free {pool.free}/{pool.size} · step {step_number(frame)}/{total} · op {op}/{op_count}</div>")
