@@ -54,7 +54,7 @@ class Pair:
 
     def __init__(self, page: int, policy: str):
         self.engine = ModernRadixCache(page_size=page, eviction_policy=policy)
-        self.reference = NaiveModernRadixCache(page_size=page, eviction_policy=policy)
+        self.reference = NaiveModernRadixCache(page_size=page, eviction_policy=policy, check_ties=True)
         self.locks: list = []
         self.next_slot = 1000
 

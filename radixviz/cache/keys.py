@@ -23,16 +23,25 @@ def as_key(key: str | Sequence[Hashable]) -> Key:
         raise TypeError(f"a key must be a str, list or tuple of tokens, not {type(key).__name__}") from None
 
 
-def match(edge: Key, key: Key, start: int = 0) -> int:
-    """Length of the common prefix of ``edge`` and ``key[start:]``.
+def match(edge: Key, key: Key, start: int = 0, end: int | None = None) -> int:
+    """Length of the common prefix of ``edge`` and ``key[start:end]``.
 
     The release compared token by token in Python; comparing tuple slices does the same
     work in C, and a bisection finds the first difference without a Python-level loop
-    over long shared prefixes.
+    over long shared prefixes. The usual answer, the whole edge, costs one slice of the
+    key and one comparison (``end`` bounds the key without copying it first).
     """
-    n = min(len(edge), len(key) - start)
-    if edge[:n] == key[start:start + n]:
-        return n
+    limit = len(key) if end is None else end
+    n = len(edge)
+    if start + n <= limit:
+        if key[start:start + n] == edge:
+            return n
+    else:
+        n = limit - start
+        if n <= 0:
+            return 0
+        if edge[:n] == key[start:limit]:
+            return n
     lo, hi = 0, n  # edge[:lo] agrees; the first difference lies in [lo, hi)
     while hi - lo > 8:
         mid = (lo + hi) // 2

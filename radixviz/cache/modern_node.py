@@ -17,7 +17,8 @@ class ModernTreeNode:
     """
 
     __slots__ = ("id", "key", "value", "children", "parent", "lock_ref", "hit_count",
-                 "priority", "creation_time", "last_access_time", "path_value", "_snap")
+                 "priority", "creation_time", "last_access_time", "path_value", "_snap",
+                 "seen_keys")
 
     def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
         self.id = id
@@ -34,6 +35,7 @@ class ModernTreeNode:
         # returns it as is instead of concatenating the edges of its path
         self.path_value: torch.Tensor | None = None
         self._snap = None  # cached snapshot for views, dropped when this subtree changes
+        self.seen_keys: dict | None = None  # keys known to hold this whole edge (modern_edges.py)
 
     def is_leaf(self) -> bool:
         return not self.children

@@ -34,6 +34,7 @@ from .evict_policy import eviction_key
 from .keys import as_key, match
 from .modern_candidates import CandidateHeap
 from .modern_checks import check_attached
+from .modern_edges import holds_edge
 from .values import as_value
 from .modern_node import ModernTreeNode
 from .modern_snapshot import ModernTreeSnapshot, snapshot_modern_node
@@ -89,37 +90,41 @@ class ModernRadixCache:
         When the match stops inside an edge, the edge is split there so that ``last_node``
         covers exactly the matched tokens. A key shorter than a page touches nothing.
         """
-        key = as_key(key)
+        # a scheduler matches every waiting request every round, so this walk is the hot
+        # path: no tensor is made here, the key is never copied whole, helpers are inlined
+        if type(key) is not tuple:
+            key = as_key(key)
         tr = self.tracer
         tr.op = "match_prefix"
-        usable = len(key) - len(key) % self.page_size  # step: match.page_cut
-        if tr.active and usable < len(key): tr.emit("match.page_cut", K.PAGE_CUT, (), kept=usable, dropped=tuple(key[usable:]), page_size=self.page_size)
-        if usable == 0:
-            if tr.active: tr.emit("match.result", K.RESULT, (self.root_node,), matched=0, slots=())
-            return self._empty(), self.root_node
-        if usable < len(key):
-            key = key[:usable]
-        now = self._tick()
+        page = self.page_size
+        usable = len(key) - len(key) % page  # step: match.page_cut
+        if tr.active and usable < len(key): tr.emit("match.page_cut", K.PAGE_CUT, (), kept=usable, dropped=tuple(key[usable:]), page_size=page)
         node = self.root_node
+        if usable == 0:
+            if tr.active: tr.emit("match.result", K.RESULT, (node,), matched=0, slots=())
+            return node.path_value, node
+        self._clock = now = self._clock + 1
         node.last_access_time = now  # step: match.visit
-        invalidate(node)
+        if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("match.visit", K.VISIT, (node,), at=0, time=now)
-        start, page, child_key = 0, self.page_size, self._child_key
-        leaves = self._leaves
+        start, candidates = 0, self._leaves.members
         while start < usable:
-            child = node.children.get(child_key(key, start))
+            child = node.children.get(key[start] if page == 1 else key[start:start + page])
             if child is None:
                 break
             child.last_access_time = now  # step: match.touch
-            invalidate(child)
-            if child in leaves:
-                leaves.add(child)  # its policy key moved
+            if child._snap is not None: invalidate(child)
+            if child in candidates:
+                self._leaves.add(child)  # its policy key moved
             if tr.active: tr.emit("match.touch", K.VISIT, (child,), at=start, time=now)
-            common = match(child.key, key, start)
+            edge = child.key
+            common = len(edge)
+            if start + common > usable or not holds_edge(child, key, start):
+                common = match(edge, key, start, usable)  # the walk ends in this edge
             if page > 1:
                 common -= common % page  # step: match.page_compare
             if tr.active: tr.emit("match.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
-            if common < len(child.key):
+            if common < len(edge):
                 node = self._split_node(child, common)  # step: match.take_split
                 if tr.active: tr.emit("match.take_split", K.APPEND, (node,), slots=tuple(node.value.tolist()), at=start)
                 break
@@ -127,49 +132,53 @@ class ModernRadixCache:
             if tr.active: tr.emit("match.take", K.APPEND, (node,), slots=tuple(node.value.tolist()), at=start)
             start += common
         # the path's slots in one tensor, shared with the tree: read it, do not write to it
-        slots = node.path_value if node is not self.root_node else self._empty()  # step: match.result
+        slots = node.path_value  # step: match.result
         if tr.active: tr.emit("match.result", K.RESULT, (node,), matched=len(slots), slots=tuple(slots.tolist()))
         return slots, node
 
     def insert(self, key, value=None, priority: int = 0) -> int:
         """Insert ``key`` (whole pages) with its slots; return how many leading tokens the
         tree already held (the caller frees its own copies of those)."""
-        key = as_key(key)
-        if len(key) % self.page_size:
+        if type(key) is not tuple:
+            key = as_key(key)
+        page = self.page_size
+        if len(key) % page:
             raise ValueError(f"insert needs whole pages: {len(key)} tokens is not a multiple "
-                             f"of page size {self.page_size}")
+                             f"of page size {page}")
         value = as_value(key, value, self.device)
         priority = 0 if priority is None else int(priority)
         tr = self.tracer
         tr.op = "insert"
-        now = self._tick()
+        self._clock = now = self._clock + 1
         node = self.root_node
         node.last_access_time = now  # step: insert.visit
-        invalidate(node)
+        if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("insert.visit", K.VISIT, (node,), at=0, time=now)
-        self._raise_priority(node, priority)
-        start, page, child_key = 0, self.page_size, self._child_key
-        leaves = self._leaves
-        while start < len(key):
-            child = node.children.get(child_key(key, start))
+        if priority > node.priority: self._raise_priority(node, priority)
+        start, end, candidates = 0, len(key), self._leaves.members
+        while start < end:
+            child = node.children.get(key[start] if page == 1 else key[start:start + page])
             if child is None:
                 break
             child.last_access_time = now  # step: insert.touch
-            invalidate(child)
+            if child._snap is not None: invalidate(child)
             if tr.active: tr.emit("insert.touch", K.VISIT, (child,), at=start, time=now)
-            common = match(child.key, key, start)
+            edge = child.key
+            common = len(edge)
+            if start + common > end or key[start:start + common] != edge:
+                common = match(edge, key, start)  # the walk ends in this edge
             if page > 1:
                 common -= common % page  # step: insert.page_compare
             if tr.active: tr.emit("insert.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
             start += common
-            node = self._split_node(child, common) if common < len(child.key) else child
-            self._raise_priority(node, priority)
+            node = self._split_node(child, common) if common < len(edge) else child
+            if priority > node.priority: self._raise_priority(node, priority)
             node.hit_count += 1  # step: insert.hit
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if tr.active: tr.emit("insert.hit", K.HIT, (node,), old=node.hit_count - 1, new=node.hit_count)
-            if child in leaves:
-                leaves.add(child)  # its policy key moved
-        if start < len(key):
+            if child in candidates:
+                self._leaves.add(child)  # its policy key moved
+        if start < end:
             self._add_leaf(node, key, value, start, priority)
         if tr.active: tr.emit("insert.result", K.RESULT, (), prefix_len=start, length=len(key))
         return start  # step: insert.result
@@ -201,16 +210,16 @@ class ModernRadixCache:
         check_attached(self, node)
         tr = self.tracer
         tr.op = "inc_lock_ref"
-        delta = 0
-        while node is not self.root_node:
+        delta, root, candidates = 0, self.root_node, self._leaves.members
+        while node is not root:
             if node.lock_ref == 0:
                 self._evictable -= len(node.key)  # step: lock.evictable
                 self._protected += len(node.key)
                 delta -= len(node.key)
                 if tr.active: tr.emit("lock.evictable", K.EVICTABLE, (node,), old=self._evictable + len(node.key), new=self._evictable, protected=self._protected, why="locked")
             node.lock_ref += 1  # step: lock.ref
-            invalidate(node)
-            self._update_leaf_status(node)
+            if node._snap is not None: invalidate(node)
+            candidates.pop(node, None)  # locked: no longer a candidate
             if tr.active: tr.emit("lock.ref", K.REF, (node,), old=node.lock_ref - 1, new=node.lock_ref)
             node = node.parent
         if tr.active: tr.emit("lock.result", K.RESULT, (), delta=delta)
@@ -221,16 +230,17 @@ class ModernRadixCache:
         check_attached(self, node, releasing=True)
         tr = self.tracer
         tr.op = "dec_lock_ref"
-        delta = 0
-        while node is not self.root_node:
+        delta, root = 0, self.root_node
+        while node is not root:
             if node.lock_ref == 1:
                 self._evictable += len(node.key)  # step: unlock.evictable
                 self._protected -= len(node.key)
                 delta += len(node.key)
                 if tr.active: tr.emit("unlock.evictable", K.EVICTABLE, (node,), old=self._evictable - len(node.key), new=self._evictable, protected=self._protected, why="unlocked")
             node.lock_ref -= 1  # step: unlock.ref
-            invalidate(node)
-            self._update_leaf_status(node)
+            if node._snap is not None: invalidate(node)
+            if node.lock_ref == 0 and not node.children:
+                self._leaves.add(node)  # unlocked and childless: a candidate again
             if tr.active: tr.emit("unlock.ref", K.REF, (node,), old=node.lock_ref + 1, new=node.lock_ref)
             node = node.parent
         if tr.active: tr.emit("unlock.result", K.RESULT, (), delta=delta)
@@ -277,15 +287,16 @@ class ModernRadixCache:
         leaf = self._new_node(priority)
         leaf.parent = node
         leaf.key = key[start:]
+        # ``node`` covers exactly the first ``start`` tokens, so its path holds ``start`` slots
         leaf.path_value = torch.cat((node.path_value, value[start:]))
-        leaf.value = leaf.path_value[len(node.path_value):]
+        leaf.value = leaf.path_value[start:]
         leaf.hit_count = 1
         node.children[self._child_key(key, start)] = leaf  # step: insert.create
-        invalidate(node)
+        if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("insert.create", K.CREATE, (leaf,), length=len(leaf.key), hit_count=1, priority=priority)
         self._evictable += len(leaf.key)  # step: insert.evictable
-        self._update_leaf_status(node)
-        self._update_leaf_status(leaf)
+        self._leaves.remove(node)  # it has a child now
+        self._leaves.add(leaf)  # unlocked and childless
         if tr.active: tr.emit("insert.evictable", K.EVICTABLE, (leaf,), old=self._evictable - len(leaf.key), new=self._evictable, why="created")
 
     def _split_node(self, child: ModernTreeNode, split_len: int) -> ModernTreeNode:
@@ -302,6 +313,7 @@ class ModernRadixCache:
         upper.children = {self._child_key(child.key, split_len): child}
         child.key = child.key[split_len:]
         child.value = child.value[split_len:]
+        child.seen_keys = None  # another edge at another depth: what it remembered is void
         child.parent = upper
         # the same first token/page as before, so the parent's entry is replaced in place
         upper.parent.children[self._child_key(upper.key, 0)] = upper  # step: split
@@ -333,14 +345,11 @@ class ModernRadixCache:
         self.tracer.emit("evict.heap", K.HEAP, tuple(ranked), policy=self.eviction_policy, target=num_tokens,
                          keys=tuple((n.id, key_of(n)) for n in ranked))
 
-    def _tick(self) -> int:
-        self._clock += 1
-        return self._clock
-
     def _new_node(self, priority: int = 0) -> ModernTreeNode:
         # two clock reads, as SGLang's node constructor makes: last access, then creation
-        last_access = self._tick()
-        node = ModernTreeNode(self._next_id, last_access, self._tick(), priority)
+        last_access = self._clock + 1
+        self._clock = created = last_access + 1
+        node = ModernTreeNode(self._next_id, last_access, created, priority)
         self._next_id += 1
         return node
 

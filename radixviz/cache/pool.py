@@ -44,6 +44,7 @@ class TokenToKVPool:
         self.dtype = dtype
         self.device = resolve_device(device)
         self.mem_state = torch.zeros(size, dtype=torch.int32, device=self.device)
+        self._one = torch.ones((), dtype=torch.int32, device=self.device)  # a reference, to add or drop
         shape = (size, head_num, head_dim)
         self.k_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
         self.v_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
@@ -55,21 +56,35 @@ class TokenToKVPool:
         select = torch.nonzero(self.mem_state == 0).squeeze(1)[:need_size]
         if select.shape[0] < need_size:
             return None
-        self.mem_state[select] += 1
-        return select.to(torch.int64)
+        self.mem_state.index_fill_(0, select, 1)  # they were free: one reference each now
+        return select
 
     def add_refs(self, slots) -> None:
         """One more reference to each slot (a request reusing the tree's KV)."""
-        slots, _ = self._checked(slots, must_be_held=True)
-        self.mem_state.index_add_(0, slots, torch.ones_like(slots, dtype=torch.int32))
+        slots = self._as_slots(slots)
+        if slots.shape[0] == 0:
+            return
+        if int(self.mem_state[slots].min()) <= 0:
+            free = slots[self.mem_state[slots] <= 0]
+            raise PoolError(f"slot {int(free.min())} is free: it has no reference to share")
+        # accumulate: a slot named twice gets two references
+        self.mem_state.index_put_((slots,), self._one, accumulate=True)
 
     def free(self, slots) -> int:
         """Drop one reference from each slot; return how many slots became free."""
-        slots, distinct = self._checked(slots, must_be_held=True, releasing=True)
-        if len(slots) == 0:
+        slots = self._as_slots(slots)
+        if slots.shape[0] == 0:
             return 0
-        self.mem_state.index_add_(0, slots, torch.full_like(slots, -1, dtype=torch.int32))
-        return int((self.mem_state[distinct] == 0).sum())
+        # frees happen every request: a few whole-tensor steps, no sort of the slots
+        state = self.mem_state
+        used = torch.count_nonzero(state)
+        state.index_put_((slots,), -self._one, accumulate=True)
+        after = state[slots]
+        if int(after.min()) < 0:  # released more often than held: undo, so nothing changed
+            state.index_put_((slots,), self._one, accumulate=True)
+            raise PoolError(f"slot {int(slots[after < 0].min())} is free: it has no reference "
+                            f"to release")
+        return int(used - torch.count_nonzero(state))  # a slot named twice counts once
 
     def available_size(self) -> int:
         return self.size - int(torch.count_nonzero(self.mem_state))
@@ -87,27 +102,18 @@ class TokenToKVPool:
     def get_value_buffer(self, layer: int) -> torch.Tensor:
         return self.v_buffer[layer]
 
-    def _checked(self, slots, must_be_held: bool, releasing: bool = False):
-        """``(slots, distinct slots)`` as int64 on this device, or PoolError before any change."""
+    def _as_slots(self, slots) -> torch.Tensor:
+        """``slots`` as a 1-D int64 tensor on this device, or PoolError before any change."""
         if not isinstance(slots, torch.Tensor):
             slots = torch.tensor(list(slots), dtype=torch.int64)
         if slots.dim() != 1 or slots.is_floating_point():
             raise PoolError("slot indices must be a 1-D integer tensor")
         slots = slots.to(device=self.device, dtype=torch.int64)
-        if len(slots) == 0:
-            return slots, slots
-        low, high = (int(x) for x in torch.aminmax(slots))
-        if low < 0 or high >= self.size:
-            raise PoolError(f"slot {low if low < 0 else high} is outside the pool (0..{self.size - 1})")
-        # work on the slots named, not the whole pool: frees and shares happen every request
-        distinct, uses = torch.unique(slots, return_counts=True)  # sorted: lowest culprit first
-        if must_be_held:
-            # releasing needs one reference per use; sharing needs the slot to be in use
-            short = distinct[self.mem_state[distinct] < (uses if releasing else 1)]
-            if len(short):
-                raise PoolError(f"slot {int(short[0])} is free: it has no reference to "
-                                f"{'release' if releasing else 'share'}")
-        return slots, distinct
+        if slots.shape[0]:
+            low, high = (int(x) for x in torch.aminmax(slots))
+            if low < 0 or high >= self.size:
+                raise PoolError(f"slot {low if low < 0 else high} is outside the pool (0..{self.size - 1})")
+        return slots
 
     def __repr__(self) -> str:
         return f"TokenToKVPool(size={self.size}, free={self.available_size()}, device={self.device})"

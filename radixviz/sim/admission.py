@@ -69,7 +69,8 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
     for req in queue:
         if len(admitted) >= free_rows:
             break  # only with a max_running option: the release's table never ran out
-        trim_whole_match(req)
+        if req.extend_input_len == 0:  # checked here: the loop runs over the whole queue
+            trim_whole_match(req)
         start = available
         delta, ok = 0, False
         if delay is not None and delay(req, admitted):
