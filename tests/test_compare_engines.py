@@ -3,6 +3,8 @@ side; what differs, where they first part ways, golden output for ``run --compar
 and ``export --compare engines``."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from radixviz.script import compare_engines, parse_script
@@ -117,3 +119,12 @@ class TestHeadless:
     def test_options_that_make_no_sense_are_one_line(self, capsys, argv, words):
         code, _, err = cli(capsys, *argv)
         assert code == 2 and err.count("\n") == 1 and words in err
+
+
+def test_the_readme_shows_what_the_command_prints():
+    """The README's comparison across time is the golden output (lines without trailing spaces)."""
+    here = Path(__file__).parent
+    readme = (here.parent / "README.md").read_text(encoding="utf-8")
+    stored = (here / "golden" / "compare-engines.txt").read_text(encoding="utf-8")
+    printed = "\n".join(line.rstrip() for line in stored.splitlines())
+    assert printed in readme

@@ -1,8 +1,9 @@
-"""The compare view: the same operations run with both matchers, side by side (#7).
+"""The compare view: the same operations in two columns, side by side.
 
-Each column shows one matcher's tree, what the operation returned and the pool, after the
-same operation; → and ← step both together, d jumps to the first operation whose outcome
-differs, which is marked on the status line. The sessions run in a worker (torch).
+The columns are the two matchers of the 2024 engine (#7) or, across time, the 2024 engine
+and SGLang's cache of 2026. Each shows its tree, what the operation returned and the pool,
+after the same operation; → and ← step both together, d jumps to the first operation whose
+outcome differs, which is marked on the status line. The sessions run in a worker (torch).
 """
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ from radixviz.render.tree import TreeView
 SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 
 
+def engine_columns(session) -> tuple:
+    """The compare across time for a session: its 2024 matcher beside the 2026 engine with
+    its page size and policy (page 1, LRU when it started on the 2024 engine)."""
+    from radixviz.script.sides import engine_sides
+    start = session.initial
+    modern = start["engine"] == "2026"
+    return engine_sides(buggy=session.initial_buggy and not modern,
+                        page_size=start["page_size"] if modern else 1,
+                        eviction_policy=start["eviction_policy"] if modern else "lru")
+
+
 class CompareScreen(Screen):
     BINDINGS = [
         Binding("right,n,space", "step(1)", "Next op"),
@@ -29,21 +41,26 @@ class CompareScreen(Screen):
         Binding("d", "divergence", "First difference"),
         Binding("home", "go(0)", "First", show=False),
         Binding("end", "last", "Last", show=False),
-        Binding("escape,h,c", "close", "Back"),
+        Binding("escape,h,c,C", "close", "Back"),
         Binding("q", "quit_app", "Quit"),
     ]
 
-    def __init__(self, ops, pool_size: int, device="auto", at: int | None = None):
-        """``at``: the operation to show first (0-based; the last by default)."""
+    def __init__(self, ops, pool_size: int, device="auto", at: int | None = None, columns=None):
+        """``at``: the operation to show first (0-based; the last by default); ``columns``:
+        two SideConfig (the #7 matchers by default; ``engine_columns`` compares across time)."""
         super().__init__()
         self.ops, self.pool_size, self.device, self.start = list(ops), pool_size, device, at
+        self.columns = columns
+        across = columns is not None and columns[0].engine != columns[1].engine
+        self.noun = "engines" if across else "matchers"
+        self.sides = SIDES if not across else tuple((c.engine, c.title) for c in columns)
         self.side = None
         self.index = 0
 
     def compose(self) -> ComposeResult:
-        yield Static("comparing the matchers: running the operations twice…", id="compare-status")
+        yield Static(f"comparing the {self.noun}: running the operations twice…", id="compare-status")
         with Horizontal(id="compare-body"):
-            for name, title in SIDES:
+            for name, title in self.sides:
                 with Vertical(classes="compare-side", id=f"side-{name}") as column:
                     column.border_title = title
                     yield VerticalScroll(Static("", id=f"tree-{name}"), classes="compare-tree")
@@ -56,8 +73,11 @@ class CompareScreen(Screen):
 
     @work(thread=True, exclusive=True, group="compare")
     def _run(self) -> None:
-        from radixviz.script import compare_ops   # the engine (torch), off the UI thread
-        side = compare_ops(self.ops, self.pool_size, self.device)
+        from radixviz.script import compare_ops, compare_sides   # the engine (torch), off the UI thread
+        if self.columns is None:
+            side = compare_ops(self.ops, self.pool_size, self.device)
+        else:
+            side = compare_sides(self.ops, *self.columns, self.pool_size, self.device)
         self.app.call_from_thread(self._ready, side)
 
     def _ready(self, side) -> None:
@@ -81,15 +101,17 @@ class CompareScreen(Screen):
         differs = side.differs(k)
         line = Text(f"op {k + 1}/{side.count}: {side.ops[k].text}", style="bold")
         if k == side.diverged:
-            line.append("   ◀ first divergence: the matchers part ways here", style="bold red")
+            line.append(f"   ◀ first divergence: the {self.noun} part ways here", style="bold red")
         elif differs:
             line.append("   ≠ still different", style="red")
         elif side.diverged is None:
-            line.append("   both matchers agree on every operation", style="dim")
+            line.append(f"   both {self.noun} agree on every operation", style="dim")
         else:
             line.append(f"   same so far; they part ways at op {side.diverged + 1} (d)", style="dim")
         status.update(line)
-        for (name, _), session in zip(SIDES, (side.fixed, side.buggy)):
+        titles = side.titles(k) if side.across_engines else [title for _, title in self.sides]
+        for (name, _), title, session in zip(self.sides, titles, side.sessions):
+            self.query_one(f"#side-{name}").border_title = title   # a script line may change it
             record = session.records[k]
             frame = session.frames[record.last_frame]
             self.query_one(f"#tree-{name}", Static).update(TreeView(frame.tree, frame.marks, legend=True))
@@ -116,7 +138,7 @@ class CompareScreen(Screen):
         if self.side is None:
             return
         if self.side.diverged is None:
-            self.notify("the two matchers agree on every operation here", timeout=3)
+            self.notify(f"the two {self.noun} agree on every operation here", timeout=3)
             return
         self.action_go(self.side.diverged)
 

@@ -242,17 +242,19 @@ class StepperScreen(Screen):
             self.notify(f"replayed {count} operation(s) from the start with the {matcher} matcher; "
                         "same operation shown", timeout=4)
 
-    def action_compare(self) -> None:
-        """The compare view on this session's operations, at the operation shown."""
-        from radixviz.tui.screens.compare import CompareScreen
+    def action_compare(self, kind: str = "matchers") -> None:
+        """The compare view on this session's operations, at the operation shown: the two
+        matchers (#7), or ``engines``: the 2024 and the 2026 engine (across time)."""
+        from radixviz.tui.screens.compare import CompareScreen, engine_columns
         session = self.model.session
         if not session.records:
             self.notify("nothing to compare yet: run an operation first (press :)", severity="warning")
             return
         record = self.model.record
         self.playing = False
+        columns = engine_columns(session) if kind == "engines" else None
         self.app.push_screen(CompareScreen(session.ops, session.pool_size, session.device,
-                                           at=record.index if record is not None else None))
+                                           at=record.index if record is not None else None, columns=columns))
 
     def action_undo(self) -> None:
         if self.model is not None:

@@ -31,6 +31,8 @@ STEPPER_KEYS = [
             tooltip="open a script file and run its operations here"),
     Binding("c", "compare", "Compare", show=False,
             tooltip="both matchers side by side on these operations, stepping together (#7)"),
+    Binding("C", "compare('engines')", "Across time", show=False,
+            tooltip="the 2024 and the 2026 engine side by side, stepping together (across time)"),
     Binding("s", "select_node", "Node",
             tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
     # the footer shows about eight keys at 80 columns: help must be one of them
