@@ -80,3 +80,15 @@ async def test_a_2024_sandbox_compares_with_todays_defaults(tmp_path):
         await pilot.press("home")
         assert "empty tree, every slot free" in returned(app, "2024")
         assert "an empty 2026 cache" in returned(app, "2026")
+
+
+async def test_c_on_a_2026_sandbox_compares_across_time(tmp_path):
+    app = await open_script(tmp_path, "insert abcde\nmatch abcde\n", engine="2026", page_size=2,
+                            eviction_policy="fifo")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("end", "c")
+        await opened(app, pilot)
+        assert title(app, "2024") == "2024 engine, fixed matcher (#7)"
+        assert title(app, "2026") == "2026 engine, page 2, fifo"
+        assert "4 token(s)" in returned(app, "2026") and "5 token(s)" in returned(app, "2024")

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static
 from radixviz.render.pool import PoolGrid
 from radixviz.render.summary import op_result
 from radixviz.render.tree import TreeView
+from radixviz.script.sides import engine_sides
 
 SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 
@@ -26,7 +27,6 @@ SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 def engine_columns(session) -> tuple:
     """The compare across time for a session: its 2024 matcher beside the 2026 engine with
     its page size and policy (page 1, LRU when it started on the 2024 engine)."""
-    from radixviz.script.sides import engine_sides
     start = session.initial
     modern = start["engine"] == "2026"
     return engine_sides(buggy=session.initial_buggy and not modern,

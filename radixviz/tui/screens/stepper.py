@@ -252,6 +252,9 @@ class StepperScreen(Screen):
             return
         record = self.model.record
         self.playing = False
+        if kind == "matchers" and session.initial["engine"] == "2026":
+            kind = "engines"   # the two matchers are the 2024 engine's: compare across time instead
+            self.notify("the matchers belong to the 2024 engine: comparing it with this 2026 cache", timeout=4)
         columns = engine_columns(session) if kind == "engines" else None
         self.app.push_screen(CompareScreen(session.ops, session.pool_size, session.device,
                                            at=record.index if record is not None else None, columns=columns))
