@@ -11,8 +11,9 @@ class TestPoolGrid:
     def test_chapter_example_with_the_matched_slots_touched(self):
         frame = session_after(CHAPTER, buggy=True).frames[-1]
         assert capture(PoolGrid(frame.pool, frame.marks), 80) == (
-            "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
-            "  16 │ ·  ·  ·  ·  ·  · [■][■][■][■][■] ·  ·  ·  ·  · \n"
+            # 80 columns hold 24 cells: rows start at multiples of 4, using the width
+            "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  · [■][■]\n"
+            "  24 │[■][■][■] ·  ·  ·  ·  · \n"
             "16/32 used  · free  ■ tree  □ request  2 = 2 holders share it  [ ] touched\n")
 
     def test_request_and_shared_slots_and_refcounts(self):

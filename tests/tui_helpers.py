@@ -14,12 +14,14 @@ CHAPTER = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\
 
 
 @asynccontextmanager
-async def stepper(tmp_path, script: str | None = CHAPTER, size=(100, 32), **options):
-    """A sandbox app on ``script`` with its engine loaded; yields (app, pilot)."""
+async def stepper(tmp_path, script: str | None = CHAPTER, size=(100, 32), toasts: bool = False,
+                  **options):
+    """A sandbox app on ``script`` with its engine loaded; yields (app, pilot). ``toasts``:
+    draw notifications on screen (Pilot leaves them out unless asked)."""
     app = RadixvizApp("sandbox", script_text=script, device="cpu", export_dir=tmp_path / "export",
                       **options)
     watch_notifications(app)
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size, notifications=toasts) as pilot:
         await wait_ready(app, pilot)
         assert app.screen.model is not None, "the stepper did not load its session"
         yield app, pilot
@@ -93,3 +95,14 @@ async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the app never reached the state the test waits for"
         await pilot.pause()
+
+
+def screen_rows(app) -> list[str]:
+    """The text of every row of the terminal as the app paints it now (toasts and all)."""
+    return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
+
+
+def pane_rows(app, selector: str) -> list[str]:
+    """The rows of the screen a widget covers, its border included, cut to its columns."""
+    region = app.screen.query_one(selector).region
+    return [row[region.x:region.right] for row in screen_rows(app)[region.y:region.bottom]]

@@ -32,3 +32,31 @@ def disagreement_text(record, buggy_now: bool) -> Text | None:
     text.append(key_text(key[wrong_to:], limit=10**6)[1:-1])
     text.append(f"  ⟦…⟧ slots {slot_ranges(diff['wrong_slots'])} belong to another context.")
     return text
+
+
+def misalignment_text(record, frame) -> Text | None:
+    """For a match over nodes that hold fewer slots than tokens (``insert-slots release``,
+    #4), on the step where the match returns: how many tokens matched against how many
+    slots came back, and the first position whose slot belongs to another token."""
+    if record is None or record.op.name != "match" or frame.kind != "result":
+        return None
+    shifted = record.result.get("misaligned")
+    if not shifted:
+        return None
+    key, slots = record.op.key, record.result["slots"]
+    tokens, count, wrong = shifted["tokens"], shifted["slots"], shifted["from"]
+    text = Text()
+    text.append(f"⚠ Misaligned (#4): the walk matched {tokens} tokens {key_text(key[:tokens])} "
+                f"but only {count} slots came back. ", style="bold red")
+    if wrong:
+        text.append(f"Positions 0–{wrong - 1} {key_text(key[:wrong])} get their own K/V; ")
+    if wrong < count:
+        text.append("from position ")
+        text.append(f"{wrong} {key_text(key[wrong:wrong + 1])}", style=WRONG_STYLE)
+        text.append(f" on, every slot holds a later token's K/V (position {wrong} gets slot "
+                    f"{slots[wrong]}): the slots are shifted by {tokens - count}")
+    else:
+        text.append(f"from position {wrong} on the tokens have no slot at all")
+    text.append(f", and the last {tokens - count} token(s) get none. An insert kept one slot "
+                "fewer than its tokens (insert-slots release).")
+    return text

@@ -34,10 +34,12 @@ class PoolGrid:
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
 
     def columns(self, width: int) -> int:
-        """Slots per row: a power of two when there is room, so rows start at round numbers."""
+        """Slots per row: as many as ``width`` holds, a multiple of 4 when there are 8 or
+        more, so the row labels stay easy to add to and a wide pane is used (a power of
+        two left up to half of it empty)."""
         fit = max(1, (width - LABEL - 1) // CELL)
         if fit >= 8:
-            fit = 1 << (fit.bit_length() - 1)
+            fit -= fit % 4
         return min(fit, max(1, self.pool.size))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

@@ -49,6 +49,7 @@ class RadixvizApp(App):
     # absolute: Textual resolves a relative CSS_PATH beside the module of the subclass
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "radixviz"
+    NOTIFICATION_TIMEOUT = 3   # for the notes that name no timeout; what must stay has a pane
 
     def __init__(self, start: str = "home", *, script: str | None = None, script_text: str | None = None,
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
@@ -84,6 +85,14 @@ class RadixvizApp(App):
             if self.start == "quiz":
                 # over the home screen, so "home" in a stepper opened by "show me" comes back here
                 self.open_quiz(**self.quiz_options)
+
+    def notify(self, message, *, title: str = "", severity="information", timeout=None,
+               markup: bool = True) -> None:
+        """Show one notification at a time: a new one takes the place of those still shown.
+        Keys pressed in a burst (autoplay speed, undo, export) used to stack a column of
+        toasts over the panes."""
+        self.clear_notifications()
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_stepper_screen_loaded(self) -> None:
         # A loaded session's history is hundreds of thousands of immutable snapshot objects

@@ -15,9 +15,10 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+from radixviz.tui.widgets.footer import FittingFooter
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
 NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
@@ -59,7 +60,7 @@ class StepperScreen(Screen):
         yield Static("", id="op-error")
         yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
                                 'esc closes)', id="op-input")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self._hide_input()

@@ -1,7 +1,9 @@
 """The stepper's keys: the footer, the help screen and the command palette all read them.
 
-Order matters: the footer shows them in this order and has room for about eight at 80
-columns. The tooltip is the long description that help and the palette show.
+Order matters: the footer shows them in this order and, at 80 columns (compact), has room
+for about nine: the ones a person must always find (step, operation, help, home, quit) come
+first, the lesser ones after, dropped first on a narrow terminal. The tooltip is the long
+description that help and the palette show.
 """
 from __future__ import annotations
 
@@ -16,9 +18,6 @@ STEPPER_KEYS = [
             tooltip="jump to the start of the next operation (in a lesson: play the next block)"),
     Binding("left_square_bracket", "prev_op", "Prev op", key_display="[",
             tooltip="jump back to the start of this (or the previous) operation", show=False),
-    Binding("a", "autoplay", "Play", tooltip="autoplay on/off"),
-    Binding("plus,equals_sign", "faster", "Faster", tooltip="autoplay faster", show=False),
-    Binding("minus", "slower", "Slower", tooltip="autoplay slower", show=False),
     Binding("colon,i", "op_input", "Op", key_display=":",
             tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset"),
     Binding("b", "toggle_matcher", "Bug #7",
@@ -33,10 +32,15 @@ STEPPER_KEYS = [
             tooltip="both matchers side by side on these operations, stepping together (#7)"),
     Binding("C", "compare('engines')", "Across time", show=False,
             tooltip="the 2024 and the 2026 engine side by side, stepping together (across time)"),
+    # the footer shows about nine keys at 80 columns: help, home and quit must be among them
+    Binding("question_mark,f1", "help", "Help", tooltip="this help", key_display="?"),
+    Binding("h", "home", "Home", tooltip="back to the home screen"),
+    Binding("q", "quit_app", "Quit", tooltip="quit radixviz"),
+    Binding("a", "autoplay", "Play", tooltip="autoplay on/off"),
+    Binding("plus,equals_sign", "faster", "Faster", tooltip="autoplay faster", show=False),
+    Binding("minus", "slower", "Slower", tooltip="autoplay slower", show=False),
     Binding("s", "select_node", "Node",
             tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
-    # the footer shows about eight keys at 80 columns: help must be one of them
-    Binding("question_mark,f1", "help", "Help", tooltip="this help", key_display="?"),
     Binding("v", "verify_kv", "Verify KV", show=False,
             tooltip="replay the operations on real K/V from a tiny model: does reuse equal recompute?"),
     Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
@@ -52,6 +56,4 @@ STEPPER_KEYS = [
             tooltip="scroll the narration down", show=False),
     Binding("escape", "close_input", "Close input",
             tooltip="close the operation input (or a dialog)", show=False),
-    Binding("h", "home", "Home", tooltip="back to the home screen"),
-    Binding("q", "quit_app", "Quit", tooltip="quit radixviz"),
 ]

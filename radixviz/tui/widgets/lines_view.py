@@ -2,9 +2,13 @@
 
 Textual renders a Static's whole content on every update; a 300-node tree is 300+ lines,
 so the stepper's big panes use the Line API instead and convert just the visible lines.
+The Line API paints segments as they are: a segment without a background shows the
+terminal's default one, so every line is laid over the widget's own style (its theme
+background and colour) before it is painted.
 """
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -13,6 +17,8 @@ from textual.strip import Strip
 
 class LinesView(ScrollView, can_focus=False):
     DEFAULT_CSS = "LinesView { height: 1fr; }"
+    CUT_WITH_ELLIPSIS = False
+    """True: a line wider than the view ends in "…" (for views that never scroll sideways)."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -49,7 +55,10 @@ class LinesView(ScrollView, can_focus=False):
         strip = self._strips.get(index)
         if strip is None:
             line = self._lines[index]
-            segments = list(line.render(self.app.console))
+            if self.CUT_WITH_ELLIPSIS and line.cell_len > width:
+                line = line.copy()
+                line.truncate(width, overflow="ellipsis")
+            segments = Segment.apply_style(line.render(self.app.console), self._style)
             strip = self._strips[index] = Strip(segments, line.cell_len)
         return strip.crop_extend(scroll_x, scroll_x + width, self._style)
 

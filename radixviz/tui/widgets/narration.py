@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from radixviz.render.narration import disagreement_text
+from radixviz.render.narration import disagreement_text, misalignment_text
 from radixviz.script import describe, explain
 
 
@@ -31,6 +31,9 @@ class NarrationPane(VerticalScroll, can_focus=False):
         diff = disagreement_text(record, frame.tree.buggy_match)
         if diff is not None:
             parts.append(diff)
+        shifted = misalignment_text(record, frame)
+        if shifted is not None:
+            parts.append(shifted)
         if lesson_text:
             parts.append(Text("── lesson ──", style="dim"))
             parts.append(Markdown(lesson_text) if full else Text(lesson_reminder(lesson_text), style="dim"))

@@ -1,5 +1,12 @@
-"""The tree pane: the Rich tree view of the frame, scrollable, following the current node."""
+"""The tree pane: the Rich tree view of the frame, scrollable, following the current node.
+
+The pane never scrolls sideways (no key does, and a half-drawn scrollbar at the bottom read
+as a stray mark): node lines too wide for it end in "…", and the header line, which carries
+the counters and the matcher, wraps onto as many lines as it needs instead of being cut.
+"""
 from __future__ import annotations
+
+from rich.text import Text
 
 from radixviz.render.tree import TreeView
 
@@ -18,13 +25,34 @@ def tree_lines(frame) -> tuple[list, int | None]:
     return view.lines(), focus
 
 
+def wrapped(line: Text, width: int, console) -> list[Text]:
+    """``line`` broken between words onto lines of at most ``width`` cells."""
+    if line.cell_len <= width:
+        return [line]
+    free = line.copy()
+    free.no_wrap, free.overflow = False, "fold"
+    return list(free.wrap(console, width))
+
+
 class TreePane(LinesView):
     """The tree of the frame shown, scrolled so the step's node is in view."""
+
+    DEFAULT_CSS = "TreePane { overflow-x: hidden; }"
+    CUT_WITH_ELLIPSIS = True
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.focus_line: int | None = None   # the line of the step's node, if it has one
+        self._frame = None
 
     def show(self, frame) -> None:
-        lines, self.focus_line = tree_lines(frame)
-        self.set_lines(lines, self.focus_line)
+        self._frame = frame
+        lines, focus = tree_lines(frame)
+        width = self.scrollable_content_region.width
+        header = wrapped(lines[0], width, self.app.console) if lines and width > 0 else lines[:1]
+        self.focus_line = None if focus is None else focus + len(header) - 1
+        self.set_lines(header + list(lines[1:]), self.focus_line)
+
+    def on_resize(self) -> None:
+        if self._frame is not None:
+            self.show(self._frame)

@@ -1,0 +1,141 @@
+"""The stepper at the sizes people use: 80x24 keeps the keys and the tree header readable,
+200x55 uses its room, notifications leave the narration alone, light themes paint the panes."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from textual.widgets._toast import Toast
+
+from tui_helpers import narration, pane_rows, screen_rows, stepper, wait_until
+
+SCROLLBAR_MARKS = re.compile("[▁▂▃▄▅▆▇█▉▊▋▌▍▎▏▐]")
+RELEASE = "insert-slots release\ninsert Hello\ninsert Hello_world\nmatch Hello_w\n"
+
+
+def inside(rows: list[str]) -> str:
+    """A pane's text without its border, rows joined by spaces."""
+    return " ".join(row[1:-1] for row in rows[1:-1])
+
+
+class TestAt80x24:
+    async def test_the_footer_keeps_help_home_and_quit_and_cuts_no_key_in_half(self, tmp_path):
+        async with stepper(tmp_path, size=(80, 24)) as (app, pilot):
+            footer = screen_rows(app)[-1]
+            for key in ("→ Next", "] Next op", ": Op", "? Help", "h Home", "q Quit", "^p palette"):
+                assert key in footer, footer
+            # a key that does not fit is left out whole, never shown as a stray letter
+            assert re.search(r"\s[a-zA-Z]▏", footer) is None, footer
+            await pilot.press("h")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "HomeScreen")
+
+    async def test_the_tree_header_is_whole_and_no_scrollbar_is_drawn_in_the_tree(self, tmp_path):
+        async with stepper(tmp_path, size=(80, 24)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            rows = pane_rows(app, "#tree-pane")
+            text = inside(rows)
+            assert re.search(r"root\s+16 tokens · 16 evictable ·\s+matcher fixed", text), text
+            # lines too wide for the pane end in … instead of scrolling sideways
+            assert "'Hello_'" in text and "…" in text
+            assert not SCROLLBAR_MARKS.search(text), "\n".join(rows)
+
+
+class TestAt200x55:
+    async def test_the_pool_grid_uses_the_width_of_its_pane(self, tmp_path):
+        async with stepper(tmp_path, size=(200, 55)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            rows = pane_rows(app, "#pool-pane")
+            pane_width = len(rows[0])
+            first_row = rows[1].rstrip("│ ")
+            assert len(first_row) >= pane_width - 3 * 4 - 4, (pane_width, first_row)
+            labels = [int(row.split("│")[1]) for row in rows[1:4]]
+            assert labels[1] - labels[0] >= 24 and labels[2] - labels[1] == labels[1] - labels[0]
+
+    async def test_the_code_pane_shows_whole_source_lines(self, tmp_path):
+        async with stepper(tmp_path, size=(200, 55)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            text = " ".join(inside(pane_rows(app, "#code-pane")).split())
+            # the longest line of match_prefix, wrapped under its number, not cut at the edge
+            assert "matched=len(value), slots=tuple(value.tolist()))" in text, text
+            assert "def match_prefix(self, key):" in text and "return value, last_node" in text
+
+    async def test_at_80x24_the_code_pane_keeps_more_lines_instead(self, tmp_path):
+        async with stepper(tmp_path, size=(80, 24)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            rows = pane_rows(app, "#code-pane")
+            numbered = [row for row in rows[2:-1] if re.match(r"│\s*❱?\s*\d+ ", row)]
+            assert len(numbered) == len(rows) - 3   # one source line a row, none wrapped
+
+
+class TestNotifications:
+    async def test_a_burst_of_notes_shows_one_toast_and_leaves_the_narration_as_it_was(self, tmp_path):
+        async with stepper(tmp_path, size=(80, 24), toasts=True) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            before = pane_rows(app, "#narration-pane")
+            # autoplay speed notes and exports: each says something
+            await pilot.press("plus", "plus", "minus", "e", "plus", "minus", "e", "minus")
+            await pilot.pause()
+            assert len(app.screen.query(Toast)) <= 1
+            toast = app.screen.query_one(Toast).region
+            assert not toast.overlaps(app.screen.query_one("#narration-pane").region)
+            await pilot.press("e")   # an export names its file: the last note is the one shown
+            await pilot.pause()
+            assert "svg" in "".join(screen_rows(app)) and "one step every" not in "".join(screen_rows(app))
+            await wait_until(pilot, lambda: not app.screen.query(Toast), timeout=15)
+            await pilot.pause()
+            after = pane_rows(app, "#narration-pane")
+            assert after == before
+            assert after[0].startswith("╭─ this step") and all(row[0] == row[-1] == "│" for row in after[1:-1])
+
+
+class TestLightTheme:
+    @pytest.mark.parametrize("selector", ["#tree-pane", "#pool-pane"])
+    async def test_every_cell_of_the_pane_has_the_pane_background(self, tmp_path, selector):
+        async with stepper(tmp_path, size=(100, 32)) as (app, pilot):
+            await pilot.press("end")
+            app.theme = "textual-light"
+            await pilot.pause()
+            pane = app.screen.query_one(selector)
+            background = pane.rich_style.bgcolor
+            assert background is not None and background.triplet is not None
+            for y in range(pane.scrollable_content_region.height):
+                for segment in pane.render_line(y):
+                    style = segment.style
+                    if style.reverse:   # the current step's mark: the colours swap on purpose
+                        continue
+                    assert style.bgcolor == background, (y, segment)
+
+    async def test_the_palette_theme_switch_repaints_the_tree(self, tmp_path):
+        async with stepper(tmp_path, size=(100, 32)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.press("ctrl+p")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "CommandPalette")
+            await pilot.press(*"theme", "enter")
+            await pilot.pause()
+            await pilot.press(*"textual-light", "enter")
+            await wait_until(pilot, lambda: app.theme == "textual-light")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "StepperScreen")
+            await pilot.pause()
+            pane = app.screen.query_one("#tree-pane")
+            segments = [s for y in range(3) for s in pane.render_line(y) if not s.style.reverse]
+            assert segments and all(s.style.bgcolor == pane.rich_style.bgcolor for s in segments)
+            assert not app.current_theme.dark
+
+
+class TestMisalignedNarration:
+    async def test_the_match_after_a_release_insert_names_the_first_wrong_position(self, tmp_path):
+        async with stepper(tmp_path, script=RELEASE, size=(100, 32)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            words = " ".join(narration(app).split())
+            assert "Misaligned (#4): the walk matched 7 tokens 'Hello_w' but only 6 slots came back" in words
+            assert "from position 4 'o' on, every slot holds a later token's K/V (position 4 gets slot 9)" in words
+            assert "shifted by 1" in words
+            await pilot.press("left")   # the step before the result: the walk is still going
+            await pilot.pause()
+            assert "Misaligned" not in narration(app)
