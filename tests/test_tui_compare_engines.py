@@ -39,6 +39,8 @@ async def test_a_2026_script_on_both_engines(tmp_path):
         assert "op 1/5" in headline(app) and "◀ first divergence: the engines part ways" in headline(app)
         assert "'Hello_world'" in column(app, "2024") and "'Hell|o_wo'" in column(app, "2026")
         assert "partial page freed 8–10" in returned(app, "2026")
+        note = plain(app.screen.query_one("#compare-note").content, width=200)
+        assert "not compared: times, hits, priorities" in note
         await pilot.press("right", "right")                 # both columns step together
         assert "op 3/5: match \"Hello_wor\"" in headline(app) and "≠ still different" in headline(app)
         assert "9 token(s)" in returned(app, "2024") and "8 token(s)" in returned(app, "2026")
@@ -92,3 +94,16 @@ async def test_c_on_a_2026_sandbox_compares_across_time(tmp_path):
         assert title(app, "2024") == "2024 engine, fixed matcher (#7)"
         assert title(app, "2026") == "2026 engine, page 2, fifo"
         assert "4 token(s)" in returned(app, "2026") and "5 token(s)" in returned(app, "2024")
+
+
+async def test_home_opens_the_readme_comparison_across_time():
+    app = RadixvizApp("home", device="cpu")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_ready(app, pilot)
+        await pilot.press("t")
+        await opened(app, pilot)
+        assert title(app, "2026") == "2026 engine, page 2, lru"
+        assert "op 4/4: evict 100" in headline(app)
+        assert "† evicted 'rld'" in column(app, "2024") and "† evicted 'ther'" in column(app, "2026")
+        await pilot.press("d")
+        assert "op 1/4" in headline(app) and "◀ first divergence" in headline(app)

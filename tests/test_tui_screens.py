@@ -95,7 +95,7 @@ class TestHome:
             menu = app.screen.query_one(OptionList)
             prompts = [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
             titles = [f"Lesson {l.number}: {l.title}" for l in load_lessons()]
-            assert prompts[3:3 + len(titles)] == titles   # after the two sandboxes and the #7 side by side
+            assert prompts[4:4 + len(titles)] == titles   # after the two sandboxes and the two side by sides
             await pilot.press("enter")                       # the first entry: the sandbox
             await wait_ready(app, pilot)
             assert isinstance(app.screen, StepperScreen)

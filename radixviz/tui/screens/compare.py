@@ -59,6 +59,10 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(f"comparing the {self.noun}: running the operations twice…", id="compare-status")
+        if self.noun == "engines":
+            # one line at 80 columns: ref (2024) and lock_ref (2026) are both "locks"
+            yield Static("compared: results, edges, slots, locks · not compared: times, hits, priorities",
+                         id="compare-note", classes="hint")
         with Horizontal(id="compare-body"):
             for name, title in self.sides:
                 with Vertical(classes="compare-side", id=f"side-{name}") as column:

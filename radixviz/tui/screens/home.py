@@ -12,11 +12,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from radixviz.script.sides import engine_sides
+
 
 INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
          "split, evict and reference counts on a live torch KV pool, with the engine's own code "
          "beside the tree.")
 EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
+# the README's comparison across time: pages of 2 drop odd tails, and the two evict in another order
+ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevict 100\n'
 
 
 class HomeScreen(Screen):
@@ -24,6 +28,7 @@ class HomeScreen(Screen):
         Binding("s", "sandbox", "Sandbox"),
         Binding("x", "example", "#7 example"),
         Binding("v", "example_compare", "#7 side by side", show=False),
+        Binding("t", "across_time", "2024 beside 2026", show=False),
         Binding("z", "quiz", "Quiz"),
         Binding("c", "challenges", "Challenges"),
         Binding("w", "scheduler", "Scheduler"),
@@ -48,7 +53,9 @@ class HomeScreen(Screen):
     def _options(self) -> list:
         options = [Option("Sandbox: an empty cache, type your own operations", id="sandbox"),
                    Option("Sandbox: the #7 example (two inserts, then a match)", id="example"),
-                   Option("The #7 example with both matchers side by side", id="example-compare")]
+                   Option("The #7 example with both matchers side by side", id="example-compare"),
+                   Option("Across time: one script on the 2024 and the 2026 engine side by side",
+                          id="across-time")]
         if self.lessons:
             options += [Option(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else ""),
                                id=f"lesson:{i}") for i, l in enumerate(self.lessons)]
@@ -110,6 +117,8 @@ class HomeScreen(Screen):
             self.action_example()
         elif choice == "example-compare":
             self.action_example_compare()
+        elif choice == "across-time":
+            self.action_across_time()
         elif choice == "quiz":
             self.action_quiz()
         elif choice == "challenges":
@@ -130,6 +139,12 @@ class HomeScreen(Screen):
         from radixviz.tui.screens.compare import CompareScreen
         self.app.push_screen(CompareScreen(parse_script(EXAMPLE, "the #7 example"), 128,
                                            getattr(self.app, "device", "auto")))
+
+    def action_across_time(self) -> None:
+        from radixviz.script import parse_script
+        from radixviz.tui.screens.compare import CompareScreen
+        self.app.push_screen(CompareScreen(parse_script(ACROSS_TIME, "across time"), 128,
+                                           getattr(self.app, "device", "auto"), columns=engine_sides(page_size=2)))
 
     def action_scheduler(self) -> None:
         self.app.open_scheduler()
