@@ -210,7 +210,8 @@ def main(argv=None) -> int:
     }
     # the 2026 engine against its own reference, pages of 1 and 16 (bench/modern_core.py)
     import modern_core
-    engine_2026 = modern_core.run(workload, params["pool"], repeat)
+    # five rounds by default: the two take turns and the machine is shared (modern_core.py)
+    engine_2026 = modern_core.run(workload, params["pool"], repeat if args.quick or args.repeat else 5)
     identical &= engine_2026["identical"]
     report = dict(
         workload=dict(params, seed=args.seed, tokens=tokens,
