@@ -145,7 +145,9 @@ class ModernRadixCache:
         if len(key) % page:
             raise ValueError(f"insert needs whole pages: {len(key)} tokens is not a multiple "
                              f"of page size {page}")
-        value = as_value(key, value, self.device)
+        if type(value) is not torch.Tensor or value.dtype != torch.int64 or value.dim() != 1 \
+                or value.shape[0] != len(key):
+            value = as_value(key, value, self.device)  # converts, or refuses before any change
         priority = 0 if priority is None else int(priority)
         tr = self.tracer
         tr.op = "insert"
@@ -291,7 +293,7 @@ class ModernRadixCache:
         leaf.path_value = torch.cat((node.path_value, value[start:]))
         leaf.value = leaf.path_value[start:]
         leaf.hit_count = 1
-        node.children[self._child_key(key, start)] = leaf  # step: insert.create
+        node.children[key[start] if self.page_size == 1 else key[start:start + self.page_size]] = leaf  # step: insert.create
         if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("insert.create", K.CREATE, (leaf,), length=len(leaf.key), hit_count=1, priority=priority)
         self._evictable += len(leaf.key)  # step: insert.evictable
@@ -323,8 +325,8 @@ class ModernRadixCache:
     def _delete_leaf(self, leaf: ModernTreeNode) -> None:
         tr = self.tracer
         parent = leaf.parent
-        del parent.children[self._child_key(leaf.key, 0)]  # step: evict.delete
-        invalidate(parent)
+        del parent.children[leaf.key[0] if self.page_size == 1 else leaf.key[:self.page_size]]  # step: evict.delete
+        if parent._snap is not None: invalidate(parent)
         if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=leaf.id, key=leaf.key)
         self._evictable -= len(leaf.key)  # step: evict.evictable
         if tr.active: tr.emit("evict.evictable", K.EVICTABLE, (parent,), old=self._evictable + len(leaf.key), new=self._evictable, why="deleted", leaf=leaf.id)
