@@ -42,6 +42,12 @@ def match(edge: Key, key: Key, start: int = 0, end: int | None = None) -> int:
             return 0
         if edge[:n] == key[start:limit]:
             return n
+    return first_difference(edge, key, start, n)
+
+
+def first_difference(edge: Key, key: Key, start: int, n: int) -> int:
+    """Where ``edge`` and ``key[start:]`` first differ, known to be within their first ``n``
+    tokens (a caller that already compared the whole edge skips comparing it again)."""
     lo, hi = 0, n  # edge[:lo] agrees; the first difference lies in [lo, hi)
     while hi - lo > 8:
         mid = (lo + hi) // 2

@@ -31,7 +31,7 @@ import sys
 import torch
 
 from .evict_policy import eviction_key
-from .keys import as_key, match
+from .keys import as_key, first_difference, match
 from .modern_candidates import CandidateHeap
 from .modern_checks import check_attached
 from .modern_edges import holds_edge
@@ -119,8 +119,10 @@ class ModernRadixCache:
             if tr.active: tr.emit("match.touch", K.VISIT, (child,), at=start, time=now)
             edge = child.key
             common = len(edge)
-            if start + common > usable or not holds_edge(child, key, start):
-                common = match(edge, key, start, usable)  # the walk ends in this edge
+            if start + common > usable:
+                common = match(edge, key, start, usable)  # the key ends inside this edge
+            elif not holds_edge(child, key, start):
+                common = first_difference(edge, key, start, common)  # they part inside it
             if page > 1:
                 common -= common % page  # step: match.page_compare
             if tr.active: tr.emit("match.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
@@ -167,8 +169,10 @@ class ModernRadixCache:
             if tr.active: tr.emit("insert.touch", K.VISIT, (child,), at=start, time=now)
             edge = child.key
             common = len(edge)
-            if start + common > end or key[start:start + common] != edge:
-                common = match(edge, key, start)  # the walk ends in this edge
+            if start + common > end:
+                common = match(edge, key, start)  # the key ends inside this edge
+            elif key[start:start + common] != edge:
+                common = first_difference(edge, key, start, common)  # they part inside it
             if page > 1:
                 common -= common % page  # step: insert.page_compare
             if tr.active: tr.emit("insert.page_compare", K.COMPARE, (child,), at=start, common=common, page_size=page, pages=common // page)
