@@ -3,7 +3,9 @@
 The columns are the two matchers of the 2024 engine (#7) or, across time, the 2024 engine
 and SGLang's cache of 2026. Each shows its tree, what the operation returned and the pool,
 after the same operation; → and ← step both together, d jumps to the first operation whose
-outcome differs, which is marked on the status line. The sessions run in a worker (torch).
+outcome differs, which is marked on the status line; . and , step both by micro-step inside
+an operation (each column its own k-th step; the one with fewer steps waits on its last).
+The sessions run in a worker (torch).
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ class CompareScreen(Screen):
     BINDINGS = [
         Binding("right,n,space", "step(1)", "Next op"),
         Binding("left,p", "step(-1)", "Prev op"),
+        Binding("full_stop", "micro(1)", "Step", key_display=".",
+                tooltip="next micro-step in both columns"),
+        Binding("comma", "micro(-1)", "Step back", key_display=",",
+                tooltip="previous micro-step in both columns"),
         Binding("d", "divergence", "First difference"),
         Binding("home", "go(0)", "First", show=False),
         Binding("end", "last", "Last", show=False),
@@ -56,6 +62,7 @@ class CompareScreen(Screen):
         self.sides = SIDES if not across else tuple((c.engine, c.title) for c in columns)
         self.side = None
         self.index = 0
+        self.micro: int | None = None   # the micro-step shown in the operation; None: its last
 
     def compose(self) -> ComposeResult:
         yield Static(f"comparing the {self.noun}: running the operations twice…", id="compare-status")
@@ -112,16 +119,32 @@ class CompareScreen(Screen):
             line.append(f"   both {self.noun} agree on every operation", style="dim")
         else:
             line.append(f"   same so far; they part ways at op {side.diverged + 1} (d)", style="dim")
+        if self.micro is not None:
+            line.append(f"   step {self.micro + 1}/{self._steps(k)} (. ,)", style="bold")
         status.update(line)
         titles = side.titles(k) if side.across_engines else [title for _, title in self.sides]
         for (name, _), title, session in zip(self.sides, titles, side.sessions):
             self.query_one(f"#side-{name}").border_title = title   # a script line may change it
             record = session.records[k]
-            frame = session.frames[record.last_frame]
+            frame = session.frames[self._frame_index(record)]
             self.query_one(f"#tree-{name}", Static).update(TreeView(frame.tree, frame.marks, legend=True))
             result = Text(f"returned: {op_result(record)}", style="bold red" if differs else "")
+            if self.micro is not None:
+                from radixviz.script import describe   # loaded with the sessions already
+                count = len(record.frame_range)
+                shown = min(self.micro, count - 1) + 1
+                result = Text.assemble((f"step {shown}/{count}: {describe(frame)}", "bold"), "\n", result)
             self.query_one(f"#result-{name}", Static).update(result)
             self.query_one(f"#pool-{name}", Static).update(Group(PoolGrid(frame.pool, frame.marks)))
+
+    def _steps(self, index: int) -> int:
+        """Micro-steps of operation ``index`` in the column that took more of them."""
+        return max(len(session.records[index].frame_range) for session in self.side.sessions)
+
+    def _frame_index(self, record) -> int:
+        if self.micro is None:
+            return record.last_frame
+        return min(record.first_frame + self.micro, record.last_frame)
 
     # ----------------------------------------------------------------- keys
 
@@ -132,6 +155,27 @@ class CompareScreen(Screen):
         if self.side is None or not self.side.count:
             return
         self.index = max(0, min(index, self.side.count - 1))
+        self.micro = None   # a whole operation again: its outcome
+        self.show()
+
+    def action_micro(self, delta: int) -> None:
+        """One micro-step in both columns; past an operation's end, on into the next one."""
+        if self.side is None or not self.side.count:
+            return
+        k = self.index
+        step = (self._steps(k) - 1 if self.micro is None else self.micro) + delta
+        if step >= self._steps(k):
+            if k + 1 < self.side.count:
+                k, step = k + 1, 0
+            else:
+                step = self._steps(k) - 1          # the last step of the last operation
+        elif step < 0:
+            if k > 0:
+                k -= 1
+                step = self._steps(k) - 1
+            else:
+                step = 0
+        self.index, self.micro = k, step
         self.show()
 
     def action_last(self) -> None:

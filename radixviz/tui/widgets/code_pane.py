@@ -49,8 +49,8 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
             (first, last), wrap = wrapped, True
     code = "".join(texts[number] for number in range(first, last + 1))
     syntax = Syntax(code, "python", theme=theme, line_numbers=True, start_line=first,
-                    highlight_lines={line}, word_wrap=wrap, code_width=None,
-                    background_color="default")
+                    highlight_lines={line}, word_wrap=wrap, code_width=None)   # no background
+    # of its own: the code sits on the pane's (a light theme's too), like the tree and pool
     for number in reporting_lines(file):
         if first <= number <= last:
             syntax.stylize_range("dim", (number - first + 1, 0), (number - first + 2, 0))
