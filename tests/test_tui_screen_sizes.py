@@ -146,3 +146,10 @@ class TestMisalignedNarration:
             await pilot.press("left")   # the step before the result: the walk is still going
             await pilot.pause()
             assert "Misaligned" not in narration(app)
+
+    async def test_at_80x24_the_warning_is_in_view_without_scrolling(self, tmp_path):
+        async with stepper(tmp_path, script=RELEASE, size=(80, 24)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            text = " ".join(inside(pane_rows(app, "#narration-pane")).split())
+            assert "⚠ Misaligned (#4): the walk matched 7 tokens" in text, text

@@ -25,15 +25,16 @@ class NarrationPane(VerticalScroll, can_focus=False):
 
     def show(self, frame, record, lesson_text: str = "", full: bool = True) -> None:
         parts = [Text(describe(frame), style="bold")]
+        # right under what the step did: "returns 6 token(s)" alone hides the #4 shift
+        shifted = misalignment_text(record, frame)
+        if shifted is not None:
+            parts.append(shifted)
         why = explain(frame)
         if why:
             parts.append(Text(why))
         diff = disagreement_text(record, frame.tree.buggy_match)
         if diff is not None:
             parts.append(diff)
-        shifted = misalignment_text(record, frame)
-        if shifted is not None:
-            parts.append(shifted)
         if lesson_text:
             parts.append(Text("── lesson ──", style="dim"))
             parts.append(Markdown(lesson_text) if full else Text(lesson_reminder(lesson_text), style="dim"))
