@@ -3,11 +3,15 @@
 Below ``COMPACT_BELOW`` columns it drops the padding around each key (Textual's compact
 footer). The keys are listed in the order of the screen's bindings, so the ones that must
 stay visible at 80 columns (step, operation, help, home, quit) come first; the lesser ones
-that no longer fit are hidden whole instead of being cut by the palette key ("s▏^p").
+that no longer fit are left out whole instead of being cut by the palette key ("s▏^p").
+Which keys fit is worked out while composing, from the widths the footer's CSS gives each
+key, so leaving them out costs no second layout and repaint.
 """
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 class FittingFooter(Footer):
@@ -18,18 +22,29 @@ class FittingFooter(Footer):
     """
     COMPACT_BELOW = 100
 
-    def on_resize(self) -> None:
-        self.compact = self.app.size.width < self.COMPACT_BELOW
-        self.call_after_refresh(self.recompose)   # keys hidden at a smaller size come back
-
-    async def recompose(self) -> None:
-        await super().recompose()
-        self.call_after_refresh(self._hide_cut_keys)
-
-    def _hide_cut_keys(self) -> None:
-        keys = list(self.query("FooterKey"))
+    def compose(self):
+        compact = self.app.size.width < self.COMPACT_BELOW
+        self.set_reactive(Footer.compact, compact)
+        self.set_class(compact, "-compact")
+        keys = list(super().compose())
         palette = [key for key in keys if key.has_class("-command-palette")]
-        edge = palette[0].region.x if palette else self.region.right
+        # the palette key also has its left bar and a right padding
+        room = self.app.size.width - sum(key_width(key, compact) + 2 for key in palette)
         for key in keys:
-            if not key.has_class("-command-palette") and key.display and key.region.right > edge:
-                key.display = False
+            if key in palette:
+                continue
+            room -= key_width(key, compact) + (1 if compact else 0)   # compact: a margin
+            if room < 0:
+                break
+            yield key
+        yield from palette
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.recompose)   # another width: other keys fit
+
+
+def key_width(key: FooterKey, compact: bool) -> int:
+    """Cells a key takes: its key and description, plus the padding Footer's CSS gives them
+    (normal: " k desc ", compact: "k desc")."""
+    text = cell_len(key.key_display) + cell_len(key.description)
+    return text + (1 if compact else 3) if key.description else cell_len(key.key_display) + 2
