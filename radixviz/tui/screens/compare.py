@@ -130,7 +130,7 @@ class CompareScreen(Screen):
             self.query_one(f"#tree-{name}", Static).update(TreeView(frame.tree, frame.marks, legend=True))
             result = Text(f"returned: {op_result(record)}", style="bold red" if differs else "")
             if self.micro is not None:
-                from radixviz.script import describe   # loaded with the sessions already
+                from radixviz.script import describe   # imports the engine (torch); loaded by now
                 count = len(record.frame_range)
                 shown = min(self.micro, count - 1) + 1
                 result = Text.assemble((f"step {shown}/{count}: {describe(frame)}", "bold"), "\n", result)
