@@ -11,15 +11,20 @@ class TestPoolGrid:
     def test_chapter_example_with_the_matched_slots_touched(self):
         frame = session_after(CHAPTER, buggy=True).frames[-1]
         assert capture(PoolGrid(frame.pool, frame.marks), 80) == (
-            # 80 columns hold 24 cells: rows start at multiples of 4, using the width
-            "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  ·  ·  ·  ·  ·  ·  · [■][■]\n"
-            "  24 │[■][■][■] ·  ·  ·  ·  · \n"
+            # 80 columns hold 24 cells, but 32 slots need two rows either way: 16 + 16
+            "   0 │[■][■][■][■][■][■] ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
+            "  16 │ ·  ·  ·  ·  ·  · [■][■][■][■][■] ·  ·  ·  ·  · \n"
             "16/32 used  · free  ■ tree  □ request  2 = 2 holders share it  [ ] touched\n")
 
     def test_request_and_shared_slots_and_refcounts(self):
         tree = session_after("insert ab").frames[-1].tree      # the tree owns slots 0 and 1
         pool = PoolSnapshot((1, 3, 1, 0, 12, 0, 0, 0), tree)   # 1 shared by 3; 2 and 4 held by requests
         assert capture(PoolGrid(pool, legend=False), 40) == "   0 │ ■  3  □  ·  □  ·  ·  · \n"
+
+    def test_a_wide_grid_uses_its_width_for_a_big_pool(self):
+        frame = session_after("insert abcdefghij", pool_size=128).frames[-1]
+        rows = capture(PoolGrid(frame.pool, legend=False), 100).splitlines()
+        assert [row.split("│")[0].strip() for row in rows] == ["0", "28", "56", "84", "112"]
 
     def test_width_argument_narrows_the_grid(self):
         frame = session_after("insert abcdefghij").frames[-1]

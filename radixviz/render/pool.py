@@ -34,13 +34,16 @@ class PoolGrid:
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
 
     def columns(self, width: int) -> int:
-        """Slots per row: as many as ``width`` holds, a multiple of 4 when there are 8 or
-        more, so the row labels stay easy to add to and a wide pane is used (a power of
-        two left up to half of it empty)."""
+        """Slots per row: a wide pane is used (a power of two left up to half of it empty),
+        yet rows stay even: from 8 on, the narrowest multiple of 4 that needs no more rows
+        than the widest that fits (32 slots at 80 columns: 16 + 16, not 24 + 8)."""
+        size = max(1, self.pool.size)
         fit = max(1, (width - LABEL - 1) // CELL)
-        if fit >= 8:
-            fit -= fit % 4
-        return min(fit, max(1, self.pool.size))
+        if fit < 8:
+            return min(fit, size)
+        widest = fit - fit % 4
+        rows = -(-size // widest)
+        return min(size, min(c for c in range(8, widest + 1, 4) if -(-size // c) <= rows))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = min(self.width or options.max_width, options.max_width)
