@@ -7,6 +7,8 @@ import re
 import pytest
 from textual.widgets._toast import Toast
 
+from radixviz.tui.app import RadixvizApp, wait_until_ready
+from test_tui_challenges import open_challenge
 from tui_helpers import narration, pane_rows, screen_rows, stepper, wait_until
 
 SCROLLBAR_MARKS = re.compile("[▁▂▃▄▅▆▇█▉▊▋▌▍▎▏▐]")
@@ -153,3 +155,38 @@ class TestMisalignedNarration:
             await pilot.pause()
             text = " ".join(inside(pane_rows(app, "#narration-pane")).split())
             assert "⚠ Misaligned (#4): the walk matched 7 tokens" in text, text
+
+
+class TestEveryScreenAt80x24:
+    """Not only the stepper: every screen with a footer keeps the way out in view."""
+
+    async def test_home_keeps_help_and_quit(self, tmp_path, monkeypatch):
+        monkeypatch.setenv("RADIXVIZ_DATA_DIR", str(tmp_path))
+        app = RadixvizApp("home", device="cpu")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until_ready(app, pilot)
+            footer = screen_rows(app)[-1]
+            assert "? Help" in footer and "q Quit" in footer, footer
+            assert re.search(r"\s[a-zA-Z]▏", footer) is None, footer
+
+    async def test_a_challenge_keeps_hint_home_and_quit(self, tmp_path, monkeypatch):
+        monkeypatch.setenv("RADIXVIZ_DATA_DIR", str(tmp_path))
+        app = RadixvizApp("home", device="cpu")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_until_ready(app, pilot)
+            await open_challenge(pilot, app, 1)
+            footer = screen_rows(app)[-1]
+            for key in ("? Hint", "h Home", "q Quit"):
+                assert key in footer, footer
+            await pilot.press("h")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "HomeScreen")
+
+    async def test_the_compare_view_keeps_back_and_quit(self, tmp_path):
+        async with stepper(tmp_path, size=(80, 24)) as (app, pilot):
+            await pilot.press("end", "c")
+            await wait_until(pilot, lambda: getattr(app.screen, "side", None) is not None)
+            footer = screen_rows(app)[-1]
+            for key in ("d First difference", "esc Back", "q Quit"):
+                assert key in footer, footer
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "StepperScreen")

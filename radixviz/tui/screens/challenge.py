@@ -3,18 +3,20 @@ engine after every operation, hints one at a time, the solution on request."""
 from __future__ import annotations
 
 from textual.binding import Binding
-from textual.widgets import Footer
 
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 
 # ? reveals the next hint here; help stays on f1
-CHALLENGE_KEYS = [b for b in STEPPER_KEYS if b.action != "help"] + [
+CHALLENGE_ONLY = [
     Binding("question_mark", "hint", "Hint", key_display="?", tooltip="reveal the next hint"),
-    Binding("f1", "help", "Help", tooltip="this help", show=False),
     Binding("g", "solution", "Solution",
             tooltip="show a solution (the challenge then counts as seen, not solved)"),
+    Binding("f1", "help", "Help", tooltip="this help", show=False),
 ]
+# hint and solution take help's place, ahead of the lesser keys a narrow footer leaves out
+CHALLENGE_KEYS = [key for b in STEPPER_KEYS
+                  for key in (CHALLENGE_ONLY if b.action == "help" else [b])]
 
 
 class ChallengeScreen(StepperScreen):
@@ -36,10 +38,7 @@ class ChallengeScreen(StepperScreen):
     def compose(self):
         from radixviz.tui.widgets.goal_pane import GoalPane
         yield GoalPane(self.challenge, id="goal-pane")
-        for widget in super().compose():
-            if not isinstance(widget, Footer):
-                yield widget
-        yield Footer()
+        yield from super().compose()
 
     def on_mount(self) -> None:
         super().on_mount()

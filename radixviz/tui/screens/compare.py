@@ -16,12 +16,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from radixviz.render.pool import PoolGrid
 from radixviz.render.summary import op_result
 from radixviz.render.tree import TreeView
 from radixviz.script.sides import engine_sides
+from radixviz.tui.widgets.footer import FittingFooter
 
 SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 
@@ -40,15 +41,16 @@ class CompareScreen(Screen):
     BINDINGS = [
         Binding("right,n,space", "step(1)", "Next op"),
         Binding("left,p", "step(-1)", "Prev op"),
+        Binding("d", "divergence", "First difference"),
+        # back and quit before the micro-steps: a narrow footer keeps the keys listed first
+        Binding("escape,h,c,C", "close", "Back"),
+        Binding("q", "quit_app", "Quit"),
         Binding("full_stop", "micro(1)", "Step", key_display=".",
                 tooltip="next micro-step in both columns"),
         Binding("comma", "micro(-1)", "Step back", key_display=",",
                 tooltip="previous micro-step in both columns"),
-        Binding("d", "divergence", "First difference"),
         Binding("home", "go(0)", "First", show=False),
         Binding("end", "last", "Last", show=False),
-        Binding("escape,h,c,C", "close", "Back"),
-        Binding("q", "quit_app", "Quit"),
     ]
 
     def __init__(self, ops, pool_size: int, device="auto", at: int | None = None, columns=None):
@@ -77,7 +79,7 @@ class CompareScreen(Screen):
                     yield VerticalScroll(Static("", id=f"tree-{name}"), classes="compare-tree")
                     yield Static("", id=f"result-{name}", classes="compare-result")
                     yield Static("", id=f"pool-{name}", classes="compare-pool")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self._run()

@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from radixviz.script.sides import engine_sides
+from radixviz.tui.widgets.footer import FittingFooter
 
 
 INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
@@ -25,6 +26,9 @@ ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevic
 
 class HomeScreen(Screen):
     BINDINGS = [
+        # help and quit first: on a narrow terminal the footer keeps the keys listed first
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("q", "quit_app", "Quit"),
         Binding("s", "sandbox", "Sandbox"),
         Binding("x", "example", "#7 example"),
         Binding("v", "example_compare", "#7 side by side", show=False),
@@ -32,8 +36,6 @@ class HomeScreen(Screen):
         Binding("z", "quiz", "Quiz"),
         Binding("c", "challenges", "Challenges"),
         Binding("w", "scheduler", "Scheduler"),
-        Binding("question_mark,f1", "help", "Help", key_display="?"),
-        Binding("q", "quit_app", "Quit"),
     ]
 
     def __init__(self, lesson_dirs=()):
@@ -48,7 +50,7 @@ class HomeScreen(Screen):
             yield Static(INTRO, id="home-intro")
             yield OptionList(*self._options(), id="home-menu")
             yield Static("↑/↓ and enter to open · ? help · q quit", classes="hint")
-        yield Footer()
+        yield FittingFooter()
 
     def _options(self) -> list:
         options = [Option("Sandbox: an empty cache, type your own operations", id="sandbox"),
