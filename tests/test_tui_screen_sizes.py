@@ -169,17 +169,17 @@ class TestEveryScreenAt80x24:
             assert "? Help" in footer and "q Quit" in footer, footer
             assert re.search(r"\s[a-zA-Z]▏", footer) is None, footer
 
-    async def test_a_challenge_keeps_hint_home_and_quit(self, tmp_path, monkeypatch):
+    async def test_a_challenge_keeps_hint_the_way_back_and_quit(self, tmp_path, monkeypatch):
         monkeypatch.setenv("RADIXVIZ_DATA_DIR", str(tmp_path))
         app = RadixvizApp("home", device="cpu")
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_until_ready(app, pilot)
             await open_challenge(pilot, app, 1)
             footer = screen_rows(app)[-1]
-            for key in ("? Hint", "h Home", "q Quit"):
+            for key in ("? Hint", "h Challenges", "q Quit"):
                 assert key in footer, footer
-            await pilot.press("h")
-            await wait_until(pilot, lambda: type(app.screen).__name__ == "HomeScreen")
+            await pilot.press("h")   # says where it goes: the list the challenge came from
+            await wait_until(pilot, lambda: type(app.screen).__name__ == "ChallengeListScreen")
 
     async def test_the_compare_view_keeps_back_and_quit(self, tmp_path):
         async with stepper(tmp_path, size=(80, 24)) as (app, pilot):

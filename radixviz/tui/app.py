@@ -171,9 +171,7 @@ class RadixvizApp(App):
         """Back to the home screen: the one under this screen, or a new one."""
         from radixviz.tui.screens.home import HomeScreen
         if any(isinstance(s, HomeScreen) for s in self.screen_stack):
-            # a challenge sits on the challenge list: home is further down than one screen
-            while not isinstance(self.screen_stack[-1], HomeScreen):
-                self.pop_screen()
+            self.pop_screen()
         else:
             self.switch_screen(HomeScreen(self.lesson_dirs))
 

@@ -14,9 +14,12 @@ CHALLENGE_ONLY = [
             tooltip="show a solution (the challenge then counts as seen, not solved)"),
     Binding("f1", "help", "Help", tooltip="this help", show=False),
 ]
+# a challenge is opened from the challenge list, and h goes back there (the one screen below)
+BACK_TO_LIST = Binding("h", "home", "Challenges", tooltip="back to the challenge list")
 # hint and solution take help's place, ahead of the lesser keys a narrow footer leaves out
 CHALLENGE_KEYS = [key for b in STEPPER_KEYS
-                  for key in (CHALLENGE_ONLY if b.action == "help" else [b])]
+                  for key in (CHALLENGE_ONLY if b.action == "help"
+                              else [BACK_TO_LIST] if b.action == "home" else [b])]
 
 
 class ChallengeScreen(StepperScreen):
