@@ -2,7 +2,7 @@
 operation, each showing its own step of the same number (#7's walk against the fixed one)."""
 from __future__ import annotations
 
-from radixviz.tui.screens.compare import CompareScreen
+from test_tui_compare import opened
 from tui_helpers import plain, stepper
 
 
@@ -12,12 +12,6 @@ def headline(app) -> str:
 
 def step_line(app, name: str) -> str:
     return plain(app.screen.query_one(f"#result-{name}").content, width=200).splitlines()[0]
-
-
-async def opened(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    assert isinstance(app.screen, CompareScreen) and app.screen.side is not None
 
 
 async def test_dot_and_comma_step_both_matchers_through_the_match(tmp_path):
