@@ -12,6 +12,7 @@ from radixviz.sim.trace import load_trace
 from radixviz.sim.workloads import make_workload
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.scheduler import SchedulerScreen
+from tui_helpers import wait_until
 
 
 def run_cli(capsys, *argv):
@@ -110,19 +111,20 @@ async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, capsys):
     assert code == 0
     app = opened["app"]
     async with app.run_test(size=(120, 40)) as pilot:
-        for _ in range(500):
-            await pilot.app.workers.wait_for_complete()
-            await pilot.pause()
-            if isinstance(app.screen, SchedulerScreen) and not app.screen.busy:
-                break
+        def status() -> str:
+            return str(app.screen.query_one("#sched-status").content)
+
+        # the status line is drawn once the panes have their size, after the run is ready:
+        # wait for what a person waits for, the first batch on the status line
+        await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen)
+                         and not app.screen.busy and "batch 1/" in status(), timeout=120)
         screen = app.screen
         assert screen.timeline is not None and screen.timeline.settings["engine"] == "2026"
-        status = str(screen.query_one("#sched-status").content)
-        assert "2026 cache, page 4, lfu" in status and "batch 1/" in status
+        assert "2026 cache, page 4, lfu" in status()
         await pilot.press("end")
+        await wait_until(pilot, lambda: f"batch {len(screen.timeline)}/" in status())
         tree = [line.plain for line in screen.query_one("#sched-tree").lines]
         assert "2026, page 4, lfu" in tree[0]
         # every edge of today's cache holds whole pages
         record = screen.timeline.record
         assert all(len(n.key) % 4 == 0 for n in record.tree.root.walk())
-        assert f"batch {len(screen.timeline)}/" in str(screen.query_one("#sched-status").content)
