@@ -36,18 +36,3 @@ def _modern_snapshot(node, kids: tuple) -> ModernNodeSnapshot:
         node.id, node.key, tuple(node.value.tolist()), node.lock_ref,
         node.last_access_time, kids, len(node.key) + sum(k.subtree_tokens for k in kids),
         node.hit_count, node.priority, node.creation_time)
-    stack = [(node, False)]  # iterative post-order: deep trees must not hit the recursion limit
-    while stack:
-        current, expanded = stack.pop()
-        if current._snap is not None:
-            continue
-        if not expanded:
-            stack.append((current, True))
-            stack.extend((c, False) for c in current.children.values() if c._snap is None)
-            continue
-        kids = tuple(c._snap for c in current.children.values())
-        current._snap = ModernNodeSnapshot(
-            current.id, current.key, tuple(current.value.tolist()), current.lock_ref,
-            current.last_access_time, kids, len(current.key) + sum(k.subtree_tokens for k in kids),
-            current.hit_count, current.priority, current.creation_time)
-    return node._snap
