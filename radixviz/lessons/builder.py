@@ -51,6 +51,11 @@ class ScenarioBuilder:
         for _ in range(self.rng.randint(0, self.max_locks)):
             self.lines.append(f'lock "{self.rng.choice(self.keys)}"')
 
+    def prefix_of_a_key(self) -> str:
+        """A non-empty prefix of one of the inserted keys: what a lock question locks."""
+        key = self.rng.choice(self.keys)
+        return key[:self.rng.randint(1, len(key))]
+
     @property
     def text(self) -> str:
         return "\n".join(self.lines)

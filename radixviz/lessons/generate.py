@@ -151,8 +151,7 @@ def gen_evict(build: ScenarioBuilder, seed: int) -> Question:
 def gen_lock(build: ScenarioBuilder, seed: int) -> Question:
     build.inserts()
     build.some_locks()
-    key = build.rng.choice(build.keys)
-    key = key[:build.rng.randint(1, len(key))]
+    key = build.prefix_of_a_key()
     asked = f'lock "{key}"'
     session = run_scenario(build.text)
     tree = session.cache.snapshot()

@@ -66,8 +66,7 @@ def gen_protected(build: ScenarioBuilder, seed: int) -> Question:
     build.lines = ["engine 2026"]
     build.inserts()
     build.some_locks()
-    key = build.rng.choice(build.keys)
-    key = key[:build.rng.randint(1, len(key))]
+    key = build.prefix_of_a_key()
     asked = f'lock "{key}"'
     session = run_scenario(build.text)
     tree = session.cache.snapshot()
