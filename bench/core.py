@@ -132,7 +132,7 @@ def bare_engine_class():
     """RadixCache compiled from its own source with each trace statement replaced by ``pass``."""
     import ast
 
-    import radixviz.cache.radix_cache as module
+    import radixviz.cache.v2024.cache as module
 
     path = module.__file__
     with open(path, encoding="utf-8") as f:
@@ -143,7 +143,7 @@ def bare_engine_class():
             lines[stmt.lineno - 1] = first[:len(first) - len(first.lstrip())] + "pass"
             for i in range(stmt.lineno, stmt.end_lineno):
                 lines[i] = ""
-    namespace = {"__name__": "radixviz.cache._bare", "__package__": "radixviz.cache"}
+    namespace = {"__name__": "radixviz.cache.v2024._bare", "__package__": "radixviz.cache.v2024"}
     exec(compile("\n".join(lines), f"{path} (trace lines removed)", "exec"), namespace)
     return namespace["RadixCache"]
 

@@ -264,7 +264,7 @@ class TestCodePane:
         emit = next(i for i, t in enumerate(texts) if 'emit("split", K.SPLIT' in t)
         assert any(s.style and s.style.dim for s in lines[emit] if s.text.strip())
         marked = next(t for t in texts if "❱" in t)
-        assert "siblings[new_node.key[0]] = new_node" in marked and "emit" not in marked
+        assert "siblings[get_child_key(new_node.key)] = new_node" in marked and "emit" not in marked
 
 
 class TestStartOptions:

@@ -19,9 +19,9 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
-    match_prefix = s.cache.match_prefix  # bound once: this loop runs for every waiting request
+    match = s.engine.match  # bound once: this loop runs for every waiting request
     for req in queue:
-        prefix, last_node = match_prefix(req.input_ids)
+        prefix, last_node = match(req.input_ids)
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
         req.extend_input_len = len(req.input_ids) - n_prefix
@@ -31,7 +31,7 @@ def alloc_slots(s, need: int):
     """The release's allocation: try, and on failure evict ``need`` tokens and try again."""
     slots = s.pool.alloc(need)
     if slots is None:
-        s.cache.evict(need, s._free_evicted)
+        s._evicted += s.engine.evict(need)
         slots = s.pool.alloc(need)
     return slots
 
@@ -122,19 +122,15 @@ def finish_done(s) -> list:
 
 
 def finish(s, req) -> None:
-    """Put the request's sequence into the tree, drop the duplicate slots, unlock."""
+    """Put the request's sequence into the tree (the engine frees the slots it already held
+    and a partial last page), unlock."""
     n = req.kv_len
     tokens = req.input_ids + tuple(req.output_ids)
     if s.insert != "release":   # the release (#4) kept the newest token, which has no slot yet
         tokens = tokens[:n]
-    slots = req.kv_row[:n].clone()
-    if s.priority_at_insert:
-        held = s.cache.insert(tokens, slots, req.priority)
-    else:
-        held = s.cache.insert(tokens, slots)
-    s.pool.free(slots[:held])
+    s.engine.insert(tokens, req.kv_row[:n].clone(), req.priority)
     s.req_pool.free(req.req_pool_idx)
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
     req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
     s.stats.note_finished(req)
@@ -152,13 +148,13 @@ def finish(s, req) -> None:
 def release_admission(s, req) -> None:
     """Undo an admission that was never prefilled: its prefix refs and its lock."""
     s.pool.free(req.prefix_indices)
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
 
 
 def retract(s, req) -> None:
     """Send a running request back to the queue; its own KV is lost, the tree's stays."""
     s.pool.free(req.kv_row[:req.kv_len])
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
     s.req_pool.free(req.req_pool_idx)
     s.running = [r for r in s.running if r is not req]
     lost = len(req.output_ids)

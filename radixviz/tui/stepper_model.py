@@ -45,7 +45,7 @@ class StepperModel:
 
     @property
     def live_buggy(self) -> bool:
-        return self.session.cache.buggy_match
+        return self.session.engine.snapshot().buggy_match
 
     # ----------------------------------------------------------------- moving
 
