@@ -197,6 +197,14 @@ class StepperScreen(Screen):
         for pane in self.query("NarrationPane"):
             pane.scroll_relative(y=direction * 3, animate=False)
 
+    def action_toggle_trace(self) -> None:
+        """The code pane's tracing lines (``if tr.active: ...``): shown dimmed, or hidden."""
+        shown = False
+        for pane in self.query("CodePane"):
+            shown = pane.toggle_trace()
+        self.notify("tracing lines shown, dimmed (t hides them)" if shown
+                    else "tracing lines hidden: the code as SGLang has it (t shows them)", timeout=3)
+
     # -------------------------------------------------------------- operations
 
     def action_op_input(self) -> None:
