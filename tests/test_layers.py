@@ -67,7 +67,7 @@ LOCAL_IMPORTS_PENDING = {
     "radixviz.tui.app", "radixviz.tui.screens.challenge",
     "radixviz.tui.screens.challenges", "radixviz.tui.screens.home",
     "radixviz.tui.screens.predict", "radixviz.tui.screens.quiz", "radixviz.tui.screens.scheduler",
-    "radixviz.tui.screens.stepper", "radixviz.tui.stepper_model",
+    "radixviz.tui.screens.stepper",
 }
 
 
