@@ -19,9 +19,11 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
-    match = s.engine.match  # bound once: this loop runs for every waiting request
-    for req in queue:
-        prefix, last_node = match(req.input_ids)
+    match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
+    for req in queue:                                             # for every waiting request
+        if req.match_key is None:
+            req.match_key = req.input_ids[:whole_pages(len(req.input_ids))]
+        prefix, last_node = match(req.match_key)
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
         req.extend_input_len = len(req.input_ids) - n_prefix
