@@ -95,7 +95,7 @@ def in_batch_deprioritized(queue, threshold: int = IN_BATCH_THRESHOLD) -> list:
     longer real hit are neither picked nor added. Running requests are never looked at,
     and a picked request is only reordered: admission still takes it if room remains.
     """
-    from radixviz.cache import RadixCache  # the scratch tree, as SGLang built one
+    from radixviz.cache import RadixCache  # torch: the CLI imports this module for POLICIES
 
     scratch = RadixCache()
     picked = []
