@@ -177,3 +177,17 @@ class TestHoldBack:
         assert record.admitted == (0,)
         assert [d.reason for d in record.decisions][1:] == ["held back: shares a prefix still being computed"] * 2
         assert sched.stats.held_back == 2
+
+
+def test_the_scheduler_view_says_which_requests_2442_sorted_last():
+    from rich.console import Console
+
+    from radixviz.render.scheduler import queue_lines
+    sched = Scheduler(4096, "lpm", delay_shared_prefix=True)
+    sched.submit([RequestSpec(SYSTEM + (i,), 4) for i in range(3)])
+    _, lines = queue_lines(sched.step(), width=100)
+    console = Console(width=100, color_system=None, record=True)
+    for line in lines:
+        console.print(line)
+    rows = console.export_text().splitlines()
+    assert [("sorted last (#2442)" in r) for r in rows if r.lstrip().startswith("✓")] == [False, True, True]
