@@ -19,7 +19,8 @@ with ``check_invariants(sched.cache, sched.pool, held=sched.held_slots())`` betw
 Each ``step()`` is one pass of the release's main loop: match every waiting request, order
 them by the policy, admit what fits and prefill it; when nothing can be admitted, decode
 the running batch, ten passes in a row before looking at the queue again. A finished
-request inserts input + output (minus the newest token, whose KV is not computed yet),
+request inserts input + output minus the newest token, whose KV is not computed yet (the
+#4 fix of 2024-01-15; the release passed the whole sequence, see ``insert="release"``),
 frees the slots the tree already held and unlocks its path.
 
 Three switches, off by default, bring in later SGLang (and one rule it never had):
