@@ -22,6 +22,7 @@ from radixviz.render.source_map import locate
 from radixviz.render.summary import op_result, op_summary
 from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
+from radixviz.script.kv_text import event_line
 from radixviz.cache.engines import engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.settings import DEVICE_ARG, PAGE_SIZE, POOL_SLOTS, WIDTH
@@ -57,6 +58,9 @@ def add_engine_args(p) -> None:
                         f"(--engine {_owner('pages')}; default 1)")
     p.add_argument("--eviction-policy", default=None, choices=POLICY_NAMES, metavar="NAME",
                    help=f"{', '.join(POLICY_NAMES)} (--engine {_owner('eviction_policies')}; default lru)")
+    p.add_argument("--events", action="store_true",
+                   help=f"KV events on: the cache hashes its pages and reports each page stored and "
+                        f"removed (engine {_owner('kv_events')}, picked when --engine is not given)")
 
 
 def _owner(capability: str) -> str:
@@ -77,6 +81,8 @@ def compare_side_by_side(args, ops):
     """The SideBySide ``--compare`` asks for; UsageError for options that make no sense with it."""
     from radixviz.script import compare_engines, compare_ops   # the engine: torch
 
+    if getattr(args, "events", False):
+        raise UsageError("--compare shows two trees, not KV events: drop --events")
     if args.compare == "matchers":
         if args.buggy or args.engine is not None or args.page_size is not None \
                 or args.eviction_policy is not None:
@@ -94,8 +100,12 @@ def compare_side_by_side(args, ops):
 
 def engine_options(args) -> dict:
     """Session keyword arguments for the engine options; UsageError on a bad combination."""
-    spec = engine_spec(args.engine or DEFAULT_ENGINE)
+    events = getattr(args, "events", False)
+    default = engines_with("kv_events")[0].name if events and args.engine is None else DEFAULT_ENGINE
+    spec = engine_spec(args.engine or default)
     page_size, policy = args.page_size, args.eviction_policy
+    if events and not spec.kv_events:
+        raise UsageError(f"--events needs an engine with KV events: --engine {_owner('kv_events')}")
     if page_size is not None and not spec.pages:
         raise UsageError(f"--page-size needs an engine with pages: --engine {_owner('pages')}")
     if policy is not None and not spec.eviction_policies:
@@ -105,14 +115,15 @@ def engine_options(args) -> dict:
         raise UsageError(f"--buggy is the {_owner('matcher_switch')} matcher: drop it or use "
                          f"--engine {_owner('matcher_switch')}")
     return {"engine": spec.name, "page_size": PAGE_SIZE.default if page_size is None else page_size,
-            "eviction_policy": policy or "lru"}
+            "eviction_policy": policy or "lru", "kv_events": events}
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "run", help="run a script of operations and print results, tree and pool",
         description="Apply operations (insert, match, lock, unlock, evict N, matcher fixed|buggy, "
-                    "tokens ..., reset) to a live cache and KV pool.",
+                    "tokens ..., reset; with --engine 2026 also ns NAME after a key, events on) to a "
+                    "live cache and KV pool. --events prints the KV events each operation queued.",
         epilog='example: radixviz run -e \'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match Hello_world\' '
                "--buggy. Exit codes: 0 ok, 1 an invariant check failed after the run, "
                "2 bad input (FILE:LINE:COL: message; what was applied is still printed).")
@@ -229,6 +240,10 @@ def print_human(session, args) -> None:
             console.print(Text(f"     = {op_result(record)}", style="bold"))
         else:
             console.print(Text(op_summary(record)))  # Text: a key like "[red]" is not markup
+        if args.events:
+            for event in record.kv_events:
+                console.print(Text(f"       ⇢ {event_line(event)}", style="cyan"), no_wrap=True,
+                              overflow="ellipsis")
     # the last frame is the state after the last applied operation, marks and all
     if session.frames:
         final = session.frames[-1]

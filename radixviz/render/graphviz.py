@@ -14,7 +14,9 @@ import graphviz
 
 from radixviz.cache.engines import engine_spec
 
-from .tree import node_counts, paged_text
+from radixviz.script.kv_text import hash_text
+
+from .tree import namespace_groups, namespace_label, node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
                     split_edge_text)
 
@@ -47,9 +49,12 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
     """The tree as a Digraph: one box per node with its edge, slots, ref count and last access."""
     node_marks = NodeMarks(marks)
     spec = engine_spec(tree.engine)   # what the engine has decides what the boxes say
+    words = list(spec.words(tree.settings))
+    policy = tree.settings.get("eviction_policy")
+    if spec.eviction_policies and policy in words:   # "lru" reads "lru eviction" in a caption
+        words[words.index(policy)] += " eviction"
     engine = (matcher_label(tree) if spec.matcher_switch
-              else ", ".join((f"{tree.engine} engine", *spec.words(tree.settings)))
-              + (" eviction" if spec.eviction_policies else ""))
+              else ", ".join((f"{tree.engine} engine", *words)))
     caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
                         f"{tree.evictable_size} evictable"
                         + (f" · {tree.protected_size} protected" if spec.node_stats else ""))
@@ -64,6 +69,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                          fontname="Helvetica", fontsize=11),
         edge_attr=_attrs(color="#57606a", arrowsize=0.7))
     used: set = set()
+    home = _namespace_clusters(dot, tree)   # node id -> the subgraph its box goes in
     for node in tree.root.walk():
         found = node_marks.of(node)
         used.update(found)
@@ -85,8 +91,10 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                        if spec.node_stats else (f"{node_counts(node, spec, ' · ')} · t {node.last_access}",))
             if len(node.value) != len(node.key):   # the release's insert (#4)
                 details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
-            dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
-                     **_mark_attrs(found))
+            if spec.kv_events and node.hash_value:
+                details += (hash_text(node.hash_value),)
+            home.get(node.id, dot).node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
+                                        **_mark_attrs(found))
         for child in node.children:
             style = {}
             if child.id in node_marks.wrong:
@@ -98,12 +106,29 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
         used.add(EVICTED)
         dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", "evicted"),
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)
+    for cluster in dict.fromkeys(home.values()):
+        dot.subgraph(cluster)
     if used:
         legend = "   ".join(f"{m.symbol} {m.name}" for m in ALL_MARKS if m in used)
         if node_marks.partial:
             legend += "\n│ the match took only the tokens before it"
         dot.node("legend", _label(legend), shape="plaintext", style="", fontsize="10")
     return dot
+
+
+def _namespace_clusters(dot, tree) -> dict:
+    """One labelled cluster per namespace when the tree has namespaces: node id -> its cluster."""
+    groups = namespace_groups(tree)
+    if groups is None:
+        return {}
+    home = {}
+    for i, (name, children) in enumerate(groups):
+        cluster = graphviz.Digraph(f"cluster_ns{i}", graph_attr=_attrs(
+            label=_label(namespace_label(name)), style="dashed", color="#8250df", fontcolor="#8250df"))
+        for child in children:
+            for node in child.walk():
+                home[node.id] = cluster
+    return home
 
 
 def to_dot(tree, marks=None, **options) -> str:

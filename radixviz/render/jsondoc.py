@@ -76,6 +76,10 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
         op = record.op
         entry = {"op": record.number, "name": op.name, "args": op_args(op), "text": op.text,
                  "line": op.line, "col": op.col, "result": record.result}
+        if op.ns is not None:
+            entry["ns"] = op.ns
+        if record.kv_events:
+            entry["kv_events"] = [event.as_dict() for event in record.kv_events]
         if steps:
             entry["steps"] = [step_json(session.frames[i], describe) for i in record.frame_range]
         ops.append(entry)

@@ -32,6 +32,8 @@ def _insert(r) -> str:
 def _match(r, key) -> str:
     # quoted from the key's tokens, not from matched_text: eliding that string could cut a ⟨id⟩ in two
     text = f"{r['matched']} token(s) {key_text(key[:r['matched']])} (slots {slot_ranges(r['slots'])})"
+    if r.get("ns") is not None:
+        text += f" in namespace {r['ns']}"
     diff = r.get("disagreement")
     if diff:
         wrong = slot_ranges(diff["wrong_slots"])
@@ -63,4 +65,5 @@ _RESULTS = {
     "engine": lambda r: f"an empty {r['engine']} cache",
     "page-size": lambda r: f"an empty cache with pages of {r['page_size']}",
     "eviction": lambda r: f"evicts by {r['eviction_policy']} from now on",
+    "events": lambda r: f"an empty cache, KV events {r['kv_events']}",
 }

@@ -1,5 +1,8 @@
 """The radix tree as a Rich renderable: one line per node, marks as symbols and colours.
 
+With namespaces (the 2026 engine's extra keys) the root's children are grouped under one
+labelled line per namespace; page hashes, once computed, end each node's line in short form.
+
 Large trees stay readable: long edges keep their head and tail, and levels deeper than
 ``max_depth`` or siblings beyond ``max_children`` fold into a ``… N more`` line. Nodes that
 carry a mark (the matched path, a split, the current step) and the way down to them are never
@@ -13,10 +16,13 @@ from rich.text import Text
 
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
+from radixviz.script.kv_text import hash_text
 
 from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
 
 GUIDE_STYLE = "dim"
+NAMESPACE_STYLE = "bold magenta"
+HASH_STYLE = "dim cyan"
 PARTIAL_LEGEND = "│ the match took only the tokens before it (6/11: 6 of 11)"
 DETAIL_STYLE = "dim"
 
@@ -79,7 +85,11 @@ class TreeView:
         used_marks: set = set()
         # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
         stack: list = []
-        self._push_children(stack, tree.root, keep, "", 1)
+        groups = namespace_groups(tree)
+        if groups is None:
+            self._push_children(stack, tree.root, keep, "", 1)
+        else:
+            self._push_namespaces(stack, groups, keep)
         while stack:
             item = stack.pop()
             if isinstance(item, Text):
@@ -130,13 +140,30 @@ class TreeView:
             line.append(f" {taken}/{len(node.key)}", style=style)
         line.append(f"  slots {compact_ranges(node.value)}  {node_counts(node, spec, '  ')}  "
                     f"t {node.last_access}", style=DETAIL_STYLE)
+        if spec.kv_events and node.hash_value:
+            line.append(f"  {hash_text(node.hash_value)}", style=HASH_STYLE)
         if len(node.value) != len(node.key):
             line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
         return line
 
-    def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
-        shown = self._visible(node.children, keep)
-        tail = self._fold_line(node.children, shown, prefix)
+    def _push_namespaces(self, stack: list, groups: list, keep: set) -> None:
+        """One labelled line per namespace under the root, its subtrees below it."""
+        for i in range(len(groups) - 1, -1, -1):
+            name, children = groups[i]
+            last = i == len(groups) - 1
+            self._push_children(stack, None, keep, "    " if last else "│   ", 2, children)
+            label = Text(no_wrap=True, overflow="ellipsis")
+            label.append("└── " if last else "├── ", style=GUIDE_STYLE)
+            label.append(namespace_label(name), style=NAMESPACE_STYLE)
+            tokens = sum(c.subtree_tokens for c in children)
+            label.append(f"  {_count(tokens, 'token')}", style=DETAIL_STYLE)
+            stack.append(label)
+
+    def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int,
+                       children: tuple | None = None) -> None:
+        children = node.children if children is None else children
+        shown = self._visible(children, keep)
+        tail = self._fold_line(children, shown, prefix)
         if tail is not None:
             stack.append(tail)
         for i in range(len(shown) - 1, -1, -1):
@@ -179,6 +206,24 @@ class TreeView:
             if node_id in nodes:
                 keep.update(self.tree.path_to(node_id))
         return keep
+
+
+def namespace_groups(tree) -> list | None:
+    """``[(namespace, root children in it), ...]`` in order of first appearance, or None when
+    the tree has no namespace but the plain one (then nothing is grouped)."""
+    if not engine_spec(tree.engine).namespaces:
+        return None
+    groups: dict = {}
+    for child in tree.root.children:
+        groups.setdefault(child.extra_key, []).append(child)
+    if set(groups) <= {None}:
+        return None
+    return [(name, tuple(kids)) for name, kids in groups.items()]
+
+
+def namespace_label(name) -> str:
+    """``⟪ns lora-a⟫``, or ``⟪no namespace⟫`` for keys without an extra key."""
+    return "⟪no namespace⟫" if name is None else f"⟪ns {name}⟫"
 
 
 def node_counts(node, spec, sep: str) -> str:

@@ -8,6 +8,7 @@ import importlib
 _HOMES = {
     "Frame": "frames", "Marks": "frames", "OpRecord": "frames", "PoolSnapshot": "frames",
     "describe": "narrate", "explain": "narrate", "key_text": "narrate", "slot_ranges": "narrate",
+    "node_namespace": "narrate",
     "KEY_OPS": "parser", "OP_NAMES": "parser", "Op": "parser", "ScriptError": "parser",
     "load_script": "parser", "parse_script": "parser",
     "op_source": "writer", "script_source": "writer",

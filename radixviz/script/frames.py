@@ -93,6 +93,7 @@ class OpRecord:
     result: dict = field(default_factory=dict)  # JSON-ready
     first_frame: int = 0
     last_frame: int = 0            # inclusive
+    kv_events: tuple = ()          # the KV events the cache queued during it (kv_events.py)
 
     @property
     def number(self) -> int:

@@ -5,6 +5,14 @@ from radixviz.cache.engines import engine_spec
 from radixviz.cache.evict_policy import POLICY_SUMMARY
 from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
+from .kv_text import event_line
+
+
+def node_namespace(tree, node):
+    """The namespace (extra key) ``node`` of snapshot ``tree`` lives in: None for an engine
+    without namespaces and for keys outside any."""
+    return node.extra_key if engine_spec(tree.engine).namespaces else None
+
 
 def _node(frame, node_id) -> str:
     node = frame.tree.nodes.get(node_id)
@@ -57,6 +65,11 @@ def describe(frame) -> str:
         return f"hit count of {_node(frame, first)}: {d['old']} → {d['new']}"
     if kind == "priority":
         return f"priority of {_node(frame, first)} raised {_priority(d['old'])} → {d['new']}"
+    if kind == "kv_event":
+        return f"KV event: {event_line(d['event'])}"
+    if kind == "events":
+        return f"KV events {d['kv_events']}: a fresh, empty 2026 cache" + (
+            " that reports every page it stores and frees" if d["kv_events"] == "on" else "")
     if kind == "free_tail":
         return f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: a partial page of {d['page_size']} is not cached"
     if kind == "engine":
@@ -175,6 +188,10 @@ _WHY_2026 = {
     "engine": "A different engine starts on an empty tree and a fresh pool.",
     "page_size": "Pages change how the tree is cut, so a new page size starts from an empty tree.",
     "eviction": "The same candidates, ordered by another key from now on.",
+    "kv_event": "With KV events on, the cache reports each page it stores (named by a SHA-256 chained "
+                "from the page before), each page it frees, and a reset. A router or a storage tier "
+                "reads these to know what this worker holds. A split reports nothing: its pages stay stored.",
+    "events": "KV events are fixed when a cache starts, so switching them starts an empty tree.",
 }
 
 

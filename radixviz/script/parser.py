@@ -4,15 +4,19 @@
     evict 5                   matcher buggy          reset             insert tokens 12 7 3
     engine 2026               page-size 4            eviction lfu      insert "Hi" priority 2
     insert-slots release      (inserts keep one slot fewer than their tokens, as before #4)
+    insert "Hi" ns lora-a     match "Hi" ns lora-a   events on         (2026: namespaces, KV events)
 
 A key is one word, each character a token, or ``tokens`` followed by integer ids.
 A bare ``tokens 12 7 3`` line inserts those ids. ``engine 2024|2026`` picks the cache (a
 fresh one), ``page-size N`` starts a fresh 2026 cache with pages of N tokens, ``eviction
 NAME`` sets the 2026 cache's eviction policy, and an insert may end with ``priority N``.
+A key operation may end with ``ns NAME``: the key lives in namespace NAME (SGLang's
+``extra_key``), and ``events on`` starts a fresh 2026 cache that queues KV events.
 """
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,14 +26,17 @@ from radixviz.settings import PAGE_SIZE
 
 MAX_SCRIPT_BYTES = 1_000_000
 KEY_OPS = ("insert", "match", "lock", "unlock")
-OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction")
-MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release")}
+OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction",
+                     "events")
+MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release"), "events": ("on", "off")}
+NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,39}")
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
     "unlock": 'unlock "Hello"', "evict": "evict 5", "matcher": "matcher fixed|buggy",
     "insert-slots": "insert-slots release|fixed",
     "reset": "reset", "tokens": "tokens 12 7 7 3", "engine": "engine " + "|".join(engine_names()),
     "page-size": "page-size 4", "eviction": "eviction " + "|".join(EVICTION_POLICIES),
+    "events": "events on|off",
 }
 
 
@@ -48,6 +55,7 @@ class Op:
     count: int | None = None  # for evict, and page-size
     mode: str | None = None   # matcher (fixed, buggy), insert-slots (fixed, release), engine, eviction
     priority: int | None = None  # for insert ... priority N (None: not given, the engine's 0)
+    ns: str | None = None     # for the key operations: ... ns NAME (None: no namespace)
     text: str = ""            # the operation as written
     file: str = "<input>"
     line: int = 1
@@ -153,15 +161,27 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         close = difflib.get_close_matches(name.lower(), OP_NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(OP_NAMES)})"
         raise ScriptError(file, lineno, col, f"unknown operation {name!r}{hint}")
-    priority = None
-    if name in ("insert", "tokens") and len(args) >= 2 and args[-2].text == "priority" \
-            and not args[-2].quoted:
-        priority = _int(args[-1], file, lineno, "priority is a whole number, e.g. priority 2")
+    priority = ns = None
+    # trailing modifiers, in either order: priority N (inserts), ns NAME (key operations)
+    while len(args) >= 2 and not args[-2].quoted and args[-2].text in ("priority", "ns"):
+        word, value = args[-2], args[-1]
+        if word.text == "priority" and name in ("insert", "tokens") and priority is None:
+            priority = _int(value, file, lineno, "priority is a whole number, e.g. priority 2")
+        elif word.text == "ns" and (name in KEY_OPS or name == "tokens") and ns is None:
+            if not NAMESPACE.fullmatch(value.text):
+                raise ScriptError(file, lineno, value.col, f"bad namespace {value.text!r}: letters, digits "
+                                  "and _ . : / - (up to 40), e.g. ns lora-a")
+            ns = value.text
+        else:
+            break
         args = args[:-2]
+    if (name in KEY_OPS or name == "tokens") and len(args) >= 2 and args[-1].text == "ns" \
+            and not args[-1].quoted:
+        raise ScriptError(file, lineno, args[-1].col, "missing argument: ns needs a name, e.g. ns lora-a")
     if name in KEY_OPS:
-        return Op(name, key=_key(name, args, file, lineno, col), priority=priority, **where)
+        return Op(name, key=_key(name, args, file, lineno, col), priority=priority, ns=ns, **where)
     if name == "tokens":
-        return Op("insert", key=_token_ids(args, file, lineno, col), priority=priority, **where)
+        return Op("insert", key=_token_ids(args, file, lineno, col), priority=priority, ns=ns, **where)
     if name == "reset":
         if args:
             raise ScriptError(file, lineno, args[0].col, f"extra argument {args[0].text!r}: reset takes none")
@@ -193,7 +213,7 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         return Op("eviction", mode=mode, **where)
     modes = MODES[name]
     if mode not in modes:
-        what = "matcher" if name == "matcher" else "insert-slots mode"
+        what = {"matcher": "matcher", "events": "events switch"}.get(name, "insert-slots mode")
         raise ScriptError(file, lineno, args[0].col, f"unknown {what} {args[0].text!r}: use {' or '.join(modes)}")
     return Op(name, mode=mode, **where)
 

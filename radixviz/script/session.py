@@ -21,7 +21,7 @@ DEFAULT_POOL_SIZE = 128
 FACADE = "radixviz.cache.facade"
 # the capability (an engines.EngineSpec flag) each setting operation needs
 _NEEDS = {"page-size": "pages", "eviction": "eviction_policies", "matcher": "matcher_switch",
-          "insert-slots": "release_insert"}
+          "insert-slots": "release_insert", "events": "kv_events"}
 
 
 class Session:
@@ -43,7 +43,7 @@ class Session:
                                                   if k not in ("buggy", "strict")})
         self.frames: list[Frame] = []
         self.records: list[OpRecord] = []
-        self.locks: dict = {}            # key -> nodes locked under that name, newest last
+        self.locks: dict = {}            # (key, namespace) -> nodes locked under that name, newest last
         self._record: OpRecord | None = None
         self._marks: dict = {}
         self._pool_refs: tuple = ()
@@ -80,6 +80,8 @@ class Session:
         self._step("op", f"op.{op.name}", text=op.text, name=op.name)
         try:
             record.result = handler(op)
+            # what the cache told the outside world during this operation (KV events on)
+            record.kv_events = tuple(self.engine.take_events())
         finally:
             self._record = None
         record.last_frame = len(self.frames) - 1
@@ -145,11 +147,13 @@ class Session:
                        f"{self.engine.evictable_size()} evictable (evict, unlock or reset)")
             if op.priority is not None and not spec.priorities:
                 refuse(f"priorities belong to {_owners('priorities')}")
-        elif op.name == "unlock" and not self.locks.get(op.key):
-            held = ", ".join(key_text(k) for k in self.locks) or "none"
-            refuse(f"no lock on {key_text(op.key)} to release (locks held: {held})")
+        elif op.name == "unlock" and not self.locks.get((op.key, op.ns)):
+            held = ", ".join(lock_name(*k) for k in self.locks) or "none"
+            refuse(f"no lock on {lock_name(op.key, op.ns)} to release (locks held: {held})")
         elif op.name in _NEEDS and not spec.has(_NEEDS[op.name]):
             refuse(f"{op.name} belongs to {_owners(_NEEDS[op.name])}")
+        if op.ns is not None and not spec.namespaces:
+            refuse(f"namespaces (ns {op.ns}) belong to {_owners('namespaces')}")
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
         key, need = op.key, len(op.key)
@@ -162,13 +166,15 @@ class Session:
         self.knowingly_broken |= self.release_inserts
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
-        done = self.engine.insert(key, slots, op.priority, freed=self._freed)
+        done = self.engine.insert(key, slots, op.priority, freed=self._freed, extra_key=op.ns)
         result = {"prefix_len": done.prefix_len, "new_slots": done.new_slots.tolist(),
                   "freed_duplicates": done.duplicates.tolist(), "evicted_first": evicted}
         if self.engine.spec.pages:
             result["freed_tail"] = done.tail.tolist()
         if self.engine.spec.priorities:
             result["priority"] = op.priority or 0
+        if op.ns is not None:
+            result["ns"] = op.ns
         return result
 
     def _freed(self, what: str, slots) -> None:
@@ -180,11 +186,13 @@ class Session:
                        page_size=self.engine.page_size)
 
     def _do_match(self, op: Op) -> dict:  # step: op.match
-        value, last_node = self.engine.match(op.key)
+        value, last_node = self.engine.match(op.key, op.ns)
         matched = len(value)
         result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
                   "disagreement": self._disagreement}
+        if op.ns is not None:
+            result["ns"] = op.ns
         if any(len(n.value) < len(n.key) for n in _path(last_node)):
             # a node holding fewer slots than tokens (insert-slots release, #4): shifted slots
             result["misaligned"] = {"tokens": _depth(last_node), "slots": matched,
@@ -192,17 +200,18 @@ class Session:
         return result
 
     def _do_lock(self, op: Op) -> dict:  # step: op.lock
-        value, last_node = self.engine.match(op.key)
+        value, last_node = self.engine.match(op.key, op.ns)
         delta = self.engine.lock(last_node)
-        self.locks.setdefault(op.key, []).append(last_node)
+        self.locks.setdefault((op.key, op.ns), []).append(last_node)
         return {"delta": delta, "matched": len(value), "node": last_node.id}
 
     def _do_unlock(self, op: Op) -> dict:  # step: op.unlock
-        node = self.locks[op.key][-1]
+        name = (op.key, op.ns)
+        node = self.locks[name][-1]
         delta = self.engine.unlock(node)
-        self.locks[op.key].pop()
-        if not self.locks[op.key]:
-            del self.locks[op.key]
+        self.locks[name].pop()
+        if not self.locks[name]:
+            del self.locks[name]
         return {"delta": delta, "node": node.id}
 
     def _do_evict(self, op: Op) -> dict:  # step: op.evict
@@ -232,6 +241,12 @@ class Session:
         self.engine.change("eviction_policy", op.mode)  # step: eviction
         self._step("eviction", "eviction", policy=op.mode)
         return {"eviction_policy": op.mode}
+
+    def _do_events(self, op: Op) -> dict:  # step: op.events
+        self.options["kv_events"] = op.mode == "on"
+        self._fresh_engine(self.engine.spec)  # step: events
+        self._step("events", "events", kv_events=op.mode)
+        return {"kv_events": op.mode}
 
     def _do_insert_slots(self, op: Op) -> dict:  # step: op.insert-slots
         self.release_inserts = op.mode == "release"  # step: insert_slots
@@ -315,6 +330,11 @@ class Session:
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree), marks, source, step,
                                  nodes, event))
+
+
+def lock_name(key, ns) -> str:
+    """``'Hello_'`` or ``'Hello_' ns lora-a``: a script lock as messages name it."""
+    return key_text(key) if ns is None else f"{key_text(key)} ns {ns}"
 
 
 def _owners(capability: str) -> str:

@@ -18,11 +18,16 @@ def key_source(key: tuple) -> str:
 
 
 def op_source(op) -> str:
-    """One operation as a script line."""
+    """One operation as a script line (with its priority and namespace, when it has them)."""
     if op.key is not None:
-        return f"{op.name} {key_source(op.key)}"
-    if op.name == "evict":
-        return f"evict {op.count}"
+        line = f"{op.name} {key_source(op.key)}"
+        if op.priority is not None:
+            line += f" priority {op.priority}"
+        if op.ns is not None:
+            line += f" ns {op.ns}"
+        return line
+    if op.name in ("evict", "page-size"):
+        return f"{op.name} {op.count}"
     if op.mode is not None:
         return f"{op.name} {op.mode}"
     return op.name

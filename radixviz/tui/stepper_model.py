@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from radixviz.script.narrate import key_text
+from radixviz.script.narrate import key_text, node_namespace
 from radixviz.script.parser import Op, ScriptError, parse_script
 
 
@@ -170,7 +170,9 @@ class StepperModel:
             count = len(tree.nodes[node_id].key)
             return self.apply_ops([Op("evict", count=count, text=f"evict {count}")])
         key = tuple(t for nid in tree.path_to(node_id) for t in tree.nodes[nid].key)
-        return self.apply_ops([Op(name, key=key, text=f"{name} {key_text(key, limit=40)}")])
+        ns = node_namespace(tree, tree.nodes[node_id])
+        text = f"{name} {key_text(key, limit=40)}" + ("" if ns is None else f" ns {ns}")
+        return self.apply_ops([Op(name, key=key, ns=ns, text=text)])
 
     def _jump_to(self, added: list) -> None:
         if not added:

@@ -22,6 +22,8 @@ GUIDE = (
     "takes wrongly are shown between ⟦ ⟧.\n\n"
     'Operations (press : or i): insert "Hello", match "Hello", lock "Hello", unlock "Hello", '
     "evict 5, matcher fixed|buggy, reset, tokens 12 7 3 (token ids). Separate several with ;. "
+    'On the 2026 engine a key may end with ns NAME (a namespace: insert "Hi" ns lora-a), and '
+    "events on starts a cache that hashes its pages and reports KV events (k shows the log). "
     "They run on the newest state of the cache, and the view jumps to their first step.")
 
 

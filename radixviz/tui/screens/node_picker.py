@@ -9,7 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from radixviz.script import key_text, slot_ranges
+from radixviz.script import key_text, node_namespace, slot_ranges
 
 
 def _edge(node) -> str:
@@ -61,10 +61,11 @@ class NodePicker(ModalScreen[tuple | None]):
     def _details(self, node) -> None:
         tree = self.frame.tree
         full = tuple(t for nid in tree.path_to(node.id) for t in tree.nodes[nid].key)
-        locked = len(self.locks.get(full, ()))
+        ns = node_namespace(tree, node)
+        locked = len(self.locks.get((full, ns), ()))
         text = Text()
         text.append(f"node #{node.id}  edge {key_text(node.key, limit=40)}\n", style="bold")
-        text.append(f"full key {key_text(full, limit=40)}\n")
+        text.append(f"full key {key_text(full, limit=40)}" + ("" if ns is None else f"  namespace {ns}") + "\n")
         text.append(f"slots {slot_ranges(node.value)}  ref {node.ref}  last access t={node.last_access}"
                     f"  {'leaf' if not node.children else f'{len(node.children)} child(ren)'}\n")
         text.append("l locks the full key (match + inc_ref_counter); u releases a lock made on it"

@@ -426,6 +426,10 @@ class StepperScreen(Screen):
 
     # --------------------------------------------------------------- KV check
 
+    def action_kv_events(self) -> None:
+        from radixviz.tui.screens.kv_events import KVEventsScreen
+        self.app.push_screen(KVEventsScreen(self.model))
+
     def action_verify_kv(self) -> None:
         self.notify("KV check: running the tiny model…", timeout=2)
         self._verify_kv(self.model.session)

@@ -41,6 +41,9 @@ STEPPER_KEYS = [
     Binding("minus", "slower", "Slower", tooltip="autoplay slower", show=False),
     Binding("s", "select_node", "Node",
             tooltip="pick a node: see its key, slots, ref count and access time; lock, unlock or evict"),
+    Binding("k", "kv_events", "KV events", show=False,
+            tooltip="the KV events log: each page the cache reported stored or removed so far "
+                    "(2026 engine after events on)"),
     Binding("v", "verify_kv", "Verify KV", show=False,
             tooltip="replay the operations on real K/V from a tiny model: does reuse equal recompute?"),
     Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
