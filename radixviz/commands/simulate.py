@@ -3,8 +3,9 @@
 One policy prints its totals; ``--compare lpm,fcfs`` runs each policy on the same requests
 and prints a table and a bar chart of hit rates; ``--sweep pool=512,1024`` runs every
 policy (or those named) at each value. ``--trace FILE.jsonl`` replays your own requests
-instead of a named workload (format: docs/simulation-api.md). ``--json`` prints everything
-as JSON. Bad input is one line and exit 2, before anything runs.
+instead of a named workload (format: docs/simulation-api.md). ``--workers N --router ...``
+runs N loops behind a router (simulate_cluster.py). ``--json`` prints everything as JSON.
+Bad input is one line and exit 2, before anything runs.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS, make_workload
 
 from . import simulate_report as report
-from .simulate_2026 import run_todays
+from .simulate_2026 import parse_cache_options, run_todays
+from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, run_cluster
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
@@ -40,8 +42,9 @@ def register(subparsers) -> None:
         description="Simulate SGLang's first scheduler on the radix cache: match every waiting "
                     "request, order by policy, admit what fits, prefill, decode, insert on finish.")
     p.add_argument("--workload", default=_Default(D.WORKLOAD), metavar="W",
-                   help=f"shared-prompt, few-shot, multi-turn, tree-of-thought, no-sharing or "
-                        f"priority-mix (requests with priorities) (default {D.WORKLOAD})")
+                   help=f"shared-prompt, few-shot, multi-turn, tree-of-thought, no-sharing, "
+                        f"priority-mix (requests with priorities), multi-tenant (eight system "
+                        f"prompts) or hot-prefix (one prompt behind most requests) (default {D.WORKLOAD})")
     p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
     p.add_argument("--requests", type=SIM_REQUESTS.arg, default=_DefaultNumber(SIM_REQUESTS.default), metavar="N",
@@ -78,9 +81,10 @@ def register(subparsers) -> None:
                    help="what produces tokens: fake (seeded sampler, default) or tiny "
                         "(a tiny transformer whose K/V fill the pool)")
     names = engine_names()   # read when the parser is built: a registered engine is offered
-    p.add_argument("--engine", choices=names, default=names[0], metavar="|".join(names),
+    p.add_argument("--engine", choices=names, default=None, metavar="|".join(names),
                    help=f"which cache, in the same 2024 scheduler loop: "
-                        f"{'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} (default {names[0]})")
+                        f"{'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} (default "
+                        f"{names[0]}; with --workers, {CLUSTER_ENGINE})")
     p.add_argument("--page-size", default="1", metavar="P",
                    help=f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high}, with --engine "
                         f"{_owner('pages')} (default 1)")
@@ -91,10 +95,24 @@ def register(subparsers) -> None:
                    help="release: finish requests with the first release's insert (the whole "
                         "sequence as the key, one slot fewer as the value, bug #4) and report "
                         "how the evictable counter drifts")
+    add_cluster_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--app", action="store_true",
                    help="open the app's scheduler screen on this run and step it batch by batch")
     p.set_defaults(func=run)
+
+
+def _cluster_only(args) -> str:
+    """The first option given that only means something with --workers ('' if none)."""
+    for flag, value, default in (("--router", args.router, None), ("--rate", args.rate, 2),
+                                 ("--cache-threshold", args.cache_threshold, 0.5),
+                                 ("--balance-abs-threshold", args.balance_abs_threshold, 32),
+                                 ("--balance-rel-threshold", args.balance_rel_threshold, 1.1),
+                                 ("--max-tree-size", args.max_tree_size, None),
+                                 ("--low-match", args.low_match, "min-load")):
+        if value != default:
+            return flag
+    return ""
 
 
 def _owner(capability: str) -> str:
@@ -153,8 +171,19 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
 
 
 def run(args) -> int:
+    if args.engine is None:   # several workers default to today's cache: it has KV events
+        args.engine = CLUSTER_ENGINE if args.workers is not None else engine_names()[0]
+    if args.workers is None and _cluster_only(args):
+        raise UsageError(f"{_cluster_only(args)} goes with --workers N")
+    if args.workers is not None and isinstance(args.requests, _DefaultNumber):
+        args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     options = parse_options(args)
     spec = engine_spec(args.engine)
+    if args.workers is not None:
+        page_size, evictions = parse_cache_options(args) if spec.pages else (1, ["lru"])
+        if len(evictions) > 1:
+            raise UsageError("--workers runs one eviction policy: give one --eviction-policy")
+        return run_cluster(args, options, page_size, evictions[0] if spec.eviction_policies else None)
     if args.insert != "fixed" and (not spec.release_insert or args.sweep or args.app):
         raise UsageError(f"--insert release is the 2024 release's bug (#4): with --engine "
                          f"{_owner('release_insert')}, without --sweep or --app")

@@ -85,6 +85,23 @@ def priority_mix(n: int, rng: random.Random, users: int = 8, share: float = 0.2)
     return firsts
 
 
+def multi_tenant(n: int, rng: random.Random, tenants: int = 8) -> list:
+    """Eight tenants, each with its own long system prompt; their questions arrive mixed.
+    One worker's pool cannot keep every tenant's prompt: routing decides who hits."""
+    systems = [_tokens(rng, 160, 224) for _ in range(tenants)]
+    return [RequestSpec(rng.choice(systems) + _tokens(rng, 16, 48), rng.randint(8, 24))
+            for _ in range(n)]
+
+
+def hot_prefix(n: int, rng: random.Random, hot_share: float = 0.75, cold: int = 6) -> list:
+    """One hot system prompt behind three requests in four, six cold ones behind the rest:
+    a router that followed the cache alone would send the hot ones all to one worker."""
+    hot = _tokens(rng, 256, 256)
+    colds = [_tokens(rng, 160, 224) for _ in range(cold)]
+    return [RequestSpec((hot if rng.random() < hot_share else rng.choice(colds)) + _tokens(rng, 16, 48),
+                        rng.randint(8, 24)) for _ in range(n)]
+
+
 WORKLOADS: dict[str, Callable[[int, random.Random], list]] = {
     "shared-prompt": shared_prompt,
     "few-shot": few_shot,
@@ -92,6 +109,8 @@ WORKLOADS: dict[str, Callable[[int, random.Random], list]] = {
     "tree-of-thought": tree_of_thought,
     "no-sharing": no_sharing,
     "priority-mix": priority_mix,
+    "multi-tenant": multi_tenant,
+    "hot-prefix": hot_prefix,
 }
 
 

@@ -55,7 +55,7 @@ class RadixvizApp(App):
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
                  lesson_dirs=(), export_dir: str | Path | None = None, preload_engine: bool = True,
                  scheduler_options: dict | None = None, quiz_options: dict | None = None,
-                 engine_options: dict | None = None):
+                 engine_options: dict | None = None, cluster_options: dict | None = None):
         """``scheduler_options``/``quiz_options``: keyword arguments of the first screen when
         ``start`` is "scheduler" (``radixviz simulate --app``) or "quiz" (``radixviz quiz``)."""
         super().__init__()
@@ -63,6 +63,7 @@ class RadixvizApp(App):
         self.preload_engine = preload_engine
         self.scheduler_options = dict(scheduler_options or {})
         self.quiz_options = dict(quiz_options or {})
+        self.cluster_options = dict(cluster_options or {})   # simulate --app --workers N
         self.start, self.script, self.script_text = start, script, script_text
         self.buggy, self.pool_size, self.device = buggy, pool_size, device
         self.engine_options = engine_options  # engine 2024/2026, page size, eviction (sandbox)
@@ -79,6 +80,9 @@ class RadixvizApp(App):
             self.open_lesson(self.lesson)
         elif self.start == "scheduler":   # radixviz simulate --app
             self.open_scheduler(**self.scheduler_options)
+        elif self.start == "cluster":     # radixviz simulate --app --workers N
+            from radixviz.tui.screens.cluster import ClusterScreen
+            self.push_screen(ClusterScreen(**self.cluster_options))
         else:
             from radixviz.tui.screens.home import HomeScreen
             self.push_screen(HomeScreen(self.lesson_dirs))
