@@ -28,6 +28,9 @@ WRONG = {
     "evictable-zero": ('lock "Hello_L.A.!"; lock "Hi"', "evictable_size == 0"),
     "whole-tree": ("evict 10", "evict.leaves == 3"),
     "lfu-vs-lru": ('insert "apple"; evict 1', "evict.slots != lru:evict.slots"),
+    "every-worker-hits": ('insert "cats:ask1" ns w0; insert "dogs:ask2" ns w1; insert "eels:ask3" ns w2; '
+                          'insert "dogs:ask4" ns w0; insert "eels:ask5" ns w1; insert "cats:ask6" ns w2',
+                          "namespaces_hit == 3"),
     "page-drop": ('match "Hello_wo"', "match.matched < page1:match.matched"),
 }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from radixviz.script.parser import ScriptError
 
-from .block_checks import NAMES as BLOCK_CHECKS, block_value
+from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
 from .model import Lesson, LessonError, Operations, Predict
 from .scenario import edge_text
 
@@ -14,6 +14,9 @@ STATE_CHECKS = {
     "nodes": lambda s: len(s.engine.snapshot().nodes) - 1,   # the root is not counted
     # tokens on locked nodes, where the engine counts them apart (0 elsewhere)
     "protected_size": lambda s: s.engine.protected_size(),
+    # the subtrees of different namespaces under the root (an engine with namespaces)
+    "namespaces": lambda s: len({c.extra_key for c in s.engine.snapshot().root.children})
+    if s.engine.spec.namespaces else 1,
 }
 
 
@@ -58,7 +61,7 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
 def engine_value(check: str, record, session, records=()):
     """What the engine says for a predict's ``check`` (KeyError when the name is unknown);
     ``records``: the whole block's, for the checks in block_checks.py."""
-    if check in BLOCK_CHECKS:
+    if is_block_check(check):
         return block_value(check, records or [record], session)
     if check in STATE_CHECKS:
         return STATE_CHECKS[check](session)

@@ -303,6 +303,12 @@ from .generate_2026 import GENERATORS_2026, LESSON_TOPICS_2026  # noqa: E402
 GENERATORS.update(GENERATORS_2026)
 LESSON_TOPICS.update(LESSON_TOPICS_2026)
 
+# namespaces and KV events (lesson 13), routing across workers (lesson 14): generate_routing.py
+from .generate_routing import GENERATORS_ROUTING, LESSON_TOPICS_ROUTING  # noqa: E402
+
+GENERATORS.update(GENERATORS_ROUTING)
+LESSON_TOPICS.update(LESSON_TOPICS_ROUTING)
+
 
 def generate_question(seed: int, difficulty: str = "medium", topic: str | None = None,
                       lesson: int | None = None) -> Question:

@@ -12,7 +12,9 @@ are measured after the learner's operations:
 
 - the state: ``nodes`` (the root not counted), ``leaves``, ``total_size``,
   ``evictable_size``, ``free_slots``, ``locks`` (locks held), ``locked_nodes``;
-  ``edges``, the edge texts as a multiset;
+  ``edges``, the edge texts as a multiset; ``namespaces`` (under the root, the keys
+  without one counting as one), ``namespaces_hit`` (namespaces in which an insert found
+  part of its key), ``inserted`` (every key inserted, as a multiset);
 - the learner's LAST operation of a kind, ``OP.FIELD``: ``insert.prefix_len``,
   ``insert.created`` (leaves it hung), ``insert.splits``; ``match.matched``,
   ``match.splits``, ``match.foreign`` (slots the pre-#7 matcher would hand out that belong
@@ -36,12 +38,14 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from radixviz.cache import slot_ranges, tokens_text
+from radixviz.script.narrate import node_namespace
 
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
 
 STATE = ("nodes", "leaves", "total_size", "evictable_size", "free_slots", "locks",
-         "locked_nodes", "edges")
+         "locked_nodes", "edges", "namespaces", "namespaces_hit", "inserted")
+LISTS = ("edges", "inserted")   # compared as multisets of texts
 OP_FIELDS = {
     "insert": ("prefix_len", "created", "splits"),
     "match": ("matched", "splits", "foreign"),
@@ -55,7 +59,9 @@ VARIANT_WORDS = {"page1": "with pages of 1 token", "buggy": "with the pre-#7 mat
                  "fixed": "with the fixed matcher", **{p: f"under {p.upper()}" for p in POLICIES}}
 SUBJECT_WORDS = {"nodes": "nodes", "leaves": "leaves", "total_size": "total size",
                  "evictable_size": "evictable size", "free_slots": "free slots",
-                 "locks": "locks held", "locked_nodes": "locked nodes", "edges": "edges"}
+                 "locks": "locks held", "locked_nodes": "locked nodes", "edges": "edges",
+                 "namespaces": "namespaces", "namespaces_hit": "namespaces with a hit",
+                 "inserted": "keys inserted"}
 
 
 class GoalError(ValueError):
@@ -128,9 +134,9 @@ def _parse_line(code: str, description: str, line: int) -> Condition:
     _check_subject(left)
     if any_op and "." not in left:
         raise GoalError(f"'any' needs an operation field such as evict.freed, not {left!r}")
-    if left == "edges":
+    if left in LISTS:
         if cmp not in ("==", "!="):
-            raise GoalError("edges compare with == or != only")
+            raise GoalError(f"{left} compare with == or != only")
         return Condition(left, cmp, tuple(rest), any_op, description, line)
     if len(rest) != 1:
         raise GoalError(f"one value after {cmp}, got {' '.join(rest)!r}")
@@ -180,6 +186,7 @@ def state_measures(session) -> dict:
     """The session's tree and pool now, by the names goals use."""
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
+    inserts = [r for r in session.records if r.op.name == "insert"]
     return {
         "nodes": len(nodes),
         "leaves": sum(1 for n in nodes if not n.children),
@@ -189,6 +196,11 @@ def state_measures(session) -> dict:
         "locks": sum(len(held) for held in session.locks.values()),
         "locked_nodes": sum(1 for n in nodes if n.ref > 0),
         "edges": tuple(sorted(tokens_text(n.key) for n in nodes)),
+        # namespaces under the root (the keys without one count as one), namespaces where an
+        # insert found part of its key, and every key inserted (a challenge's requests)
+        "namespaces": len({node_namespace(tree, n) for n in tree.root.children}),
+        "namespaces_hit": len({r.op.ns for r in inserts if r.result.get("prefix_len", 0) > 0}),
+        "inserted": tuple(sorted(tokens_text(r.op.key) for r in inserts)),
     }
 
 
@@ -293,10 +305,10 @@ def _value(views: dict, subject: str, index):
 
 def _compare(condition: Condition, value_of) -> Check:
     left = value_of(condition.left)
-    if condition.left == "edges":
+    if condition.left in LISTS:
         wanted = tuple(sorted(condition.right))
         held = CMPS[condition.cmp](left, wanted)
-        return Check(condition, held, f"edges are {' '.join(left) or 'none'}")
+        return Check(condition, held, f"{SUBJECT_WORDS[condition.left]} are {' '.join(left) or 'none'}")
     right = condition.right if isinstance(condition.right, int) else value_of(condition.right)
     held = CMPS[condition.cmp](left, right)
     actual = f"{_name(condition.left)} {_shown(left)}"

@@ -27,6 +27,7 @@ from radixviz.cache.engines import engine_spec
 from .request import RequestSpec
 from .routers import Load, RouterConfig, make_router
 from .scheduler import Scheduler
+from .workloads import make_workload
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Cluster:
         options = dict(engine_options or {})
         spec = engine_spec(engine)
         page = options.get("page_size", 1)
-        config = config or RouterConfig(max_tree_size=pool_size)
+        config = config or RouterConfig(max_tree_size=4 * pool_size)
         config = RouterConfig(**{**config.__dict__, "page_size": page})
         self.router = make_router(router, workers, config, seed)
         if self.router.needs_events:
@@ -229,3 +230,21 @@ class ClusterResult:
                 "balance_requests": round(self.balance("requests"), 3),
                 "balance_tokens_computed": round(self.balance("tokens_computed"), 3),
                 "reasons": self.reasons(), "workers": self.per_worker()}
+
+
+CACHE_ONLY = "cache-only"   # cache-aware with the balance thresholds off (lessons compare it)
+
+
+def run_router(workload: str, router: str, *, workers: int = 4, requests: int = 256,
+               pool_size: int = 1024, rate: int = 2, seed: int = 0, engine: str = "2026",
+               config: RouterConfig | None = None) -> ClusterResult:
+    """One router on ``requests`` requests of ``workload``, as ``simulate --workers`` runs it
+    (each worker inserts prompts after prefill). ``cache-only``: cache-aware without the
+    balance thresholds."""
+    if router == CACHE_ONLY:
+        router, config = "cache-aware", RouterConfig(max_tree_size=4 * pool_size,
+                                                     balance_abs_threshold=10 ** 9)
+    cluster = Cluster(workers, router, pool_size=pool_size, rate=rate, seed=seed, engine=engine,
+                      config=config, cache_unfinished=True)
+    cluster.submit(make_workload(workload, requests, seed))
+    return cluster.run()
