@@ -120,3 +120,15 @@ def test_bad_cluster_options_are_one_line_and_exit_2(capsys, argv, message):
     code, out, err = cli(capsys, *argv)
     assert code == 2 and message in err and out == ""
     assert len(err.strip().splitlines()) == 1
+
+
+def test_the_documented_cluster_example_runs_and_prints_the_simulations_numbers(capsys):
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "simulation-api.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", doc, flags=re.S)[-1]
+    assert "Cluster(" in block
+    exec(compile(block, "simulation-api.md", "exec"), {})
+    shown = capsys.readouterr().out
+    _, ca, _ = run("cache-aware", n=256)
+    assert f"cache-aware  hit {ca.hit_rate:.1%}  balance {ca.balance():.2f}  {ca.passes} passes" in shown
