@@ -71,7 +71,7 @@ MAX_SESSIONS = Limit("max sessions", 1, 1000, default=30)   # one app process pe
 
 # ``radixviz simulate``: one pass over the requests, only totals are kept. The defaults
 # (sim/defaults.py) are the scheduler screen's, so a run gives the same numbers anywhere.
-SIM_REQUESTS = Limit("requests", 1, 100_000, default=D.REQUESTS)
+SIM_REQUESTS = Limit("requests", 1, D.MAX_REQUESTS, default=D.REQUESTS)
 SIM_POOL_SLOTS = Limit("pool size", 16, 1 << 22, default=D.POOL_SIZE)
 MAX_RUNNING = Limit("max running", 1, 4096, default=D.MAX_RUNNING)
 CONTEXT_LEN = Limit("context length", 16, 1 << 17)

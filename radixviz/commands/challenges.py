@@ -11,7 +11,7 @@ from radixviz.errors import UsageError
 from radixviz.lessons import LessonError
 from radixviz.lessons.challenge import (AttemptError, attempt, find_challenge, load_challenges,
                                         start_session)
-from radixviz.lessons.progress import Progress
+from radixviz.lessons.progress import Progress, update_progress
 
 
 def register(subparsers) -> None:
@@ -126,15 +126,13 @@ def _check(challenge, source: str) -> int:
 
 
 def _record(challenge_id: str, ops: int | None = None, seen: bool = False) -> None:
-    progress = _progress()
-    if seen:
-        progress.see_solution(challenge_id)
-    else:
-        progress.solve_challenge(challenge_id, ops)
-    try:
-        progress.save()
-    except OSError as exc:
-        print(f"radixviz: could not save your progress: {exc}", file=sys.stderr)
+    def change(progress):
+        if seen:
+            progress.see_solution(challenge_id)
+        else:
+            progress.solve_challenge(challenge_id, ops)
+    for warning in update_progress(change)[1]:
+        print(f"radixviz: {warning}", file=sys.stderr)
 
 
 def _load(dirs):

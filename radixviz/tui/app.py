@@ -90,9 +90,16 @@ class RadixvizApp(App):
                markup: bool = True) -> None:
         """Show one notification at a time: a new one takes the place of those still shown.
         Keys pressed in a burst (autoplay speed, undo, export) used to stack a column of
-        toasts over the panes."""
+        toasts over the panes.
+
+        Always plain text (``markup`` is ignored): messages quote paths, titles and what
+        the learner typed, and a ``[/]`` in any of them must show, not crash the app."""
         self.clear_notifications()
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def action_help_quit(self) -> None:
+        """ctrl+c: Textual's hint, in plain words (its own uses markup, shown plain here)."""
+        self.notify("Press ctrl+q to quit the app", title="Do you want to quit?")
 
     def on_stepper_screen_loaded(self) -> None:
         # A loaded session's history is hundreds of thousands of immutable snapshot objects

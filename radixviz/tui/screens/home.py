@@ -4,6 +4,7 @@ Imports neither torch nor the engine: it paints at once while a worker warms the
 """
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -59,7 +60,8 @@ class HomeScreen(Screen):
                    Option("Across time: one script on the 2024 and the 2026 engine side by side",
                           id="across-time")]
         if self.lessons:
-            options += [Option(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else ""),
+            # a title comes from a lesson file: plain text, never markup
+            options += [Option(Text(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else "")),
                                id=f"lesson:{i}") for i, l in enumerate(self.lessons)]
         else:
             options.append(Option("Lessons: loading…", id="lessons-loading", disabled=True))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -55,7 +56,8 @@ class StepperScreen(Screen):
         self._autoplay = None   # the Timer while playing
 
     def compose(self) -> ComposeResult:
-        yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
+        # the title may be a script's path: plain text, never markup
+        yield Container(Static(Text(f"{self.stepper_title}: loading the engine (torch)…"), id="loading"),
                         id="stepper-body")
         yield Static("", id="op-error")
         yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
@@ -125,7 +127,7 @@ class StepperScreen(Screen):
 
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)
-        error.update(f"✗ {message}")
+        error.update(Text(f"✗ {message}"))   # may quote what was typed: never markup
         error.display = True
 
     # ----------------------------------------------------------------- stepping
