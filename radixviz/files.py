@@ -12,11 +12,16 @@ Messages never repeat a file's content beyond ``excerpt``: a short, escaped piec
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
 
 BOM = "\ufeff"
+# escape sequences (CSI, OSC, DCS and the two-character ones), then any other C0/C1 control
+# character but tab, newline and carriage return, and DEL
+_CONTROLS = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(\x07|\x1b\\)?|[ -/]*[0-~])?"
+                       r"|\x9b[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 EXCERPT_CHARS = 16
 
 
@@ -125,6 +130,13 @@ def free_name(path) -> Path:
     while os.path.lexists(path.with_name(f"{path.stem}-{n}{path.suffix}")):
         n += 1
     return path.with_name(f"{path.stem}-{n}{path.suffix}")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without terminal control sequences or control characters (tab, newline
+    and carriage return stay): what a file says can be printed without driving the
+    terminal (moving the cursor, retitling the window, hiding what follows)."""
+    return _CONTROLS.sub("", text)
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:

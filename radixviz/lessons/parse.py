@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from radixviz.files import BOM, ReadError, read_bytes
+from radixviz.files import BOM, ReadError, read_bytes, strip_controls
 
 from .model import Lesson, LessonError, Narrative, Operations, Predict
 
@@ -42,8 +42,9 @@ PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
 
 
 def read_lesson_text(path: Path) -> str:
-    """The file's text; LessonError for unreadable, binary, oversized or non-UTF-8 files
-    and for anything that is not a regular file (a FIFO or device is never read)."""
+    """The file's text, terminal control sequences removed; LessonError for unreadable,
+    binary, oversized or non-UTF-8 files and for anything that is not a regular file (a
+    FIFO or device is never read)."""
     name = str(path)
     try:
         data = read_bytes(path, MAX_LESSON_BYTES)
@@ -56,7 +57,8 @@ def read_lesson_text(path: Path) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LessonError(name, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
-    return text[1:] if text.startswith(BOM) else text
+    # a lesson is printed (lessons --read) and drawn: it may not drive the terminal
+    return strip_controls(text[1:] if text.startswith(BOM) else text)
 
 
 def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
