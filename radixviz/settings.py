@@ -84,6 +84,24 @@ APP_POOL_SLOTS = Limit("pool size", 16, 8192, default=D.POOL_SIZE)
 APP_SIM_LIMITS = {"seed": SEED, "requests": APP_REQUESTS, "pool_size": APP_POOL_SLOTS}
 
 
+@dataclass(frozen=True)
+class SessionCaps:
+    """What one served session may do (``radixviz serve``): a tab is anyone on the network,
+    so each bound below keeps one tab from taking the machine from the others (measured by
+    bench/serve_load.py: 30 tabs at these bounds)."""
+    line_chars: int = 2_000          # one typed line
+    ops_per_line: int = 20
+    ops_per_session: int = 400       # operations a sandbox keeps
+    frames: int = 12_000             # micro-steps a sandbox keeps (each a tree snapshot)
+    key_tokens: int = 256            # tokens in one key
+    export_frames: int = 300         # steps in one "export all" download
+    columns: int = 300               # the terminal a tab may ask for
+    rows: int = 100
+
+
+SERVED_CAPS = SessionCaps()
+
+
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 
 

@@ -63,7 +63,7 @@ DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server")
 # test_pending_list_is_current says when one already does.
 LOCAL_IMPORTS_PENDING = {
     "radixviz.lessons", "radixviz.lessons.challenge", "radixviz.lessons.checker", "radixviz.lessons.fixed",
-    "radixviz.lessons.generate", "radixviz.lessons.parse", "radixviz.lessons.progress",
+    "radixviz.lessons.generate", "radixviz.lessons.parse",
     "radixviz.lessons.reader", "radixviz.lessons.scenario", "radixviz.render.jsondoc",
     "radixviz.tui.app", "radixviz.tui.kv_check", "radixviz.tui.screens.challenge",
     "radixviz.tui.screens.challenges", "radixviz.tui.screens.home",

@@ -11,27 +11,18 @@ never leaves half a file and concurrent writers never lose each other's records.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from radixviz.files import ReadError, atomic_write
 
+from .places import ENV_VAR, data_dir  # noqa: F401 - re-exported
 from .progress_file import (VERSION, ProgressError, locked, parse_document,  # noqa: F401 - re-exported
                             read_progress_text)
 
-ENV_VAR = "RADIXVIZ_DATA_DIR"
 FILE_NAME = "progress.json"
 MAX_SCORES = 1000        # oldest quiz scores are dropped beyond this
-
-
-def data_dir() -> Path:
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    import platformdirs
-    return Path(platformdirs.user_data_dir("radixviz", appauthor=False))
 
 
 @dataclass
