@@ -119,7 +119,7 @@ class SandboxWork:
         if self.served and path.parent != self.served_folder:
             return None, "pick a script of this session"
         if not os.path.lexists(path):
-            return None, f"no such file: {excerpt(str(path), 60)}"
+            return None, f"no such file: {excerpt(str(path), 200)}"
         try:
             return load_script(path), None
         except ScriptError as exc:

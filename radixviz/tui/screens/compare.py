@@ -196,5 +196,5 @@ class CompareScreen(Screen):
         self.app.pop_screen()
 
     def action_quit_app(self) -> None:
-        self.app.exit()
+        self.app.action_quit()   # a sandbox below may hold unsaved work: it asks first
 

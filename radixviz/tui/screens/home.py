@@ -164,4 +164,4 @@ class HomeScreen(Screen):
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_quit_app(self) -> None:
-        self.app.exit()
+        self.app.action_quit()   # a sandbox below may hold unsaved work: it asks first
