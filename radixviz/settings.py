@@ -100,6 +100,7 @@ class SessionCaps:
 
 
 SERVED_CAPS = SessionCaps()
+SERVED_ENV = "RADIXVIZ_SERVED"   # set to 1 by ``radixviz serve`` for each session it starts
 
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import jsonschema
-
 from radixviz.files import ReadError, excerpt, read_text
 
 try:
@@ -59,6 +57,7 @@ def schema() -> dict:
 @cache
 def _validator(ref: str | None = None):
     """A validator for the whole document (``ref`` None) or for one ``$defs`` entry."""
+    import jsonschema  # jsonschema: 40 ms, paid only when a progress file is read
     root = schema()
     target = root if ref is None else {"$ref": f"#/$defs/{ref}", "$defs": root["$defs"]}
     return jsonschema.Draft202012Validator(target)
@@ -77,7 +76,7 @@ def parse_document(text: str) -> Document:
         raise ProgressError("not a progress file: a number of more than 4,300 digits") from None
     if not isinstance(data, dict) or data.get("version") != VERSION:
         raise ProgressError(f"not a radixviz progress file (expected version {VERSION})")
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    error = _best_error(_validator().iter_errors(data))
     if error is not None:
         raise ProgressError(f"not a radixviz progress file: {_where(error)}{_say(error)}")
     document = Document()
@@ -100,7 +99,7 @@ def parse_document(text: str) -> Document:
 def record_problem(kind: str, record) -> str | None:
     """Why one record does not match its schema entry (or holds text that cannot be
     written back, a lone surrogate), or None when it is good."""
-    error = jsonschema.exceptions.best_match(_validator(kind).iter_errors(record))
+    error = _best_error(_validator(kind).iter_errors(record))
     if error is not None:
         return f"{_where(error)}{_say(error)}"
     if kind == "score" and record["score"] > record["total"]:
@@ -110,6 +109,12 @@ def record_problem(kind: str, record) -> str | None:
     if _has_surrogate(record):
         return "text that is not valid Unicode (a lone surrogate)"
     return None
+
+
+def _best_error(errors):
+    """The error jsonschema deems most telling, or None."""
+    from jsonschema.exceptions import best_match  # jsonschema: loaded with the validator
+    return best_match(errors)
 
 
 def _where(error) -> str:

@@ -12,12 +12,9 @@ from typing import Iterable
 from textual.app import App, SystemCommand
 
 from radixviz.lessons.places import data_dir
-from radixviz.settings import SERVED_CAPS
+from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.palette import screen_commands
 from radixviz.tui.sandbox_work import KeepsWork
-
-# set by ``radixviz serve`` for each session it starts: the session is a browser tab
-SERVED_ENV = "RADIXVIZ_SERVED"
 
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
