@@ -14,7 +14,10 @@ A tab is untrusted: anyone who can reach the port. So
 - a page load reserves nothing: it gets a ticket, single-use, bound to the student and
   the client that asked, valid for a minute. The place is taken when the websocket
   connects, within the class's cap and a cap per client;
-- what a tab sends is bounded: a keystroke message, the terminal size (settings.SERVED_CAPS).
+- what a tab sends is bounded: a keystroke message, the terminal size (settings.SERVED_CAPS);
+- a session that keeps a CPU busy (over HOG_SHARE of one core for HOG_SECONDS) is moved to
+  the lowest CPU priority for the rest of its life (``SessionPriorities``), so the others
+  keep answering their keys: measured by bench/serve_load.py --worst.
 """
 from __future__ import annotations
 
@@ -42,13 +45,14 @@ from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
 from .serve_pages import app_page, full_page, page
+from .serve_priority import SessionPriorities
 from .serve_students import MAX_NAME, Roster, RosterError, class_rows, report_csv
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this drop the oldest (they hold no place)
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
 MAX_KEYS = 4096           # characters in one keystroke message
-MAX_MESSAGE = 64 * 1024   # bytes in one websocket message
+MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys are cut to MAX_KEYS)
 MAX_UPLOAD = 100_000      # bytes in an uploaded script
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
 COOKIE_SECONDS = 365 * 24 * 3600
@@ -92,6 +96,7 @@ class ClassroomServer(Server):
         self.live = 0
         self.live_by_client: Counter = Counter()
         self.tickets: dict[str, Ticket] = {}
+        self.priorities = SessionPriorities()
         self._on_start = on_start
 
     # ---------------------------------------------------------------- checks
@@ -286,9 +291,11 @@ class ClassroomServer(Server):
             student=student.id, env={DATA_DIR_ENV: str(self.roster.home(student)), SERVED_ENV: "1"})
         try:
             await service.start(width, height)
+            self.priorities.watch(service._process.pid)
             try:
                 await self._process_messages(websocket, service)
             finally:
+                self.priorities.forget(service._process.pid)
                 await service.stop()
         except asyncio.CancelledError:
             await websocket.close()
@@ -392,7 +399,9 @@ class ClassroomServer(Server):
                     print=lambda *_: self._on_start and self._on_start(), access_log=None)
 
     async def on_startup(self, app: web.Application) -> None:
-        """textual-serve prints its banner here; the classroom says its own lines once bound."""
+        """textual-serve prints its banner here; the classroom says its own lines once bound,
+        and starts watching the sessions' CPU use."""
+        app["priorities"] = asyncio.ensure_future(self.priorities.run())
 
 
 def is_loopback(host: str) -> bool:
