@@ -143,3 +143,15 @@ def test_twelve_concurrent_done_commands_record_all_twelve(data_dir):
     assert all(p.returncode == 0 for p in procs), outputs
     assert all("marked as completed" in out for out, _ in outputs)
     assert len(Progress.load().lessons) == 12
+
+
+async def test_the_home_screen_says_what_is_wrong_and_keeps_the_good_records(data_dir):
+    from radixviz.tui.app import RadixvizApp
+    from tui_helpers import pane_rows, shows, wait_until
+    write(data_dir, {"version": 1, "lessons": {"the-node": {"predicted": "x"}, "matching": GOOD_LESSON}})
+    app = RadixvizApp("home", device="cpu", preload_engine=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_until(pilot, lambda: app.screen.query_one("#home-warning").display)
+        assert shows(app, "1 damaged record(s) skipped (lessons 'the-node'", "#home-warning")
+        assert shows(app, "every other record is kept", "#home-warning")
+        assert any("Lesson 2: Matching" in row and "✓" in row for row in pane_rows(app, "#home-menu"))

@@ -117,3 +117,12 @@ class TestTextComesOutWhole:
         code, _, err = cli(capsys, "run", str(secret))
         assert code == 2 and "0123456789abcdef0123456789" not in err
         assert "unknown operation 'https://user:012…'" in err
+
+
+def test_a_huge_number_in_a_challenge_goal_is_named_with_its_line(capsys, tmp_path):
+    from pathlib import Path
+    shipped = Path(__file__).resolve().parents[1] / "lessons" / "challenges" / "01-first-hit.md"
+    text = shipped.read_text(encoding="utf-8").replace("match.matched == 6", "match.matched == " + "9" * 5000)
+    (tmp_path / "99-big.md").write_text(text.replace("id: first-hit", "id: big").replace("number: 1", "number: 99"))
+    code, _, err = cli(capsys, "challenges", "--lessons", str(tmp_path))
+    assert code == 2 and f"{tmp_path / '99-big.md'}:13:" in err and "number too large" in err and len(err) < 300

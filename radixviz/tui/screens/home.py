@@ -49,6 +49,7 @@ class HomeScreen(Screen):
         with Vertical(id="home-box") as box:
             box.border_title = "radixviz"
             yield Static(INTRO, id="home-intro")
+            yield Static("", id="home-warning")
             yield OptionList(*self._options(), id="home-menu")
             yield Static("↑/↓ and enter to open · ? help · q quit", classes="hint")
         yield FittingFooter()
@@ -92,8 +93,14 @@ class HomeScreen(Screen):
         self.app.call_from_thread(self._show_lessons, lessons, problems)
 
     def _read_completed(self) -> None:
+        """The ✓ of each completed lesson; what is wrong with the progress file, on screen
+        (it stays until the file is fixed: every good record is still counted)."""
         from radixviz.lessons.progress import Progress
-        self.completed = set(Progress.load().lessons)
+        progress = Progress.load()
+        self.completed = set(progress.lessons)
+        warning = self.query_one("#home-warning", Static)
+        warning.update(Text(f"⚠ {progress.warning}") if progress.warning else "")
+        warning.display = bool(progress.warning)
 
     def on_screen_resume(self) -> None:
         """Back from a lesson: its ✓ may be new."""
