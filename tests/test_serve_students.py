@@ -64,6 +64,27 @@ async def test_two_students_side_by_side(tmp_path):
         await ada.wait_for("A first hit", WAIT)
         await ada.wait_for("✓ 2/2", WAIT)
 
+        # Bob types in the sandbox and his tab closes before he saves: the next sandbox offers it back
+        mark = len(bob.chunks)
+        await bob.keys("\x1b")
+        await bob.wait_for(load.HOME_MARK, WAIT, after=mark)
+        await asyncio.sleep(0.5)
+        await bob.keys("s")
+        await bob.wait_for("no steps yet", WAIT)
+        await bob.keys(":")
+        await asyncio.sleep(0.4)
+        await bob.keys('insert "kept"\r')
+        await bob.wait_for("step 1/", WAIT)
+        await bob.ws.close()
+        await load.wait_children(proc.pid, 1, WAIT)      # his app process is gone
+        bob.ws, bob.chunks = None, []
+        await bob.open(width=120, height=40)
+        await bob.wait_for(load.HOME_MARK, WAIT)
+        await bob.keys("s")
+        await bob.wait_for("Unsaved work found", WAIT)
+        await bob.keys("r")
+        await bob.wait_for("restored 1 operation(s)", WAIT)
+
         # the teacher's page and its CSV: one row each
         report = proc_report(teacher)
         assert report["Ada"]["challenges_solved"] == "1" and report["Bob"]["challenges_solved"] == "0"
