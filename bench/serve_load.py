@@ -318,6 +318,31 @@ def load_average() -> list:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def available_mb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 1024
+    return float("inf")
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def guard_memory(stop: asyncio.Event, floor_mb: float, note: dict) -> None:
+    """Stop the hogs early if the machine runs short of memory (it is shared)."""
+    while not stop.is_set():
+        if available_mb() < floor_mb:
+            note["stopped_early"] = f"memory available fell under {floor_mb:.0f} MB"
+            stop.set()
+        await asyncio.sleep(1)
+
+
 async def worst(sessions: int, observers: int, seconds: float) -> dict:
     """``sessions`` hog tabs and ``observers`` stepping tabs: the observers' answer times,
     before the hogs start (baseline) and while they run; memory of the biggest session."""
@@ -337,17 +362,24 @@ async def worst(sessions: int, observers: int, seconds: float) -> dict:
         await asyncio.gather(*watching)
         load_before = load_average()
 
-        stop, loaded = asyncio.Event(), []
+        stop, loaded, note = asyncio.Event(), [], {}
+        guard = asyncio.ensure_future(guard_memory(stop, 2500, note))
         hogging = [asyncio.ensure_future(hog(tab, SERVED_CAPS, stop, i)) for i, tab in enumerate(hogs)]
         await asyncio.sleep(30)              # every hog has loaded torch and filled its history
-        watching = [asyncio.ensure_future(observe(tab, stop, loaded)) for tab in watchers]
-        await asyncio.sleep(seconds)
-        load_during = load_average()
         pids = children(proc.pid)
-        memory = [memory_mb(pid) for pid in pids]
+        server_cpu, app_cpu = cpu_s(proc.pid), {pid: cpu_s(pid) for pid in pids}
+        watching = [asyncio.ensure_future(observe(tab, stop, loaded)) for tab in watchers]
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not stop.is_set():
+            await asyncio.sleep(1)
+        load_during = load_average()
+        memory = [memory_mb(pid) for pid in pids if Path(f"/proc/{pid}").exists()]
+        server_cpu, app_cpu = cpu_s(proc.pid) - server_cpu, sum(cpu_s(p) - c for p, c in app_cpu.items())
+        lowered = sum(os.getpriority(os.PRIO_PROCESS, pid) == 19 for pid in pids if Path(f"/proc/{pid}").exists())
         stop.set()
-        hogged = await asyncio.gather(*hogging)
+        hogged = await asyncio.gather(*hogging, return_exceptions=True)
         await asyncio.gather(*watching)
+        guard.cancel()
     finally:
         for tab in watchers + hogs:
             await tab.close()
@@ -362,7 +394,11 @@ async def worst(sessions: int, observers: int, seconds: float) -> dict:
         "caps": {k: getattr(SERVED_CAPS, k) for k in SERVED_CAPS.__dataclass_fields__},
         "answer_alone": spread(baseline), "load_average_alone": load_before,
         "answer_with_hogs": spread(loaded), "load_average_with_hogs": load_during,
-        "keys_sent_per_hog": statistics.median(h["keys_sent"] for h in hogged),
+        "keys_sent_per_hog": statistics.median(h["keys_sent"] for h in hogged if isinstance(h, dict)),
+        "hogs_that_failed": sum(not isinstance(h, dict) for h in hogged),
+        "sessions_lowered_to_nice_19": lowered,
+        "cpu_s_while_observed": {"server": round(server_cpu, 1), "sessions": round(app_cpu, 1)},
+        **note,
         "session_pss_mb": {"median": round(statistics.median(m["pss"] for m in memory), 1),
                            "max": round(max(m["pss"] for m in memory), 1)},
         "session_rss_mb_max": round(max(m["rss"] for m in memory), 1),
