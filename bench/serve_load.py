@@ -279,7 +279,7 @@ def worst_line(n: int, seed: int) -> str:
                      for _ in range(n))
 
 
-async def hog(tab: Session, caps, stop: asyncio.Event, index: int) -> dict:
+async def hog(tab: Session, caps, stop: asyncio.Event, index: int, filled: list) -> dict:
     """One tab doing the worst allowed until ``stop``: the biggest terminal, the sandbox
     filled to the session's cap with lines of the most operations, then undo, redo and the
     matcher switch (each replays the whole history), jumps across every frame and pastes of
@@ -292,6 +292,7 @@ async def hog(tab: Session, caps, stop: asyncio.Event, index: int) -> dict:
         await tab.keys(worst_line(caps.ops_per_line, index * 1000 + n) + "\r")
         await asyncio.sleep(0.2)
     await tab.keys("\x1b")
+    filled.append(index)
     sent = 0
     keys = ["u", "U", "b", "\x1b[F", "\x1b[H", ":" + "x" * 4000, "\x1b"]
     while not stop.is_set():
@@ -308,9 +309,9 @@ async def observe(tab: Session, stop: asyncio.Event, samples: list) -> None:
     while not stop.is_set():
         for key in ("\x1b[C", "\x1b[D"):   # right, left: one step on, one back
             try:
-                samples.append(await tab.answer_time(key, timeout=30))
+                samples.append(await tab.answer_time(key, timeout=10))
             except asyncio.TimeoutError:
-                samples.append(30.0)
+                samples.append(10.0)
             await asyncio.sleep(0.25)
 
 
@@ -363,9 +364,13 @@ async def worst(sessions: int, observers: int, seconds: float) -> dict:
         load_before = load_average()
 
         stop, loaded, note = asyncio.Event(), [], {}
-        guard = asyncio.ensure_future(guard_memory(stop, 2500, note))
-        hogging = [asyncio.ensure_future(hog(tab, SERVED_CAPS, stop, i)) for i, tab in enumerate(hogs)]
-        await asyncio.sleep(30)              # every hog has loaded torch and filled its history
+        guard = asyncio.ensure_future(guard_memory(stop, 5000, note))
+        filled: list = []
+        hogging = [asyncio.ensure_future(hog(tab, SERVED_CAPS, stop, i, filled)) for i, tab in enumerate(hogs)]
+        started = time.monotonic()
+        while len(filled) < sessions and time.monotonic() - started < 600 and not stop.is_set():
+            await asyncio.sleep(1)           # every hog has loaded torch and filled its history
+        note["hogs_filled_after_s"] = round(time.monotonic() - started)
         pids = children(proc.pid)
         server_cpu, app_cpu = cpu_s(proc.pid), {pid: cpu_s(pid) for pid in pids}
         watching = [asyncio.ensure_future(observe(tab, stop, loaded)) for tab in watchers]

@@ -14,7 +14,9 @@ A tab is untrusted: anyone who can reach the port. So
 - a page load reserves nothing: it gets a ticket, single-use, bound to the student and
   the client that asked, valid for a minute. The place is taken when the websocket
   connects, within the class's cap and a cap per client;
-- what a tab sends is bounded: a keystroke message, the terminal size (settings.SERVED_CAPS);
+- what a tab sends is bounded: keystrokes (a message, and a rate: a flood would queue
+  millions of key events in the app and grow it by gigabytes), resizes (a few a second),
+  the terminal size (settings.SERVED_CAPS);
 - a session that keeps a CPU busy (over HOG_SHARE of one core for HOG_SECONDS) is moved to
   the lowest CPU priority for the rest of its life (``SessionPriorities``), so the others
   keep answering their keys: measured by bench/serve_load.py --worst.
@@ -22,6 +24,7 @@ A tab is untrusted: anyone who can reach the port. So
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import ipaddress
 import json
 import logging
@@ -52,6 +55,8 @@ TICKET_SECONDS = 60       # a page whose websocket has not connected by then mus
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this drop the oldest (they hold no place)
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
 MAX_KEYS = 4096           # characters in one keystroke message
+KEYS_PER_SECOND = 400     # sustained keystroke characters a session takes (a paste is a burst)
+RESIZE_EVERY = 0.25       # seconds between two terminal sizes passed on (the last one always is)
 MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys are cut to MAX_KEYS)
 MAX_UPLOAD = 100_000      # bytes in an uploaded script
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
@@ -59,6 +64,24 @@ COOKIE_SECONDS = 365 * 24 * 3600
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
 
 log = logging.getLogger("radixviz.serve")
+
+
+class KeyBudget:
+    """A token bucket of keystroke characters: ``MAX_KEYS`` at once, ``KEYS_PER_SECOND``
+    after that. What is over the budget is dropped (no person types that fast)."""
+
+    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND):
+        self.burst, self.rate = burst, rate
+        self.tokens, self.at = float(burst), time.monotonic()
+
+    def take(self, wanted: int) -> int:
+        """How many of ``wanted`` characters may pass now."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        allowed = min(wanted, int(self.tokens))
+        self.tokens -= allowed
+        return allowed
 
 
 @dataclass
@@ -79,6 +102,16 @@ class ClassroomAppService(AppService):
         environment = super()._build_environment(width, height)
         environment.update(self.extra_env)
         return environment
+
+    async def _open_app_process(self, width: int = 80, height: int = 24):
+        """textual-serve's, but the app process ends with the server (Linux): a server that
+        is killed leaves no session running on its own."""
+        environment = self._build_environment(width=width, height=height)
+        self._process = process = await asyncio.create_subprocess_shell(
+            self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=environment, preexec_fn=end_with_parent)
+        self._stdin = process.stdin
+        return process
 
 
 class ClassroomServer(Server):
@@ -305,28 +338,46 @@ class ClassroomServer(Server):
     async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
         (within SERVED_CAPS), pings, focus; anything else is ignored."""
-        caps = SERVED_CAPS
-        async for message in websocket:
-            if message.type != WSMsgType.TEXT:
-                continue
-            try:
-                envelope = json.loads(message.data)
-            except ValueError:
-                continue
-            if not (isinstance(envelope, list) and envelope and isinstance(envelope[0], str)):
-                continue
-            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
-            if kind == "stdin" and isinstance(data, str):
-                await service.send_bytes(data[:MAX_KEYS].encode("utf-8", "replace"))
-            elif kind == "resize" and isinstance(data, dict):
-                await service.set_terminal_size(_int(data.get("width"), 80, 20, caps.columns),
-                                                _int(data.get("height"), 24, 10, caps.rows))
-            elif kind == "ping" and isinstance(data, str) and len(data) <= 64:
-                await websocket.send_json(["pong", data])
-            elif kind == "blur":
-                await service.blur()
-            elif kind == "focus":
-                await service.focus()
+        caps, budget, pending = SERVED_CAPS, KeyBudget(), {}
+        sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
+        try:
+            async for message in websocket:
+                await self._one_message(message, service, websocket, budget, pending, caps)
+        finally:
+            sizes.cancel()
+
+    async def _one_message(self, message, service, websocket, budget, pending: dict, caps) -> None:
+        if message.type != WSMsgType.TEXT:
+            return
+        try:
+            envelope = json.loads(message.data)
+        except ValueError:
+            return
+        if not (isinstance(envelope, list) and envelope and isinstance(envelope[0], str)):
+            return
+        kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+        if kind == "stdin" and isinstance(data, str):
+            allowed = budget.take(min(len(data), MAX_KEYS))
+            if allowed:
+                await service.send_bytes(data[:allowed].encode("utf-8", "replace"))
+        elif kind == "resize" and isinstance(data, dict):
+            pending["size"] = (_int(data.get("width"), 80, 20, caps.columns),
+                               _int(data.get("height"), 24, 10, caps.rows))
+        elif kind == "ping" and isinstance(data, str) and len(data) <= 64:
+            await websocket.send_json(["pong", data])
+        elif kind == "blur":
+            await service.blur()
+        elif kind == "focus":
+            await service.focus()
+
+    async def _pass_sizes(self, service, pending: dict) -> None:
+        """Pass the newest terminal size on, at most every RESIZE_EVERY seconds (a window
+        being dragged sends dozens; each costs the app a whole repaint)."""
+        while True:
+            size = pending.pop("size", None)
+            if size is not None:
+                await service.set_terminal_size(*size)
+            await asyncio.sleep(RESIZE_EVERY)
 
     async def handle_download(self, request: web.Request) -> web.StreamResponse:
         """A file a session delivers (a saved script, an export): only to its own student."""
@@ -402,6 +453,14 @@ class ClassroomServer(Server):
         """textual-serve prints its banner here; the classroom says its own lines once bound,
         and starts watching the sessions' CPU use."""
         app["priorities"] = asyncio.ensure_future(self.priorities.run())
+
+
+def end_with_parent() -> None:
+    """In the app process before it runs: ask Linux to end it when the server ends."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def is_loopback(host: str) -> bool:
