@@ -17,9 +17,9 @@ A tab is untrusted: anyone who can reach the port. So
 - what a tab sends is bounded: keystrokes (a message, and a rate: a flood would queue
   millions of key events in the app and grow it by gigabytes), resizes (a few a second),
   the terminal size (settings.SERVED_CAPS);
-- a session that keeps a CPU busy (over HOG_SHARE of one core for HOG_SECONDS) is moved to
-  the lowest CPU priority for the rest of its life (``SessionPriorities``), so the others
-  keep answering their keys: measured by bench/serve_load.py --worst.
+- a session that keeps a CPU busy is confined to half of the cores until it calms down
+  (``SessionPriorities``), so the others keep answering their keys: measured by
+  bench/serve_load.py --worst.
 """
 from __future__ import annotations
 
