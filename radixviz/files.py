@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 BOM = "\ufeff"
@@ -102,11 +102,12 @@ def _os_error(exc: OSError) -> ReadError:
 def atomic_write(path, data: str | bytes, encoding: str = "utf-8") -> None:
     """Write ``data`` to ``path`` all at once: a temporary file in the same folder, flushed
     to disk, then renamed over the target. On any failure the old file (if any) is as it
-    was and no temporary file is left. OSError (or UnicodeEncodeError) on failure."""
+    was and no temporary file is left. The new file has the usual permissions (0666 less
+    the umask), whatever the old one had. OSError (or UnicodeEncodeError) on failure."""
     path = Path(path)
     payload = data.encode(encoding) if isinstance(data, str) else data   # fails before any file
-    folder = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(payload)

@@ -52,7 +52,7 @@ from .serve_priority import SessionPriorities
 from .serve_students import MAX_NAME, Roster, RosterError, class_rows, report_csv
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
-TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this drop the oldest (they hold no place)
+TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
 MAX_KEYS = 4096           # characters in one keystroke message
 KEYS_PER_SECOND = 400     # sustained keystroke characters a session takes (a paste is a burst)
@@ -181,7 +181,8 @@ class ClassroomServer(Server):
         now = time.monotonic()
         self.tickets = {t: k for t, k in self.tickets.items() if k.until > now}
         mine = sorted((k.until, t) for t, k in self.tickets.items() if k.client == client)
-        for _, old in mine[:max(0, len(mine) - TICKETS_PER_CLIENT + 1)]:
+        keep = max(TICKETS_PER_CLIENT, 2 * self.per_client)   # they hold no place: only memory
+        for _, old in mine[:max(0, len(mine) - keep + 1)]:
             del self.tickets[old]
         ticket = secrets.token_urlsafe(24)
         self.tickets[ticket] = Ticket(student, client, now + TICKET_SECONDS)
