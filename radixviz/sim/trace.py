@@ -108,17 +108,17 @@ def _parse_line(line: str, where: str, encode):
     prompt = _tokens(obj["prompt"], where, encode)
     output_len = obj["output_len"]
     if isinstance(output_len, bool) or not isinstance(output_len, int) or not 1 <= output_len <= MAX_ID:
-        raise TraceError(f"{where}: output_len must be a whole number from 1 to {MAX_ID}, not {excerpt(repr(output_len))}")
+        raise TraceError(f"{where}: output_len must be a whole number from 1 to {MAX_ID}, not {_shown(output_len)}")
     arrival = obj.get("arrival")
     if arrival is not None and (isinstance(arrival, bool) or not isinstance(arrival, (int, float))
                                 or not math.isfinite(arrival)):
-        raise TraceError(f"{where}: arrival must be a finite number, not {excerpt(repr(arrival))}")
+        raise TraceError(f"{where}: arrival must be a finite number, not {_shown(arrival)}")
     session = obj.get("session")
     if session is not None and (isinstance(session, bool) or not isinstance(session, (str, int))):
-        raise TraceError(f"{where}: session must be a string or a whole number, not {excerpt(repr(session))}")
+        raise TraceError(f"{where}: session must be a string or a whole number, not {_shown(session)}")
     priority = obj.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > MAX_ID:
-        raise TraceError(f"{where}: priority must be a whole number, not {excerpt(repr(priority))}")
+        raise TraceError(f"{where}: priority must be a whole number, not {_shown(priority)}")
     return arrival, session, RequestSpec(prompt, output_len, priority=priority)
 
 
@@ -128,7 +128,7 @@ def _tokens(prompt, where: str, encode) -> tuple:
     elif isinstance(prompt, list):
         bad = [t for t in prompt if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= MAX_ID]
         if bad:
-            raise TraceError(f"{where}: prompt token ids must be whole numbers from 0 to {MAX_ID}, not {excerpt(repr(bad[0]))}")
+            raise TraceError(f"{where}: prompt token ids must be whole numbers from 0 to {MAX_ID}, not {_shown(bad[0])}")
         tokens = tuple(prompt)
     else:
         raise TraceError(f"{where}: prompt must be text or a list of token ids, "
@@ -136,6 +136,12 @@ def _tokens(prompt, where: str, encode) -> tuple:
     if not tokens:
         raise TraceError(f"{where}: the prompt is empty")
     return tokens
+
+
+def _shown(value) -> str:
+    """A value as Python writes it, cut short: an error never echoes a whole line back."""
+    text = repr(value)
+    return text if len(text) <= 24 else text[:23] + "…"
 
 
 def _chain_sessions(entries) -> list[RequestSpec]:
