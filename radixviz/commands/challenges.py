@@ -13,6 +13,7 @@ from radixviz.lessons import LessonError
 from radixviz.lessons.challenge import (AttemptError, attempt, find_challenge, load_challenges,
                                         start_session)
 from radixviz.lessons.progress import Progress, update_progress
+from radixviz.render.tree import TreeView
 from radixviz.script.parser import MAX_SCRIPT_BYTES
 
 
@@ -92,7 +93,6 @@ def show(challenge) -> None:
         print(f"  - {condition.words}   [{condition.text}]")
     print(f"\nAllowed operations: {', '.join(challenge.allow)}")
     if challenge.start:
-        from radixviz.render.tree import TreeView  # reads frames, whose module imports torch
 
         print("\nStarting state:")
         for line in challenge.start.splitlines():

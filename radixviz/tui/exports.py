@@ -6,17 +6,16 @@ import io
 import zipfile
 from pathlib import Path
 
+from radixviz.render import graphviz
 from radixviz.render.names import remove_stale_steps, step_file_name
 
 
 def _write(frame, path: Path) -> None:
-    from radixviz.render import graphviz  # its marks read the engine: torch, off the first paint
     graphviz.write(frame, path, frame.marks)
 
 
 def frame_svg(frame) -> bytes:
     """One frame as SVG bytes (GraphvizError, one line, when dot fails)."""
-    from radixviz.render import graphviz  # its marks read the engine: torch, off the first paint
     return graphviz.to_svg(frame)
 
 

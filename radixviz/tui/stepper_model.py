@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from radixviz.script.narrate import key_text
+from radixviz.script.parser import Op, ScriptError, parse_script
+
 
 @dataclass
 class Applied:
@@ -47,7 +50,7 @@ class StepperModel:
 
     @property
     def live_buggy(self) -> bool:
-        return self.session.cache.buggy_match
+        return self.session.engine.snapshot().buggy_match
 
     # ----------------------------------------------------------------- moving
 
@@ -87,8 +90,6 @@ class StepperModel:
     def apply_ops(self, ops, what: str = "line") -> Applied:
         """Apply ``ops`` whole or not at all: at the first refused one, the session goes back
         to how it was before them and the error says so (``what``: "line", "script")."""
-        from radixviz.script import ScriptError
-
         ops = list(ops)
         refused = self._over_caps(ops)
         if refused:
@@ -134,8 +135,6 @@ class StepperModel:
 
     def apply_text(self, text: str) -> Applied:
         """Parse and apply a line of the operation language, whole or not at all."""
-        from radixviz.script import ScriptError, parse_script
-
         if self.caps is not None and len(text) > self.caps.line_chars:
             return Applied([], f"a line of at most {self.caps.line_chars:,} characters here")
         try:
@@ -181,8 +180,6 @@ class StepperModel:
         """Replace the session by a fresh one that applies ``ops``; on a refused operation
         the old session stays. ``keep`` shows the same operation (and step in it) as before,
         else the view goes to the end."""
-        from radixviz.script import ScriptError
-
         old_session, old_record = self.session, self.record
         offset = self.position - old_record.first_frame if old_record else 0
         at_last = old_record is not None and self.position == old_record.last_frame
@@ -205,8 +202,6 @@ class StepperModel:
 
     def node_op(self, name: str, node_id: int) -> Applied:
         """lock/unlock the full key leading to a node of the frame shown, or evict its size."""
-        from radixviz.script import Op, key_text
-
         tree = self.frame.tree
         if node_id not in tree.nodes or node_id == tree.root.id:
             return Applied([], "pick a node other than the root")
