@@ -26,7 +26,7 @@ def op_source(op) -> str:
         if op.ns is not None:
             line += f" ns {op.ns}"
         return line
-    if op.name in ("evict", "page-size"):
+    if op.count is not None:          # evict N, page-size N
         return f"{op.name} {op.count}"
     if op.mode is not None:
         return f"{op.name} {op.mode}"
