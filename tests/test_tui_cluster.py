@@ -50,5 +50,8 @@ async def test_the_cluster_screen_shows_each_worker_and_each_route(monkeypatch):
         assert shown == [False, True, False]
         await pilot.press("0", "end")
         assert all(box.display for box in app.screen.query(".cluster-tree"))
+        log = plain(app.screen.query_one("#cluster-log-body").content, width=118)
+        last = routes[-1]                   # long after the last arrival, the log still shows it
+        assert f"#{last.number:<4}→ worker {last.worker}" in log and "no arrivals yet" not in log
         assert f"pass {len(app.screen.ticks)}/{len(app.screen.ticks)}" in \
             plain(app.screen.query_one("#cluster-status").content)

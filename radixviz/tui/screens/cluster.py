@@ -31,7 +31,7 @@ class ClusterScreen(Screen):
     #cluster-trees { height: 1fr; }
     .cluster-tree { width: 1fr; border: round $primary; }
     .cluster-tree-body { width: auto; }
-    #cluster-log { height: 11; border: round $secondary; }
+    #cluster-log { height: 11; max-height: 40%; border: round $secondary; }
     """
     BINDINGS = [
         Binding("right,space,n", "step(1)", "Next pass"),
@@ -114,9 +114,10 @@ class ClusterScreen(Screen):
         self.query_one("#cluster-log-body", Static).update(self._log(tick))
 
     def _log(self, tick):
-        routes = [r for t in self.ticks[max(0, self.position - 40):self.position + 1] for r in t.routes]
+        # the newest arrivals up to this pass (placed during passes 1..tick.tick)
+        routes = [r for r in self.cluster.routes if r.tick < tick.tick][-LOG_LINES:]
         lines = []
-        for r in routes[-LOG_LINES:]:
+        for r in routes:
             mark = REASON_MARKS.get(r.reason, "·")
             now = r.tick + 1 == tick.tick
             line = Text(f"{mark} pass {r.tick + 1:>3} #{r.number:<4}→ worker {r.worker}  ",
