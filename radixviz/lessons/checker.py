@@ -66,6 +66,18 @@ def engine_value(check: str, record, session):
     return value
 
 
+def engine_disagrees(predict: Predict, record, session) -> str | None:
+    """What the engine gives for ``predict.check`` after ``record`` ran, as text, when it is
+    not the lesson's answer; None when it agrees, or when there is no check to make."""
+    if predict.check is None:
+        return None
+    try:
+        value = _as_text(engine_value(predict.check, record, session))
+    except KeyError:
+        return None      # --check reports an unknown check; the app has nothing to compare
+    return None if predict.grade(value).correct else value
+
+
 def _check_predict(predict: Predict, record, session, name: str) -> LessonError | None:
     if predict.check is None:
         return None
