@@ -16,7 +16,7 @@ from radixviz.lessons import Narrative, Predict, load_lessons
 from radixviz.lessons.progress import Progress
 from radixviz.lessons.reader import read_plain
 from radixviz.tui.app import RadixvizApp
-from tui_helpers import screen_rows, wait_ready
+from tui_helpers import painted_text, screen_rows, wait_ready
 
 pytestmark = pytest.mark.slow
 
@@ -99,15 +99,6 @@ class Transcript:
         return lost
 
 
-def painted(app, selector: str) -> list[str]:
-    """The rows of a pane's text as painted, its border, padding and scrollbar cut off."""
-    widget = app.screen.query_one(selector)
-    if not widget.display or not widget.region:
-        return []
-    box = widget.scrollable_content_region
-    return [row[box.x:box.right].rstrip() for row in screen_rows(app)[box.y:box.bottom]]
-
-
 async def walk(lesson, size, right: bool) -> tuple[Transcript, list]:
     """Walk ``lesson`` to its end in one app; returns what the lesson pane painted and the
     questions the docked predictions painted."""
@@ -119,9 +110,9 @@ async def walk(lesson, size, right: bool) -> tuple[Transcript, list]:
         closing = sig(f"End of lesson {lesson.number}.")
         for _ in range(1500):
             await pilot.pause()
-            page = painted(app, "#lesson-pane")
+            page = painted_text(app, "#lesson-pane")
             transcript.add(page)
-            dock = painted(app, "#predict-dock")
+            dock = painted_text(app, "#predict-dock")
             if dock:
                 predict = next(predicts)
                 asked.append(sig(" ".join(dock)).startswith(sig(predict.question)))
@@ -136,7 +127,7 @@ async def walk(lesson, size, right: bool) -> tuple[Transcript, list]:
             rows = screen_rows(app)
             if closing in sig(" ".join(page)) and not any("▼ more" in row for row in rows):
                 break
-            stepping = bool(painted(app, "#step-pane"))
+            stepping = bool(painted_text(app, "#step-pane"))
             await pilot.press("right_square_bracket" if stepping else "right")
         else:
             pytest.fail(f"lesson {lesson.number} never reached its end at {size}")
@@ -152,4 +143,6 @@ async def test_every_paragraph_and_explanation_is_painted_in_order(lesson, size,
     assert transcript.missing(expected) == [], f"never painted in order at {size}"
     assert all(asked) and len(asked) == sum(isinstance(b, Predict) for b in lesson.blocks)
     n = len(asked)
-    assert Progress.load().prediction_score(lesson.id) == ((n if right else 0), n)
+    progress = Progress.load()
+    assert lesson.id in progress.lessons, "a lesson walked to its end is recorded completed"
+    assert progress.prediction_score(lesson.id) == ((n if right else 0), n)

@@ -38,7 +38,7 @@ _FIELD = re.compile(r"^([A-Za-z_]+)\s*:\s*(.*)$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
 # a passage only the app can act on ("Press v now"): left out of --read and the HTML export
-APP_ONLY = re.compile(r"<!--\s*app\s*-->(.*?)<!--\s*/app\s*-->[ \t]*", re.S)
+APP_ONLY = re.compile(r"<!--\s*app\s*-->(.*?)<!--\s*/app\s*-->([ \t]*)", re.S)
 _APP_MARK = re.compile(r"<!--\s*/?app\s*-->")
 
 
@@ -188,7 +188,7 @@ def _flush(blocks: list, prose: list[str], start: int) -> None:
     def tidy(kept: str) -> str:
         return re.sub(r"\n{3,}", "\n\n", kept).strip()
     blocks.append(Narrative(tidy(APP_ONLY.sub("", text)), start,
-                            tidy(APP_ONLY.sub(lambda m: m.group(1), text))))
+                            tidy(APP_ONLY.sub(lambda m: m.group(1) + m.group(2), text))))
 
 
 def _heading(blocks: list) -> str | None:

@@ -8,6 +8,8 @@ matcher open a sandbox copy: the lesson's own operations never change under it.
 """
 from __future__ import annotations
 
+from textual.screen import Screen
+
 from radixviz.tui.lesson_player import LessonWalk
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import LESSON_KEYS
@@ -16,9 +18,10 @@ LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a 
 ANSWER_FIRST = "answer the prediction first (its letter, or type it), or press esc to skip it"
 
 
-class LessonScreen(StepperScreen):
+class LessonScreen(StepperScreen, inherit_bindings=False):
     ASK_BEFORE_LEAVING = False   # the operations are the lesson's; leaving keeps the place
-    BINDINGS = LESSON_KEYS
+    # not inherited: the footer lists keys in this order, and reading comes right after stepping
+    BINDINGS = [*Screen.BINDINGS, *LESSON_KEYS]
     WITHOUT_ENGINE = StepperScreen.WITHOUT_ENGINE | {"toggle_reading", "scroll_page"}
     # below either size a paragraph gets the whole screen (the reading layout)
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
@@ -207,10 +210,15 @@ class LessonScreen(StepperScreen):
             self._moved(self.model.go(frames[1]))
 
     def _tick(self) -> None:
-        """Autoplay plays operations; it pauses where there is something to read or answer."""
+        """Autoplay plays operations, and pauses where it arrives at something to read or
+        answer (started on a paragraph, it first goes on from there)."""
         if self.app.screen is not self:
             return
-        self.action_next()
+        frames = self.walk.frames()
+        if frames is not None and self.model.position < frames[1]:
+            self._moved(self.model.step(1))
+            return
+        self._forward()
         if self.walk.frames() is None or self.walk.waiting is not None:
             self.playing = False
 

@@ -19,6 +19,13 @@ from radixviz.lessons.grading import LETTERS
 MAX_CHOICES = 8
 
 
+class Choices(OptionList, inherit_bindings=False):
+    """The options, moved through with ↑/↓; ← and → stay the lesson's (back, and a
+    reminder to answer) instead of scrolling the list sideways."""
+
+    BINDINGS = OptionList.BINDINGS
+
+
 class PredictionDock(Vertical):
     BINDINGS = [Binding(LETTERS[i], f"pick({i})", f"option {LETTERS[i]}", show=False)
                 for i in range(MAX_CHOICES)] + [Binding("escape", "skip", "Skip")]
@@ -45,7 +52,7 @@ class PredictionDock(Vertical):
 
     def compose(self):
         yield Static("", id="predict-question")
-        yield OptionList(id="predict-choices")
+        yield Choices(id="predict-choices")
         yield Input(id="predict-answer")
         yield Static("", id="predict-hint", classes="hint")
 
