@@ -59,7 +59,7 @@ a {{ color: #79c0ff; }}
 <body>
 <main>
 <h1>The class is full</h1>
-<p>All {limit} sessions of {title} are in use. This page tries again every {retry} seconds,
+<p>{in_use} of {title} {verb} in use. This page tries again every {retry} seconds,
 and opens the app as soon as someone closes a tab.</p>
 <p>Teacher: <code>radixviz serve --max-sessions N</code> allows more at once.</p>
 <p><a href="/">Try again now</a></p>
@@ -75,4 +75,6 @@ def app_page(*, title: str, static: str, websocket: str, font_size: int) -> str:
 
 
 def full_page(*, title: str, limit: int, retry: int) -> str:
-    return FULL_PAGE.format(title=escape(title), limit=limit, retry=retry)
+    in_use = "The one session" if limit == 1 else f"All {limit} sessions"
+    return FULL_PAGE.format(title=escape(title), in_use=in_use, verb="is" if limit == 1 else "are",
+                            retry=retry)

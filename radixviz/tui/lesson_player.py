@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from radixviz.lessons.checker import engine_disagrees
+from radixviz.lessons.reader import answer_text
+
 
 @dataclass(frozen=True)
 class Stop:
@@ -163,8 +166,6 @@ class LessonWalk:
         self.right, self.asked = right, asked
 
     def _play(self, model) -> None:
-        from radixviz.lessons.checker import engine_disagrees
-
         stop = self.stop
         if stop.kind == "ops":
             applied = model.apply_ops(self.lesson.blocks[stop.block].ops)
@@ -228,8 +229,6 @@ class LessonWalk:
         return parts, own
 
     def _reply_part(self, block: int, answered: bool) -> Part:
-        from radixviz.lessons.reader import answer_text
-
         predict, reply = self.lesson.blocks[block], self.replies[block]
         lines = [f"? {predict.question}"]
         if reply.earlier:

@@ -8,11 +8,17 @@ matcher open a sandbox copy: the lesson's own operations never change under it.
 """
 from __future__ import annotations
 
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
+from radixviz.lessons.progress import Progress, mark_lesson_completed, save_lesson_position
 from radixviz.tui.lesson_player import LessonWalk
+from radixviz.tui.screens.resume import ResumeScreen
+from radixviz.tui.screens.side_sandbox import LessonCopy
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import LESSON_KEYS
+from radixviz.tui.widgets.lesson_page import LessonPage
+from radixviz.tui.widgets.prediction import PredictionDock
 
 LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a sandbox copy"
 ANSWER_FIRST = "answer the prediction first (its letter, or type it), or press esc to skip it"
@@ -34,7 +40,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self._before = None                # the cache before the first operations
 
     def make_panes(self):
-        from radixviz.tui.widgets.lesson_panes import LessonPanes
+        from radixviz.tui.widgets.lesson_panes import LessonPanes   # imports torch (the panes)
         return LessonPanes(id="stepper-panes")
 
     def watch_model(self, model) -> None:
@@ -46,8 +52,6 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
 
     def _start(self) -> None:
         """Play the lesson from its start, or offer to resume where the learner left it."""
-        from radixviz.lessons.progress import Progress
-        from radixviz.tui.screens.resume import ResumeScreen
         saved = Progress.load().positions.get(self.lesson.id)
         block = saved.get("block") if isinstance(saved, dict) else None
         if not isinstance(block, int) or not 0 < block < len(self.lesson.blocks):
@@ -83,11 +87,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def refresh_view(self) -> None:
         if self.model is None or not self.is_attached or self.walk.stop is None:
             return
-        from radixviz.tui.widgets.lesson_panes import LessonPanes
-        from radixviz.tui.widgets.prediction import PredictionDock
         try:
-            panes = self.query_one(LessonPanes)
-        except Exception:
+            panes = self.query_one("#stepper-panes")
+        except NoMatches:
             return   # the screen is closing and its panes are gone
         stop, waiting = self.walk.stop, self.walk.waiting
         stepping = self.walk.frames() is not None
@@ -108,8 +110,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_view)   # the layout follows the terminal's size
 
-    def _page(self):
-        from radixviz.tui.widgets.lesson_page import LessonPage
+    def _page(self) -> LessonPage:
         return self.query_one(LessonPage)
 
     # ------------------------------------------------------------ walking
@@ -235,7 +236,6 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     # ------------------------------------------------------------ predictions
 
     def on_prediction_dock_replied(self, message) -> None:
-        from radixviz.tui.widgets.prediction import PredictionDock
         message.stop()
         if self.walk.waiting is None:
             return
@@ -256,7 +256,6 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         """Typing, undo, the other matcher and node actions would change the lesson's
         operations, and with them what its predictions are answered on: they happen in a
         copy instead, which h leaves to come back here."""
-        from radixviz.tui.screens.side_sandbox import LessonCopy
         if self.model is None:
             return
         self.playing = False
@@ -288,14 +287,12 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         walk = self.walk
         if walk.completed or walk.reached < 1:
             return
-        from radixviz.lessons.progress import save_lesson_position
         warning = save_lesson_position(self.lesson, walk.resume_block, walk.right, walk.asked)
         if warning:
             self.notify(warning, severity="warning", timeout=6)
 
     def _record_completed(self) -> None:
         """The lesson was walked to its end: the learner's progress says so, with the score."""
-        from radixviz.lessons.progress import mark_lesson_completed
         self.walk.completed = True
         warning = mark_lesson_completed(self.lesson, self.walk.right, self.walk.asked)
         if warning:

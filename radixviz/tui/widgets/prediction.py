@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 
-from radixviz.lessons.grading import LETTERS
+from radixviz.lessons.grading import LETTERS, Chosen
 
 MAX_CHOICES = 8
 
@@ -101,7 +101,6 @@ class PredictionDock(Vertical):
         self._chosen(event.option_index)
 
     def _chosen(self, index: int) -> None:
-        from radixviz.lessons.grading import Chosen
         self.post_message(self.Replied(Chosen(index), f"{LETTERS[index]}) {self.predict.choices[index]}"))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
