@@ -257,4 +257,5 @@ class LessonWalk:
         last = next((b.in_app for b in reversed(lesson.blocks) if type(b).__name__ == "Narrative"), "")
         quiz = "" if f"quiz --lesson {lesson.number}" in last else \
             f" Test yourself: radixviz quiz --lesson {lesson.number}."
-        return f"End of lesson {lesson.number}.{score}{quiz}"
+        return (f"End of lesson {lesson.number}.{score}{quiz}\n"
+                "h: home · ← back through the lesson · : your own operations in a sandbox copy")

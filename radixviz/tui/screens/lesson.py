@@ -13,11 +13,12 @@ from textual.screen import Screen
 
 from radixviz.lessons.progress import Progress, mark_lesson_completed, save_lesson_position
 from radixviz.tui.lesson_player import LessonWalk
+from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen
 from radixviz.tui.screens.resume import ResumeScreen
 from radixviz.tui.screens.side_sandbox import LessonCopy
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import LESSON_KEYS
-from radixviz.tui.widgets.lesson_page import LessonPage
+from radixviz.tui.widgets.lesson_page import LessonPage, rows_for
 from radixviz.tui.widgets.prediction import PredictionDock
 
 LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a sandbox copy"
@@ -93,8 +94,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             return   # the screen is closing and its panes are gone
         stop, waiting = self.walk.stop, self.walk.waiting
         stepping = self.walk.frames() is not None
+        parts, own = self.walk.page()
         reading = self.reading if self.reading is not None else \
-            self.small and not stepping and waiting is None
+            self.small and not stepping and waiting is None and not self._fits_beside(parts[own or 0:])
         panes.choose_layout(reading=reading, asking=waiting is not None, stepping=stepping, small=self.small)
         dock = panes.query_one(PredictionDock)
         if waiting is not None and dock.predict is not waiting:
@@ -103,9 +105,16 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             dock.predict = None
             if self.focused is not None and dock in self.focused.ancestors_with_self:
                 self.set_focus(None)   # the stepping keys need no focus
-        parts, own = self.walk.page()
         title = "lesson · the end" if stop.kind == "end" else f"lesson {self.lesson.number}"
         panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before)
+
+    def _fits_beside(self, parts) -> bool:
+        """Whether ``parts`` fit in the lesson pane beside the tree, with no scrolling: a small
+        screen reads them there, with the tree in view, rather than across the screen."""
+        width, height = self.app.size
+        # half the screen, less the border, padding and scrollbar gutter; less the two
+        # bottom lines and the border
+        return rows_for(parts, width // 2 - 5, self.app.console) <= height - 4
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_view)   # the layout follows the terminal's size
@@ -280,6 +289,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if choice:
             self._sandbox_copy(("node", choice))
 
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(LESSON_KEYS, LESSON_GUIDE))
+
     # ------------------------------------------------------------ progress
 
     def remember_position(self) -> None:
@@ -292,13 +304,12 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.notify(warning, severity="warning", timeout=6)
 
     def _record_completed(self) -> None:
-        """The lesson was walked to its end: the learner's progress says so, with the score."""
+        """The lesson was walked to its end: the learner's progress says so, with the score
+        (the page's last words say it on screen; a toast would cover them)."""
         self.walk.completed = True
         warning = mark_lesson_completed(self.lesson, self.walk.right, self.walk.asked)
         if warning:
             self.notify(warning, severity="warning", timeout=6)
-        score = f" You predicted {self.walk.right} of {self.walk.asked}." if self.walk.asked else ""
-        self.notify(f"Lesson {self.lesson.number} completed.{score}", timeout=4)
 
     def action_home(self) -> None:
         self.remember_position()

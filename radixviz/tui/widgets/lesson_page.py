@@ -22,7 +22,11 @@ def part_renderable(part):
     if part.kind == "prose":
         return Markdown(part.text, hyperlinks=False)
     if part.kind == "end":
-        return Text(part.text, style="bold reverse")
+        last, _, keys = part.text.partition("\n")
+        text = Text(last, style="bold reverse")
+        if keys:
+            text.append("\n" + keys, style="dim")
+        return text
     question, said, *answer = part.text.split("\n")
     text = Text(question, style="bold")
     text.append("\n" + said, style="italic")
@@ -31,6 +35,12 @@ def part_renderable(part):
             else "bold red" if line.startswith("⚠") else ""
         text.append("\n" + line, style=style)
     return text
+
+
+def rows_for(parts, width: int, console) -> int:
+    """How many rows ``parts`` take at ``width`` columns, the blank rows between them too."""
+    options = console.options.update_width(max(1, width))
+    return sum(len(console.render_lines(part_renderable(p), options, pad=False)) + 1 for p in parts) - 1
 
 
 class LessonPage(VerticalScroll, can_focus=False):
@@ -77,14 +87,9 @@ class LessonPage(VerticalScroll, can_focus=False):
     def _offset_of(self, index: int) -> int:
         """The row where part ``index`` starts, at the width the text is drawn."""
         width = self._body.content_region.width or self.scrollable_content_region.width
-        if width <= 0:
+        if width <= 0 or index <= 0:
             return 0
-        console = self.app.console
-        options = console.options.update_width(width)
-        rows = 0
-        for part in self._shown[:index]:
-            rows += len(console.render_lines(part_renderable(part), options, pad=False)) + 1
-        return rows
+        return rows_for(self._shown[:index], width, self.app.console) + 1
 
     @property
     def more_below(self) -> bool:
