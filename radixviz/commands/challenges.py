@@ -120,7 +120,7 @@ def _check(challenge, source: str) -> int:
         f"par is {challenge.par}" if verdict.ops_used > challenge.par else f"under par {challenge.par}!"
     print(f"solved in {verdict.ops_used} operations ({par})")
     if challenge.debrief:
-        print("\n" + challenge.debrief)
+        print("\n" + verdict.debrief(challenge))
     _record(challenge.id, ops=verdict.ops_used)
     return 0
 

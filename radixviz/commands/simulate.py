@@ -18,7 +18,7 @@ from radixviz.sim.workloads import WORKLOADS, make_workload
 
 from . import simulate_report as report
 from .simulate_2026 import run_todays
-from .simulate_modes import load_trace_option, open_app, print_ignored_priorities, run_sweep
+from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS,
@@ -65,7 +65,14 @@ def register(subparsers) -> None:
                    help="cap the requests running at once (a change from the release; default: "
                         "the release's request table, pool / 1024 x 256 rows, never a limit)")
     p.add_argument("--delay-shared-prefix", action="store_true",
-                   help="hold back requests whose prefix another request is computing (#2442)")
+                   help="#2442 (2024-12), lpm and weight only: sort last a request that shares 32+ "
+                        "tokens with an earlier waiting one and hits at most 32 in the tree")
+    p.add_argument("--cache-unfinished", action="store_true",
+                   help="#418 (2024-05): insert each prompt when its prefill ends, not only when "
+                        "the request finishes (SGLang's cache_unfinished_req)")
+    p.add_argument("--hold-back-shared-prefix", action="store_true",
+                   help="a stricter rule SGLang never had: refuse for a round a request that "
+                        "shares 32+ new tokens with a running or admitted one")
     p.add_argument("--model", default="fake", metavar="M",
                    help="what produces tokens: fake (seeded sampler, default) or tiny "
                         "(a tiny transformer whose K/V fill the pool)")
@@ -157,7 +164,7 @@ def run(args) -> int:
     sweep = options.pop("sweep", None)
     specs = load_trace_option(args, args.model) if args.trace else None
     name = args.trace if args.trace else args.workload
-    common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    common = {"model": args.model, **later_options(args)}
     if sweep is not None:
         return run_sweep(args, name, sweep, policies, specs, options, common)
     common["insert"] = args.insert

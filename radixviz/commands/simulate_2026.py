@@ -70,7 +70,7 @@ def run_todays(args, options: dict) -> int:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
     specs = cli.load_trace_option(args, args.model) if args.trace else None
     name = args.trace if args.trace else args.workload
-    common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    common = {"model": args.model, **cli.later_options(args)}
     pages = sweep[1] if sweep is not None and sweep[0] == "page" else page_size
     header = {"engine": "2026", "scheduler_loop": "2024 (first release, unchanged)",
               "page_size": pages, "eviction_policies": evictions,

@@ -1,6 +1,7 @@
 """``--check``: play a lesson on a real Session and hold each prediction to the engine."""
 from __future__ import annotations
 
+from .block_checks import NAMES as BLOCK_CHECKS, block_value
 from .model import Lesson, LessonError, Operations, Predict
 
 STATE_CHECKS = {
@@ -43,15 +44,18 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
                 stop = True
                 break
         if records:
-            problems.extend(p for p in (_check_predict(pr, records[0], session, name) for pr in pending) if p)
+            problems.extend(p for p in (_check_predict(pr, records, session, name) for pr in pending) if p)
         if stop:
             return sorted(problems, key=lambda p: p.line)
         pending = []
     return problems
 
 
-def engine_value(check: str, record, session):
-    """What the engine says for a predict's ``check`` (KeyError when the name is unknown)."""
+def engine_value(check: str, record, session, records=()):
+    """What the engine says for a predict's ``check`` (KeyError when the name is unknown);
+    ``records``: the whole block's, for the checks in block_checks.py."""
+    if check in BLOCK_CHECKS:
+        return block_value(check, records or [record], session)
     if check in STATE_CHECKS:
         return STATE_CHECKS[check](session)
     if check == "evicted_leaves":     # edge text of each leaf the first operation deleted, in order
@@ -66,25 +70,27 @@ def engine_value(check: str, record, session):
     return value
 
 
-def engine_disagrees(predict: Predict, record, session) -> str | None:
-    """What the engine gives for ``predict.check`` after ``record`` ran, as text, when it is
-    not the lesson's answer; None when it agrees, or when there is no check to make."""
-    if predict.check is None:
+def engine_disagrees(predict: Predict, records, session) -> str | None:
+    """What the engine gives for ``predict.check`` after the block whose ``records`` just
+    ran, as text, when it is not the lesson's answer; None when it agrees, or when there is
+    no check to make."""
+    if predict.check is None or not records:
         return None
     try:
-        value = _as_text(engine_value(predict.check, record, session))
+        value = _as_text(engine_value(predict.check, records[0], session, records))
     except KeyError:
         return None      # --check reports an unknown check; the app has nothing to compare
     return None if predict.grade(value).correct else value
 
 
-def _check_predict(predict: Predict, record, session, name: str) -> LessonError | None:
+def _check_predict(predict: Predict, records, session, name: str) -> LessonError | None:
     if predict.check is None:
         return None
+    record = records[0]
     try:
-        value = engine_value(predict.check, record, session)
+        value = engine_value(predict.check, record, session, records)
     except KeyError:
-        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"})
+        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"} | set(BLOCK_CHECKS))
         return LessonError(name, predict.line, f"unknown check {predict.check!r} "
                            f"(here: {', '.join(known)})")
     # the engine's value, read by the same grader as a learner's reply, must be the answer

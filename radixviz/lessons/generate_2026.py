@@ -29,10 +29,21 @@ def gen_pages(build: ScenarioBuilder, seed: int) -> Question:
                     f"Scenario:\n\n    " + "\n    ".join(build.lines)
                     + f"\n\nWhat does {asked} return (tokens the tree already held)?",
                     (str(held),), str(held),
-                    f"The keys share {shared} token(s), but pages of {page} compare whole: only the "
+                    f"The keys share {_common_prefix(first, second)} token(s), but pages of {page} "
+                    f"compare whole: only the "
                     f"{held // page} page(s) that agree in every token count, so {held}. A partial last "
                     f"page of the new key is not inserted at all.",
                     scenario=build.script_with_question(asked), **build.tags(seed, "pages", 10))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading tokens two keys share (the appended text may repeat the next one)."""
+    shared = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def gen_eviction_policy(build: ScenarioBuilder, seed: int) -> Question:

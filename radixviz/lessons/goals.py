@@ -205,6 +205,28 @@ def evaluate(conditions, session, learner_records) -> list[Check]:
     return checks
 
 
+def run_values(session, learner_records) -> dict:
+    """Every subject a debrief may name, measured on the learner's run: the state after it,
+    and each ``OP.FIELD`` of the learner's last operation of that kind (absent if none)."""
+    state, per_op = _measure(session, len(session.records) - len(learner_records))
+    values = dict(state)
+    for name, fields in per_op:
+        values.update({f"{name}.{field}": value for field, value in fields.items()})
+    return values
+
+
+def shown(value) -> str:
+    """A measured value as the learner reads it: slots as ranges, edges space-separated."""
+    if isinstance(value, tuple) and value and isinstance(value[0], str):
+        return " ".join(value)
+    return _shown(value)
+
+
+def check_subject(name: str) -> None:
+    """GoalError unless ``name`` is a subject goals (and debriefs) may use."""
+    _check_subject(name)
+
+
 def _measure(session, start: int) -> tuple[dict, list]:
     """(state measures, [(op name, op measures)] for the records from ``start`` on)."""
     return state_measures(session), [(r.op.name, op_measures(session, r)) for r in session.records[start:]]

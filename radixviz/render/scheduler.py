@@ -21,7 +21,8 @@ VERDICTS = {
     "does not fit once its prefix is locked": ("↶", "no room once locked", "yellow"),
     "prefill token cap reached": ("≥", "prefill cap", "yellow"),
 }
-DELAYED = ("⏸", "held back (#2442)", "cyan")
+HELD_BACK = ("⏸", "held back", "cyan")   # the hold-back option (stricter than SGLang ever was)
+SORTED_LAST = ", sorted last (#2442)"
 NOT_REACHED = ("·", "not reached: no free request row", "dim")
 
 # SimEvent.kind -> (symbol, style)
@@ -47,9 +48,13 @@ def _line() -> Text:
 
 
 def _verdict(decision):
-    if decision.reason.startswith("delayed"):
-        return DELAYED
-    return VERDICTS.get(decision.reason, ("✗", decision.reason, "red"))
+    if decision.reason.startswith("held back"):
+        symbol, word, style = HELD_BACK
+    else:
+        symbol, word, style = VERDICTS.get(decision.reason, ("✗", decision.reason, "red"))
+    if getattr(decision, "sorted_last", False):
+        word += SORTED_LAST
+    return symbol, word, style
 
 
 def queue_lines(record, width: int = 80) -> tuple[str, list[Text]]:
@@ -101,7 +106,7 @@ def _word(line: Text, word: str, width: int, style: str) -> None:
 
 def verdict_legend() -> Text:
     legend = Text()
-    for symbol, word, style in (*VERDICTS.values(), DELAYED, ("·", "not reached", "dim")):
+    for symbol, word, style in (*VERDICTS.values(), HELD_BACK, ("·", "not reached", "dim")):
         legend.append(f"{symbol} {word}  ", style=style)
     legend.rstrip()
     return legend

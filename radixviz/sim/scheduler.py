@@ -19,11 +19,17 @@ with ``check_invariants(sched.cache, sched.pool, held=sched.held_slots())`` betw
 Each ``step()`` is one pass of the release's main loop: match every waiting request, order
 them by the policy, admit what fits and prefill it; when nothing can be admitted, decode
 the running batch, ten passes in a row before looking at the queue again. A finished
-request inserts input + output (minus the newest token, whose KV is not computed yet),
+request inserts input + output minus the newest token, whose KV is not computed yet (the
+#4 fix of 2024-01-15; the release passed the whole sequence, see ``insert="release"``),
 frees the slots the tree already held and unlocks its path.
 
+Three switches, off by default, bring in later SGLang (and one rule it never had):
+``delay_shared_prefix`` (#2442's in-batch reordering), ``cache_unfinished`` (#418's insert
+after prefill) and ``hold_back_shared_prefix``.
+
 tests/test_sim_reference.py runs an independent loop in the release's shape beside this
-one and checks every pass. What we changed on purpose (docs/simulation-api.md):
+one and checks every pass (with #2442 and #418 written in their commits' shape too).
+What we changed on purpose (docs/simulation-api.md):
 
 - out of memory: where the release called exit(), a prefill gives requests back to the
   queue and a decode retracts requests, each reported as an event;
@@ -41,7 +47,7 @@ from radixviz.cache import RadixCache, TokenToKVPool
 
 from .admission import admit
 from .fake_model import FakeSampler
-from .policies import get_policy
+from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
@@ -52,11 +58,19 @@ class Scheduler:
     def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
                  model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
                  max_running: int | None = None, decode_steps: int = 10,
-                 delay_shared_prefix: bool = False, delay_threshold: int = 32,
+                 delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
+                 hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device="cpu", cache_factory=None, insert: str = "fixed"):
         """``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
-        ``strict=False`` to accept it)."""
+        ``strict=False`` to accept it).
+
+        Later SGLang, each off by default (docs/simulation-api.md):
+        ``delay_shared_prefix``: #2442's in-batch rule under lpm and weight (threshold
+        ``delay_threshold``); ``cache_unfinished``: #418's insert of each prompt when its
+        prefill ends; ``hold_back_shared_prefix``: a stricter rule SGLang never had, which
+        refuses a request that shares ``delay_threshold`` new tokens with a running or
+        admitted one."""
         if insert not in ("fixed", "release"):
             raise ValueError(f"insert must be fixed or release, not {insert!r}")
         self.insert = insert
@@ -86,7 +100,11 @@ class Scheduler:
         self.max_prefill_tokens = max(context_len, self.pool.size // 6)
         self.max_running_gate = self.pool.size // 2
         self.decode_steps = decode_steps
-        self.delay_threshold = delay_threshold if delay_shared_prefix else None
+        # #2442 applies to lpm and weight only, as in SGLang: under fcfs and random it is a no-op
+        self.in_batch_threshold = (delay_threshold if delay_shared_prefix and policy in IN_BATCH_POLICIES
+                                   else None)
+        self.hold_back_threshold = delay_threshold if hold_back_shared_prefix else None
+        self.cache_unfinished = cache_unfinished
         self.record = record
         self.rng = random.Random(seed)
         self.waiting: list[Request] = []
@@ -99,6 +117,8 @@ class Scheduler:
                          "context_len": context_len, "max_running": rows,
                          "row_limit": "release" if max_running is None else "option",
                          "decode_steps": decode_steps, "delay_shared_prefix": delay_shared_prefix,
+                         "hold_back_shared_prefix": hold_back_shared_prefix,
+                         "cache_unfinished": cache_unfinished,
                          "estimation_ratio": self.ratio, "model": type(self.model).__name__,
                          "insert": insert, "engine": "2024",
                          "priorities": "at insert" if self.priority_at_insert else "ignored"}
@@ -201,12 +221,12 @@ class Scheduler:
 
     # ------------------------------------------------------------- shared by passes
 
-    def admit(self, ordered):
+    def admit(self, ordered, last=()):
         free_rows = self.req_pool.available_size()  # only a max_running option runs out
-        delay = steps.make_delay(self) if self.delay_threshold is not None else None
+        delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
         return admit(ordered, self.cache, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
-                     explain=self.record)
+                     explain=self.record, sorted_last=last)
 
     def alloc_rows(self, n: int) -> list:
         """``n`` request rows; re-points running requests' row views if the table grew."""

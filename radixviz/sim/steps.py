@@ -10,6 +10,7 @@ import torch
 
 from radixviz.cache import match
 
+from .policies import in_batch_deprioritized
 from .request import RequestSpec
 
 
@@ -41,8 +42,10 @@ def prefill_pass(s):
     if not s.waiting or len(s.running) > s.max_running_gate:
         return None
     match_requests(s, s.waiting)
-    ordered = s.order(s.waiting, s.cache, s.rng)
-    admitted, decisions = s.admit(ordered)
+    last = in_batch_deprioritized(s.waiting, s.in_batch_threshold) if s.in_batch_threshold else ()
+    s.stats.delayed += len(last)
+    ordered = s.order(s.waiting, s.cache, s.rng, last)
+    admitted, decisions = s.admit(ordered, last)
     chosen = set(map(id, admitted))
     # the release kept the queue in the policy's order for the next round
     s.waiting = [r for r in ordered if id(r) not in chosen]
@@ -81,6 +84,10 @@ def prefill_pass(s):
     s.stats.prefill_computed += need
     s.running.extend(admitted)
     finished = finish_done(s)
+    if s.cache_unfinished:
+        for req in admitted:
+            if not req.finished:
+                cache_unfinished(s, req)
     return s._finish_pass("prefill", queue_order, decisions if s.record else (),
                           [r.rid for r in admitted], finished, hit, need)
 
@@ -121,6 +128,14 @@ def finish_done(s) -> list:
     return [r.rid for r in done]
 
 
+def insert(s, tokens, slots, priority: int) -> int:
+    """The cache's insert; today's takes the request's priority (SGLang passes it from both
+    cache_finished_req and cache_unfinished_req), the first release's has no such argument."""
+    if s.priority_at_insert:
+        return s.cache.insert(tokens, slots, priority)
+    return s.cache.insert(tokens, slots)
+
+
 def finish(s, req) -> None:
     """Put the request's sequence into the tree, drop the duplicate slots, unlock."""
     n = req.kv_len
@@ -128,10 +143,7 @@ def finish(s, req) -> None:
     if s.insert != "release":   # the release (#4) kept the newest token, which has no slot yet
         tokens = tokens[:n]
     slots = req.kv_row[:n].clone()
-    if s.priority_at_insert:
-        held = s.cache.insert(tokens, slots, req.priority)
-    else:
-        held = s.cache.insert(tokens, slots)
+    held = insert(s, tokens, slots, req.priority)
     s.pool.free(slots[:held])
     s.req_pool.free(req.req_pool_idx)
     s.cache.dec_ref_counter(req.last_node)
@@ -171,18 +183,47 @@ def retract(s, req) -> None:
                                    f"{lost} generated tokens to redo")
 
 
-def make_delay(s):
-    """The #2442 rule: hold back a request whose prefix is being computed by another one.
+def cache_unfinished(s, req) -> None:
+    """#418 (2024-05-13, ``cache_filled_batch``; ``cache_unfinished_req`` since #977): once a
+    request's prefill has run, put its prompt in the tree, so that the next round's requests
+    can hit it before this one finishes.
 
-    Without it, two requests with the same new prefix both compute it, because a request
-    reaches the tree only when it finishes.
+    As in #418: insert the prompt with the request's slots; the slots it computed for tokens
+    the tree already held (an earlier request of the same batch inserted them a moment ago)
+    are duplicates and go back to the pool; the request's row then points at the tree's
+    copy, and its lock moves from the admission's node to the node ending its prompt. Our
+    pool keeps the release's bookkeeping (a running request holds one reference to every
+    slot it reads), so the request takes a reference on the tree's copy. With pages, only
+    whole pages go in; the partial last page stays the request's own, as today.
+    """
+    page = getattr(s.cache, "page_size", 1)
+    n = len(req.input_ids) - len(req.input_ids) % page
+    own = req.prefix_len      # the row's slots from here on are the ones this request computed
+    if n <= own:
+        return
+    tokens, slots = req.input_ids[:n], req.kv_row[:n].clone()
+    held = insert(s, tokens, slots, req.priority)
+    cached, last_node = s.cache.match_prefix(tokens)
+    s.pool.add_refs(cached[own:n])
+    s.pool.free(slots[own:held])
+    req.kv_row[own:n] = cached[own:n]
+    s.cache.dec_ref_counter(req.last_node)
+    s.cache.inc_ref_counter(last_node)
+    req.last_node = last_node
+
+
+def make_hold_back(s):
+    """A stricter rule than SGLang ever shipped: refuse, this round, a request that shares at
+    least ``hold_back_threshold`` tokens beyond its cached prefix with a running request or
+    one already admitted to this batch. (radixviz once called this #2442; #2442 only
+    reorders the waiting queue: ``policies.in_batch_deprioritized``.)
     """
     in_flight = [r.input_ids for r in s.running]
 
-    def delay(req, admitted) -> bool:
+    def hold_back(req, admitted) -> bool:
         for other in itertools.chain(in_flight, (a.input_ids for a in admitted)):
-            if match(other, req.input_ids) - req.prefix_len >= s.delay_threshold:
-                s.stats.delayed += 1
+            if match(other, req.input_ids) - req.prefix_len >= s.hold_back_threshold:
+                s.stats.held_back += 1
                 return True
         return False
-    return delay
+    return hold_back

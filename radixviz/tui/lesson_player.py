@@ -83,7 +83,7 @@ class LessonWalk:
         self.reached = -1          # the furthest stop reached: beyond it nothing has run
         self.replies: dict[int, Reply] = {}          # prediction block -> the learner's reply
         self.ran: dict[int, tuple[int, int]] = {}    # ops stop -> (first frame, last frame)
-        self.first_record: dict[int, object] = {}    # ops stop -> its first operation's record
+        self.records: dict[int, list] = {}           # ops stop -> the records of its operations
         self.engine_says: dict[int, str] = {}        # prediction block -> the engine's value, where
         #                                              it is not the file's answer (a wrong lesson)
         self.error: str | None = None                # a refused operation (a teacher's lesson)
@@ -172,12 +172,12 @@ class LessonWalk:
             self.error = applied.error
             if applied.records:
                 self.ran[self.at] = (applied.records[0].first_frame, applied.records[-1].last_frame)
-                self.first_record[self.at] = applied.records[0]
+                self.records[self.at] = list(applied.records)
         elif stop.kind == "answer":
             # the operations have just run: the engine's own value for each prediction
-            record = self.first_record.get(self.at - 1)
-            for block in stop.asks if record is not None else ():
-                said = engine_disagrees(self.lesson.blocks[block], record, model.session)
+            records = self.records.get(self.at - 1, [])
+            for block in stop.asks:
+                said = engine_disagrees(self.lesson.blocks[block], records, model.session)
                 if said is not None:
                     self.engine_says[block] = said
 

@@ -47,7 +47,9 @@ SCHEDULER_GUIDE = "\n\n".join((
     "batch already holds); room the free slots plus what the tree could evict minus what the "
     "running requests will still write; Δlock how much locking its prefix took from the "
     "evictable room. ✓ admitted, ✗ no room, ↶ fitted until its prefix was locked, ≥ prefill "
-    "token cap, ⏸ held back (#2442), · never reached (no free request row).",
+    "token cap, ⏸ held back (--hold-back-shared-prefix, a rule SGLang never had), · never "
+    "reached (no free request row); \"sorted last (#2442)\" marks a request --delay-shared-prefix "
+    "moved to the back of the queue.",
     "Left, bottom: the running batch. + admitted in this pass, ▸ decoding, ✔ finished (its "
     "tokens went into the tree), ↩ retracted or deferred for lack of memory, ⊘ refused, ↪ the "
     "next turn of a chat arriving.",
