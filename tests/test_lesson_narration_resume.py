@@ -9,7 +9,8 @@ from radixviz.script import explain
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.resume import ResumeScreen
-from tui_helpers import answer_docked, dock_shown, painted_text, screen_rows, wait_ready, wait_until
+from tui_helpers import (answer_docked, dock_shown, painted_text, screen_rows, wait_ready, wait_until,
+                         walk_until)
 
 LESSONS = load_lessons()
 
@@ -43,8 +44,7 @@ async def test_the_lessons_words_come_first_and_the_step_under_them(size):
     app = RadixvizApp("lesson", lesson=lesson, device="cpu")
     async with app.run_test(size=size) as pilot:
         await wait_ready(app, pilot)
-        while not painted_text(app, "#step-pane"):   # on to the first operation
-            await pilot.press("escape" if dock_shown(app) else "right")
+        await walk_until(app, pilot, lambda: painted_text(app, "#step-pane"))   # the first operation
         lesson_pane = app.screen.query_one("#lesson-pane").region
         step_pane = app.screen.query_one("#step-pane").region
         assert lesson_pane.bottom <= step_pane.y, "the lesson's words sit above this step"
@@ -74,7 +74,9 @@ async def test_going_back_shows_the_same_text_again():
             await pilot.press("right_square_bracket")
         assert len(seen) > 8
         back = {}
-        while screen.walk.at > 0:
+        for _ in range(300):
+            if screen.walk.at == 0:
+                break
             await pilot.press("left_square_bracket")
             if screen.walk.frames() is None and screen.walk.stop.kind != "ask":
                 back[screen.walk.at] = joined(painted_text(app, "#lesson-pane"))
@@ -97,8 +99,7 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
 
         await open_lesson(app, pilot, second)   # play part of lesson 2, then leave
         lesson_screen = app.screen
-        while lesson_screen.walk.reached < 6:
-            await pilot.press("escape" if dock_shown(app) else "right_square_bracket")
+        await walk_until(app, pilot, lambda: lesson_screen.walk.reached >= 6, key="right_square_bracket")
         left_at, ran = lesson_screen.walk.resume_block, len(lesson_screen.model.session.records)
         await pilot.press("h")
         assert Progress.load().positions[second.id]["block"] == left_at

@@ -30,14 +30,15 @@ def sig(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
-def paragraphs(text: str) -> list[str]:
-    """A paragraph block's paragraphs; a table's cells count one by one (they wrap apart)."""
+def paragraphs(text: str) -> list[tuple[str, str]]:
+    """A paragraph block's paragraphs, as ("paragraph", text); a table's cells one by one, as
+    ("cell", text), each whole (the app never wraps a cell between its neighbours' rows)."""
     found = []
     for chunk in re.split(r"\n\s*\n", text.strip()):
         if chunk.lstrip().startswith("|"):
-            found += [cell for row in chunk.splitlines() for cell in row.split("|") if sig(cell)]
+            found += [("cell", cell) for row in chunk.splitlines() for cell in row.split("|") if sig(cell)]
         elif sig(chunk):
-            found.append(chunk)
+            found.append(("paragraph", chunk))
     return found
 
 
@@ -65,7 +66,7 @@ def expected_texts(lesson, right: bool) -> list[tuple[str, str]]:
     texts, pending = [], 0
     for block in lesson.blocks:
         if isinstance(block, Narrative):
-            texts += [("paragraph", p) for p in paragraphs(block.in_app)]
+            texts += paragraphs(block.in_app)
         elif isinstance(block, Predict):
             pending += 1
         else:

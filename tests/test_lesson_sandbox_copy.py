@@ -7,12 +7,14 @@ nodes, not because the file says so while the screen shows one.
 """
 import re
 
-from radixviz.lessons import load_lessons
+import pytest
+
+from radixviz.lessons import Predict, load_lessons
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.dialogs import ConfirmLeave
 from radixviz.tui.screens.lesson import LessonScreen
 from radixviz.tui.screens.side_sandbox import LessonCopy
-from tui_helpers import dock_shown, painted_text, screen_rows, wait_ready, wait_until
+from tui_helpers import answer_docked, dock_shown, painted_text, screen_rows, wait_ready, wait_until
 
 LESSON_1 = load_lessons()[0]
 EDGE = re.compile(r"[├└]── .*?'(.*?)'")
@@ -27,15 +29,36 @@ def painted(app) -> str:
     return " ".join(" ".join(screen_rows(app)).split())
 
 
-async def to_the_next_prediction(app, pilot) -> None:
-    while not dock_shown(app):
-        await pilot.press("right")
+NODES_AFTER_THERE = next(b for b in LESSON_1.blocks if isinstance(b, Predict)
+                         and "Hello_there" in b.question and "how many nodes" in b.question)
 
 
-async def to_the_answers(app, pilot) -> None:
-    """Step through the operations to their answers (the verdicts painted)."""
-    while not any(row.startswith(("✓", "✗")) for row in painted_text(app, "#lesson-pane")):
-        await pilot.press("right")
+async def press_until(pilot, condition, key="right", limit=300) -> None:
+    """Press ``key`` until ``condition()`` holds (what is painted); fail after ``limit``."""
+    for _ in range(limit):
+        if condition():
+            return
+        await pilot.press(key)
+    pytest.fail("the lesson never got there")
+
+
+async def to_the_nodes_question(app, pilot) -> None:
+    """Walk on, answering the other predictions right, to the one that counts the nodes
+    after "Hello_there"."""
+    for _ in range(300):
+        if dock_shown(app):
+            if app.screen.walk.waiting is NODES_AFTER_THERE:
+                return
+            await answer_docked(app, pilot)
+        else:
+            await pilot.press("right")
+    pytest.fail("the nodes question never came")
+
+
+def verdict_painted(app, predict) -> bool:
+    """Whether the lesson pane paints "✓ you predicted it." with ``predict``'s explanation."""
+    painted_page = " ".join(" ".join(painted_text(app, "#lesson-pane")).split())
+    return f"✓ you predicted it. {' '.join(predict.explain.split())[:40]}" in painted_page
 
 
 async def test_undo_in_a_lesson_leaves_the_lessons_tree_and_grading_alone():
@@ -43,7 +66,7 @@ async def test_undo_in_a_lesson_leaves_the_lessons_tree_and_grading_alone():
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(app, pilot)
         lesson_screen = app.screen
-        await to_the_next_prediction(app, pilot)
+        await press_until(pilot, lambda: dock_shown(app))
         await pilot.press("a")                         # 1 node: right
         await pilot.press("end")
         assert painted_edges(app) == ["Hello_L.A.!"]
@@ -56,17 +79,13 @@ async def test_undo_in_a_lesson_leaves_the_lessons_tree_and_grading_alone():
         assert app.screen is lesson_screen
         assert painted_edges(app) == ["Hello_L.A.!"], "the lesson's own tree is untouched"
 
-        await to_the_answers(app, pilot)               # the first answer, then on
-        await to_the_next_prediction(app, pilot)
-        assert "Hello_there" in painted(app)
-        await pilot.press("b")                         # "3"
-        await pilot.press("end")
-        edges = painted_edges(app)
-        await to_the_answers(app, pilot)
-        verdict = next(r for r in painted_text(app, "#lesson-pane") if r.startswith(("✓", "✗")))
+        await to_the_nodes_question(app, pilot)
+        await pilot.press("abc"[NODES_AFTER_THERE.choices.index("3")])
+        await press_until(pilot, lambda: verdict_painted(app, NODES_AFTER_THERE)
+                          or any(r.startswith("✗") for r in painted_text(app, "#lesson-pane")))
         # the answer the learner gave is what the painted tree shows, and is graded right
-        assert len(edges) == 3 and sorted(edges) == ["Hello_", "L.A.!", "there"]
-        assert verdict.startswith("✓ you predicted it")
+        assert sorted(painted_edges(app)) == ["Hello_", "L.A.!", "there"]
+        assert verdict_painted(app, NODES_AFTER_THERE)
 
 
 async def test_typing_in_a_lesson_happens_in_a_copy_that_asks_before_dropping_it():
@@ -74,7 +93,7 @@ async def test_typing_in_a_lesson_happens_in_a_copy_that_asks_before_dropping_it
     async with app.run_test(size=(100, 32)) as pilot:
         await wait_ready(app, pilot)
         lesson_screen = app.screen
-        await to_the_next_prediction(app, pilot)
+        await press_until(pilot, lambda: dock_shown(app))
         await pilot.press("a", "end", "colon")         # type an operation: a copy opens
         await wait_until(pilot, lambda: isinstance(app.screen, LessonCopy) and app.screen.model)
         await pilot.press(*"insert", "space", *"xyz", "enter", "escape", "end")
@@ -84,9 +103,9 @@ async def test_typing_in_a_lesson_happens_in_a_copy_that_asks_before_dropping_it
         await pilot.press("l")
         assert app.screen is lesson_screen and isinstance(app.screen, LessonScreen)
         assert painted_edges(app) == ["Hello_L.A.!"]
-        await to_the_answers(app, pilot)
-        await to_the_next_prediction(app, pilot)
-        await pilot.press("b")
-        await to_the_answers(app, pilot)
+        await to_the_nodes_question(app, pilot)
+        await pilot.press("abc"[NODES_AFTER_THERE.choices.index("3")])
+        await press_until(pilot, lambda: verdict_painted(app, NODES_AFTER_THERE)
+                          or any(r.startswith("✗") for r in painted_text(app, "#lesson-pane")))
         assert sorted(painted_edges(app)) == ["Hello_", "L.A.!", "there"]
-        assert any(r.startswith("✓ you predicted it") for r in painted_text(app, "#lesson-pane"))
+        assert verdict_painted(app, NODES_AFTER_THERE)

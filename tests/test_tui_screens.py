@@ -15,7 +15,8 @@ from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.stepper import StepperScreen
 from tui_helpers import (answer_docked, dock_shown, lesson_stepper, narration, notifications,
-                         painted_text, plain, screen_rows, status, stepper, wait_ready, wait_until)
+                         painted_text, plain, screen_rows, status, stepper, wait_ready, wait_until,
+                         walk_until)
 
 
 class TestHelpAndPalette:
@@ -134,17 +135,16 @@ class TestLesson:
                 if app.screen.walk.at_end:
                     break
                 await pilot.press("right_square_bracket")
-            page = " ".join(app.screen.walk.page(len(app.screen.walk.plan) - 1)[0][-1].text.split())
             text = " ".join(" ".join(painted_text(app, "#lesson-pane")).split())
-            assert page in text and "You predicted 1 of 3" in text
-            assert asked == sum(type(b).__name__ == "Predict" for b in lesson.blocks) > 0
+            assert asked == sum(type(b).__name__ == "Predict" for b in lesson.blocks) > 2
+            assert f"End of lesson 1. You predicted 1 of {asked}." in text   # one right, one wrong
             assert len(app.screen.model.session.records) == len(lesson.operations)
             assert "page" in status(app)
 
     async def test_a_free_answer_says_its_form_and_an_unreadable_one_is_asked_again(self):
         async with lesson_stepper() as (app, pilot, lesson):
-            while not (dock_shown(app) and not app.screen.walk.waiting.choices):
-                await (answer_docked(app, pilot) if dock_shown(app) else pilot.press("right_square_bracket"))
+            await walk_until(app, pilot, lambda: dock_shown(app) and not app.screen.walk.waiting.choices,
+                             key="right_square_bracket", docked="answer")
             rows = " ".join(screen_rows(app))
             assert "a number of tokens" in rows
             await pilot.press("z", "z", "enter")
@@ -163,15 +163,13 @@ class TestNarrowTerminal:
             assert painted_text(app, "#tree-pane") and painted_text(app, "#lesson-pane")
             await pilot.press("r")
             assert not painted_text(app, "#tree-pane")
-            while not painted_text(app, "#step-pane"):   # on into the first operations
-                await pilot.press("escape" if dock_shown(app) else "right")
+            await walk_until(app, pilot, lambda: painted_text(app, "#step-pane"))   # the first operations
             assert painted_text(app, "#tree-pane") and painted_text(app, "#lesson-pane")
             await pilot.press("a")
             line = status(app).strip()
             assert len(line) <= 80 and "page" in line and "step" in line and "▶" in line
             await pilot.press("a")
-            while not screen.walk.at_end:
-                await pilot.press("escape" if dock_shown(app) else "right_square_bracket")
+            await walk_until(app, pilot, lambda: screen.walk.at_end, key="right_square_bracket")
             await pilot.press("right")
             assert "go home with h" in notifications(app)[-1] or "h goes home" in notifications(app)[-1]
             await pilot.press("h")

@@ -136,3 +136,18 @@ async def answer_docked(app, pilot, right: bool = True) -> None:
         reply = str(int(reply.split()[0]) + 1) if reply.split()[0].lstrip("-").isdigit() else "zz"
     names = {" ": "space", "-": "minus", '"': "quotation_mark", ",": "comma", "_": "underscore"}
     await pilot.press(*[names.get(ch, ch) for ch in reply], "enter")
+
+
+async def walk_until(app, pilot, condition, key: str = "right", docked: str = "escape",
+                     limit: int = 400) -> None:
+    """Walk a lesson, pressing ``key`` (and ``docked`` while a prediction is docked: "escape"
+    skips it, "answer" answers it right) until ``condition()`` holds; fail after ``limit``."""
+    import pytest
+    for _ in range(limit):
+        if condition():
+            return
+        if dock_shown(app):
+            await (answer_docked(app, pilot) if docked == "answer" else pilot.press(docked))
+        else:
+            await pilot.press(key)
+    pytest.fail("the lesson never reached the state the test walks to")

@@ -29,7 +29,6 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     ASK_BEFORE_LEAVING = False   # the operations are the lesson's; leaving keeps the place
     # not inherited: the footer lists keys in this order, and reading comes right after stepping
     BINDINGS = [*Screen.BINDINGS, *LESSON_KEYS]
-    WITHOUT_ENGINE = StepperScreen.WITHOUT_ENGINE | {"toggle_reading", "scroll_page"}
     # below either size a paragraph gets the whole screen (the reading layout)
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
 
@@ -61,9 +60,11 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
 
         def chosen(resume) -> None:
             if resume:
-                score = saved.get("predicted") or [0, 0]
-                right, asked = (list(score) + [0, 0])[:2]
-                self.walk.fast_forward(self.model, block, int(right), int(asked))
+                try:   # the score so far; a record that is not two counts restarts it
+                    right, asked = (int(n) for n in (list(saved.get("predicted") or []) + [0, 0])[:2])
+                except (TypeError, ValueError):
+                    right = asked = 0
+                self.walk.fast_forward(self.model, block, right, asked)
             self._forward()
         self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
 
@@ -205,6 +206,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if frames is not None and self.model.position > frames[0]:
             self._moved(self.model.go(frames[0]))
             return
+        if self.walk.stop is None:
+            return
         page = self.walk.stop.page
         self._go_to(min(i for i, s in enumerate(self.walk.plan) if s.page == page))
 
@@ -233,14 +236,16 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.playing = False
 
     def action_toggle_reading(self) -> None:
+        if self.walk.stop is None:
+            return
         stepping = self.walk.frames() is not None
         shown = self.reading if self.reading is not None else self.small and not stepping
         self.reading = not shown
         self.refresh_view()
 
     def action_scroll_page(self, direction: int) -> None:
-        page = self._page()
-        page.page_down() if direction > 0 else page.page_up()
+        for page in self.query(LessonPage):
+            page.page_down() if direction > 0 else page.page_up()
 
     # ------------------------------------------------------------ predictions
 

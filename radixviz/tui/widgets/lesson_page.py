@@ -7,10 +7,11 @@ on the part the stop put there; what does not fit scrolls, and the border says s
 from __future__ import annotations
 
 from rich.console import Group
-from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
+
+from radixviz.render.lesson_text import LessonMarkdown
 
 VERDICT_STYLES = {"right": "bold green", "wrong": "bold yellow", "skipped": "bold",
                   "earlier": "bold"}
@@ -20,7 +21,7 @@ MORE_BELOW = "▼ more: → or pgdn"
 def part_renderable(part):
     """A page part as Rich renders it: prose as Markdown, a reply as styled lines."""
     if part.kind == "prose":
-        return Markdown(part.text, hyperlinks=False)
+        return LessonMarkdown(part.text, hyperlinks=False)
     if part.kind == "end":
         last, _, keys = part.text.partition("\n")
         text = Text(last, style="bold reverse")
