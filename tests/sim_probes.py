@@ -26,20 +26,21 @@ def _nodes(root) -> dict:
 
 
 class EvictionProbe:
-    """Stands in for the scheduler's cache and counts, at every eviction, how many of the
-    evicted tokens a waiting request's prompt shares (tokens it would have hit)."""
+    """Stands in for the scheduler's engine (the facade it drives the cache through) and
+    counts, at every eviction, how many of the evicted tokens a waiting request's prompt
+    shares (tokens it would have hit)."""
 
     def __init__(self, sched: Scheduler):
-        self.sched, self.cache = sched, sched.cache
+        self.sched, self.engine = sched, sched.engine
         self.evicted = self.needed = 0
 
     def __getattr__(self, name):
-        return getattr(self.cache, name)
+        return getattr(self.engine, name)
 
-    def evict(self, num_tokens, callback):
-        before = _nodes(self.cache.root_node)
-        self.cache.evict(num_tokens, callback)
-        after = _nodes(self.cache.root_node)
+    def evict(self, num_tokens, freed=None) -> int:
+        before = _nodes(self.engine.root_node)
+        count = self.engine.evict(num_tokens, freed)
+        after = _nodes(self.engine.root_node)
         waiting = [r.input_ids for r in self.sched.waiting]
         for key in before.keys() - after.keys():
             _, start, whole = before[key]
@@ -47,13 +48,14 @@ class EvictionProbe:
             best = max((_shared(prompt, whole) for prompt in waiting), default=0)
             self.evicted += length
             self.needed += max(0, min(best - start, length))
+        return count
 
 
 def evicted_needed_share(workload: str, requests: int, policy: str, pool_size: int, seed: int) -> float:
     """Of all tokens evicted in the run, the share a then-waiting request's prompt shared."""
     sched = Scheduler(pool_size, policy, seed=seed, record=False)
     probe = EvictionProbe(sched)
-    sched.cache = probe
+    sched.engine = probe
     sched.submit(make_workload(workload, requests, seed))
     sched.run()
     return probe.needed / probe.evicted

@@ -18,7 +18,7 @@ SYSTEM = tuple(range(100, 140))          # 40 tokens: longer than #2442's thresh
 
 def matched(cache, *prompts):
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
-    match_requests(SimpleNamespace(cache=cache), queue)
+    match_requests(SimpleNamespace(engine=SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)), queue)
     return queue
 
 
@@ -158,14 +158,13 @@ class TestInsertAfterPrefill:
         assert sched.cache.evictable_size() == sched.cache.total_size()
 
     def test_with_pages_only_whole_pages_go_in_and_the_tail_stays_the_requests(self):
-        from radixviz.cache import check_modern_invariants
         from radixviz.sim.todays_cache import todays_cache
         sched = Scheduler(1024, "lpm", cache_unfinished=True, cache_factory=todays_cache(page_size=4))
         sched.submit([RequestSpec(tuple(range(22)), 8), RequestSpec(tuple(range(21)) + (99,), 8)])
         sched.step()
         assert sched.cache.total_size() == 20      # five pages of 4; "20 21" stay each request's own
         while sched.step() is not None:
-            check_modern_invariants(sched.cache.engine, sched.pool, held=sched.held_slots())
+            sched.check_invariants()
         assert sched.pool.used_size() == sched.cache.total_size()
 
 

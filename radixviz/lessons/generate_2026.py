@@ -4,6 +4,8 @@ Same contract as generate.py: a question is a pure function of its seed and diff
 """
 from __future__ import annotations
 
+from radixviz.cache import POLICY_SUMMARY
+
 from .builder import ScenarioBuilder
 from .questions import NAME_BY_KEY, Question
 from .scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
@@ -94,7 +96,6 @@ def gen_protected(build: ScenarioBuilder, seed: int) -> Question:
 
 
 def _why(policy: str) -> str:
-    from radixviz.cache import POLICY_SUMMARY  # torch: loaded only when a question is built
     return POLICY_SUMMARY[policy] + "."
 
 

@@ -35,6 +35,8 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from radixviz.cache import slot_ranges, tokens_text
+
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
 
@@ -176,8 +178,6 @@ def op_measures(session, record) -> dict:
 
 def state_measures(session) -> dict:
     """The session's tree and pool now, by the names goals use."""
-    from radixviz.cache import tokens_text  # the engine (torch): goals.py loads without it
-
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
     return {
@@ -237,7 +237,7 @@ def _measure_variant(session, variant: str, start: int):
     the replay is refused (a str, reported by the conditions that need it)."""
     from radixviz.script import ScriptError, Session   # loads torch: only when grading
 
-    settings = dict(getattr(session, "initial", {}))
+    settings = dict(session.initial)
     buggy = session.initial_buggy
     ops = [r.op for r in session.records]
     if variant in ("buggy", "fixed"):
@@ -307,7 +307,6 @@ def _compare(condition: Condition, value_of) -> Check:
 
 def _shown(value) -> str:
     if isinstance(value, tuple):
-        from radixviz.cache import slot_ranges   # loads torch: only when grading
         return slot_ranges(list(value)) if value else "none"
     return str(value)
 

@@ -11,6 +11,8 @@ from collections import Counter
 from rich.console import Console
 from rich.text import Text
 
+from radixviz.cache.engines import engine_spec
+
 _WRAPPER = Console(width=10_000, color_system=None)  # only wraps Text, never prints
 MAX_ROWS = 300   # a queue of thousands is summarised after this many rows
 
@@ -228,8 +230,9 @@ def status_text(timeline) -> Text:
             text.append(f", {len(record.finished)} done")
     text.append(f"  │ {timeline.workload} · {s['policy']} · seed {s['seed']} · "
                 f"{s.get('requests', '?')} req · {s['pool_size']} slots")
-    if s.get("engine") == "2026":   # today's cache in the 2024 loop
-        text.append(f" · 2026 cache, page {s['page_size']}, {s['eviction_policy']}")
+    spec = engine_spec(s["engine"])
+    if not spec.matcher_switch:   # another engine's cache in the 2024 loop: name it and its settings
+        text.append(f" · {', '.join((f'{spec.name} cache', *spec.words(s)))}")
     return text
 
 

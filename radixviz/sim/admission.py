@@ -59,6 +59,7 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
           sorted_last=()):
     """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.
 
+    ``cache`` is the engine (radixviz.cache's facade: ``lock``, ``unlock``, ``evictable_size``).
     The walk goes through the whole queue, as the release's did: a request that does not
     fit is passed over and a later, smaller one may still get in. Admitted requests hold a
     lock on their path and one extra pool reference on each prefix slot.
@@ -86,13 +87,13 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
         elif not req.extend_input_len + req.max_new_tokens + batch_tokens < available:
             reason = "does not fit"
         else:
-            delta = cache.inc_ref_counter(req.last_node)
+            delta = cache.lock(req.last_node)
             available += delta
             if req.extend_input_len + req.max_new_tokens + batch_tokens < available:
                 ok, reason = True, "fits"
             else:
                 # locking took its prefix out of the evictable room: undo
-                available += cache.dec_ref_counter(req.last_node)
+                available += cache.unlock(req.last_node)
                 reason = "does not fit once its prefix is locked"
         if explain:
             decisions.append(Decision(req.rid, req.prefix_len, req.extend_input_len,

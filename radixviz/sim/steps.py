@@ -20,9 +20,11 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
-    match_prefix = s.cache.match_prefix  # bound once: this loop runs for every waiting request
-    for req in queue:
-        prefix, last_node = match_prefix(req.input_ids)
+    match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
+    for req in queue:                                             # for every waiting request
+        if req.match_key is None:
+            req.match_key = req.input_ids[:whole_pages(len(req.input_ids))]
+        prefix, last_node = match(req.match_key)
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
         req.extend_input_len = len(req.input_ids) - n_prefix
@@ -32,7 +34,7 @@ def alloc_slots(s, need: int):
     """The release's allocation: try, and on failure evict ``need`` tokens and try again."""
     slots = s.pool.alloc(need)
     if slots is None:
-        s.cache.evict(need, s._free_evicted)
+        s._evicted += s.engine.evict(need)
         slots = s.pool.alloc(need)
     return slots
 
@@ -128,25 +130,17 @@ def finish_done(s) -> list:
     return [r.rid for r in done]
 
 
-def insert(s, tokens, slots, priority: int) -> int:
-    """The cache's insert; today's takes the request's priority (SGLang passes it from both
-    cache_finished_req and cache_unfinished_req), the first release's has no such argument."""
-    if s.priority_at_insert:
-        return s.cache.insert(tokens, slots, priority)
-    return s.cache.insert(tokens, slots)
-
-
 def finish(s, req) -> None:
-    """Put the request's sequence into the tree, drop the duplicate slots, unlock."""
+    """Put the request's sequence into the tree (the engine frees the slots it already held
+    and a partial last page), unlock. The priority reaches an engine that has priorities
+    (SGLang passes it from both cache_finished_req and cache_unfinished_req)."""
     n = req.kv_len
     tokens = req.input_ids + tuple(req.output_ids)
     if s.insert != "release":   # the release (#4) kept the newest token, which has no slot yet
         tokens = tokens[:n]
-    slots = req.kv_row[:n].clone()
-    held = insert(s, tokens, slots, req.priority)
-    s.pool.free(slots[:held])
+    s.engine.insert(tokens, req.kv_row[:n].clone(), req.priority)
     s.req_pool.free(req.req_pool_idx)
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
     req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
     s.stats.note_finished(req)
@@ -164,13 +158,13 @@ def finish(s, req) -> None:
 def release_admission(s, req) -> None:
     """Undo an admission that was never prefilled: its prefix refs and its lock."""
     s.pool.free(req.prefix_indices)
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
 
 
 def retract(s, req) -> None:
     """Send a running request back to the queue; its own KV is lost, the tree's stays."""
     s.pool.free(req.kv_row[:req.kv_len])
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
     s.req_pool.free(req.req_pool_idx)
     s.running = [r for r in s.running if r is not req]
     lost = len(req.output_ids)
@@ -193,22 +187,22 @@ def cache_unfinished(s, req) -> None:
     are duplicates and go back to the pool; the request's row then points at the tree's
     copy, and its lock moves from the admission's node to the node ending its prompt. Our
     pool keeps the release's bookkeeping (a running request holds one reference to every
-    slot it reads), so the request takes a reference on the tree's copy. With pages, only
+    slot it reads): the insert takes the request's references over (the engine keeps the
+    new ones and frees the duplicates, the prefix's included), then the request takes one
+    on each slot of the tree's copy, so a prefix slot ends where it was. With pages, only
     whole pages go in; the partial last page stays the request's own, as today.
     """
-    page = getattr(s.cache, "page_size", 1)
-    n = len(req.input_ids) - len(req.input_ids) % page
+    n = s.engine.whole_pages(len(req.input_ids))
     own = req.prefix_len      # the row's slots from here on are the ones this request computed
     if n <= own:
         return
-    tokens, slots = req.input_ids[:n], req.kv_row[:n].clone()
-    held = insert(s, tokens, slots, req.priority)
-    cached, last_node = s.cache.match_prefix(tokens)
-    s.pool.add_refs(cached[own:n])
-    s.pool.free(slots[own:held])
+    tokens = req.input_ids[:n]
+    s.engine.insert(tokens, req.kv_row[:n].clone(), req.priority)
+    cached, last_node = s.engine.match(tokens)
+    s.pool.add_refs(cached[:n])
     req.kv_row[own:n] = cached[own:n]
-    s.cache.dec_ref_counter(req.last_node)
-    s.cache.inc_ref_counter(last_node)
+    s.engine.unlock(req.last_node)
+    s.engine.lock(last_node)
     req.last_node = last_node
 
 

@@ -14,7 +14,8 @@ from radixviz.tui.palette import key_label
 GUIDE = (
     "Top left, the radix tree: one line per node with its edge, its KV slots, its reference "
     "count (ref) and its last access time (t). Top right, the engine's own source: the line "
-    "that did this step is marked ❱, lines that only report steps to this viewer are dim. "
+    "that did this step is marked ❱; lines that only report steps to this viewer are hidden "
+    "(t shows them, dim). "
     "Bottom left, the KV pool, one cell per slot. Bottom right, what the step did and why.\n\n"
     "Marks have symbols as well as colours: ▶ current step, ✗ wrongly matched (the pre-#7 "
     "bug), ✂ just split, ✓ matched, + new, ● locked, † evicted. The tokens a buggy match "
