@@ -1,7 +1,7 @@
 """Every shipped lesson, walked in the app as a learner walks it, shows all of itself.
 
 At 120x40 and at 80x24, answering every prediction right and (in a second run) wrong, the
-test presses → (] while operations step, as a learner in a hurry does), answers each
+test presses → (end while operations step, as a learner in a hurry does), answers each
 prediction docked on screen, and keeps what Textual painted in the lesson pane. Every
 paragraph of the lesson file, every explanation (with the reason ``lessons --read`` gives,
 right or wrong) and the closing words must have been painted, in the file's order.
@@ -109,8 +109,8 @@ async def walk(lesson, size, right: bool) -> tuple[Transcript, list]:
     async with app.run_test(size=size) as pilot:
         await wait_ready(app, pilot)
         closing = sig(f"End of lesson {lesson.number}.")
+        await pilot.pause()
         for _ in range(1500):
-            await pilot.pause()
             page = painted_text(app, "#lesson-pane")
             transcript.add(page)
             dock = painted_text(app, "#predict-dock")
@@ -128,8 +128,11 @@ async def walk(lesson, size, right: bool) -> tuple[Transcript, list]:
             rows = screen_rows(app)
             if closing in sig(" ".join(page)) and not any("▼ more" in row for row in rows):
                 break
-            stepping = bool(painted_text(app, "#step-pane"))
-            await pilot.press("right_square_bracket" if stepping else "right")
+            # a block's operations: to their last step at once (the text does not change
+            # while they step), then on
+            at_last_step = "step" in rows[-2] and re.search(r"step (\d+)/\1\b", rows[-2])
+            stepping = bool(painted_text(app, "#step-pane")) and not at_last_step
+            await pilot.press("end" if stepping else "right")
         else:
             pytest.fail(f"lesson {lesson.number} never reached its end at {size}")
     return transcript, asked
