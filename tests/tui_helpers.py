@@ -151,3 +151,10 @@ async def walk_until(app, pilot, condition, key: str = "right", docked: str = "e
         else:
             await pilot.press(key)
     pytest.fail("the lesson never reached the state the test walks to")
+
+
+def shows(app, text: str, selector: str) -> bool:
+    """Whether the widget ``selector`` paints ``text``, wrapped over its rows or not
+    (whitespace is ignored: a wrap turns a space into a line break)."""
+    painted = "".join(pane_rows(app, selector))
+    return "".join(text.split()) in "".join(painted.split())

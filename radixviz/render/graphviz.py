@@ -13,6 +13,7 @@ from pathlib import Path
 import graphviz
 
 from radixviz.cache.engines import engine_spec
+from radixviz.files import atomic_write
 
 from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
@@ -166,7 +167,7 @@ def write(frame_or_tree, path, marks=None, **options) -> Path:
     graph = diagram(tree, marks, **options)
     data = graph.source.encode("utf-8") if fmt == "dot" else render(graph, fmt)
     try:
-        path.write_bytes(data)
+        atomic_write(path, data)     # a full disk leaves the old file whole, not truncated
     except OSError as exc:
         raise GraphvizError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

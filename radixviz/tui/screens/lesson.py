@@ -315,11 +315,3 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         warning = mark_lesson_completed(self.lesson, self.walk.right, self.walk.asked)
         if warning:
             self.notify(warning, severity="warning", timeout=6)
-
-    def action_home(self) -> None:
-        self.remember_position()
-        super().action_home()
-
-    def action_quit_app(self) -> None:
-        self.remember_position()
-        super().action_quit_app()

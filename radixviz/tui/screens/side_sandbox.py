@@ -27,7 +27,7 @@ class SideSandbox(StepperScreen):
         return [(f"h: back to {self.back_to}", "h: back")] + super().status_notes()
 
     def action_home(self) -> None:
-        self._leave(self._go_back, self.back_to)
+        self.leave_then(self._go_back, self.back_to)
 
     def _go_back(self) -> None:
         self.playing = False
@@ -82,15 +82,13 @@ class LessonCopy(SideSandbox):
         elif then:
             getattr(self, f"action_{then}")()
 
-    def _leave(self, go, where: str) -> None:
+    def leave_then(self, go, where: str) -> None:
         """Going back loses nothing while the copy only holds the lesson's own operations
         (viewed, or some taken back); operations added here are asked about."""
         ops = self.model.session.ops if self.model is not None else []
         if ops == self.lesson_ops[:len(ops)]:
+            if self.sandbox_work is not None:
+                self.sandbox_work.discard_autosave()
             go()
         else:
-            super()._leave(go, where)
-
-    def action_quit_app(self) -> None:
-        self.lesson_screen.remember_position()
-        super().action_quit_app()
+            super().leave_then(go, where)

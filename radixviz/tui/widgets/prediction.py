@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
@@ -60,7 +61,8 @@ class PredictionDock(Vertical):
         """Put ``predict`` to the learner and take the keys (focus) for the reply."""
         self.predict = predict
         self.border_title = "predict, then watch"
-        self.query_one("#predict-question", Static).update(predict.question)
+        # text from a lesson file is never read as markup
+        self.query_one("#predict-question", Static).update(Text(predict.question))
         choices = self.query_one("#predict-choices", OptionList)
         answer = self.query_one("#predict-answer", Input)
         choices.clear_options()
@@ -68,7 +70,7 @@ class PredictionDock(Vertical):
         answer.display = not predict.choices
         answer.disabled = bool(predict.choices)
         if predict.choices:
-            choices.add_options([f"{LETTERS[i]}) {c}" for i, c in enumerate(predict.choices)])
+            choices.add_options([Text(f"{LETTERS[i]}) {c}") for i, c in enumerate(predict.choices)])
             choices.highlighted = 0
             letters = "/".join(LETTERS[:len(predict.choices)])
             self._hint(f"{letters} picks (or ↑/↓ and enter) · esc skips")
@@ -90,7 +92,7 @@ class PredictionDock(Vertical):
         self._hint(f"✗ {reason}")
 
     def _hint(self, text: str) -> None:
-        self.query_one("#predict-hint", Static).update(text)
+        self.query_one("#predict-hint", Static).update(Text(text))
 
     def action_pick(self, index: int) -> None:
         if self.predict is not None and index < len(self.predict.choices):
