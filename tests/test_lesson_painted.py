@@ -56,7 +56,7 @@ def read_explanations(lesson, right: bool) -> list[str]:
     replies = [reply_for(b, right) for b in lesson.blocks if isinstance(b, Predict)]
     out = io.StringIO()
     read_plain(lesson, io.StringIO("\n".join(replies) + "\n"), out, save=False)
-    return [line.strip() for line in out.getvalue().splitlines() if line.strip()[:1] in "✓✗"]
+    return [line.strip() for line in out.getvalue().splitlines() if line.strip()[:1] in ("✓", "✗")]
 
 
 def expected_texts(lesson, right: bool) -> list[tuple[str, str]]:

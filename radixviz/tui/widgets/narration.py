@@ -74,7 +74,9 @@ class StatusLine(Static):
         step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
         full = f"{sizes}/{pool.size}{step}"
-        self._fit(engine_badge(tree), (full + ops, full, sizes + step), notes)
+        # narrowest: a long badge (2026 with KV events) still leaves the step counter on screen
+        self._fit(engine_badge(tree), (full + ops, full, sizes + step,
+                                       f"evictable {tree.evictable_size}{step}"), notes)
 
     def show_empty(self, tree, notes=()) -> None:
         """Before the first step; ``tree`` is the live cache's snapshot."""
