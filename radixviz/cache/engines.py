@@ -128,6 +128,12 @@ def _pages_and_policy(settings: Mapping) -> tuple:
     return f"page {settings.get('page_size', 1)}", settings.get("eviction_policy", "lru")
 
 
+def _host_tier(settings: Mapping) -> tuple:
+    host = settings.get("host_size")
+    return (*_pages_and_policy(settings), settings.get("write_policy", "write_through"),
+            f"host {host}" if host else "host 2x")
+
+
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
 # scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
 register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
@@ -136,3 +142,8 @@ register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
                     MappingProxyType({"page_size": 1, "eviction_policy": "lru"}), _pages_and_policy,
                     pages=True, priorities=True, eviction_policies=True, node_stats=True))
+register(EngineSpec("hicache", "radixviz.cache.hicache",
+                    "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
+                    MappingProxyType({"page_size": 1, "eviction_policy": "lru", "host_size": None,
+                                      "write_policy": "write_through"}), _host_tier,
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True, host_tier=True))
