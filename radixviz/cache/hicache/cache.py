@@ -152,12 +152,17 @@ class HiRadixCache(HostTransfers, RadixCache):
         return delta
 
     def _update_host_leaf_status(self, node: TreeNode) -> None:
-        # a candidate for host eviction: on the host only, unlocked, no host-only child
+        # a candidate for host eviction: on the host only, unlocked, no child with a host copy
         if not node.evicted or node.lock_ref > 0:
             self.evictable_host_leaves.remove(node)
             return
         for child in node.children.values():
-            if child.evicted:
+            # radixviz: 9fbe6800a asks ``child.evicted``. Under write_back a parent that is
+            # demoted while its child's write-back is still pending then counts as a host
+            # leaf, and a host eviction can delete it from above the child (orphaning the
+            # child's host copy). A child that has a host copy, written or being written,
+            # keeps its parent's host copy in place.
+            if child.backuped:
                 self.evictable_host_leaves.remove(node)
                 return
         self.evictable_host_leaves.add(node)

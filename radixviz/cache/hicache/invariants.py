@@ -32,7 +32,7 @@ def check_hicache_invariants(cache, pool=None, held=()) -> None:
             continue
         _check_node(node, page)
         if node.evicted:
-            if not any(c.evicted for c in node.children.values()):
+            if node.lock_ref == 0 and not any(c.backuped for c in node.children.values()):
                 host_leaves.add(node)
         else:
             if node.lock_ref == 0:
@@ -59,7 +59,7 @@ def check_hicache_invariants(cache, pool=None, held=()) -> None:
                              "the device with no child there")
     if host_leaves != set(cache.evictable_host_leaves):
         raise InvariantError("the host eviction candidates are not exactly the host-only nodes with "
-                             "no host-only child")
+                             "no child on the host")
     _check_host_pool(cache.token_to_kv_pool_host, host_owner)
     _check_in_flight(cache)
     if pool is not None:
