@@ -14,6 +14,7 @@ import graphviz
 
 from radixviz.cache.engines import engine_spec
 
+from .tiers import TIERS, host_summary, tier_of, tier_slots
 from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
                     split_edge_text)
@@ -49,10 +50,12 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
     spec = engine_spec(tree.engine)   # what the engine has decides what the boxes say
     engine = (matcher_label(tree) if spec.matcher_switch
               else ", ".join((f"{tree.engine} engine", *spec.words(tree.settings)))
-              + (" eviction" if spec.eviction_policies else ""))
+              + (" eviction" if spec.eviction_policies and not spec.host_tier else ""))
     caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
                         f"{tree.evictable_size} evictable"
                         + (f" · {tree.protected_size} protected" if spec.node_stats else ""))
+    if spec.host_tier and not title:
+        caption += f" · {host_summary(tree)}"
     truth = sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
     if spec.release_insert and truth != tree.evictable_size:   # the release's insert (#4) makes it drift
         caption += f" (⚠ unreferenced nodes hold {truth})"
@@ -83,10 +86,17 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
             head = f"{symbols} {edge}" if symbols else edge
             details = ((node_counts(node, spec, " · "), f"t {node.last_access} · born {node.creation_time}")
                        if spec.node_stats else (f"{node_counts(node, spec, ' · ')} · t {node.last_access}",))
-            if len(node.value) != len(node.key):   # the release's insert (#4)
-                details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
-            dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
-                     **_mark_attrs(found))
+            if spec.host_tier:   # where its KV lives, in words and in the border
+                tag, _, color, fill, words = TIERS[tier_of(node)]
+                attrs = _mark_attrs(found) or _attrs(color=color, fillcolor=fill)
+                if node.evicted:
+                    attrs["style"] = "rounded,filled,dashed"
+                dot.node(f"n{node.id}", _label(head, f"[{tag}] {words}", tier_slots(node), *details), **attrs)
+            else:
+                if len(node.value) != len(node.key):   # the release's insert (#4)
+                    details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
+                dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
+                         **_mark_attrs(found))
         for child in node.children:
             style = {}
             if child.id in node_marks.wrong:

@@ -15,6 +15,7 @@ from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
 
 from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
+from .tiers import host_summary, tier_legend, tier_slots, tier_tag
 
 GUIDE_STYLE = "dim"
 PARTIAL_LEGEND = "│ the match took only the tokens before it (6/11: 6 of 11)"
@@ -75,6 +76,8 @@ class TreeView:
                           style="bold red" if tree.buggy_match else DETAIL_STYLE)
         else:
             header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
+        if spec.host_tier:
+            header.append(f" · {host_summary(tree)}", style=DETAIL_STYLE)
         lines = [header]
         used_marks: set = set()
         # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
@@ -103,6 +106,8 @@ class TreeView:
             ghost.append(f"{EVICTED.symbol} evicted ", style=EVICTED.style)
             ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
             lines.append(ghost)
+        if self.legend and spec.host_tier and tree.root.children:
+            lines.append(tier_legend(tree))
         if self.legend and used_marks:
             lines.append(legend_line(used_marks))
             if marks.partial:
@@ -128,6 +133,12 @@ class TreeView:
             line.append("│", style="bold")
             line.append(tail, style=DETAIL_STYLE)
             line.append(f" {taken}/{len(node.key)}", style=style)
+        if spec.host_tier:
+            tag, tag_style = tier_tag(node)
+            line.append(f"  {tag}", style=tag_style)
+            line.append(f"  {tier_slots(node)}  {node_counts(node, spec, '  ')}  t {node.last_access}",
+                        style=DETAIL_STYLE)
+            return line
         line.append(f"  slots {compact_ranges(node.value)}  {node_counts(node, spec, '  ')}  "
                     f"t {node.last_access}", style=DETAIL_STYLE)
         if len(node.value) != len(node.key):

@@ -152,7 +152,7 @@ class HostTransfers:
         tr.op = outer or "evict"
         eviction_heap = [(self.eviction_strategy(node), node.id, node) for node in self.evictable_leaves]
         heapq.heapify(eviction_heap)  # step: evict.heap
-        if tr.active: self._emit_heap("evict.heap", eviction_heap, num_tokens)
+        if tr.active: self._emit_heap("evict.heap", eviction_heap, num_tokens, writing=len(self.ongoing_write_through))
 
         num_evicted = 0
         write_back_nodes = []
@@ -367,10 +367,10 @@ class HostTransfers:
         if tokens and self.transfer_tracer.active: self.transfer_tracer.emit("load.copy", K.LOAD, (), tokens=tokens, issued=True, started=True)
         return tokens
 
-    def _emit_heap(self, step: str, heap: list, num_tokens: int) -> None:
+    def _emit_heap(self, step: str, heap: list, num_tokens: int, writing: int = 0) -> None:
         """The candidates in pop order with the policy's key of each: the heap SGLang builds."""
         ranked = sorted(heap)
         self.transfer_tracer.emit(step, K.HEAP, tuple(n for _, _, n in ranked), policy=self.eviction_policy,
-                         target=num_tokens, keys=tuple((n.id, k) for k, _, n in ranked),
-                         tier="host" if step.startswith("evict_host") else "device")
+                                  target=num_tokens, keys=tuple((n.id, k) for k, _, n in ranked),
+                                  tier="host" if step.startswith("evict_host") else "device", writing=writing)
 
