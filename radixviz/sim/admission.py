@@ -56,7 +56,7 @@ def trim_whole_match(req) -> None:
 
 def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
           max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True,
-          sorted_last=()):
+          sorted_last=(), load_back: Callable | None = None):
     """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.
 
     ``cache`` is the engine (radixviz.cache's facade: ``lock``, ``unlock``, ``evictable_size``).
@@ -68,6 +68,9 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
     Stops when there is no free request row for another request (only a ``max_running``
     option makes that happen).
     ``explain=False`` skips building the Decision list (long queues, fast runs).
+    ``load_back(req)`` (an engine with a host tier) runs once a request is admitted, with
+    its lock held, as SGLang's ``init_load_back`` does: it may bring the part of the prompt
+    found on the host back to the device; the room is then counted afresh.
     """
     last = set(map(id, sorted_last))
     available = estimate_available(pool, cache, running, ratio)
@@ -91,6 +94,9 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
             available += delta
             if req.extend_input_len + req.max_new_tokens + batch_tokens < available:
                 ok, reason = True, "fits"
+                if load_back is not None and load_back(req):
+                    reason = f"fits; {req.host_loaded} tokens loaded back from the host"
+                    available = estimate_available(pool, cache, running, ratio)
             else:
                 # locking took its prefix out of the evictable room: undo
                 available += cache.unlock(req.last_node)

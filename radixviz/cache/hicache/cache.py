@@ -25,6 +25,7 @@ from typing import NamedTuple
 import torch
 
 from ..checks import check_release
+from ..evict_policy import eviction_key
 from ..snapshot import invalidate
 from ..trace import EventKind as K, Tracer
 from ..values import as_value
@@ -101,7 +102,6 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     def set_eviction_policy(self, policy: str) -> None:
         """Order the eviction candidates of both tiers by ``policy`` from now on."""
-        from ..evict_policy import eviction_key
         self.eviction_strategy, self.eviction_policy = eviction_key(policy), str(policy).lower()
 
     # --------------------------------------------------------------------- locks
