@@ -52,10 +52,10 @@ def tier_legend(tree) -> Text:
 
 
 def host_summary(tree) -> str:
-    """``host 24/65 used · 1 write in flight``, for headers and captions."""
-    parts = [f"host {tree.host_used}/{tree.host_size} used"]
+    """``host 24/65 · 1 writing``, for headers and captions."""
+    parts = [f"host {tree.host_used}/{tree.host_size}"]
     if tree.writes_in_flight:
-        parts.append(f"{tree.writes_in_flight} write(s) in flight")
+        parts.append(f"{tree.writes_in_flight} writing")
     if tree.loads_in_flight:
-        parts.append(f"{tree.loads_in_flight} load(s) in flight")
+        parts.append(f"{tree.loads_in_flight} loading")
     return " · ".join(parts)

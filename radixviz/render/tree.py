@@ -74,10 +74,10 @@ class TreeView:
             header.append(" · matcher ", style=DETAIL_STYLE)
             header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
                           style="bold red" if tree.buggy_match else DETAIL_STYLE)
+        elif spec.host_tier:   # the engine's words are on the status line: room for the host
+            header.append(f" · {host_summary(tree)}", style=DETAIL_STYLE)
         else:
             header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
-        if spec.host_tier:
-            header.append(f" · {host_summary(tree)}", style=DETAIL_STYLE)
         lines = [header]
         used_marks: set = set()
         # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
