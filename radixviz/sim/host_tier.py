@@ -27,6 +27,13 @@ def match_tiers(s, queue) -> None:
         req.host_hit_length, req.last_host_node, req.host_loaded = found.host_hit_length, found.last_host_node, 0
 
 
+def rematch(s, req) -> None:
+    """Match ``req`` again. radixviz's loop does it for the requests after a load back in the
+    same round: the load's eviction may have taken the prefix this round's match found
+    (SGLang matches each request once per round and takes the result on trust)."""
+    match_tiers(s, [req])   # (admission trims a prompt the tree now holds whole, as ever)
+
+
 def load_back(s, req) -> int:
     """Load the host-only part of ``req``'s prompt back to the device (the request already
     holds a lock on ``req.last_node``); return the tokens loaded (0: below the threshold, or

@@ -49,7 +49,7 @@ from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import open_engine
 
 from .admission import admit
-from .host_tier import load_back
+from .host_tier import load_back, rematch
 from .fake_model import FakeSampler
 from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
@@ -254,7 +254,8 @@ class Scheduler:
         return admit(ordered, self.engine, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
                      explain=self.record, sorted_last=last,
-                     load_back=partial(load_back, self) if self.host_tier else None)
+                     load_back=partial(load_back, self) if self.host_tier else None,
+                     rematch=partial(rematch, self) if self.host_tier else None)
 
     def alloc_rows(self, n: int) -> list:
         """``n`` request rows; re-points running requests' row views if the table grew."""

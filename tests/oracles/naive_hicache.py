@@ -12,11 +12,12 @@ What it models and what it leaves out:
 - the device allocator hands out its lowest free slots (radixviz's pool); the host pool is
   SGLang's queue of free slots (``alloc`` takes the front, ``free`` appends);
 - one logical clock read per match and per insert, two per node built (as the engine);
-- radixviz's four deliberate differences, so the two can agree on every step: ``reset``
+- radixviz's five deliberate differences, so the two can agree on every step: ``reset``
   forgets the copies in flight, ``load_back`` protects the host copy it loads while it makes
   room, a write-back that finds no host room keeps its node on the device, and a host-only
   node with a child that has a host copy is no host-eviction candidate (9fbe6800a asks
-  whether the child is evicted; ``head_host_leaf_rule=True`` brings that back).
+  whether the child is evicted; ``head_host_leaf_rule=True`` brings that back), and
+  ``init_load_back`` loads nothing for a node deleted since it was matched.
 """
 from __future__ import annotations
 
@@ -407,6 +408,10 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
 
     def init_load_back(self, last_host_node, mem_quota=None):
         last_node = last_host_node
+        if not self._attached(last_node):   # radixviz's fifth difference: deleted since the match
+            while not self._attached(last_node) or last_node.evicted:
+                last_node = last_node.parent
+            return torch.empty((0,), dtype=torch.int64), last_node
         if last_node.evicted:
             loading_values = self.load_back(last_node, mem_quota)
             if loading_values is not None:
@@ -414,6 +419,13 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
             while last_node.evicted:
                 last_node = last_node.parent
         return torch.empty((0,), dtype=torch.int64), last_node
+
+    def _attached(self, node):
+        while node != self.root_node:
+            if node.parent is None or node.parent.children.get(first_of(node.key, self.page_size)) is not node:
+                return False
+            node = node.parent
+        return True
 
     def ready_to_load_host_cache(self):
         self.cache_controller.start_loading()

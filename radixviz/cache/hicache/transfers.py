@@ -10,7 +10,8 @@ this module's branch of the cache's tracer, so the code pane shows these lines.
 
 Where radixviz differs from SGLang it says so on the spot: ``sync`` waits for every copy
 before acknowledging, ``load_back`` protects the host copy it loads while it makes room,
-and a write-back that finds no host room leaves its node on the device (SGLang asserts).
+a write-back that finds no host room leaves its node on the device (SGLang asserts), and
+``init_load_back`` refuses a node that a host eviction deleted since it was matched.
 """
 from __future__ import annotations
 
@@ -350,6 +351,12 @@ class HostTransfers:
         outer = tr.op
         tr.op = outer or "load_back"
         last_node = last_host_node
+        if not self._in_tree(last_node):
+            # radixviz: a host eviction deleted it after the match (SGLang takes it on trust)
+            while not self._in_tree(last_node) or last_node.evicted:
+                last_node = last_node.parent
+            tr.op = outer
+            return self._empty, last_node
         if last_node.evicted:
             loading_values = self.load_back(last_node, mem_quota)
             if loading_values is not None:
@@ -359,6 +366,16 @@ class HostTransfers:
                 last_node = last_node.parent
         tr.op = outer
         return self._empty, last_node
+
+    def _in_tree(self, node) -> bool:
+        """Whether ``node`` is still reachable from the root (a deleted node keeps its parent
+        link, but its parent no longer holds it)."""
+        while node is not self.root_node:
+            parent = node.parent
+            if parent is None or parent.children.get(self.get_child_key_fn(node.key)) is not node:
+                return False
+            node = parent
+        return True
 
     def ready_to_load_host_cache(self) -> int:
         """Start the copies of every load queued; return the tokens copied (SGLang: just
