@@ -301,3 +301,51 @@ class TestSettings:
         e.host_pool.free(node.host_value[:1])
         with pytest.raises(InvariantError, match="host slot"):
             check_hicache_invariants(e.cache, e.pool)
+
+
+class TestNamespacesAndKVEvents:
+    """What the host tier inherits from today's cache (namespaces, page hashes, KV events) and
+    where SGLang's hierarchical cache reports a block: stored at insert, removed only when its
+    KV leaves both tiers (a demotion keeps it reachable, so it reports nothing)."""
+
+    def events_engine(self, write_policy="write_through"):
+        pool = TokenToKVPool(32, device="cpu")
+        e = open_engine("hicache", pool, page_size=4, write_policy=write_policy, kv_events=True)
+        assert [ev.kind for ev in e.take_events()] == ["cleared"]   # the fresh tree says so
+        return e
+
+    def test_a_demotion_reports_nothing_a_host_eviction_removes_what_was_stored(self):
+        e = self.events_engine()
+        put(e, "abcdefgh")
+        stored = e.take_events()
+        assert [ev.kind for ev in stored] == ["stored", "stored"]
+        e.sync()
+        e.evict(8)
+        assert e.take_events() == []                      # still on the host: still reachable
+        e.evict_host(8)
+        removed = e.take_events()
+        assert [ev.kind for ev in removed] == ["removed", "removed"]
+        assert [ev.block_hashes for ev in removed] == [ev.block_hashes for ev in stored]
+        e.check_invariants()
+
+    def test_an_eviction_without_a_host_copy_removes_at_once(self):
+        e = self.events_engine("write_through_selective")
+        put(e, "abcd")
+        e.take_events()
+        e.evict(4)
+        assert [ev.kind for ev in e.take_events()] == ["removed"]
+
+    def test_namespaces_never_share_a_node_on_either_tier(self):
+        e = engine()
+        for space in ("lora-a", "lora-b"):
+            slots = e.pool.alloc(12)
+            assert e.insert("Hello_world!", slots, extra_key=space).prefix_len == 0
+        e.sync()
+        e.evict(24)
+        a = e.match_tiers("Hello_world!", extra_key="lora-a")
+        assert a.host_hit_length == 12 and a.last_host_node.extra_key == "lora-a"
+        assert e.match_tiers("Hello_world!").host_hit_length == 0   # no namespace: no hit
+        slots, node = e.load_back(a.last_host_node)
+        assert len(slots) == 12 and node.extra_key == "lora-a"
+        e.sync()
+        e.check_invariants()

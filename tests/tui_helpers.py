@@ -106,3 +106,10 @@ def pane_rows(app, selector: str) -> list[str]:
     """The rows of the screen a widget covers, its border included, cut to its columns."""
     region = app.screen.query_one(selector).region
     return [row[region.x:region.right] for row in screen_rows(app)[region.y:region.bottom]]
+
+
+def shows(app, text: str, selector: str) -> bool:
+    """Whether the widget ``selector`` paints ``text``, wrapped over its rows or not
+    (whitespace is ignored: a wrap turns a space into a line break)."""
+    painted = "".join(pane_rows(app, selector))
+    return "".join(text.split()) in "".join(painted.split())

@@ -59,6 +59,7 @@ class EventKind(str, enum.Enum):
     DEMOTE = "demote"            # a backed-up node lost its device slots; its host copy stays
     HOST_FREE = "host_free"      # a node's host slots went back to the host pool
     REFILL = "refill"            # an insert gave a host-only node device slots again
+    KV_EVENT = "kv_event"        # a KV event was queued: a page stored, a page removed, all cleared
 
 
 
@@ -67,6 +68,8 @@ MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIO
 # steps only an engine with a host tier takes
 HOST_TIER_KINDS = frozenset({EventKind.HOST_HIT, EventKind.WRITE, EventKind.LOAD, EventKind.ACK,
                              EventKind.DEMOTE, EventKind.HOST_FREE, EventKind.REFILL})
+# steps only a 2026 cache with KV events enabled takes
+KV_EVENT_KINDS = frozenset({EventKind.KV_EVENT})
 
 @dataclass(frozen=True)
 class Event:

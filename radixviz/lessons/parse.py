@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from radixviz.files import BOM, ReadError, read_bytes, strip_controls
+
 from .model import Lesson, LessonError, Narrative, Operations, Predict
 
 MAX_LESSON_BYTES = 500_000
@@ -40,21 +42,23 @@ PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
 
 
 def read_lesson_text(path: Path) -> str:
-    """The file's text; LessonError for unreadable, binary, oversized or non-UTF-8 files."""
+    """The file's text, terminal control sequences removed; LessonError for unreadable,
+    binary, oversized or non-UTF-8 files and for anything that is not a regular file (a
+    FIFO or device is never read)."""
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_LESSON_BYTES:
-            raise LessonError(name, 1, f"file too large ({size:,} bytes; the limit is {MAX_LESSON_BYTES:,})")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LessonError(name, 1, f"cannot read: {exc.strerror or exc}") from None
+        data = read_bytes(path, MAX_LESSON_BYTES)
+    except ReadError as exc:
+        reason = str(exc)
+        raise LessonError(name, 1, reason if reason.startswith("file too large") else f"cannot read: {reason}") from None
     if b"\x00" in data:
         raise LessonError(name, 1, "binary file: a lesson is Markdown text")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LessonError(name, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
+    # a lesson is printed (lessons --read) and drawn: it may not drive the terminal
+    return strip_controls(text[1:] if text.startswith(BOM) else text)
 
 
 def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:

@@ -13,6 +13,7 @@ from pathlib import Path
 import graphviz
 
 from radixviz.cache.engines import engine_spec
+from radixviz.files import atomic_write
 
 from .tiers import TIERS, host_summary, tier_of, tier_slots
 from .tree import node_counts, paged_text
@@ -176,7 +177,7 @@ def write(frame_or_tree, path, marks=None, **options) -> Path:
     graph = diagram(tree, marks, **options)
     data = graph.source.encode("utf-8") if fmt == "dot" else render(graph, fmt)
     try:
-        path.write_bytes(data)
+        atomic_write(path, data)     # a full disk leaves the old file whole, not truncated
     except OSError as exc:
         raise GraphvizError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

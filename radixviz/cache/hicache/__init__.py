@@ -20,13 +20,13 @@ __all__ = ["Engine", "HiRadixCache", "MatchResult", "TokenToKVPoolHost", "TreeNo
 
 
 class Engine(_Facade):
-    """The host-tier engine: settings ``page_size``, ``eviction_policy``, ``host_size`` (None:
-    SGLang's default, twice the device pool) and ``write_policy``."""
+    """The host-tier engine: settings ``page_size``, ``eviction_policy``, ``kv_events``,
+    ``host_size`` (None: SGLang's default, twice the device pool) and ``write_policy``."""
 
     def make_cache(self) -> HiRadixCache:
         s = self.settings
         return HiRadixCache(self.pool, s["page_size"], s["eviction_policy"], s.get("host_size"),
-                            s["write_policy"])
+                            s["write_policy"], enable_kv_events=s.get("kv_events", False))
 
     def lock(self, node) -> int:
         return self.cache.inc_lock_ref(node)
@@ -34,14 +34,14 @@ class Engine(_Facade):
     def unlock(self, node) -> int:
         return self.cache.dec_lock_ref(node)
 
-    def insert_key(self, key, slots, priority):
-        return self.cache.insert(key, slots, priority or 0)
+    def insert_key(self, key, slots, priority, extra_key=None):
+        return self.cache.insert(key, slots, priority or 0, extra_key)
 
     def check_invariants(self, held=()) -> None:
         check_hicache_invariants(self.cache, self.pool, held)
 
-    def preview(self, key):
-        return preview_match(self.cache.snapshot(), key)
+    def preview(self, key, extra_key=None):
+        return preview_match(self.cache.snapshot(), key, extra_key)
 
     def protected_size(self) -> int:
         return self.cache.protected_size()
@@ -65,9 +65,9 @@ class Engine(_Facade):
 
     # --------------------------------------------------------- the shared verbs
 
-    def match(self, key):
+    def match(self, key, extra_key=None):
         """``(device slots, last device node)``: the part of the match already on the device."""
-        result = self.cache.match_prefix(key)
+        result = self.cache.match_prefix(key, extra_key)
         return result.device_indices, result.last_device_node
 
     def evict(self, num_tokens: int, freed=None) -> int:
@@ -94,9 +94,9 @@ class Engine(_Facade):
     def host_pool(self) -> TokenToKVPoolHost:
         return self.cache.token_to_kv_pool_host
 
-    def match_tiers(self, key) -> MatchResult:
+    def match_tiers(self, key, extra_key=None) -> MatchResult:
         """The whole two-tier match: device slots and node, last host node, host hit length."""
-        return self.cache.match_prefix(key)
+        return self.cache.match_prefix(key, extra_key)
 
     def load_back(self, last_host_node, mem_quota: int | None = None):
         """``(device slots loaded, node to lock)`` for a host hit ending at ``last_host_node``:

@@ -26,6 +26,7 @@ import torch
 
 from ..checks import check_release
 from ..evict_policy import eviction_key
+from ..hashes import check_hashable, split_node_hash_value
 from ..snapshot import invalidate
 from ..trace import EventKind as K, Tracer
 from ..values import as_value
@@ -49,7 +50,8 @@ class MatchResult(NamedTuple):
 
 class HiRadixCache(HostTransfers, RadixCache):
     def __init__(self, device_pool, page_size: int = 1, eviction_policy: str = "lru",
-                 host_size: int | None = None, write_policy: str = "write_through"):
+                 host_size: int | None = None, write_policy: str = "write_through",
+                 enable_kv_events: bool = False):
         write_policy = check_write_policy(write_policy)
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
@@ -72,7 +74,8 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.load_back_threshold = LOAD_BACK_THRESHOLD
         self.evictable_host_leaves = LeafSet()
         self.moved = Moved()  # radixviz: tokens copied and dropped, per tier (SGLang's metrics)
-        super().__init__(page_size, eviction_policy, device=device_pool.device)
+        super().__init__(page_size, eviction_policy, device=device_pool.device,
+                         enable_kv_events=enable_kv_events)
         self.tracer = Tracer(__name__, self.snapshot)
         self.transfer_tracer = self.tracer.branch("radixviz.cache.hicache.transfers")
 
@@ -90,7 +93,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.ongoing_load_back.clear()
         self.loading_nodes.clear()
         self.moved = Moved()
-        super().reset()
+        super().reset()  # step: kv.cleared
         self.evictable_leaves = LeafSet()  # SGLang's set; evict() heaps it afresh, as SGLang does
         self.root_node.host_value = self._empty  # the root counts as backed up, never evicted
 
@@ -108,7 +111,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     def inc_lock_ref(self, node: TreeNode) -> int:
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
-        check_release(self, node, _lock_ref, page_size=self.page_size)
+        check_release(self, node, _lock_ref, page_size=self.page_size, namespaced=True)
         tr = self.tracer
         outer = tr.op
         tr.op = outer or "inc_lock_ref"
@@ -131,7 +134,7 @@ class HiRadixCache(HostTransfers, RadixCache):
     def dec_lock_ref(self, node: TreeNode) -> int:
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0).
         ValueError, changing nothing, when no lock was taken at ``node`` (checks.py)."""
-        check_release(self, node, _lock_ref, releasing=True, page_size=self.page_size)
+        check_release(self, node, _lock_ref, releasing=True, page_size=self.page_size, namespaced=True)
         tr = self.tracer
         outer = tr.op
         tr.op = outer or "dec_lock_ref"
@@ -180,8 +183,9 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # ------------------------------------------------------------------ matching
 
-    def match_prefix(self, key) -> MatchResult:
-        """The longest cached prefix of ``key`` in whole pages, split by tier: the device
+    def match_prefix(self, key, extra_key=None) -> MatchResult:
+        """The longest cached prefix of ``key`` in whole pages (in namespace ``extra_key``),
+        split by tier: the device
         slots of the part on the device, the deepest device node, the deepest node with a
         host copy, and how many tokens after the device part are on the host only.
 
@@ -200,7 +204,7 @@ class HiRadixCache(HostTransfers, RadixCache):
             tr.op = outer
             return MatchResult(self._empty, self.root_node, self.root_node, 0)
 
-        value, last_node = self._match_prefix_helper(self.root_node, key)
+        value, last_node = self._match_prefix_helper(self.root_node, key, extra_key)
         if value:
             value = value[0] if len(value) == 1 else torch.cat(value)
         else:
@@ -219,13 +223,13 @@ class HiRadixCache(HostTransfers, RadixCache):
         tr.op = outer
         return MatchResult(value, last_node, last_host_node, host_hit_length)  # step: match.result
 
-    def _match_prefix_helper(self, node: TreeNode, key: tuple):
+    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key=None):
         tr = self.tracer
         access_time = self._tick()
         node.last_access_time = access_time  # step: match.visit
         if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("match.visit", K.VISIT, (node,), time=access_time)
-        child_key = self.get_child_key_fn(key)
+        child_key = self.get_child_key_fn(key, extra_key=extra_key)
         value = []
 
         while len(key) > 0 and child_key in node.children:
@@ -250,7 +254,7 @@ class HiRadixCache(HostTransfers, RadixCache):
                 key = key[prefix_len:]
 
                 if len(key):
-                    child_key = self.get_child_key_fn(key)
+                    child_key = self.get_child_key_fn(key, extra_key=extra_key)
 
         return value, node
 
@@ -258,8 +262,10 @@ class HiRadixCache(HostTransfers, RadixCache):
         # child node split into new_node -> child; the new node takes the front of both
         # copies (device and host), the locks and the hit count
         invalidate(child)  # before the cut, while its old ancestors are still above it
+        extra_key = child.extra_key  # both halves stay in the child's namespace
         new_node = self._new_node(priority=child.priority)
-        new_node.children = {self.get_child_key_fn(key[split_len:]): child}
+        new_node.extra_key = extra_key
+        new_node.children = {self.get_child_key_fn(key[split_len:], extra_key=extra_key): child}
         new_node.parent = child.parent
         new_node.lock_ref = child.lock_ref
         new_node.key = child.key[:split_len]
@@ -274,15 +280,17 @@ class HiRadixCache(HostTransfers, RadixCache):
         if child.backuped:
             new_node.host_value = child.host_value[:split_len].clone()
             child.host_value = child.host_value[split_len:].clone()
+        new_node.hash_value, child.hash_value = split_node_hash_value(
+            child.hash_value, split_len, self.page_size)
         child.parent = new_node
         child.key = child.key[split_len:]
-        new_node.parent.children[self.get_child_key_fn(key)] = new_node  # step: split
+        new_node.parent.children[self.get_child_key_fn(key, extra_key=extra_key)] = new_node  # step: split
         if self.tracer.active: self.tracer.emit("split", K.SPLIT, (new_node, child), at=split_len)
         return new_node
 
     # ----------------------------------------------------------------- insertion
 
-    def insert(self, key, value=None, priority: int = 0, chunked: bool = False) -> int:
+    def insert(self, key, value=None, priority: int = 0, extra_key=None, chunked: bool = False) -> int:
         """Insert ``key`` (whole pages) with its device slots; return how many leading
         tokens the tree already held on the device. A host-only node on the way takes the
         new slots (its KV was recomputed), so those count as new: the caller frees only
@@ -293,6 +301,8 @@ class HiRadixCache(HostTransfers, RadixCache):
             raise ValueError(f"insert needs whole pages: {len(key)} tokens is not a multiple "
                              f"of page size {self.page_size}")
         value = as_value(key, value, self.device)
+        if self.enable_kv_events:
+            check_hashable(key)  # a page hash needs token ids: refuse before any change
         if priority is None:
             priority = 0
         if len(key) == 0:
@@ -304,7 +314,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
         access_time = self._tick()
         node = self.root_node
-        child_key = self.get_child_key_fn(key)
+        child_key = self.get_child_key_fn(key, extra_key=extra_key)
         total_prefix_length = 0
 
         while len(key) > 0 and child_key in node.children:
@@ -354,12 +364,13 @@ class HiRadixCache(HostTransfers, RadixCache):
             value = value[prefix_len:]
 
             if len(key):
-                child_key = self.get_child_key_fn(key)
+                child_key = self.get_child_key_fn(key, extra_key=extra_key)
 
         if len(key):
             new_node = self._new_node(priority=priority)
             new_node.parent = node
             new_node.key = key
+            new_node.extra_key = extra_key
             new_node.value = value.clone()
             node.children[child_key] = new_node  # step: insert.create
             invalidate(node)
@@ -368,6 +379,7 @@ class HiRadixCache(HostTransfers, RadixCache):
             if tr.active: tr.emit("insert.evictable", K.EVICTABLE, (new_node,), old=self.evictable_size_ - len(value), new=self.evictable_size_, why="created")
             self._update_leaf_status(node)
             self._update_leaf_status(new_node)
+            self._record_store_event(new_node)  # step: kv.stored
 
             if self.cache_controller.write_policy != "write_back":
                 self._inc_hit_count(new_node, chunked)
@@ -395,6 +407,12 @@ class HiRadixCache(HostTransfers, RadixCache):
     def snapshot(self):
         """An immutable picture of both tiers as they are now."""
         return hicache_snapshot(self)
+
+    def _queue_event(self, event, nodes: tuple) -> None:
+        # a "removed" is born in an eviction (transfers.py); "stored" and "cleared" here
+        self.kv_event_queue.append(event)
+        tr = self.transfer_tracer if event.kind == "removed" else self.tracer
+        if tr.active: tr.emit(f"kv.{event.kind}", K.KV_EVENT, nodes, event=event)
 
 
 def _lock_ref(node) -> int:

@@ -18,8 +18,8 @@ class HiMatchPreview(MatchPreview):
     last_host_node: int = 0      # id of the deepest matched node with a host copy
 
 
-def preview_match(tree, key) -> HiMatchPreview:
-    """What ``match_prefix(key)`` would return on ``tree`` (a HiTreeSnapshot)."""
+def preview_match(tree, key, extra_key=None) -> HiMatchPreview:
+    """What ``match_prefix(key, extra_key)`` would return on ``tree`` (a HiTreeSnapshot)."""
     page = tree.page_size
     key = as_key(key)
     key = key[:len(key) // page * page]
@@ -29,7 +29,7 @@ def preview_match(tree, key) -> HiMatchPreview:
     last_device = last_host = tree.root.id
     host_hit, split = 0, None
     while start < len(key):
-        child = node.child_for(key, page, start)
+        child = node.child_for(key, page, start, extra_key)
         if child is None:
             break
         common = key_match_paged(child.key, key[start:], page)

@@ -40,7 +40,8 @@ class HiTreeSnapshot(ModernTreeSnapshot):
     @property
     def settings(self) -> dict:
         return {"page_size": self.page_size, "eviction_policy": self.eviction_policy,
-                "host_size": self.host_size, "write_policy": self.write_policy}
+                "kv_events": self.kv_events, "host_size": self.host_size,
+                "write_policy": self.write_policy}
 
     @property
     def total_size(self) -> int:
@@ -63,14 +64,16 @@ def hicache_snapshot(cache) -> HiTreeSnapshot:
         return HiNodeSnapshot(
             node.id, node.key, () if evicted else tuple(node.value.tolist()), node.lock_ref,
             node.last_access_time, kids, len(node.key) + sum(k.subtree_tokens for k in kids),
-            node.hit_count, node.priority, node.creation_time,
+            node.hit_count, node.priority, node.creation_time, node.extra_key,
+            None if node.hash_value is None else tuple(node.hash_value),
             None if node.host_value is None else tuple(node.host_value.tolist()),
             node.host_ref_counter, evicted, in_flight)
 
     host = cache.token_to_kv_pool_host
     return HiTreeSnapshot(snapshot_subtree(cache.root_node, make), cache.evictable_size_, cache._clock,
                           protected_size=cache.protected_size_, page_size=cache.page_size,
-                          eviction_policy=cache.eviction_policy, write_policy=cache.write_policy,
+                          eviction_policy=cache.eviction_policy, kv_events=cache.enable_kv_events,
+                          write_policy=cache.write_policy,
                           host_size=host.size, host_used=host.used_size(),
                           device_tokens=cache.evictable_size_ + cache.protected_size_,
                           writes_in_flight=len(writing), loads_in_flight=len(cache.ongoing_load_back))

@@ -199,7 +199,8 @@ class HostTransfers:
         return num_evicted
 
     def _evict_backuped(self, node: TreeNode, evict_callback=None) -> int:
-        # GPU -> CPU demotion: the node stays, reachable through its host copy
+        # GPU -> CPU demotion: the node stays, reachable through its host copy (no "removed"
+        # event: a router may still send the prefix here, to be loaded back)
         tr = self.transfer_tracer
         slots = node.value
         num_evicted = self.cache_controller.evict_device(node.value)  # step: evict.demote
@@ -219,6 +220,7 @@ class HostTransfers:
     def _evict_regular(self, node: TreeNode, evict_callback=None) -> int:
         # evict a node not initiated write to host: its KV is gone from both tiers
         tr = self.transfer_tracer
+        self._record_remove_event(node)  # step: kv.removed
         self.cache_controller.mem_pool_device_allocator.free(node.value)  # step: evict.free
         num_evicted = len(node.value)
         self.moved.dropped += num_evicted
@@ -229,7 +231,7 @@ class HostTransfers:
 
     def _delete_leaf(self, node: TreeNode) -> None:
         tr = self.transfer_tracer
-        key = self.get_child_key_fn(node.key)
+        key = self.get_child_key_fn(node.key, extra_key=node.extra_key)
         v = node.parent.children.pop(key, None)  # step: evict.delete
         assert v is node, f"parent does not have child key, {key}"
         invalidate(node.parent)
@@ -262,12 +264,14 @@ class HostTransfers:
                 if tr.active: tr.emit("evict_host.skip", K.SKIP, (x,), ref=x.host_ref_counter, tier="host")
                 continue  # step: evict_host.skip
 
+            # the KV is gone from both tiers now: a "removed" event for the router
+            self._record_remove_event(x)  # step: kv.removed
             host_slots = x.host_value
             num_evicted += self.cache_controller.evict_host(x.host_value)  # step: evict_host.free
             self.moved.host_evicted += len(host_slots)
             if tr.active: tr.emit("evict_host.free", K.HOST_FREE, (x,), host_slots=tuple(host_slots.tolist()), freed=len(host_slots))
 
-            key = self.get_child_key_fn(x.key)
+            key = self.get_child_key_fn(x.key, extra_key=x.extra_key)
             v = x.parent.children.pop(key, None)  # step: evict_host.delete
             assert v is x, f"parent does not have child key, {key}"
             invalidate(x.parent)
@@ -372,7 +376,7 @@ class HostTransfers:
         link, but its parent no longer holds it)."""
         while node is not self.root_node:
             parent = node.parent
-            if parent is None or parent.children.get(self.get_child_key_fn(node.key)) is not node:
+            if parent is None or parent.children.get(self.get_child_key_fn(node.key, extra_key=node.extra_key)) is not node:
                 return False
             node = parent
         return True

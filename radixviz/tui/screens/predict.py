@@ -1,6 +1,7 @@
 """A lesson's prediction: answer before the operations run, then watch them."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -23,9 +24,9 @@ class PredictScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="predict-box"):
-            yield Static(f"Predict: {self.ask.question}", id="predict-question")
+            yield Static(Text(f"Predict: {self.ask.question}"), id="predict-question")
             if self.ask.choices:
-                yield OptionList(*[f"{chr(97 + i)}) {c}" for i, c in enumerate(self.ask.choices)],
+                yield OptionList(*[Text(f"{chr(97 + i)}) {c}") for i, c in enumerate(self.ask.choices)],
                                  id="predict-choices")
                 yield Static("↑/↓ and enter to answer · esc skips", classes="hint")
             else:
@@ -45,7 +46,7 @@ class PredictScreen(ModalScreen):
     def _grade(self, reply) -> None:
         verdict = self.ask.block.grade(reply)
         if not verdict.understood:
-            self.query_one("#predict-hint", Static).update(f"✗ {verdict.reason}")
+            self.query_one("#predict-hint", Static).update(Text(f"✗ {verdict.reason}"))
             return
         if verdict.correct:
             self.app.notify("Right! Step on to watch it happen.", timeout=3)

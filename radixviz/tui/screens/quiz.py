@@ -141,15 +141,11 @@ class QuizScreen(Screen):
             f"The same questions again: radixviz quiz --seed {quiz.seed} --difficulty {quiz.difficulty}")
         self._feedback("enter or esc to leave", None)
         if self.save and quiz.answers:
-            from radixviz.lessons.progress import Progress
-            progress = Progress.load()
-            if progress.warning:
-                self.notify(progress.warning, severity="warning", timeout=6)
-            progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed)
-            try:
-                progress.save()
-            except OSError as exc:
-                self.notify(f"could not save your score: {exc}", severity="error")
+            from radixviz.lessons.progress import update_progress
+            saved, warnings = update_progress(
+                lambda p: p.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed))
+            if warnings:
+                self.notify(warnings[-1], markup=False, severity="warning" if saved else "error", timeout=6)
 
     def action_skip(self) -> None:
         if not self.answered:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -18,17 +19,17 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from radixviz.cache.engines import engine_spec
+from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.widgets.footer import FittingFooter
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
-NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
 LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
               "January 2024; nothing changed")
 
 
-class StepperScreen(Screen):
+class StepperScreen(SandboxFiles, Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
     ASK_BEFORE_LEAVING = True   # a sandbox's operations are the learner's work
     BINDINGS = STEPPER_KEYS
@@ -56,11 +57,13 @@ class StepperScreen(Screen):
         self._autoplay = None   # the Timer while playing
 
     def compose(self) -> ComposeResult:
-        yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
+        # the title may be a script's path: plain text, never markup
+        yield Container(Static(Text(f"{self.stepper_title}: loading the engine (torch)…"), id="loading"),
                         id="stepper-body")
         yield Static("", id="op-error")
+        caps = self.app.caps   # a served session: a typed line has a length limit
         yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
-                                'esc closes)', id="op-input")
+                                'esc closes)', id="op-input", max_length=caps.line_chars if caps else 0)
         yield FittingFooter()
 
     def on_mount(self) -> None:
@@ -87,8 +90,8 @@ class StepperScreen(Screen):
             return
         if error:
             self._show_error(error)
-        self._kept_ops = list(session.ops)   # what a file or the caller gave: nothing to lose yet
-        self.model = StepperModel(session)   # only now do the keys act
+        self.model = StepperModel(session, caps=self.app.caps)   # only now do the keys act
+        self.start_work(session)   # what a file or the caller gave: nothing to lose yet
         self.post_message(self.Loaded())
 
     def watch_model(self, model) -> None:
@@ -126,7 +129,7 @@ class StepperScreen(Screen):
 
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)
-        error.update(f"✗ {message}")
+        error.update(Text(f"✗ {message}"))   # may quote what was typed: never markup
         error.display = True
 
     # ----------------------------------------------------------------- stepping
@@ -236,6 +239,7 @@ class StepperScreen(Screen):
                 # the field stays open for the next operation: letters typed next must not
                 # act as keys (h from "matcher" used to go home); esc closes it
                 field.value = ""
+        self.work_changed()
         self.refresh_view()
 
     def action_toggle_matcher(self) -> None:
@@ -283,61 +287,8 @@ class StepperScreen(Screen):
         else:
             self.query_one("#op-error").display = False
             self.notify(done, timeout=2)
+        self.work_changed()
         self.refresh_view()
-
-    # ------------------------------------------------------------ scripts
-
-    def action_save_script(self, then=None) -> None:
-        """Ask for a file name and write the session as a script ``radixviz run`` reads."""
-        if self.model is None:
-            return
-        if not self.model.session.records:
-            self.notify("nothing to save yet: run an operation first (press :)", severity="warning")
-            return
-        from radixviz.tui.screens.dialogs import AskPath
-        self.app.push_screen(AskPath("Save the session as a script", "session.rv",
-                                     "a file name; radixviz run and ctrl+o read it back"),
-                             lambda path: self._save_to(path, then))
-
-    def _save_to(self, path, then=None) -> None:
-        from radixviz.script import script_source
-        if not path:
-            return
-        session = self.model.session
-        try:
-            text = script_source(session.ops, buggy=session.initial_buggy,
-                                 note=f"saved from the radixviz {self.stepper_title}")
-            Path(path).expanduser().write_text(text, encoding="utf-8")
-        except (OSError, ValueError) as exc:
-            self.notify(f"not saved: {getattr(exc, 'strerror', None) or exc}", severity="error", timeout=6)
-            return
-        self._kept_ops = list(session.ops)
-        self.notify(f"saved {len(session.records)} operation(s) to {path}", timeout=4)
-        if then is not None:
-            then()
-
-    def action_open_script(self) -> None:
-        """Ask for a script file and run its operations after the ones already here."""
-        if self.model is None:
-            return
-        from radixviz.tui.screens.dialogs import AskPath
-        self.app.push_screen(AskPath("Open a script", "session.rv",
-                                     "its operations run after the ones already here"),
-                             self._open_from)
-
-    def _open_from(self, path) -> None:
-        from radixviz.script import ScriptError, load_script
-        if not path:
-            return
-        try:
-            ops = load_script(Path(path).expanduser())
-        except ScriptError as exc:
-            self._show_error(str(exc))
-            return
-        applied = self.model.apply_ops(ops)
-        self._applied(applied)
-        if applied.error is None:
-            self.notify(f"ran {len(applied.records)} operation(s) from {path}", timeout=4)
 
     def action_select_node(self) -> None:
         from radixviz.tui.screens.node_picker import NodePicker
@@ -441,63 +392,18 @@ class StepperScreen(Screen):
         if self.is_attached:
             self.app.push_screen(KVReport(lines))
 
-    # ------------------------------------------------------------------ exports
-
-    def action_export(self) -> None:
-        if self.model.frame is None:
-            self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
-            return
-        from radixviz.tui.exports import export_frame
-        self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
-
-    def action_export_all(self) -> None:
-        if not self.model.frames:
-            self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
-            return
-        self.notify(f"exporting {len(self.model.frames)} frames…", timeout=2)
-        self._export_all(list(self.model.frames))
-
-    @work(thread=True, exclusive=True, group="export")
-    def _export_all(self, frames) -> None:
-        from textual.worker import get_current_worker
-
-        from radixviz.tui.exports import export_frames
-        worker = get_current_worker()   # leaving the app cancels it; stop between files
-        message = export_frames(frames, self.export_dir, lambda: worker.is_cancelled)
-        if worker.is_cancelled:
-            return
-        self.app.call_from_thread(self.notify, message, timeout=6)
-
     # ------------------------------------------------------------------- others
 
     def action_help(self) -> None:
         from radixviz.tui.screens.help import HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
-    def _leave(self, go, where: str) -> None:
-        """Leave by ``go()``; a sandbox whose operations were changed since it was opened or
-        saved asks first (save, leave or stay)."""
-        if (not self.ASK_BEFORE_LEAVING or self.player is not None or self.model is None
-                or self.model.session.ops == self._kept_ops):
-            go()
-            return
-        from radixviz.tui.screens.dialogs import ConfirmLeave
-
-        def answered(answer) -> None:
-            if answer == "leave":
-                go()
-            elif answer == "save":
-                self.action_save_script(then=go)
-        self.app.push_screen(ConfirmLeave(len(self.model.session.records), where), answered)
-
     def action_home(self) -> None:
-        self._remember_position()
-        self._leave(self._go_home, "the home screen")
+        self.leave_then(self._go_home, "the home screen")
 
     def _go_home(self) -> None:
         self.playing = False
         self.app.open_home()
 
     def action_quit_app(self) -> None:
-        self._remember_position()
-        self._leave(self.app.exit, "the shell (quit)")
+        self.app.action_quit()   # asks every screen that holds work, this one first
