@@ -58,6 +58,7 @@ class BatchRecord:
     refcounts: tuple | None = None
     waiting_view: tuple = ()    # RequestView, in queue order
     running_view: tuple = ()    # RequestView
+    host_hit_tokens: int = 0    # of hit_tokens, those loaded back from the host (engine hicache)
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in (

@@ -281,7 +281,7 @@ class Scheduler:
         self._pass_events.append(event)
 
     def _finish_pass(self, kind, queue_order, decisions, admitted, finished,
-                     hit_tokens, computed) -> BatchRecord:
+                     hit_tokens, computed, host_hit_tokens: int = 0) -> BatchRecord:
         used = self.pool.used_size()
         self.stats.peak_pool_used = max(self.stats.peak_pool_used, used)
         self.stats.evicted_tokens += self._evicted
@@ -293,7 +293,7 @@ class Scheduler:
             self.engine.snapshot() if self.record else None,
             self.pool.refcounts() if self.record else None,
             tuple(map(view, self.waiting)) if self.record else (),
-            tuple(map(view, self.running)) if self.record else ())
+            tuple(map(view, self.running)) if self.record else (), host_hit_tokens)
         if self.record:
             self.records.append(record)
         self._pass += 1

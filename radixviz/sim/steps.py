@@ -76,7 +76,7 @@ def prefill_pass(s):
         slots = alloc_slots(s, need) if admitted else s.pool.alloc(0)
 
     table = s.req_pool.req_to_token
-    hit = start = 0
+    hit = start = host_hit = 0
     for req, row in zip(admitted, rows):
         n_prefix, n_input = req.prefix_len, len(req.input_ids)
         new = slots[start:start + req.extend_input_len]
@@ -86,7 +86,8 @@ def prefill_pass(s):
         req.kv_row[n_prefix:n_input] = new
         req.output_ids = [s.model.extend(req.input_ids, req.prefix_indices, new)]
         hit += n_prefix
-        s.stats.host_hit_tokens += req.host_loaded
+        host_hit += req.host_loaded
+    s.stats.host_hit_tokens += host_hit
     s.stats.prefill_batches += 1
     s.stats.hit_tokens += hit
     s.stats.prefill_computed += need
@@ -97,7 +98,7 @@ def prefill_pass(s):
             if not req.finished:
                 cache_unfinished(s, req)
     return s._finish_pass("prefill", queue_order, decisions if s.record else (),
-                          [r.rid for r in admitted], finished, hit, need)
+                          [r.rid for r in admitted], finished, hit, need, host_hit)
 
 
 def decode_pass(s):
