@@ -125,3 +125,19 @@ class TestCommandLine:
         html = page.read_text()
         assert code in (0, None) and "host pool (CPU)" in html and "h-writing" in html
         assert "[CPU] on the host (CPU) only" in html and "load &#x27;Hello_world!&#x27; back" in html
+
+
+def test_every_host_tier_operation_validates_against_the_json_schema(capsys):
+    from test_run_json import schema, validate
+    script = ('engine hicache; host-size 80; insert "Hello_world!"; match "Hello_world!"; lock "Hello_"; '
+              'unlock "Hello_"; auto-sync off; insert "Hello_there"; evict 100; sync; evict 100; '
+              'match "Hello_world!"; load-back "Hello_world!"; sync; write-policy write_back; evict-host 5; '
+              'auto-sync on; eviction lfu')
+    with pytest.raises(SystemExit) as done:
+        main(["run", "--device", "cpu", "--pool-size", "32", "--json", "--steps", "-e", script])
+    assert done.value.code in (0, None)
+    doc = json.loads(capsys.readouterr().out)
+    rules = schema()
+    validate(doc, rules, rules)
+    assert {op["name"] for op in doc["ops"]} >= {"host-size", "sync", "auto-sync", "load-back", "evict-host",
+                                                 "write-policy"}
