@@ -18,7 +18,7 @@ from radixviz.files import atomic_write
 from .tiers import TIERS, host_summary, tier_of, tier_slots
 from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
-                    mark_name, split_edge_text)
+                    ghost_word, mark_name, split_edge_text)
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
@@ -107,7 +107,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
             dot.edge(f"n{node.id}", f"n{child.id}", **style)
     for i, (node_id, key) in enumerate(node_marks.evicted):
         used.add(EVICTED)
-        dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", "evicted"),
+        dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", ghost_word(tree)),
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)
     if used:
         legend = "   ".join(f"{m.symbol} {mark_name(m, tree)}" for m in ALL_MARKS if m in used)

@@ -14,7 +14,7 @@ from rich.text import Text
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
 
-from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, mark_name,
+from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, ghost_word, mark_name,
                     partial_legend, split_edge_text)
 from .tiers import host_summary, tier_legend, tier_slots, tier_tag
 
@@ -103,7 +103,7 @@ class TreeView:
         for _, key in marks.evicted:
             used_marks.add(EVICTED)
             ghost = Text(no_wrap=True, overflow="ellipsis")
-            ghost.append(f"{EVICTED.symbol} evicted ", style=EVICTED.style)
+            ghost.append(f"{EVICTED.symbol} {ghost_word(tree)} ", style=EVICTED.style)
             ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
             lines.append(ghost)
         if self.legend and spec.host_tier and tree.root.children:
