@@ -87,8 +87,8 @@ class TokenToKVPoolHost:
         """Copy the K and V of ``device_indices`` into ``host_indices``, every layer (CPU pools:
         at once; a CUDA pool stages through ``stage_from_device`` instead)."""
         for layer in range(self.layer_num):
-            self.k_buffer[layer][host_indices] = device_pool.k_buffer[layer][device_indices]
-            self.v_buffer[layer][host_indices] = device_pool.v_buffer[layer][device_indices]
+            self.k_buffer[layer].index_copy_(0, host_indices, device_pool.k_buffer[layer].index_select(0, device_indices))
+            self.v_buffer[layer].index_copy_(0, host_indices, device_pool.v_buffer[layer].index_select(0, device_indices))
 
     def load_to_device_per_layer(self, device_pool, host_indices, device_indices, layer: int) -> None:
         """Copy layer ``layer``'s K and V of ``host_indices`` into the device pool's
@@ -99,8 +99,8 @@ class TokenToKVPoolHost:
                 staged = host[layer].index_select(0, host_indices).pin_memory()
                 device[layer].index_copy_(0, device_indices, staged.to(device_pool.device, non_blocking=True))
             return
-        device_pool.k_buffer[layer][device_indices] = self.k_buffer[layer][host_indices]
-        device_pool.v_buffer[layer][device_indices] = self.v_buffer[layer][host_indices]
+        device_pool.k_buffer[layer].index_copy_(0, device_indices, self.k_buffer[layer].index_select(0, host_indices))
+        device_pool.v_buffer[layer].index_copy_(0, device_indices, self.v_buffer[layer].index_select(0, host_indices))
 
     def stage_from_device(self, device_pool, device_indices):
         """CUDA pools: the rows of ``device_indices`` copied into fresh pinned tensors, queued on
@@ -117,9 +117,8 @@ class TokenToKVPoolHost:
     def scatter_staged(self, staged, host_indices) -> None:
         """File rows staged by ``stage_from_device`` at ``host_indices`` (after the copy ended)."""
         for layer in range(self.layer_num):
-            k_rows, v_rows = staged[2 * layer], staged[2 * layer + 1]
-            self.k_buffer[layer][host_indices] = k_rows
-            self.v_buffer[layer][host_indices] = v_rows
+            self.k_buffer[layer].index_copy_(0, host_indices, staged[2 * layer])
+            self.v_buffer[layer].index_copy_(0, host_indices, staged[2 * layer + 1])
 
     def __repr__(self) -> str:
         return f"TokenToKVPoolHost(size={self.size}, free={self.available_size()}, pinned={self.pin_memory})"
