@@ -32,6 +32,10 @@ WRONG = {
                           'insert "dogs:ask4" ns w0; insert "eels:ask5" ns w1; insert "cats:ask6" ns w2',
                           "namespaces_hit == 3"),
     "page-drop": ('match "Hello_wo"', "match.matched < page1:match.matched"),
+    # the host tier: a match before the eviction hits on the device; an eviction of everything
+    # also demotes the system prompt, which has a host copy
+    "host-only-hit": ('match "Hello_world!"', "match.matched == 0"),
+    "eviction-before-the-write": ("evict 27", "evict.demoted == 0"),
 }
 
 

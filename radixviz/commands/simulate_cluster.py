@@ -86,6 +86,9 @@ def check_cluster_args(args, options: dict) -> list:
         raise UsageError("--workers runs the fake sampler: drop --model")
     routers = parse_routers(args.router)
     spec = engine_spec(args.engine)
+    if spec.host_tier:
+        owners = "|".join(s.name for s in engines_with("pages") if not s.host_tier)
+        raise UsageError(f"--workers runs workers with a device cache only: --engine {owners}")
     if "cache-aware-events" in routers and not spec.kv_events:
         owners = "|".join(s.name for s in engines_with("kv_events"))
         raise UsageError(f"router cache-aware-events reads KV events: --engine {owners}")

@@ -309,6 +309,12 @@ from .generate_routing import GENERATORS_ROUTING, LESSON_TOPICS_ROUTING  # noqa:
 GENERATORS.update(GENERATORS_ROUTING)
 LESSON_TOPICS.update(LESSON_TOPICS_ROUTING)
 
+# the host tier (lessons 15-16): generate_hicache.py
+from .generate_hicache import GENERATORS_HICACHE, LESSON_TOPICS_HICACHE  # noqa: E402
+
+GENERATORS.update(GENERATORS_HICACHE)
+LESSON_TOPICS.update(LESSON_TOPICS_HICACHE)
+
 
 def generate_question(seed: int, difficulty: str = "medium", topic: str | None = None,
                       lesson: int | None = None) -> Question:

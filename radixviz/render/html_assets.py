@@ -52,6 +52,7 @@ pre.code .dim { opacity: .55; }
 .where { font-size: .85em; color: var(--muted); }
 .where span { margin-right: .5em; }
 .p-free { color: var(--muted); } .p-tree { color: var(--ok); } .p-request { color: var(--warn); }
+.h-free { color: var(--muted); } .h-host { color: #0550ae; } .h-both { color: #0969da; } .h-writing { color: var(--warn); font-weight: bold; } .h-stray { color: #d1242f; }
 .p-shared { color: var(--lock); font-weight: 700; }
 .p-t { background: var(--touched); outline: 1px solid var(--warn); }
 .status { font-size: .9em; }

@@ -19,6 +19,7 @@ from radixviz.script import describe, explain, key_text, slot_ranges
 from .badge import engine_badge
 from .html_assets import SCRIPT, STYLE
 from .pool import STATES, slot_symbol
+from .pool_host import HOST_STATES
 from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
 from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
 
@@ -87,6 +88,8 @@ def _section(frame, svg: bytes, records, total: int, op_count: int, note) -> str
         side.append(f'<div class="why">{esc(why)}</div>')
     side.append(_code(frame))
     side.append(f'<div><h2>KV pool</h2>{_pool(frame)}</div>')
+    if frame.pool.host:
+        side.append(f'<div><h2>host pool (CPU)</h2>{_host_pool(frame)}</div>')
     side.append(_status(frame, total, op_count))
     return (f'<section class="step" id="s{number}" data-step="{number}" data-op-start="{int(op_start)}" '
             f'aria-label="step {number} of {total}">\n'
@@ -184,6 +187,25 @@ def _pool(frame) -> str:
     legend += '  <span class="p-t">touched</span>'
     return (f'<pre class="pool">{chr(10).join(rows)}</pre>'
             f'<div class="where">{pool.used}/{pool.size} used — {legend}</div>')
+
+
+def _host_pool(frame) -> str:
+    """The host tier's pool, one character a slot, as the app's second grid shows it."""
+    pool, touched = frame.pool, set(frame.marks.host_slots or ())
+    if pool.host_size > MAX_DRAWN_POOL:
+        return f'<div class="where">{pool.host_used}/{pool.host_size} used</div>'
+    rows = []
+    for start in range(0, pool.host_size, POOL_ROW):
+        cells = []
+        for slot in range(start, min(start + POOL_ROW, pool.host_size)):
+            state = pool.host_state(slot)
+            cls = f"h-{state}" + (" p-t" if slot in touched else "")
+            cells.append(f'<span class="{cls}">{HOST_STATES[state][0]}</span>')
+        rows.append(f'<span class="ln">{start:>4}│</span>{"".join(cells)}')
+    legend = " ".join(f'<span class="h-{state}">{symbol} {words}</span>'
+                       for state, (symbol, _style, words) in HOST_STATES.items() if state != "stray")
+    return (f'<pre class="pool">{chr(10).join(rows)}</pre>'
+            f'<div class="where">{pool.host_used}/{pool.host_size} used — {legend}</div>')
 
 
 def _status(frame, total: int, op_count: int) -> str:
