@@ -74,9 +74,7 @@ class StatusLine(Static):
         step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
         full = f"{sizes}/{pool.size}{step}"
-        # narrowest: a long badge (2026 with KV events) still leaves the step counter on screen
-        self._fit(engine_badge(tree), (full + ops, full, sizes + step,
-                                       f"evictable {tree.evictable_size}{step}"), notes)
+        self._fit(engine_badge(tree), (full + ops, full, sizes + step), notes)
 
     def show_empty(self, tree, notes=()) -> None:
         """Before the first step; ``tree`` is the live cache's snapshot."""
