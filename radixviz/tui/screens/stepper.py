@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.css.query import NoMatches
@@ -17,6 +17,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from radixviz.tui.screens.early_keys import EarlyKeys, bound_action, to_open_input
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.widgets.footer import FittingFooter
 
@@ -53,6 +54,7 @@ class StepperScreen(Screen):
         self.export_dir = Path(export_dir or "radixviz-export")
         self.player = None
         self._autoplay = None   # the Timer while playing
+        self._early_keys = EarlyKeys()   # keys pressed while the engine loads
 
     def compose(self) -> ComposeResult:
         yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
@@ -89,6 +91,8 @@ class StepperScreen(Screen):
         self._kept_ops = list(session.ops)   # what a file or the caller gave: nothing to lose yet
         self.model = StepperModel(session)   # only now do the keys act
         self.post_message(self.Loaded())
+        if self._early_keys.held:   # then the keys pressed meanwhile, in order
+            self.run_worker(self._early_keys.release(self.app), group="early-keys")
 
     def watch_model(self, model) -> None:
         if model is None:
@@ -97,6 +101,19 @@ class StepperScreen(Screen):
             self._start_lesson()
         else:
             self.refresh_view()
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys in the order pressed: held while the engine loads; those after ``:`` typed
+        into the input even when they came in one burst with it (see early_keys)."""
+        if to_open_input(self.query_one("#op-input", Input), event):
+            return
+        if self.model is None:
+            self._early_keys.hold_until_ready(self, event, self.WITHOUT_ENGINE)
+        elif bound_action(self, event.key) == "op_input":
+            # opened here, not by the binding: that runs only after the keys queued behind
+            event.stop()
+            event.prevent_default()
+            self.action_op_input()
 
     def check_action(self, action: str, parameters) -> bool | None:
         """Before the engine has loaded, the keys that need it are shown disabled."""
@@ -201,7 +218,9 @@ class StepperScreen(Screen):
     def action_op_input(self) -> None:
         field = self.query_one("#op-input", Input)
         field.display, field.disabled = True, False
-        field.focus()
+        # at once, not after the keys already queued (Widget.focus waits its turn): letters
+        # typed or pasted right after ":" are the operation's, never stepper keys
+        self.set_focus(field)
 
     def action_close_input(self) -> None:
         self._hide_input()
