@@ -13,16 +13,36 @@ import inspect
 
 import pytest
 
-# Tests that take seconds because of what they check (a long random walk, every lesson
-# played in the app, twenty served sessions, a page for every step). Matched against the
-# test's node id: "file.py" (every test in it), "file.py::name" (a test, its parameters too).
+# Tests that take seconds because of what they check: a long random walk, every lesson
+# played in the app, twenty served sessions, or a fresh Python that imports torch (1-2 s of
+# CPU each: the command line as a person runs it, import-order checks, first paint).
+# Matched against the test's node id: "file.py" (every test in it), "file.py::name" (that
+# test, its parameters too), "file.py::Class" (a class of tests).
 SLOW = (
+    # long walks
     "test_tui_monkey.py",
     "test_tui_scheduler.py::test_random_keys_never_crash",
     "test_lessons_played.py::test_app_grades_every_right_answer_right_and_records_the_lesson",
     "test_lessons_played.py::test_app_grades_every_wrong_answer_wrong",
     "test_serve_load.py",
     "test_kv_sim.py::test_generated_text_equals_generation_without_a_cache",
+    # a fresh interpreter with torch
+    "test_quiz_plain.py",
+    "test_run_compiled.py",
+    "test_challenges.py::TestCommand",
+    "test_challenges.py::test_lessons_check_plays_a_teachers_challenge",
+    "test_cli.py::TestOneLessonLookup::test_read_takes_a_leading_zero_too",
+    "test_cli.py::test_a_closed_pipe_stops_quietly",
+    "test_lessons_format.py::test_check_command_exit_codes",
+    "test_lessons_played.py::test_read_on_the_command_line_takes_the_letter_of_an_option",
+    "test_lessons_wheel.py",
+    "test_progress_store.py::TestCommand::test_reading_a_lesson_marks_it_completed",
+    "test_progress_store.py::test_reading_a_lesson_when_progress_cannot_be_saved_says_so_without_a_traceback",
+    "test_cache_pool_invariants.py::test_importing_the_engine_loads_no_ui_library",
+    "test_sim_scheduler.py::test_the_simulation_loads_no_ui_library",
+    "test_tui_scheduler.py::test_first_paint_does_not_wait_for_torch",
+    "test_tui_stepping.py::TestFirstPaint",
+    "test_first_paint.py",
 )
 
 
@@ -31,8 +51,7 @@ def _matches(nodeid: str, pattern: str) -> bool:
     file, _, test = pattern.partition("::")
     if path.rsplit("/", 1)[-1] != file:
         return False
-    return not test or name == test or name.startswith((test + "[", test + "::")) \
-        or ("::" + test) in ("::" + name)
+    return not test or name == test or name.startswith((test + "[", test + "::"))
 
 
 def _is_tui(item) -> bool:
