@@ -7,10 +7,10 @@ sequence and free the duplicated slots, unlock. The same workload goes through
 
   engine         radixviz.cache.RadixCache with no observer
   engine_traced  the same engine with an observer attached (every micro-step, snapshots)
-  naive          bench/naive_radix.py: the release's shape, token-by-token, every child
+  naive          tests/oracles/naive_radix.py: the release's shape, token-by-token, every child
   engine_bare    the engine compiled with every trace line removed: what the idle
                  ``if tr.active:`` checks cost is engine vs engine_bare
-  engine_2026    ModernRadixCache against bench/naive_modern.py at page sizes 1 and 16
+  engine_2026    ModernRadixCache against tests/oracles/naive_modern.py at page sizes 1 and 16
 
 and must give identical results (match lengths, lock deltas, insert returns, evicted slots,
 final tree size). Prints one JSON object; exits 1 when the results differ.
@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))   # the oracles
 
 import torch  # noqa: E402
 
-from naive_radix import NaiveRadixCache  # noqa: E402
+from oracles.naive_radix import NaiveRadixCache  # noqa: E402
 from radixviz.cache import RadixCache, TokenToKVPool  # noqa: E402
 
 DEFAULT = dict(requests=2000, system_prompts=12, system_len=(800, 3000), shots=(0, 3),
@@ -132,7 +133,7 @@ def bare_engine_class():
     """RadixCache compiled from its own source with each trace statement replaced by ``pass``."""
     import ast
 
-    import radixviz.cache.radix_cache as module
+    import radixviz.cache.v2024.cache as module
 
     path = module.__file__
     with open(path, encoding="utf-8") as f:
@@ -143,7 +144,7 @@ def bare_engine_class():
             lines[stmt.lineno - 1] = first[:len(first) - len(first.lstrip())] + "pass"
             for i in range(stmt.lineno, stmt.end_lineno):
                 lines[i] = ""
-    namespace = {"__name__": "radixviz.cache._bare", "__package__": "radixviz.cache"}
+    namespace = {"__name__": "radixviz.cache.v2024._bare", "__package__": "radixviz.cache.v2024"}
     exec(compile("\n".join(lines), f"{path} (trace lines removed)", "exec"), namespace)
     return namespace["RadixCache"]
 

@@ -1,5 +1,5 @@
 """The 2026 engine on bench/core.py's workload: radixviz.cache.ModernRadixCache against the
-straightforward reference of the same algorithm (bench/naive_modern.py), at page sizes 1 and 16.
+straightforward reference of the same algorithm (tests/oracles/naive_modern.py), at page sizes 1 and 16.
 
 Each request runs the way today's scheduler drives the cache: match the prompt (cut to whole
 pages), lock the matched path, evict when the pool is short, allocate, insert the finished
@@ -26,10 +26,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))   # the oracles
 
 import torch  # noqa: E402
 
-from naive_modern import NaiveModernRadixCache  # noqa: E402
+from oracles.naive_modern import NaiveModernRadixCache  # noqa: E402
 from radixviz.cache import ModernRadixCache, TokenToKVPool  # noqa: E402
 
 PAGE_SIZES = (1, 16)

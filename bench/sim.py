@@ -17,6 +17,7 @@ import json
 import platform
 import time
 
+from radixviz.cache.engines import engine_names, engine_spec
 from radixviz.sim.scheduler import Scheduler
 from radixviz.sim.workloads import make_workload
 
@@ -29,19 +30,17 @@ def main() -> None:
     parser.add_argument("--pool-size", type=int, default=16384)
     parser.add_argument("--max-running", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--engine", choices=("2024", "2026"), default="2024",
+    parser.add_argument("--engine", choices=engine_names(), default="2024",
                         help="2026: today's cache in the same 2024 loop")
     parser.add_argument("--page-size", type=int, default=1)
     parser.add_argument("--eviction-policy", default="lru")
     args = parser.parse_args()
 
     specs = make_workload(args.workload, args.requests, args.seed)
-    factory = None
-    if args.engine == "2026":
-        from radixviz.sim.todays_cache import todays_cache
-        factory = todays_cache(args.page_size, args.eviction_policy)
+    spec = engine_spec(args.engine)
+    options = spec.pick({"page_size": args.page_size, "eviction_policy": args.eviction_policy})
     sched = Scheduler(args.pool_size, args.policy, seed=args.seed, max_running=args.max_running,
-                      record=False, device="cpu", cache_factory=factory)
+                      record=False, device="cpu", engine=args.engine, engine_options=options)
     wall, cpu = time.perf_counter(), time.process_time()
     sched.submit(specs)
     result = sched.run()

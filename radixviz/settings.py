@@ -60,6 +60,12 @@ def arg_type(check):
     return parse_arg
 
 
+# Tokens per page of an engine with pages (engine 2026): the one rule the script's
+# ``page-size N``, ``run``/``export``/``sandbox --page-size`` and ``simulate --page-size`` and
+# ``--sweep page=`` share. SGLang's own are powers of two up to a few hundred; past a pool or
+# a context length a page just caches nothing, which a lesson may want to show.
+PAGE_SIZE = Limit("page size", 1, 4096, default=1)
+
 # A session's KV pool (sandbox, home, run, export, verify-kv): every slot is a tensor row.
 POOL_SLOTS = Limit("pool size", 1, 1_000_000, default=128)
 SEED = Limit("seed", 0, 2**63 - 1, default=D.SEED)

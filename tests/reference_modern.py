@@ -1,19 +1,12 @@
 """Test helpers for the 2026 engine: its independent reference and ways to compare the two.
 
-The reference lives in ``bench/naive_modern.py`` (it is also the benchmark baseline), written
-straight from the shape of SGLang's ``radix_cache.py`` of March 2026; this module puts
-``bench/`` on the path and reads the engine's live tree in the reference's format.
+The reference lives in ``tests/oracles/naive_modern.py`` (it is also the benchmark baseline),
+written straight from the shape of SGLang's ``radix_cache.py`` of March 2026; this module
+reads the engine's live tree in the reference's format.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-_BENCH = str(Path(__file__).resolve().parents[1] / "bench")
-if _BENCH not in sys.path:
-    sys.path.insert(0, _BENCH)
-
-from naive_modern import NaiveModernRadixCache  # noqa: E402
+from oracles.naive_modern import NaiveModernRadixCache
 
 __all__ = ["NaiveModernRadixCache", "modern_structure", "path_keys"]
 

@@ -1,18 +1,11 @@
 """Test helpers: the independent reference cache and ways to compare it with the engine.
 
-The reference lives in ``bench/naive_radix.py`` (it is also the benchmark baseline); this
-module puts ``bench/`` on the path and adds a pool model written from the scheduler's rules.
+The reference lives in ``tests/oracles/naive_radix.py`` (it is also the benchmark baseline);
+this module adds a pool model written from the scheduler's rules.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-_BENCH = str(Path(__file__).resolve().parents[1] / "bench")
-if _BENCH not in sys.path:
-    sys.path.insert(0, _BENCH)
-
-from naive_radix import NaiveRadixCache, common_length  # noqa: E402
+from oracles.naive_radix import NaiveRadixCache, common_length
 
 __all__ = ["NaiveRadixCache", "common_length", "engine_structure", "engine_path_keys",
            "PoolModel", "fresh_snapshot"]

@@ -15,12 +15,28 @@ simulation does by default.
 
 Passes are numbered like the simulation's records: one per forward, prefill or decode;
 a round that admits nobody is not a pass.
+
+Two later changes can be switched on, each written in the shape of the SGLang commit that
+made it, on top of the release's loop:
+
+- ``in_batch_threshold`` (#2442, 9208618b3e, 2024-12-11): ``calc_priority`` in
+  ``schedule_policy.py`` builds ``temp_radix`` from the waiting queue while matching it,
+  collects ``temporary_deprioritized``, gives those priority infinity under lpm and
+  appends them after ``get_dfs_priority`` under the weight order;
+- ``cache_filled`` (#418, 39191c8515, 2024-05-13): ``cache_filled_batch`` in
+  ``model_rpc.py`` calls ``RadixCache.cache_req`` for every request still running after
+  a prefill. #418 also dropped the pool reference a request took on its cached prefix at
+  admission; with this switch on, this loop keeps #418's bookkeeping (the tree owns one
+  reference, ``cache_req`` frees the request's duplicates) where the simulation keeps the
+  release's: the same slots are free after every pass either way.
 """
 from __future__ import annotations
 
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+import torch
 
 from radixviz.cache import RadixCache, ReqToTokenPool, TokenToKVPool
 
@@ -60,7 +76,8 @@ RATIO = {"lpm": 0.4, "random": 0.4, "weight": 0.4, "fcfs": 0.5}
 
 class ReferenceRouter:
     def __init__(self, pool_size: int, policy: str, model, *, seed: int = 0,
-                 context_len: int = 1024, decode_loop: int = 10):
+                 context_len: int = 1024, decode_loop: int = 10,
+                 in_batch_threshold: int | None = None, cache_filled: bool = False):
         self.policy = policy
         self.model = model
         self.context_len = context_len
@@ -81,6 +98,9 @@ class ReferenceRouter:
         self.stuck = False
         self.truncated = 0
         self.next_rid = 0
+        self.in_batch_threshold = in_batch_threshold
+        self.cache_filled = cache_filled
+        self.temporary_deprioritized: dict = {}
 
     # ------------------------------------------------------------ arrival
 
@@ -119,9 +139,21 @@ class ReferenceRouter:
     def new_fill_batch(self) -> list[Req]:
         if len(self.batch) > self.max_running:
             return []
+        self.temporary_deprioritized = {}
+        if self.in_batch_threshold is not None and self.policy in ("lpm", "weight"):
+            # #2442: a scratch tree of what this waiting queue itself will compute
+            temp_radix = RadixCache(device="cpu")
+        else:
+            temp_radix = None
         for req in self.queue:
             req.prefix_indices, req.last_node = self.tree.match_prefix(req.input_ids)
             req.extend_input_len = len(req.input_ids) - len(req.prefix_indices)
+            if temp_radix is not None and len(req.prefix_indices) <= self.in_batch_threshold:
+                in_batch_matching_prefixes, _ = temp_radix.match_prefix(req.input_ids)
+                if len(in_batch_matching_prefixes) >= self.in_batch_threshold:
+                    self.temporary_deprioritized[req.rid] = req
+                else:
+                    temp_radix.insert(req.input_ids, torch.tensor(req.input_ids))
         self.queue = self.priority_order(self.queue)
 
         room = self.kv.available_size() + self.tree.evictable_size()
@@ -137,7 +169,8 @@ class ReferenceRouter:
             if need + promised < room and req.extend_input_len + prompt_tokens < self.max_prefill:
                 room += self.tree.inc_ref_counter(req.last_node)
                 if need + promised < room:
-                    self.kv.add_refs(req.prefix_indices)
+                    if not self.cache_filled:   # #418 stopped taking this reference
+                        self.kv.add_refs(req.prefix_indices)
                     chosen.append(req)
                     promised += need
                     prompt_tokens += req.extend_input_len
@@ -150,7 +183,11 @@ class ReferenceRouter:
         if self.policy == "fcfs":
             return queue
         if self.policy == "lpm":
-            queue.sort(key=lambda r: -len(r.prefix_indices))
+            def get_priority(r: Req):
+                if r.rid in self.temporary_deprioritized:
+                    return float("inf")
+                return -len(r.prefix_indices)
+            queue.sort(key=get_priority)
             return queue
         if self.policy == "random":
             self.shuffler.shuffle(queue)
@@ -172,11 +209,15 @@ class ReferenceRouter:
         def visit(node, out) -> None:
             for child in sorted(node.children.values(), key=lambda c: -weight[c]):
                 visit(child, out)
-            out.extend(ending_at[node])
+            for req in ending_at[node]:
+                if req.rid in self.temporary_deprioritized:
+                    continue
+                out.append(req)
 
         weigh(self.tree.root_node)
         ordered: list[Req] = []
         visit(self.tree.root_node, ordered)
+        ordered.extend(self.temporary_deprioritized.values())
         assert len(ordered) == len(queue)
         return ordered
 
@@ -205,7 +246,41 @@ class ReferenceRouter:
             self.rows.req_to_token[row, n_prefix:len(req.input_ids)] = mine
             req.output_ids = [self.model.extend(req.input_ids, req.prefix_indices, mine)]
         hit = sum(len(r.prefix_indices) for r in reqs)
-        return self.record("prefill", reqs, reqs, hit, start)
+        running = self.record("prefill", reqs, reqs, hit, start)
+        if self.cache_filled:
+            self.cache_filled_batch(running)
+        return running
+
+    def cache_filled_batch(self, batch: list[Req]) -> None:
+        """#418: after the fill forward, each request still running caches its prompt."""
+        for req in batch:
+            new_prefix_indices, new_last_node = self.cache_req(
+                token_ids=tuple(req.input_ids + tuple(req.output_ids))[:-1],
+                last_uncached_pos=len(req.prefix_indices),
+                req_pool_idx=req.row,
+                del_in_memory_pool=False,
+                old_last_node=req.last_node,
+            )
+            req.prefix_indices, req.last_node = new_prefix_indices, new_last_node
+
+    def cache_req(self, token_ids, last_uncached_pos, req_pool_idx, del_in_memory_pool=True,
+                  old_last_node=None):
+        """#418's RadixCache.cache_req: insert, free this request's duplicates, and either free
+        its row (finished) or point the row at the tree's copy and move the lock."""
+        indices = self.rows.req_to_token[req_pool_idx, :len(token_ids)]
+        new_prefix_len = self.tree.insert(token_ids, indices.clone())
+        # the tree takes one reference in the pool
+        self.kv.free(indices[last_uncached_pos:new_prefix_len])
+        if del_in_memory_pool:
+            self.rows.free(req_pool_idx)
+            return None
+        cached_indices, new_last_node = self.tree.match_prefix(token_ids)
+        assert len(cached_indices) == len(token_ids)
+        self.rows.req_to_token[req_pool_idx, last_uncached_pos:len(cached_indices)] = \
+            cached_indices[last_uncached_pos:]
+        self.tree.dec_ref_counter(old_last_node)
+        self.tree.inc_ref_counter(new_last_node)
+        return cached_indices, new_last_node
 
     def forward_decode(self) -> None:
         slots = self.take_slots(len(self.batch))
@@ -230,13 +305,18 @@ class ReferenceRouter:
         """Give the finished sequence to the tree; free what it already held; unlock."""
         sequence = req.input_ids + tuple(req.output_ids)
         kept = len(sequence) - 1          # the newest token was never fed back: no KV
-        slots = self.rows.req_to_token[req.row, :kept].clone()
-        # the release passed the whole sequence as the key, one token longer than its value
-        # (the #4 bug); the simulation inserts key and value of equal length by default
-        already = self.tree.insert(sequence[:kept], slots)
-        self.kv.free(slots[:already])
-        self.rows.free(req.row)
-        self.tree.dec_ref_counter(req.last_node)
+        if self.cache_filled:             # #418's handle_finished_requests
+            self.cache_req(token_ids=sequence[:kept], last_uncached_pos=len(req.prefix_indices),
+                           req_pool_idx=req.row)
+            self.tree.dec_ref_counter(req.last_node)
+        else:
+            slots = self.rows.req_to_token[req.row, :kept].clone()
+            # the release passed the whole sequence as the key, one token longer than its
+            # value (the #4 bug); the simulation inserts key and value of equal length by default
+            already = self.tree.insert(sequence[:kept], slots)
+            self.kv.free(slots[:already])
+            self.rows.free(req.row)
+            self.tree.dec_ref_counter(req.last_node)
         if req.later_turns:
             (text, budget), rest = req.later_turns[0], req.later_turns[1:]
             self.add(sequence + tuple(text), budget, rest)

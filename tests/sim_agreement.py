@@ -40,8 +40,10 @@ def sim_passes(workload, requests, policy, pool_size, seed, **options):
     return passes, first_oom, sched
 
 
-def reference_passes(workload, requests, policy, pool_size, seed, context_len=1024):
-    router = ReferenceRouter(pool_size, policy, FakeSampler(seed), seed=seed, context_len=context_len)
+def reference_passes(workload, requests, policy, pool_size, seed, context_len=1024,
+                     in_batch_threshold=None, cache_filled=False):
+    router = ReferenceRouter(pool_size, policy, FakeSampler(seed), seed=seed, context_len=context_len,
+                             in_batch_threshold=in_batch_threshold, cache_filled=cache_filled)
     for spec in make_workload(workload, requests, seed):
         router.add(spec.input_ids, spec.max_new_tokens, spec.follow_ups)
     router.run()
@@ -53,8 +55,10 @@ def reference_passes(workload, requests, policy, pool_size, seed, context_len=10
 def compare(workload, requests, policy, pool_size, seed, **options) -> Agreement:
     config = (workload, requests, policy, pool_size, seed)
     mine, my_oom, sched = sim_passes(workload, requests, policy, pool_size, seed, **options)
+    in_batch = options.get("delay_threshold", 32) if options.get("delay_shared_prefix") else None
     theirs, their_oom, router = reference_passes(workload, requests, policy, pool_size, seed,
-                                                 options.get("context_len", 1024))
+                                                 options.get("context_len", 1024), in_batch,
+                                                 options.get("cache_unfinished", False))
     if router.truncated or sched.stats.refused:
         return Agreement(config, 0, None, f"not comparable: the release truncates {router.truncated} "
                                           f"requests, the simulation refuses {sched.stats.refused}")

@@ -3,7 +3,7 @@
 The first scheduler inserted ``input + output`` as the key with ``seq_len = len - 1`` slots
 as the value. ``strict=False`` must keep such a value exactly as the release did (slice by
 key positions, evictable size up by the value's length and down by the key's on delete);
-the reference (bench/naive_radix.py) is written in the release's shape and checks nothing,
+the reference (tests/oracles/naive_radix.py) is written in the release's shape and checks nothing,
 so the two must agree step for step on random sequences, drift included.
 """
 from __future__ import annotations

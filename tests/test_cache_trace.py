@@ -145,8 +145,8 @@ class TestEventSteps:
         assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS  # those: test_modern_trace
         for event in events:
             site = locate(event.source, event.step)
-            assert event.source == "radixviz.cache.radix_cache"
-            assert site.file.endswith("radix_cache.py") and site.line is not None, event.step
+            assert event.source == "radixviz.cache.v2024.cache"
+            assert site.file.endswith("v2024/cache.py") and site.line is not None, event.step
             assert site.line not in reporting_lines(site.file), (event.kind, source(event))
             if event.kind in self.EXPECTED:
                 assert self.EXPECTED[event.kind] in source(event), (event.kind, source(event))
@@ -155,11 +155,11 @@ class TestEventSteps:
         cache, events = traced()
         cache.insert("ab", slots(0, 2))
         cache.inc_ref_counter(cache.match_prefix("ab")[1])
-        ref = locate("radixviz.cache.radix_cache", next(e for e in events if e.kind is K.REF).step)
+        ref = locate("radixviz.cache.v2024.cache", next(e for e in events if e.kind is K.REF).step)
         assert "ref_counter += 1" in ref.text and ref.function == "inc_ref_counter"
 
     def test_every_emitted_label_is_marked_exactly_once(self):
-        file = CACHE_DIR / "radix_cache.py"
+        file = CACHE_DIR / "v2024" / "cache.py"
         text = file.read_text(encoding="utf-8")
         emitted = set(re.findall(r"\.emit\(\"([\w.]+)\"", text))
         marked = re.findall(r"# step: ([\w.]+)", text)
@@ -168,7 +168,7 @@ class TestEventSteps:
 
     def test_the_cache_reads_no_source_and_no_call_frames(self):
         banned = re.compile(r"\b(ast|inspect|linecache|sys\._getframe|__code__|f_lineno|co_filename)\b")
-        for path in CACHE_DIR.glob("*.py"):
+        for path in CACHE_DIR.rglob("*.py"):
             code = [l for l in path.read_text(encoding="utf-8").splitlines() if not l.lstrip().startswith("#")]
             hits = [l for l in code if banned.search(l.split("#")[0])]
             assert not hits, (path.name, hits)

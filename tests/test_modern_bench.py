@@ -23,3 +23,14 @@ def test_quick_run_reports_identical_results_at_both_page_sizes(capsys):
         assert run["identical"] and run["matched_tokens"] > 0
     # pages drop the partial tail, so the two page sizes really ran differently
     assert report["page_1"]["digest"] != report["page_16"]["digest"]
+
+
+def test_the_tree_keeps_what_sglangs_shape_keeps_per_token(capsys):
+    spec = importlib.util.spec_from_file_location("bench_tree_memory", _BENCH / "tree_memory.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--sequences", "30"]) == 0
+    run = json.loads(capsys.readouterr().out)["sequences_30"]
+    # no node keeps its root-to-node slots: the tensors are the cached slots, once each
+    assert run["engine"]["tensor_bytes"] == run["engine"]["tokens"] * 8 == run["sglang_shape"]["tensor_bytes"]
+    assert run["engine_vs_sglang"]["python_bytes_per_token"] <= 1.5

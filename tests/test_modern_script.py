@@ -87,7 +87,7 @@ def test_run_json_with_steps_validates_and_carries_the_new_fields(capsys):
     kinds = {step["kind"] for op in doc["ops"] for step in op["steps"]}
     assert {"page_cut", "hit", "priority", "free_tail"} <= kinds
     steps = [step for op in doc["ops"] for step in op["steps"]]
-    assert any(s["file"].endswith("modern_radix_cache.py") and s["line"] for s in steps)
+    assert any(s["file"].endswith("v2026/cache.py") and s["line"] for s in steps)
 
 
 def test_run_ends_with_a_2026_tree_in_json(capsys):
@@ -101,7 +101,7 @@ def test_run_ends_with_a_2026_tree_in_json(capsys):
 
 
 @pytest.mark.parametrize("argv", [["--page-size", "4"], ["--engine", "2026", "--buggy"],
-                                  ["--engine", "2026", "--page-size", "65"],
+                                  ["--engine", "2026", "--page-size", "4097"],
                                   ["--engine", "2026", "--eviction-policy", "random"]])
 def test_bad_engine_options_exit_2_with_one_line(capsys, argv):
     with pytest.raises(SystemExit) as exc:

@@ -19,12 +19,12 @@ def test_every_pass_keeps_tree_and_pool_consistent(page, eviction):
     while sched.step() is not None:
         passes += 1
         # every slot's pool count is the tree's plus the running requests' holds
-        check_modern_invariants(sched.cache.engine, sched.pool, held=sched.held_slots())
+        sched.check_invariants()
     assert sched.stats.finished == sched.stats.requests - sched.stats.refused > 0
     assert sched.stats.evicted_tokens > 0  # the pool was small enough to need eviction
-    assert sched.cache.engine.protected_size() == 0  # every lock was released
+    assert sched.cache.protected_size() == 0  # every lock was released
     if page > 1:
-        assert all(len(n.key) % page == 0 for n in sched.cache.engine.snapshot().root.walk())
+        assert all(len(n.key) % page == 0 for n in sched.cache.snapshot().root.walk())
 
 
 def run_cli(capsys, *argv):

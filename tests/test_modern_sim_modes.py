@@ -81,7 +81,7 @@ def test_sweep_over_page_sizes(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (("--sweep", "page=1,4"), "--sweep page= varies today's cache: add --engine 2026"),
+    (("--sweep", "page=1,4"), "--sweep page= varies an engine's pages: add --engine 2026"),
     (("--engine", "2026", "--sweep", "page=1,4", "--page-size", "4"), "drop --page-size"),
     (("--engine", "2026", "--sweep", "page=0,4"), "--sweep page: each value must be between 1 and 4096, not 0"),
 ])

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from radixviz.cache import ModernRadixCache
-from radixviz.cache.modern_snapshot import ModernNodeSnapshot
+from radixviz.cache.v2026.snapshot import ModernNodeSnapshot
 from radixviz.cache.trace import MODERN_ONLY_KINDS
 from radixviz.render.source_map import markers, source_file
 
@@ -66,7 +66,7 @@ def test_every_emitted_step_is_marked_in_the_engine_source():
     run_ops(cache, 3, 4)
     cache.match_prefix("aaab")                     # a partial page: the page cut step
     file = source_file(events[0].source)
-    assert file is not None and file.endswith("modern_radix_cache.py")
+    assert file is not None and file.endswith("v2026/cache.py")
     marked = markers(file)
     assert {e.step for e in events} <= set(marked)
     assert "match.page_cut" in {e.step for e in events}

@@ -85,7 +85,7 @@ class TestCommand:
         assert done.returncode == 0 and "is damaged" in done.stderr and "Lessons completed: 0/12" in done.stdout
 
     def test_reading_a_lesson_marks_it_completed(self, data_dir):
-        done = subprocess.run([sys.executable, "-m", "radixviz", "lessons", "--read", "1"], input="1\n2\n3\n",
+        done = subprocess.run([sys.executable, "-m", "radixviz", "lessons", "--read", "1"], input="1\n2\n3\n" * 4,
                               capture_output=True, text=True, timeout=120,
                               env={"RADIXVIZ_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})
         assert done.returncode == 0 and "✓ you predicted it" in done.stdout
@@ -97,7 +97,7 @@ class TestCommand:
 def test_reading_a_lesson_when_progress_cannot_be_saved_says_so_without_a_traceback(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    done = subprocess.run([sys.executable, "-m", "radixviz", "lessons", "--read", "1"], input="1\n2\n3\n",
+    done = subprocess.run([sys.executable, "-m", "radixviz", "lessons", "--read", "1"], input="1\n2\n3\n" * 4,
                           capture_output=True, text=True, timeout=120,
                           env={"RADIXVIZ_DATA_DIR": str(blocker / "data"), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0 and "Traceback" not in done.stderr

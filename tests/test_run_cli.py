@@ -66,12 +66,12 @@ class TestRun:
         assert "…⟨35⟩⟨36⟩⟨37⟩⟨38⟩⟨39⟩' (slots 0–29)" in result
 
     def test_broken_invariant_exits_1(self, capsys, monkeypatch):
-        import radixviz.cache as cache
         from radixviz.cache import InvariantError
+        from radixviz.cache.v2024 import Engine
 
         def broken(*args, **kwargs):
             raise InvariantError("node #1 holds slot 3 twice")
-        monkeypatch.setattr(cache, "check_invariants", broken)
+        monkeypatch.setattr(Engine, "check_invariants", broken)   # the engine's own check
         code, _, err = run_cli(capsys, "-e", "insert abc")
         assert code == 1 and err == "radixviz: invariant broken: node #1 holds slot 3 twice\n"
 
@@ -82,7 +82,7 @@ class TestSteps:
         assert code == 0
         lines = out.split("\n\n")[0].splitlines()   # the steps, before the final tree
         split = lines.index("  19   split after 6 tokens: 'Hello_' above 'L.A.!'")
-        where = re.match(r"       (radixviz/cache/radix_cache\.py):(\d+) _split_node: (.*)$", lines[split + 1])
+        where = re.match(r"       (radixviz/cache/v2024/cache\.py):(\d+) _split_node: (.*)$", lines[split + 1])
         assert where, lines[split + 1]
         source = linecache.getline(str(ROOT / where.group(1)), int(where.group(2))).strip()
         assert source.startswith(where.group(3).rstrip("…")) and source

@@ -137,9 +137,9 @@ class TestCodeLocations:
     @pytest.mark.parametrize("kind, text", [
         ("alloc", "self.pool.alloc(need)"),
         ("free_dup", "self.pool.free(duplicates)"),
-        ("split", "siblings[new_node.key[0]] = new_node"),
+        ("split", "siblings[get_child_key(new_node.key)] = new_node"),
         ("compare", "prefix_len = match(child.key, key"),
-        ("create", "node.children[new_node.key[0]] = new_node"),
+        ("create", "node.children[get_child_key(new_node.key)] = new_node"),
         ("op", "def _do_"),
     ])
     def test_frames_point_at_the_line_that_did_the_step(self, kind, text):

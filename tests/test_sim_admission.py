@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from radixviz.cache import RadixCache, TokenToKVPool
+from radixviz.cache import TokenToKVPool, open_engine
 from radixviz.sim.admission import admit, estimate_available
 from radixviz.sim.request import Request
 from radixviz.sim.steps import match_requests
@@ -13,18 +13,18 @@ PREFIX = tuple(range(30))
 
 @pytest.fixture
 def setup():
-    """A 100-slot pool whose tree holds one unlocked 30-token prefix: 70 free, 30 evictable."""
+    """A 100-slot pool whose tree holds one unlocked 30-token prefix: 70 free, 30 evictable
+    (the 2024 engine behind the facade the scheduler drives)."""
     pool = TokenToKVPool(100, device="cpu")
-    cache = RadixCache()
-    slots = pool.alloc(30)
-    cache.insert(PREFIX, slots)
-    return pool, cache
+    engine = open_engine("2024", pool)
+    engine.insert(PREFIX, pool.alloc(30))
+    return pool, engine
 
 
 def waiting(cache, *specs):
     """Requests from (prompt, max_new) pairs, matched against the tree."""
     queue = [Request(100 + i, tuple(p), m) for i, (p, m) in enumerate(specs)]
-    match_requests(SimpleNamespace(cache=cache), queue)
+    match_requests(SimpleNamespace(engine=cache), queue)
     return queue
 
 

@@ -25,6 +25,28 @@ def test_pass_by_pass_agreement(config):
     assert result.passes > 0
 
 
+# the later options, each against the reference written in the shape of its commit:
+# #2442's scratch tree (9208618b3e) and #418's cache_filled_batch (39191c8515)
+LATER = {"2442": {"delay_shared_prefix": True}, "418": {"cache_unfinished": True},
+         "both": {"delay_shared_prefix": True, "cache_unfinished": True}}
+LATER_CONFIGS = [(w, n, p, pool, seed, name)
+                 for w, n, pool, seed in (("few-shot", 48, 1024, 1), ("shared-prompt", 32, 2048, 2),
+                                          ("tree-of-thought", 48, 2048, 2))
+                 for p in ("lpm", "weight") for name in LATER] + [
+                 ("few-shot", 60, "fcfs", 768, 1, "418"), ("multi-turn", 24, "weight", 1024, 1, "both")]
+
+
+@pytest.mark.parametrize("config", LATER_CONFIGS, ids=lambda c: "-".join(map(str, c)))
+def test_later_sglang_options_agree_pass_by_pass(config):
+    *run, name = config
+    result = compare(*run, **LATER[name])
+    assert result.agrees, result.difference
+    assert result.passes >= 25 and result.first_oom is None
+    _, _, sched = sim_passes(*run, **LATER[name])
+    if "delay_shared_prefix" in LATER[name] and run[0] != "multi-turn":
+        assert sched.stats.delayed > 0          # the rule really picked requests here
+
+
 class TestTheThreeDifferencesAreGone:
     """The cases that showed each difference before it was fixed (issue 16)."""
 

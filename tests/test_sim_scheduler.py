@@ -114,13 +114,15 @@ class TestCacheAwarePolicies:
         assert lpm.hit_rate >= fcfs.hit_rate
         assert lpm.evicted_tokens <= fcfs.evicted_tokens
 
-    def test_delay_switch_lets_a_fresh_shared_prompt_be_computed_once(self):
-        plain = simulate("shared-prompt", "lpm", requests=32, pool_size=4096, seed=0).stats
-        delayed = simulate("shared-prompt", "lpm", requests=32, pool_size=4096, seed=0,
-                           delay_shared_prefix=True).stats
-        assert delayed.delayed > 0
-        assert delayed.hit_rate > plain.hit_rate
-        assert delayed.prefill_computed < plain.prefill_computed
+    def test_2442_and_418_together_let_a_fresh_shared_prompt_be_computed_fewer_times(self):
+        # one 200-token prompt, computed by every request of the first batch under the
+        # release; #418 caches it after that prefill and #2442 keeps most sharers for later
+        plain = simulate("few-shot", "lpm", requests=200, pool_size=4096, seed=0).stats
+        later = simulate("few-shot", "lpm", requests=200, pool_size=4096, seed=0,
+                         delay_shared_prefix=True, cache_unfinished=True).stats
+        assert later.delayed > 0
+        assert later.hit_rate > plain.hit_rate
+        assert later.prefill_computed < plain.prefill_computed
 
 
 class TestRecords:

@@ -5,7 +5,7 @@ import json
 from textual.widgets import Input, OptionList
 
 from radixviz.tui.app import RadixvizApp, wait_until_ready
-from tui_helpers import plain
+from tui_helpers import plain, screen_rows
 
 
 async def open_challenge(pilot, app, number: int) -> None:
@@ -102,3 +102,18 @@ async def test_a_wrong_attempt_shows_what_is_missing_and_a_forbidden_op_is_refus
             str(app.screen.query_one("#op-error").content)
         assert len(app.screen.model.session.records) == records       # nothing ran
         assert app.screen.query_one("#op-input", Input).value == 'insert "x"'   # nothing lost
+
+
+async def test_the_debrief_says_what_the_learners_own_eviction_freed(tmp_path, monkeypatch):
+    # a free leaf beside the locked one: this eviction frees 2 tokens and still falls short
+    monkeypatch.setenv("RADIXVIZ_DATA_DIR", str(tmp_path))
+    app = RadixvizApp("home", device="cpu")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until_ready(app, pilot)
+        await open_challenge(pilot, app, 9)
+        await type_ops(pilot, 'insert "abcdef"', 'lock "abcdef"', 'insert "xy"', "evict 5")
+        assert type(app.screen).__name__ == "SolvedScreen"
+        await pilot.pause()
+        painted = " ".join(" ".join(screen_rows(app)).split())
+        assert "Your evict 5 freed 2 token(s), and the tree still holds 6." in painted
+        assert "freed nothing" not in painted

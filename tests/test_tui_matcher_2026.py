@@ -7,7 +7,9 @@ import pytest
 
 from radixviz.cli import main
 from radixviz.tui.app import RadixvizApp
-from radixviz.tui.screens.stepper import NO_MATCHER_2026
+from radixviz.tui.screens.stepper import NO_MATCHER
+
+NO_MATCHER_2026 = NO_MATCHER.format("2026")
 from tui_helpers import notifications, status, stepper, tree_text, wait_ready, watch_notifications
 
 
@@ -39,7 +41,7 @@ async def test_b_on_a_2026_sandbox_says_there_is_no_matcher_and_changes_nothing(
         assert "fixed in January 2024" in NO_MATCHER_2026 and "\n" not in NO_MATCHER_2026
         session = app.screen.model.session
         after = (tree_text(app), [r.op.text for r in session.records], session.pool.available_size())
-        assert after == before and session.engine == "2026"
+        assert after == before and session.engine.name == "2026"
         assert status(app) == line
 
 

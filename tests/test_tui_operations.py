@@ -5,7 +5,7 @@ import pytest
 from textual.widgets import Input
 
 from radixviz.tui.screens.node_picker import NodePicker
-from tui_helpers import CHAPTER, narration, notifications, status, stepper, tree_text
+from tui_helpers import CHAPTER, narration, notifications, pane_rows, status, stepper, tree_text
 
 
 async def type_op(pilot, text: str, opener: str = "colon") -> None:
@@ -251,20 +251,59 @@ class TestVerifyKV:
 
 
 class TestCodePane:
-    def test_trace_only_lines_are_dim_and_the_line_marked(self):
+    @staticmethod
+    def rendered(engine: str, kind: str, trace: bool):
+        """The code pane's lines for the first ``kind`` frame of the chapter on ``engine``:
+        (texts, segment lines)."""
         from rich.console import Console
         from radixviz.script import Session
         from radixviz.tui.widgets.code_pane import code_view
-        session = Session(device="cpu")
+        session = Session(device="cpu", engine=engine)
         session.run(CHAPTER)
-        frame = next(f for f in session.frames if f.kind == "split")
+        frame = next(f for f in session.frames if f.kind == kind)
         console = Console(width=100, color_system="truecolor", file=open("/dev/null", "w"))
-        lines = console.render_lines(code_view(frame.source, frame.label, 30), console.options.update(width=100))
-        texts = ["".join(s.text for s in line) for line in lines]
+        lines = console.render_lines(code_view(frame.source, frame.label, 30, trace=trace),
+                                     console.options.update(width=100))
+        return ["".join(s.text for s in line) for line in lines], lines
+
+    @pytest.mark.parametrize("engine, marked_text", [
+        ("2024", "siblings[get_child_key(new_node.key)] = new_node"),
+        ("2026", "new_node.parent.children[self.get_child_key_fn(key)] = new_node")])
+    def test_tracing_lines_are_hidden_and_t_shows_them_dimmed(self, engine, marked_text):
+        texts, _ = self.rendered(engine, "split", trace=False)
+        marked = next(t for t in texts if "❱" in t)
+        assert marked_text in marked and "emit" not in marked
+        assert not any("tr.emit(" in t or "tracer.emit(" in t or "invalidate(" in t for t in texts)
+        assert "hidden (t)" in texts[0]
+        texts, lines = self.rendered(engine, "split", trace=True)
         emit = next(i for i, t in enumerate(texts) if 'emit("split", K.SPLIT' in t)
         assert any(s.style and s.style.dim for s in lines[emit] if s.text.strip())
-        marked = next(t for t in texts if "❱" in t)
-        assert "siblings[new_node.key[0]] = new_node" in marked and "emit" not in marked
+        assert "hidden" not in texts[0]
+
+    def test_the_2026_walk_hides_its_compound_tracing_lines(self):
+        # ``if tr.active and ...: tr.emit(...)`` and ``if node._snap is not None: invalidate(node)``
+        texts, _ = self.rendered("2026", "compare", trace=False)
+        assert any("prefix_len = self.key_match_fn(" in t for t in texts)
+        assert not any("_snap is not None" in t or "tr.active" in t for t in texts)
+        from radixviz.render.source_map import reporting_lines
+        import radixviz.cache.v2026.cache as engine
+        lines = open(engine.__file__).read().splitlines()
+        compound = [i for i, t in enumerate(lines, 1) if "if tr.active and" in t or "_snap is not None:" in t]
+        assert compound and set(compound) <= reporting_lines(engine.__file__)
+
+    async def test_t_shows_and_hides_them_on_screen(self, tmp_path):
+        async with stepper(tmp_path, size=(120, 40)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            before = "\n".join(pane_rows(app, "#code-pane"))
+            assert "hidden (t)" in before and "tr.emit(" not in before
+            await pilot.press("t")
+            await pilot.pause()
+            shown = "\n".join(pane_rows(app, "#code-pane"))
+            assert "tr.emit(" in shown and "hidden (t)" not in shown
+            await pilot.press("t")
+            await pilot.pause()
+            assert "\n".join(pane_rows(app, "#code-pane")) == before
 
 
 class TestStartOptions:

@@ -57,7 +57,7 @@ class TestAt200x55:
 
     async def test_the_code_pane_shows_whole_source_lines(self, tmp_path):
         async with stepper(tmp_path, size=(200, 55)) as (app, pilot):
-            await pilot.press("end")
+            await pilot.press("end", "t")   # t: with the tracing lines, the longest ones
             await pilot.pause()
             text = " ".join(inside(pane_rows(app, "#code-pane")).split())
             # the longest line of match_prefix, wrapped under its number, not cut at the edge

@@ -82,7 +82,8 @@ class TestQuit:
             return original_run(self, headless=True, auto_pilot=press_next)
         monkeypatch.setattr(RadixvizApp, "run", headless_run)
         args = argparse.Namespace(script=None, buggy=False, pool_size=16, device="cpu",
-                                  export_dir="unused")
+                                  export_dir="unused", engine=None, page_size=None,
+                                  eviction_policy=None)
         assert sandbox.run(args) == 1
 
 

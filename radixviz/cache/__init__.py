@@ -1,27 +1,51 @@
-"""The engine: SGLang's first radix cache, its KV pools, tracing and invariants.
+"""The engines and what they share: keys, text, snapshots, tracing, the KV pool, the registry.
 
-Imports torch only: no UI library is loaded from here.
+Shared parts sit here (``keys``, ``text``, ``snapshot``, ``trace``, ``pool``, ``values``,
+``evict_policy``, ``invariants``, ``checks``); each engine is a subpackage (``v2024/``: the
+first release's cache; ``v2026/``: today's); ``engines`` names them all and ``facade`` gives
+every caller the same verbs. Imports no UI library.
+
+Names load on first use, so a text helper, a policy name or the list of engines never loads
+torch: only an engine, a snapshot of one, or the pool does.
 """
-from .invariants import InvariantError, check_invariants
-from .evict_policy import POLICY_NAMES, POLICY_SUMMARY, eviction_key
-from .keys import as_key, match, match_stops_here
-from .modern_invariants import check_modern_invariants
-from .modern_node import ModernTreeNode
-from .modern_radix_cache import ModernRadixCache
-from .node import TreeNode
-from .pool import PoolError, ReqToTokenPool, TokenToKVPool, resolve_device
-from .preview import MatchPreview, MatcherDisagreement, compare_matchers, preview_match
-from .radix_cache import RadixCache
-from .snapshot import NodeSnapshot, TreeSnapshot
-from .text import escape_token, key_text, slot_ranges, slot_runs, token_text, tokens_text
-from .trace import Event, EventKind, Tracer
+import importlib
 
-__all__ = [
-    "ModernRadixCache", "ModernTreeNode", "POLICY_NAMES", "POLICY_SUMMARY", "eviction_key",
-    "check_modern_invariants",
-    "RadixCache", "TreeNode", "TokenToKVPool", "ReqToTokenPool", "PoolError", "resolve_device",
-    "Event", "EventKind", "Tracer", "NodeSnapshot", "TreeSnapshot", "check_invariants", "InvariantError",
-    "MatchPreview", "MatcherDisagreement", "preview_match", "compare_matchers",
-    "as_key", "match", "match_stops_here",
-    "escape_token", "key_text", "slot_ranges", "slot_runs", "token_text", "tokens_text",
-]
+_HOMES = {
+    # the engines (DESIGN's contract: RadixCache, TreeNode, ModernRadixCache)
+    "RadixCache": ("v2024.cache", "RadixCache"), "TreeNode": ("v2024.node", "TreeNode"),
+    "check_invariants": ("v2024.invariants", "check_invariants"),
+    "MatcherDisagreement": ("v2024.preview", "MatcherDisagreement"),
+    "compare_matchers": ("v2024.preview", "compare_matchers"),
+    "preview_match": ("v2024.preview", "preview_match"),
+    "ModernRadixCache": ("v2026.cache", "RadixCache"), "ModernTreeNode": ("v2026.node", "TreeNode"),
+    "check_modern_invariants": ("v2026.invariants", "check_modern_invariants"),
+    # the registry and the facade
+    "EngineSpec": ("engines", "EngineSpec"), "engine_names": ("engines", "engine_names"),
+    "engine_spec": ("engines", "engine_spec"), "open_engine": ("engines", "open_engine"),
+    "register_engine": ("engines", "register"), "Engine": ("facade", "Engine"),
+    "Inserted": ("facade", "Inserted"),
+    # shared parts
+    "InvariantError": ("invariants", "InvariantError"),
+    "POLICY_NAMES": ("evict_policy", "POLICY_NAMES"), "POLICY_SUMMARY": ("evict_policy", "POLICY_SUMMARY"),
+    "eviction_key": ("evict_policy", "eviction_key"),
+    "as_key": ("keys", "as_key"), "get_child_key": ("keys", "get_child_key"), "match": ("keys", "match"),
+    "match_stops_here": ("keys", "match_stops_here"),
+    "PoolError": ("pool", "PoolError"), "ReqToTokenPool": ("pool", "ReqToTokenPool"),
+    "TokenToKVPool": ("pool", "TokenToKVPool"), "resolve_device": ("pool", "resolve_device"),
+    "MatchPreview": ("snapshot", "MatchPreview"), "NodeSnapshot": ("snapshot", "NodeSnapshot"),
+    "TreeSnapshot": ("snapshot", "TreeSnapshot"),
+    "escape_token": ("text", "escape_token"), "key_text": ("text", "key_text"),
+    "slot_ranges": ("text", "slot_ranges"), "slot_runs": ("text", "slot_runs"),
+    "token_text": ("text", "token_text"), "tokens_text": ("text", "tokens_text"),
+    "Event": ("trace", "Event"), "EventKind": ("trace", "EventKind"), "Tracer": ("trace", "Tracer"),
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'radixviz.cache' has no attribute {name!r}")
+    module, attribute = _HOMES[name]
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    globals()[name] = value
+    return value

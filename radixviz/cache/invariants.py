@@ -1,4 +1,9 @@
-"""Checks that the tree (and the pool under it) are consistent."""
+"""What every engine's invariant check shares: the error it raises and the pool's accounting.
+
+Each engine checks its own tree (``v2024/invariants.py``, ``v2026/invariants.py``); both end
+by holding the pool to the tree here: every slot's reference count must equal the node that
+owns it plus the running requests that hold it.
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -12,60 +17,28 @@ class InvariantError(AssertionError):
     """An invariant of the cache or pool is broken; the message names the node or slot."""
 
 
-def _label(node) -> str:
+def node_label(node) -> str:
+    """``node #3 'Hello_'``: how a check names the node it found broken."""
     return f"node #{node.id} {tokens_text(node.key[:16])!r}"
 
 
-def check_invariants(cache, pool=None, held=()) -> None:
-    """Raise InvariantError on the first broken invariant.
-
-    ``held`` lists the slot tensors running requests hold outside the tree (their own
-    new tokens and the references they added to the tree's slots).
-    """
-    root = cache.root_node
-    if root.parent is not None or root.key != ():
-        raise InvariantError("the root must have no parent and an empty key")
-    evictable = 0
-    owner: dict = {}
-    stack = [root]
+def check_lock_flows(root, lock_of) -> None:
+    """Every lock is a path from the node a request locked up to the root, so a node (the
+    root aside: its own lock is permanent) holds at least the locks of its children together;
+    what is left are the locks that end there. ``lock_of(node)`` reads a node's count."""
+    stack = list(root.children.values())
     while stack:
         node = stack.pop()
-        for first, child in node.children.items():
-            if child.parent is not node:
-                raise InvariantError(f"{_label(child)}: parent link does not point at the node holding it")
-            if not child.key or child.key[0] != first:
-                raise InvariantError(f"{_label(child)}: filed under token {first!r} but its edge starts differently")
-            stack.append(child)
-        if node is root:
-            continue
-        if _slot_count(node) != len(node.key):
-            raise InvariantError(f"one slot per token: {_label(node)} has {len(node.key)} tokens "
-                                 f"but {_slot_count(node)} slots")
-        if node.ref_counter < 0:
-            raise InvariantError(f"{_label(node)}: negative reference count {node.ref_counter}")
-        parent = node.parent
-        # the root's permanent reference is not a lock, so it bounds nothing
-        if parent is not root and parent.ref_counter < node.ref_counter:
-            raise InvariantError(f"{_label(node)}: reference count {node.ref_counter} exceeds its "
-                                 f"parent's {parent.ref_counter}")
-        if node.ref_counter == 0:
-            evictable += len(node.key)
-        for slot in node.value.tolist():
-            if slot in owner:
-                raise InvariantError(f"slot {slot} is owned by both {owner[slot]} and {_label(node)}")
-            owner[slot] = _label(node)
-    if evictable != cache.evictable_size():
-        raise InvariantError(f"evictable size = tokens in unreferenced nodes: evictable_size() is "
-                             f"{cache.evictable_size()} but unreferenced nodes hold {evictable} tokens")
-    if pool is not None:
-        _check_pool(pool, owner, held)
+        below = sum(lock_of(child) for child in node.children.values())
+        if lock_of(node) < below:
+            raise InvariantError(f"{node_label(node)}: {lock_of(node)} lock(s) but its children hold "
+                                 f"{below} together: a lock was released below where it was taken")
+        stack.extend(node.children.values())
 
 
-def _slot_count(node) -> int:
-    return 0 if node.value is None else int(node.value.numel())
-
-
-def _check_pool(pool, owner: dict, held) -> None:
+def check_pool(pool, owner: dict, held) -> None:
+    """Raise InvariantError unless each slot's pool count is its owner (``owner``: slot ->
+    node label) plus the requests in ``held`` (slot tensors or lists) that use it."""
     uses = Counter(owner.keys())
     for slots in held:
         values = slots.tolist() if isinstance(slots, torch.Tensor) else list(slots)

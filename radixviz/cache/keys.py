@@ -1,4 +1,4 @@
-"""Keys, the one comparison the whole tree is built on, and the matcher's stop rule.
+"""Keys: the child-key rule, the one comparison the whole tree is built on, the stop rule.
 
 How keys read as text is text.py's business (re-exported here for older imports).
 """
@@ -21,6 +21,25 @@ def as_key(key: str | Sequence[Hashable]) -> Key:
         return tuple(key)
     except TypeError:
         raise TypeError(f"a key must be a str, list or tuple of tokens, not {type(key).__name__}") from None
+
+
+def get_child_key(key: Key, page_size: int = 1, start: int = 0):
+    """The key a node files the child whose edge is ``key[start:]`` under: the edge's first
+    token, or its first page (a tuple) when pages are longer than one token.
+
+    Sibling edges never share a first token (or page), so this finds the one child that can
+    share a prefix with a query. SGLang's ``get_child_key`` (#4356 made it page-aware); every
+    engine and check here asks this function, none writes the rule inline.
+    """
+    if page_size == 1:
+        return key[start]
+    return key[start:start + page_size]
+
+
+def key_match_paged(edge: Key, key: Key, page_size: int) -> int:
+    """Tokens ``edge`` and ``key`` share, counted in whole pages (both hold whole pages)."""
+    common = match(edge, key)
+    return common - common % page_size
 
 
 def match(edge: Key, key: Key, start: int = 0, end: int | None = None) -> int:

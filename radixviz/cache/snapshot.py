@@ -1,9 +1,16 @@
-"""Immutable pictures of the tree, so views can show any earlier step."""
+"""Immutable pictures of the tree, so views can show any earlier step.
+
+Every engine's snapshot is a ``TreeSnapshot`` of ``NodeSnapshot``s (an engine may add fields
+to both); ``engine`` names the engine that made it, the one field views dispatch on (they
+ask the registry, ``engines.py``, what that engine has).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator
+
+from .keys import get_child_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +31,11 @@ class NodeSnapshot:
             yield node
             stack.extend(reversed(node.children))
 
-    def child_for(self, token) -> "NodeSnapshot | None":
+    def child_for(self, key, page_size: int = 1, start: int = 0) -> "NodeSnapshot | None":
+        """The child whose edge can share a prefix with ``key[start:]``, or None."""
+        wanted = get_child_key(key, page_size, start)
         for child in self.children:
-            if child.key[0] == token:
+            if get_child_key(child.key, page_size) == wanted:
                 return child
         return None
 
@@ -36,7 +45,14 @@ class TreeSnapshot:
     root: NodeSnapshot
     evictable_size: int
     clock: int
-    buggy_match: bool
+    buggy_match: bool = False   # the 2024 engine's #7 switch; other engines have none
+    engine: str = "2024"        # the registry's name of the engine that made it
+
+    @property
+    def settings(self) -> dict:
+        """The engine's options this tree was made with, as the registry names them (the
+        #7 switch has its own field, ``buggy_match``); an engine's snapshot adds its own."""
+        return {}
 
     @property
     def total_size(self) -> int:
@@ -63,6 +79,16 @@ class TreeSnapshot:
             path.append(node_id)
             node_id = parents[node_id]
         return path[::-1]
+
+
+@dataclass(frozen=True)
+class MatchPreview:
+    """What a match would return, read off a snapshot (each engine's ``preview.py``)."""
+    matched: int            # tokens reported as hit
+    slots: tuple            # the slots returned
+    path: tuple             # (node id, tokens taken from that node) from the root down
+    split: tuple | None     # (node id, tokens kept above the cut) when the match would split
+    last_node: int          # id of the node that would be returned (before any split)
 
 
 def snapshot_node(node) -> NodeSnapshot:

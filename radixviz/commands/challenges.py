@@ -12,6 +12,7 @@ from radixviz.lessons import LessonError
 from radixviz.lessons.challenge import (AttemptError, attempt, find_challenge, load_challenges,
                                         start_session)
 from radixviz.lessons.progress import Progress
+from radixviz.render.tree import TreeView
 
 
 def register(subparsers) -> None:
@@ -90,7 +91,6 @@ def show(challenge) -> None:
         print(f"  - {condition.words}   [{condition.text}]")
     print(f"\nAllowed operations: {', '.join(challenge.allow)}")
     if challenge.start:
-        from radixviz.render.tree import TreeView  # reads frames, whose module imports torch
 
         print("\nStarting state:")
         for line in challenge.start.splitlines():
@@ -120,7 +120,7 @@ def _check(challenge, source: str) -> int:
         f"par is {challenge.par}" if verdict.ops_used > challenge.par else f"under par {challenge.par}!"
     print(f"solved in {verdict.ops_used} operations ({par})")
     if challenge.debrief:
-        print("\n" + challenge.debrief)
+        print("\n" + verdict.debrief(challenge))
     _record(challenge.id, ops=verdict.ops_used)
     return 0
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from radixviz.errors import EXIT_OK, UsageError
+from radixviz.render.compare_dot import write_compare
+from radixviz.render.graphviz import GraphvizError, format_for, matcher_label, write
 from radixviz.render.names import step_file_name
+from radixviz.script import describe
 from radixviz.settings import EDGE_LABEL
 
 from .export_pages import add_page_args, check_page_args, is_page_output, write_output
@@ -39,9 +42,6 @@ def register(subparsers) -> None:
 
 @reports_script_errors
 def run(args) -> int:
-    # render reads frames, whose module imports the engine (torch): not when --help loads this
-    from radixviz.render.graphviz import GraphvizError, format_for, write
-
     if args.output is None and args.all_steps is None:
         raise UsageError("export needs -o FILE or --all-steps DIR")
     if is_page_output(args.output, args.all_steps):
@@ -94,10 +94,6 @@ def _run_pages(args) -> int:
 
 
 def _export_compare(args, ops) -> int:
-    # frames and sessions import the engine (torch): only once the script parsed
-    from radixviz.render.compare_dot import write_compare
-    from radixviz.render.graphviz import GraphvizError
-
     if args.output is None or args.step is not None or args.all_steps is not None \
             or (args.buggy and args.compare == "matchers"):
         raise UsageError("--compare draws one diagram of both columns: give -o FILE, without "
@@ -123,17 +119,12 @@ def _pick_frame(session, step):
 
 def step_title(frame) -> str:
     """The caption of one step's diagram: its number, what it did, and the matcher."""
-    from radixviz.render.graphviz import matcher_label  # torch, as in run()
-    from radixviz.script import describe                # the narrator reads the engine: torch
-
     return f"step {frame.number}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
 def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
     """``step-0001.svg`` ... one per frame, numbered as ``--step`` and the stepper count;
     the folder is created if needed."""
-    from radixviz.render.graphviz import GraphvizError, write  # torch, as in run()
-
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from radixviz.errors import EXIT_OK, UsageError
 from radixviz.lessons import Narrative, Operations, Predict
+from radixviz.render.gif import write_gif, write_pdf
+from radixviz.render.graphviz import GraphvizError
+from radixviz.render.html_page import StepNote, build_page
 from radixviz.script import ScriptError   # the parser: no torch
 
 from .run import refused
@@ -56,7 +59,6 @@ def write_output(session, args, *, title: str, notes=None) -> str:
     """Write args.output in the format its extension names; return the line to print.
 
     Raises UsageError for a file that cannot be written or a missing Graphviz."""
-    from radixviz.render.graphviz import GraphvizError   # the render modules load torch (the engine)
 
     path = Path(args.output)
     suffix = path.suffix.lower()
@@ -64,12 +66,10 @@ def write_output(session, args, *, title: str, notes=None) -> str:
         raise UsageError("nothing to export: no operation was applied")
     try:
         if suffix in PAGE_SUFFIXES:
-            from radixviz.render.html_page import build_page   # loads torch
             data = build_page(session.frames, session.records, title=title, theme=args.theme,
                               notes=notes, max_edge=args.max_edge).encode("utf-8")
             what = f"{len(session.frames)} steps"
         else:
-            from radixviz.render.gif import write_gif, write_pdf   # loads torch and Pillow
             frames = pick_frames(session, args.per_op)
             total = len(session.frames)
             if len(frames) > MAX_PICTURES:
@@ -97,7 +97,6 @@ def lesson_notes(lesson, session) -> tuple:
     before the block. Text that follows a block is added to that block's last step, where the
     app shows it too.
     """
-    from radixviz.render.html_page import StepNote   # loads torch (the engine)
 
     notes, text, pending, last_block = {}, "", [], None
     for block in lesson.blocks:

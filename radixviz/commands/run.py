@@ -14,12 +14,17 @@ from rich.console import Console
 from rich.text import Text
 
 from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
+from radixviz.render.log import step_line
 from radixviz.render.pool import PoolGrid
 from radixviz.render.source_map import locate
+from radixviz.render.summary import op_result, op_summary
+from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
-from radixviz.script.parser import EVICTION_POLICIES, MAX_PAGE_SIZE
-from radixviz.settings import DEVICE_ARG, POOL_SLOTS, WIDTH
+from radixviz.cache.engines import engine_names, engine_spec, engines_with
+from radixviz.cache.evict_policy import POLICY_NAMES
+from radixviz.settings import DEVICE_ARG, PAGE_SIZE, POOL_SLOTS, WIDTH
 
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
@@ -38,14 +43,25 @@ def add_script_args(p) -> None:
     add_engine_args(p)
 
 
+DEFAULT_ENGINE = "2024"
+
+
 def add_engine_args(p) -> None:
     """--engine, --page-size, --eviction-policy: which cache the operations run on."""
-    p.add_argument("--engine", choices=("2024", "2026"), default="2024",
-                   help="2024: the first release's cache (default); 2026: SGLang's cache of March 2026")
-    p.add_argument("--page-size", type=int, default=None, metavar="N",
-                   help=f"tokens per page, 1 to {MAX_PAGE_SIZE} (--engine 2026; default 1)")
-    p.add_argument("--eviction-policy", default=None, choices=EVICTION_POLICIES, metavar="NAME",
-                   help=f"{', '.join(EVICTION_POLICIES)} (--engine 2026; default lru)")
+    names = engine_names()   # read when the parser is built: a registered engine is offered
+    p.add_argument("--engine", choices=names, default=None, metavar="|".join(names),
+                   help=f"which cache: {'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} "
+                        f"(default {DEFAULT_ENGINE})")
+    p.add_argument("--page-size", type=PAGE_SIZE.arg, default=None, metavar="N",
+                   help=f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high} "
+                        f"(--engine {_owner('pages')}; default 1)")
+    p.add_argument("--eviction-policy", default=None, choices=POLICY_NAMES, metavar="NAME",
+                   help=f"{', '.join(POLICY_NAMES)} (--engine {_owner('eviction_policies')}; default lru)")
+
+
+def _owner(capability: str) -> str:
+    """The engine(s) a command-line option belongs to, for its help and its refusal."""
+    return "|".join(spec.name for spec in engines_with(capability))
 
 
 def add_compare_arg(p, what: str) -> None:
@@ -62,34 +78,34 @@ def compare_side_by_side(args, ops):
     from radixviz.script import compare_engines, compare_ops   # the engine: torch
 
     if args.compare == "matchers":
-        if args.buggy or args.engine != "2024" or args.page_size is not None \
+        if args.buggy or args.engine is not None or args.page_size is not None \
                 or args.eviction_policy is not None:
             raise UsageError("--compare runs both matchers of the 2024 engine: drop --buggy, --engine, "
                              "--page-size and --eviction-policy (or use --compare engines)")
         check_device(args)
         return compare_ops(ops, args.pool_size, args.device)
-    if args.engine != "2024":
+    if args.engine is not None:
         raise UsageError("--compare engines runs both engines: drop --engine")
-    page_size = 1 if args.page_size is None else args.page_size
-    if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise UsageError(f"--page-size must be between 1 and {MAX_PAGE_SIZE}, not {page_size}")
     check_device(args)
-    return compare_engines(ops, args.pool_size, args.device, buggy=args.buggy, page_size=page_size,
+    return compare_engines(ops, args.pool_size, args.device, buggy=args.buggy,
+                           page_size=1 if args.page_size is None else args.page_size,
                            eviction_policy=args.eviction_policy or "lru")
 
 
 def engine_options(args) -> dict:
     """Session keyword arguments for the engine options; UsageError on a bad combination."""
-    engine = getattr(args, "engine", "2024")
-    page_size, policy = getattr(args, "page_size", None), getattr(args, "eviction_policy", None)
-    if engine == "2024" and (page_size is not None or policy is not None):
-        raise UsageError("--page-size and --eviction-policy need --engine 2026")
-    if engine == "2026" and getattr(args, "buggy", False):
-        raise UsageError("--buggy is the 2024 matcher: drop it or use --engine 2024")
-    page_size = 1 if page_size is None else page_size
-    if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise UsageError(f"--page-size must be between 1 and {MAX_PAGE_SIZE}, not {page_size}")
-    return {"engine": engine, "page_size": page_size, "eviction_policy": policy or "lru"}
+    spec = engine_spec(args.engine or DEFAULT_ENGINE)
+    page_size, policy = args.page_size, args.eviction_policy
+    if page_size is not None and not spec.pages:
+        raise UsageError(f"--page-size needs an engine with pages: --engine {_owner('pages')}")
+    if policy is not None and not spec.eviction_policies:
+        raise UsageError(f"--eviction-policy needs an engine with eviction policies: "
+                         f"--engine {_owner('eviction_policies')}")
+    if args.buggy and not spec.matcher_switch:
+        raise UsageError(f"--buggy is the {_owner('matcher_switch')} matcher: drop it or use "
+                         f"--engine {_owner('matcher_switch')}")
+    return {"engine": spec.name, "page_size": PAGE_SIZE.default if page_size is None else page_size,
+            "eviction_policy": policy or "lru"}
 
 
 def register(subparsers) -> None:
@@ -189,8 +205,6 @@ def run(args) -> int:
 
 def run_compare(args, ops) -> int:
     """Both columns on the same operations; exit 0 even when they differ (that is the point)."""
-    # sessions import the engine (torch): only once the script parsed
-    from radixviz.render.compare import compare_view
 
     if args.json or args.steps:
         raise UsageError("--compare prints two columns: drop --json and --steps")
@@ -202,11 +216,6 @@ def run_compare(args, ops) -> int:
 
 
 def print_human(session, args) -> None:
-    # these views read frames, whose module imports the engine (torch): not for --help
-    from radixviz.render.log import step_line
-    from radixviz.render.summary import op_result, op_summary
-    from radixviz.render.tree import TreeView
-
     console = Console(width=args.width, highlight=False, soft_wrap=False)
     for record in session.records:
         if args.steps:

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import json
 
+from radixviz.cache.engines import engine_names, engine_spec, engines_with
+from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
-from radixviz.settings import CONTEXT_LEN, MAX_RUNNING, SEED, SIM_POOL_SLOTS, SIM_REQUESTS, Limit
+from radixviz.settings import CONTEXT_LEN, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS, SIM_REQUESTS
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS, make_workload
 
 from . import simulate_report as report
 from .simulate_2026 import run_todays
-from .simulate_modes import load_trace_option, open_app, print_ignored_priorities, run_sweep
+from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
-_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS,
-                 "page": Limit("page size", 1, 4096)}
+_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE}
 
 
 class _Default(str):
@@ -65,17 +66,26 @@ def register(subparsers) -> None:
                    help="cap the requests running at once (a change from the release; default: "
                         "the release's request table, pool / 1024 x 256 rows, never a limit)")
     p.add_argument("--delay-shared-prefix", action="store_true",
-                   help="hold back requests whose prefix another request is computing (#2442)")
+                   help="#2442 (2024-12), lpm and weight only: sort last a request that shares 32+ "
+                        "tokens with an earlier waiting one and hits at most 32 in the tree")
+    p.add_argument("--cache-unfinished", action="store_true",
+                   help="#418 (2024-05): insert each prompt when its prefill ends, not only when "
+                        "the request finishes (SGLang's cache_unfinished_req)")
+    p.add_argument("--hold-back-shared-prefix", action="store_true",
+                   help="a stricter rule SGLang never had: refuse for a round a request that "
+                        "shares 32+ new tokens with a running or admitted one")
     p.add_argument("--model", default="fake", metavar="M",
                    help="what produces tokens: fake (seeded sampler, default) or tiny "
                         "(a tiny transformer whose K/V fill the pool)")
-    p.add_argument("--engine", choices=("2024", "2026"), default="2024",
-                   help="2024: the first release's cache (default); 2026: today's cache "
-                        "(pages, eviction policies) in the same 2024 scheduler loop")
+    names = engine_names()   # read when the parser is built: a registered engine is offered
+    p.add_argument("--engine", choices=names, default=names[0], metavar="|".join(names),
+                   help=f"which cache, in the same 2024 scheduler loop: "
+                        f"{'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} (default {names[0]})")
     p.add_argument("--page-size", default="1", metavar="P",
-                   help="tokens per page, with --engine 2026 (default 1)")
+                   help=f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high}, with --engine "
+                        f"{_owner('pages')} (default 1)")
     p.add_argument("--eviction-policy", default="lru", metavar="E,E,...",
-                   help="with --engine 2026: lru, lfu, fifo, mru, filo, priority or slru; "
+                   help=f"with --engine {_owner('eviction_policies')}: {', '.join(POLICY_NAMES)}; "
                         "several (comma-separated) are compared on the same requests")
     p.add_argument("--insert", choices=("fixed", "release"), default="fixed",
                    help="release: finish requests with the first release's insert (the whole "
@@ -85,6 +95,10 @@ def register(subparsers) -> None:
     p.add_argument("--app", action="store_true",
                    help="open the app's scheduler screen on this run and step it batch by batch")
     p.set_defaults(func=run)
+
+
+def _owner(capability: str) -> str:
+    return "|".join(spec.name for spec in engines_with(capability))
 
 
 def parse_options(args) -> dict:
@@ -129,8 +143,8 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
     for value in values:
         if not low <= value <= high:
             raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
-    if key == "page" and args.engine != "2026":
-        raise UsageError("--sweep page= varies today's cache: add --engine 2026")
+    if key == "page" and not engine_spec(args.engine).pages:
+        raise UsageError(f"--sweep page= varies an engine's pages: add --engine {_owner('pages')}")
     if key == "page" and args.page_size != "1":
         raise UsageError("--sweep page= sets the page size: drop --page-size")
     if key == "requests" and args.trace is not None:
@@ -140,13 +154,14 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
 
 def run(args) -> int:
     options = parse_options(args)
-    if args.insert != "fixed" and (args.engine == "2026" or args.sweep or args.app):
-        raise UsageError("--insert release is the 2024 release's bug (#4): without --engine 2026, "
-                         "--sweep or --app")
-    if args.engine == "2026":
+    spec = engine_spec(args.engine)
+    if args.insert != "fixed" and (not spec.release_insert or args.sweep or args.app):
+        raise UsageError(f"--insert release is the 2024 release's bug (#4): with --engine "
+                         f"{_owner('release_insert')}, without --sweep or --app")
+    if spec.pages or spec.eviction_policies:   # an engine with cache options of its own
         return run_todays(args, options)
     if args.page_size != "1" or args.eviction_policy != "lru":
-        raise UsageError("--page-size and --eviction-policy need --engine 2026")
+        raise UsageError(f"--page-size and --eviction-policy need --engine {_owner('pages')}")
     if getattr(args, "app", False):
         return open_app(args, options)
     from radixviz.sim.runner import MODELS, replay  # imports torch
@@ -157,7 +172,7 @@ def run(args) -> int:
     sweep = options.pop("sweep", None)
     specs = load_trace_option(args, args.model) if args.trace else None
     name = args.trace if args.trace else args.workload
-    common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    common = {"model": args.model, "engine": args.engine, **later_options(args)}
     if sweep is not None:
         return run_sweep(args, name, sweep, policies, specs, options, common)
     common["insert"] = args.insert

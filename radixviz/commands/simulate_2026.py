@@ -15,13 +15,14 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
+from radixviz.settings import PAGE_SIZE
 from radixviz.sim import defaults as D
 from radixviz.sim.workloads import make_workload
 
 from . import simulate_modes as cli
-from .simulate_report import (_title, print_compare, print_hit_rate_bars, print_single,
-                              priorities_of)
+from .simulate_report import _title, print_compare, print_hit_rate_bars, print_single, priorities_of
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
              "cache: SGLang's radix cache of March 2026")
@@ -29,14 +30,11 @@ LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; 
 
 def parse_cache_options(args) -> tuple[int, list]:
     """(page size, eviction policies) from the command line; UsageError on a bad one."""
-    from radixviz.cache import POLICY_NAMES  # torch: only once the options are read
 
     try:
-        page_size = int(args.page_size)
-    except ValueError:
-        raise UsageError(f"--page-size must be a whole number, not {args.page_size!r}") from None
-    if not 1 <= page_size <= 4096:
-        raise UsageError(f"--page-size must be between 1 and 4096, not {page_size}")
+        page_size = PAGE_SIZE.parse(args.page_size)
+    except ValueError as exc:
+        raise UsageError(f"--page-size {exc}") from None
     names = [n.strip().lower() for n in args.eviction_policy.split(",") if n.strip()]
     if not names:
         raise UsageError(f"--eviction-policy needs names, e.g. {','.join(POLICY_NAMES)}")
@@ -58,7 +56,7 @@ def run_todays(args, options: dict) -> int:
         policies = [D.POLICY]   # a sweep's default of every scheduling policy gives way
     from radixviz.sim.todays_cache import todays_cache  # imports torch
 
-    caches = {eviction: todays_cache(page_size, eviction) for eviction in evictions}
+    caches = {eviction: todays_cache(page_size, eviction, engine=args.engine) for eviction in evictions}
     if getattr(args, "app", False):
         if len(evictions) > 1:
             raise UsageError("--app shows one eviction policy at a time: give one --eviction-policy")
@@ -70,9 +68,9 @@ def run_todays(args, options: dict) -> int:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
     specs = cli.load_trace_option(args, args.model) if args.trace else None
     name = args.trace if args.trace else args.workload
-    common = {"model": args.model, "delay_shared_prefix": args.delay_shared_prefix}
+    common = {"model": args.model, **cli.later_options(args)}
     pages = sweep[1] if sweep is not None and sweep[0] == "page" else page_size
-    header = {"engine": "2026", "scheduler_loop": "2024 (first release, unchanged)",
+    header = {"engine": args.engine, "scheduler_loop": "2024 (first release, unchanged)",
               "page_size": pages, "eviction_policies": evictions,
               "note": f"{LOOP_NOTE}, page size {', '.join(map(str, pages)) if pages != page_size else page_size}, "
                       f"eviction {', '.join(evictions)}"}

@@ -19,6 +19,13 @@ from radixviz.sim.workloads import request_count
 from . import simulate_report as report
 
 
+def later_options(args) -> dict:
+    """The Scheduler switches for what SGLang changed after the first release."""
+    return {"delay_shared_prefix": args.delay_shared_prefix,
+            "cache_unfinished": args.cache_unfinished,
+            "hold_back_shared_prefix": args.hold_back_shared_prefix}
+
+
 def load_trace_option(args, model: str):
     """The trace's RequestSpecs, checked whole before anything runs."""
     try:
@@ -88,7 +95,7 @@ def open_app(args, options: dict, cache: dict | None = None) -> int:
     app = RadixvizApp("scheduler", scheduler_options={
         "settings": settings, "autorun": True, "model": args.model,
         "options": {**(cache or {}), "max_running": options.get("max_running"),
-                    "delay_shared_prefix": args.delay_shared_prefix,
+                    **later_options(args),
                     **({"context_len": options["context_len"]} if "context_len" in options else {})}})
     app.run()
     return app.return_code or 0

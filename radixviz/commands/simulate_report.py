@@ -19,7 +19,8 @@ _ROWS = [  # (label, SimStats attribute); counts get thousands separators, the r
     ("requests finished", "finished"),
     ("refused (never fit)", "refused"),
     ("retracted (no memory)", "retracted"),
-    ("held back (#2442)", "delayed"),
+    ("sorted last (#2442)", "delayed"),
+    ("held back (hold-back rule)", "held_back"),
 ]
 
 

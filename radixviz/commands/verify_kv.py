@@ -6,6 +6,7 @@ import json
 
 from radixviz.errors import UsageError
 from radixviz.settings import SEED
+from radixviz.sim.kv_report import table_lines
 
 from .run import add_script_args, apply_all, read_ops, refused, reports_script_errors
 
@@ -41,7 +42,6 @@ def run(args) -> int:
     ops = read_ops(args)
     # the session and the report import torch: only once the script parsed
     from radixviz.script.kv_session import KVSession
-    from radixviz.sim.kv_report import table_lines
 
     try:
         session = KVSession(buggy=args.buggy, device=args.device, seed=args.seed,

@@ -22,15 +22,17 @@ A challenge is a Markdown file like a lesson (see ``lessons/challenges/README.md
     ```
     ```solution         (a reference solution of exactly `par` operations)
     ```
-    Prose after the solution is the debrief, shown once the goal is met.
+    Prose after the solution is the debrief, shown once the goal is met. It may name
+    what the learner's own run measured, ``{evict.freed}`` or ``{total_size}`` (any goal
+    subject without a replay prefix), so that it never contradicts what they did.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .goals import Check, Condition, GoalError, evaluate, parse_goal
+from .goals import Check, Condition, GoalError, check_subject, evaluate, parse_goal, run_values, shown
 from .loader import is_challenge_file, markdown_files, shipped_lessons_dir
 from .model import LessonError
 from .parse import _FENCE, _closing, read_lesson_text
@@ -40,6 +42,8 @@ BLOCKS = ("start", "goal", "hint", "solution")
 META = ("id", "number", "title", "level", "par", "allow")
 ALLOWED_OPS = ("insert", "match", "lock", "unlock", "evict", "reset", "tokens", "matcher")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# a debrief's measured value: {evict.freed}, {total_size}
+_PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,14 @@ class Verdict:
     checks: tuple              # Check
     ops_used: int
     par: int
+    values: dict = field(default_factory=dict, compare=False)   # subject -> measured value
+
+    def debrief(self, challenge: "Challenge") -> str:
+        """The challenge's debrief with each ``{subject}`` replaced by this run's value."""
+        def fill(found):
+            name = found.group(1)
+            return shown(self.values[name]) if name in self.values else f"(no {name.partition('.')[0]} yet)"
+        return _PLACEHOLDER.sub(fill, challenge.debrief)
 
     @property
     def solved(self) -> bool:
@@ -175,6 +187,13 @@ def parse_challenge(text: str, path, shipped: bool = True) -> Challenge:
                 parse_script(body, name, first_line=line)
             except ScriptError as exc:
                 raise LessonError(name, exc.line, f"{block}: {exc.message}") from None
+    debrief_start = len(lines) - len(prose_after)
+    for offset, line in enumerate(prose_after):
+        for found in _PLACEHOLDER.finditer(line):
+            try:
+                check_subject(found.group(1))
+            except GoalError as exc:
+                raise LessonError(name, debrief_start + offset + 1, f"debrief: {exc}") from None
     return Challenge(meta["id"], number, meta["title"], level, par, allow,
                      "\n".join(prose_before).strip(), "\n".join(b for b, _ in blocks["start"]).strip(),
                      goal, tuple(b.strip() for b, _ in blocks["hint"]), blocks["solution"][0][0].strip(),
@@ -232,7 +251,8 @@ def check_op_allowed(challenge: Challenge, op) -> None:
 def judge(challenge: Challenge, session, start_ops: int) -> Verdict:
     """The verdict on a session where the learner's operations follow the start."""
     learner = session.records[start_ops:]
-    return Verdict(tuple(evaluate(challenge.goal, session, learner)), len(learner), challenge.par)
+    return Verdict(tuple(evaluate(challenge.goal, session, learner)), len(learner), challenge.par,
+                   run_values(session, learner))
 
 
 def attempt(challenge: Challenge, script: str, file: str = "<attempt>", device="cpu") -> Verdict:

@@ -1,22 +1,27 @@
 """``--check``: play a lesson on a real Session and hold each prediction to the engine."""
 from __future__ import annotations
 
+from radixviz.script.parser import ScriptError
+
+from .block_checks import NAMES as BLOCK_CHECKS, block_value
 from .model import Lesson, LessonError, Operations, Predict
+from .scenario import edge_text
 
 STATE_CHECKS = {
-    "evictable_size": lambda s: s.cache.evictable_size(),
-    "total_size": lambda s: s.cache.total_size(),
+    "evictable_size": lambda s: s.engine.evictable_size(),
+    "total_size": lambda s: s.engine.total_size(),
     "free_slots": lambda s: s.pool.available_size(),
-    "nodes": lambda s: len(s.cache.snapshot().nodes) - 1,   # the root is not counted
-    # the 2026 engine only: tokens on locked nodes
-    "protected_size": lambda s: s.cache.protected_size() if hasattr(s.cache, "protected_size") else 0,
+    "nodes": lambda s: len(s.engine.snapshot().nodes) - 1,   # the root is not counted
+    # tokens on locked nodes, where the engine counts them apart (0 elsewhere)
+    "protected_size": lambda s: s.engine.protected_size(),
 }
 
 
 def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
     """Every problem in ``lesson``: refused operations, broken invariants, wrong predictions."""
-    from radixviz.cache import InvariantError
-    from radixviz.script import ScriptError, Session
+    # the engine and its session load torch: only once a lesson is checked
+    from radixviz.cache.invariants import InvariantError
+    from radixviz.script.session import Session
 
     session = Session(device=device)
     problems: list[LessonError] = []
@@ -43,19 +48,21 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
                 stop = True
                 break
         if records:
-            problems.extend(p for p in (_check_predict(pr, records[0], session, name) for pr in pending) if p)
+            problems.extend(p for p in (_check_predict(pr, records, session, name) for pr in pending) if p)
         if stop:
             return sorted(problems, key=lambda p: p.line)
         pending = []
     return problems
 
 
-def engine_value(check: str, record, session):
-    """What the engine says for a predict's ``check`` (KeyError when the name is unknown)."""
+def engine_value(check: str, record, session, records=()):
+    """What the engine says for a predict's ``check`` (KeyError when the name is unknown);
+    ``records``: the whole block's, for the checks in block_checks.py."""
+    if check in BLOCK_CHECKS:
+        return block_value(check, records or [record], session)
     if check in STATE_CHECKS:
         return STATE_CHECKS[check](session)
     if check == "evicted_leaves":     # edge text of each leaf the first operation deleted, in order
-        from .scenario import edge_text
         frames = session.frames[record.first_frame:record.last_frame + 1]
         return [edge_text(f.data["key"]) for f in frames if f.kind == "delete"]
     value = record.result
@@ -66,13 +73,14 @@ def engine_value(check: str, record, session):
     return value
 
 
-def _check_predict(predict: Predict, record, session, name: str) -> LessonError | None:
+def _check_predict(predict: Predict, records, session, name: str) -> LessonError | None:
     if predict.check is None:
         return None
+    record = records[0]
     try:
-        value = engine_value(predict.check, record, session)
+        value = engine_value(predict.check, record, session, records)
     except KeyError:
-        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"})
+        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"} | set(BLOCK_CHECKS))
         return LessonError(name, predict.line, f"unknown check {predict.check!r} "
                            f"(here: {', '.join(known)})")
     # the engine's value, read by the same grader as a learner's reply, must be the answer

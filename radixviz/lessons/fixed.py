@@ -187,7 +187,9 @@ FIXED = (
           "finishes, then release the lock.", _call_order, choices=CALL_SITES),
     Fixed("policy-ratio", 7, "scheduling policy", "choice",
           "What new-token estimation ratio does the lpm policy use?", "", "", ("0",), "a: 0.4",
-          "Cache-aware policies hit more and add fewer tokens, so they guess more boldly (fcfs uses 0.5).",
+          "The release's scheduler reserves 0.5 of each running request's remaining budget under "
+          "fcfs and 0.4 under every other policy, random included; its code gives no reason. "
+          "#36 (2024-01-19) replaced both with one ratio that adapts to retractions.",
           _ratio("lpm"), choices=("0.4", "0.5", "1.0")),
     Fixed("exercise-1-whole", 3, "exercise 1", "number",
           "The tree holds \"abcd\". What does insert(\"abcd\") return?",
@@ -217,7 +219,10 @@ FIXED = (
           "(\"Hello_there\") is matched for the same batch. How many tokens of B hit?",
           "", 'match "Hello_there"', ("0",), "0",
           "The first release inserts only when a request finishes, so A's prefix is invisible "
-          "to B until then; #2442 later delayed such requests by one round so that they hit.",
+          "to B until then. #418 (2024-05-13) inserts a prompt as soon as its prefill ends, so "
+          "requests admitted in later rounds hit it; #2442 (2024-12-11, git show 9208618b3e) "
+          "sorts the waiting requests that share 32 or more tokens with an earlier waiting one "
+          "to the back of the queue, so that when the batch fills they wait for a later round.",
           _result("matched")),
     Fixed("exercise-3-finished", 9, "exercise 3", "number",
           "Request A (\"Hello_world\") has finished and was inserted. How many tokens of "

@@ -232,10 +232,14 @@ def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
     rule = ("most cached tokens first" if policy == "lpm" else
             "group by the node each match ended at, then depth first, heaviest subtree first, "
             "a node's own requests after those below it")
-    tie = ("Two requests with as many cached tokens keep their arrival order (a stable sort)."
+    # the queue here is in arrival order; in a running scheduler it is the previous round's
+    # order, which the release kept (it sorted the waiting list in place)
+    tie = ("Requests with as many cached tokens keep the order they wait in (a stable sort), here "
+           "arrival order."
            if policy == "lpm" else
-           "Requests whose matches end on the same node keep their arrival order; a node weighs 1, "
-           "plus 1 per request whose match ended on it, plus its children's weights.")
+           "Requests whose matches end on the same node keep the order they wait in, here arrival "
+           "order; a node weighs 1, plus 1 per request whose match ended on it, plus its children's "
+           "weights.")
     return Question(f"gen-policy-{build.difficulty}-{seed}", "order",
                     build.setup_prompt(tree, show_tree=True) + f"\n\nThese requests wait, in arrival order (a first). "
                     f"In which order does the {policy} policy offer them a place? {tie}{FIXED_MATCHER}",

@@ -4,6 +4,8 @@ Same contract as generate.py: a question is a pure function of its seed and diff
 """
 from __future__ import annotations
 
+from radixviz.cache import POLICY_SUMMARY
+
 from .builder import ScenarioBuilder
 from .questions import NAME_BY_KEY, Question
 from .scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
@@ -29,10 +31,21 @@ def gen_pages(build: ScenarioBuilder, seed: int) -> Question:
                     f"Scenario:\n\n    " + "\n    ".join(build.lines)
                     + f"\n\nWhat does {asked} return (tokens the tree already held)?",
                     (str(held),), str(held),
-                    f"The keys share {shared} token(s), but pages of {page} compare whole: only the "
+                    f"The keys share {_common_prefix(first, second)} token(s), but pages of {page} "
+                    f"compare whole: only the "
                     f"{held // page} page(s) that agree in every token count, so {held}. A partial last "
                     f"page of the new key is not inserted at all.",
                     scenario=build.script_with_question(asked), **build.tags(seed, "pages", 10))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading tokens two keys share (the appended text may repeat the next one)."""
+    shared = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def gen_eviction_policy(build: ScenarioBuilder, seed: int) -> Question:
@@ -83,7 +96,6 @@ def gen_protected(build: ScenarioBuilder, seed: int) -> Question:
 
 
 def _why(policy: str) -> str:
-    from radixviz.cache import POLICY_SUMMARY  # torch: loaded only when a question is built
     return POLICY_SUMMARY[policy] + "."
 
 

@@ -35,6 +35,8 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from radixviz.cache import slot_ranges, tokens_text
+
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
 
@@ -176,8 +178,6 @@ def op_measures(session, record) -> dict:
 
 def state_measures(session) -> dict:
     """The session's tree and pool now, by the names goals use."""
-    from radixviz.cache import tokens_text  # the engine (torch): goals.py loads without it
-
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
     return {
@@ -205,6 +205,28 @@ def evaluate(conditions, session, learner_records) -> list[Check]:
     return checks
 
 
+def run_values(session, learner_records) -> dict:
+    """Every subject a debrief may name, measured on the learner's run: the state after it,
+    and each ``OP.FIELD`` of the learner's last operation of that kind (absent if none)."""
+    state, per_op = _measure(session, len(session.records) - len(learner_records))
+    values = dict(state)
+    for name, fields in per_op:
+        values.update({f"{name}.{field}": value for field, value in fields.items()})
+    return values
+
+
+def shown(value) -> str:
+    """A measured value as the learner reads it: slots as ranges, edges space-separated."""
+    if isinstance(value, tuple) and value and isinstance(value[0], str):
+        return " ".join(value)
+    return _shown(value)
+
+
+def check_subject(name: str) -> None:
+    """GoalError unless ``name`` is a subject goals (and debriefs) may use."""
+    _check_subject(name)
+
+
 def _measure(session, start: int) -> tuple[dict, list]:
     """(state measures, [(op name, op measures)] for the records from ``start`` on)."""
     return state_measures(session), [(r.op.name, op_measures(session, r)) for r in session.records[start:]]
@@ -215,7 +237,7 @@ def _measure_variant(session, variant: str, start: int):
     the replay is refused (a str, reported by the conditions that need it)."""
     from radixviz.script import ScriptError, Session   # loads torch: only when grading
 
-    settings = dict(getattr(session, "initial", {}))
+    settings = dict(session.initial)
     buggy = session.initial_buggy
     ops = [r.op for r in session.records]
     if variant in ("buggy", "fixed"):
@@ -285,7 +307,6 @@ def _compare(condition: Condition, value_of) -> Check:
 
 def _shown(value) -> str:
     if isinstance(value, tuple):
-        from radixviz.cache import slot_ranges   # loads torch: only when grading
         return slot_ranges(list(value)) if value else "none"
     return str(value)
 

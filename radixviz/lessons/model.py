@@ -82,6 +82,7 @@ CHECK_KINDS = {
     **dict.fromkeys(("slots", "new_slots", "freed_duplicates", "freed_slots",
                      "disagreement.wrong_slots"), "slots"),
     "evicted_leaves": "list",
+    "split_edges": "list",
     "matched_text": "text",
 }
 

@@ -11,18 +11,21 @@ from pathlib import Path
 
 import graphviz
 
+from radixviz.cache.engines import engine_spec
+
 from .graphviz import GraphvizError, format_for
 from .marks import ALL_MARKS, CURRENT, PATH, WRONG, NodeMarks, compact_ranges, edge_text, split_edge_text
 
 SIDES = (("fixed", "fixed matcher (#7)", "#1a7f37"), ("buggy", "BUGGY matcher (pre-#7)", "#d1242f"))
-ENGINE_COLORS = {"2024": "#0969da", "2026": "#8250df"}
+ENGINE_COLORS = {"2024": "#0969da", "2026": "#8250df"}   # any other engine: OTHER_COLOR
+OTHER_COLOR = "#57606a"
 
 
 def _columns(side) -> list:
     """(cluster name, caption title, colour) for each column."""
     if not side.across_engines:
         return list(SIDES)
-    return [(c.engine, title, ENGINE_COLORS[c.engine]) for c, title in zip(side.configs, side.titles())]
+    return [(c.engine, title, ENGINE_COLORS.get(c.engine, OTHER_COLOR)) for c, title in zip(side.configs, side.titles())]
 
 
 def compare_graph(side, max_edge: int = 24) -> graphviz.Digraph:
@@ -73,7 +76,7 @@ def _label(node, found, marks, max_edge: int, tree) -> str:
         edge = f"{head}│{tail}\n({note})"
     symbols = "".join(m.symbol for m in found)
     held = (f"lock_ref {node.ref} · hits {node.hit_count} · prio {node.priority}"
-            if hasattr(node, "hit_count") else f"ref {node.ref}")   # the 2026 engine's node
+            if engine_spec(tree.engine).node_stats else f"ref {node.ref}")
     return f"{symbols + ' ' if symbols else ''}{edge}\nslots {compact_ranges(node.value)}\n{held}"
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import graphviz
 
-from .tree import paged_text
+from radixviz.cache.engines import engine_spec
+
+from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
                     split_edge_text)
 
@@ -44,14 +46,15 @@ def matcher_label(tree) -> str:
 def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -> graphviz.Digraph:
     """The tree as a Digraph: one box per node with its edge, slots, ref count and last access."""
     node_marks = NodeMarks(marks)
-    modern = hasattr(tree, "page_size")   # the 2026 engine's snapshot
-    engine = (f"2026 engine, page {tree.page_size}, {tree.eviction_policy} eviction"
-              if modern else matcher_label(tree))
+    spec = engine_spec(tree.engine)   # what the engine has decides what the boxes say
+    engine = (matcher_label(tree) if spec.matcher_switch
+              else ", ".join((f"{tree.engine} engine", *spec.words(tree.settings)))
+              + (" eviction" if spec.eviction_policies else ""))
     caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
                         f"{tree.evictable_size} evictable"
-                        + (f" · {tree.protected_size} protected" if modern else ""))
+                        + (f" · {tree.protected_size} protected" if spec.node_stats else ""))
     truth = sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
-    if not modern and truth != tree.evictable_size:   # the release's insert (#4) makes it drift
+    if spec.release_insert and truth != tree.evictable_size:   # the release's insert (#4) makes it drift
         caption += f" (⚠ unreferenced nodes hold {truth})"
     dot = graphviz.Digraph(
         "radix",
@@ -69,8 +72,8 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                      **_mark_attrs(found))
         else:
             symbols = "".join(m.symbol for m in found)
-            taken = None if modern else node_marks.taken(node)
-            if modern:
+            taken = node_marks.taken(node)   # only the pre-#7 matcher takes part of an edge
+            if spec.pages:
                 edge = paged_text(node.key, tree.page_size, max_edge)
             elif taken is None:
                 edge = edge_text(node.key, max_edge)
@@ -78,9 +81,8 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
                 matched, rest, note = split_edge_text(node.key, taken, max_edge)
                 edge = f"{matched}│{rest}\n({note})"
             head = f"{symbols} {edge}" if symbols else edge
-            details = ((f"lock {node.ref} · hits {node.hit_count} · prio {node.priority}",
-                        f"t {node.last_access} · born {node.creation_time}") if modern
-                       else (f"ref {node.ref} · t {node.last_access}",))
+            details = ((node_counts(node, spec, " · "), f"t {node.last_access} · born {node.creation_time}")
+                       if spec.node_stats else (f"{node_counts(node, spec, ' · ')} · t {node.last_access}",))
             if len(node.value) != len(node.key):   # the release's insert (#4)
                 details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
             dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),

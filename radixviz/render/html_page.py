@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 
 from radixviz.script import describe, explain, key_text, slot_ranges
 
+from .badge import engine_badge
 from .html_assets import SCRIPT, STYLE
 from .pool import STATES, slot_symbol
 from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
@@ -187,12 +188,8 @@ def _pool(frame) -> str:
 
 def _status(frame, total: int, op_count: int) -> str:
     tree, pool = frame.tree, frame.pool
-    if hasattr(tree, "page_size"):   # today's cache: no #7 matcher to name
-        badge = (f'<span class="badge fixed">2026 · page {tree.page_size} · '
-                 f'{html.escape(tree.eviction_policy)}</span>')
-    else:
-        badge = ('<span class="badge buggy">matcher BUGGY</span>' if tree.buggy_match
-                 else '<span class="badge fixed">matcher fixed</span>')
+    text, tone = engine_badge(tree)
+    badge = f'<span class="badge {"buggy" if tone == "buggy" else "fixed"}">{html.escape(text)}</span>'
     op = min(frame.op_index + 1, op_count)
     return (f'<div class="status">{badge} evictable {tree.evictable_size} · total {tree.total_size} · '
             f"free {pool.free}/{pool.size} · step {step_number(frame)}/{total} · op {op}/{op_count}</div>")

@@ -4,6 +4,9 @@ Built from the session's records and a final snapshot, so it says exactly what t
 """
 from __future__ import annotations
 
+from radixviz.cache.engines import engine_spec
+from radixviz.script.narrate import describe
+
 from .source_map import locate, short_path
 
 SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
@@ -21,8 +24,9 @@ def op_args(op) -> list:
     return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
 
-def tree_json(node) -> dict:
-    """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot."""
+def tree_json(node, node_stats: bool = False) -> dict:
+    """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot; with
+    ``node_stats`` (an engine whose nodes count them) also lock_ref, hits, priority, birth."""
     # built bottom-up with an explicit stack so deep chains do not hit the recursion limit
     done: dict = {}
     stack = [(node, False)]
@@ -34,7 +38,7 @@ def tree_json(node) -> dict:
             continue
         entry = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
                  "ref": current.ref, "last_access": current.last_access}
-        if hasattr(current, "hit_count"):  # the 2026 engine's fields (ref is its lock_ref)
+        if node_stats:  # ref is the node's lock_ref
             entry.update(lock_ref=current.ref, hit_count=current.hit_count,
                          priority=current.priority, creation_time=current.creation_time)
         entry["children"] = [done.pop(c.id) for c in current.children]
@@ -43,11 +47,13 @@ def tree_json(node) -> dict:
 
 
 def _engine_fields(tree) -> dict:
-    """``engine`` always; the page size, policy and protected size for the 2026 engine."""
-    if not hasattr(tree, "page_size"):
-        return {"engine": "2024"}
-    return {"engine": "2026", "page_size": tree.page_size, "eviction_policy": tree.eviction_policy,
-            "protected_size": tree.protected_size}
+    """``engine`` always; the settings the engine has (page size, eviction policy) and its
+    protected size where it counts one."""
+    spec = engine_spec(tree.engine)
+    fields = {"engine": tree.engine, **tree.settings}   # the #7 matcher has its own field
+    if spec.node_stats:
+        fields["protected_size"] = tree.protected_size
+    return fields
 
 
 def step_json(frame, describe) -> dict:
@@ -60,8 +66,6 @@ def step_json(frame, describe) -> dict:
 def session_document(session, *, error=None, steps: bool = False) -> dict:
     """Everything ``run --json`` prints: the operations applied, the final tree and pool, and the
     error that stopped the run (None when every operation was applied)."""
-    from radixviz.script import describe
-
     ops = []
     for record in session.records:
         op = record.op
@@ -74,11 +78,11 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
     pool = session.pool
     return {
         "version": SCHEMA_VERSION,
-        "matcher": "buggy" if session.cache.buggy_match else "fixed",
+        "matcher": "buggy" if tree.buggy_match else "fixed",
         **_engine_fields(tree),
         "device": str(pool.device),
         "ops": ops,
-        "tree": tree_json(tree.root),
+        "tree": tree_json(tree.root, engine_spec(tree.engine).node_stats),
         "evictable_size": tree.evictable_size,
         "total_size": tree.total_size,
         "pool": {"size": pool.size, "free": pool.available_size(), "used": pool.used_size()},

@@ -11,6 +11,8 @@ from collections import Counter
 from rich.console import Console
 from rich.text import Text
 
+from radixviz.cache.engines import engine_spec
+
 _WRAPPER = Console(width=10_000, color_system=None)  # only wraps Text, never prints
 MAX_ROWS = 300   # a queue of thousands is summarised after this many rows
 
@@ -21,7 +23,8 @@ VERDICTS = {
     "does not fit once its prefix is locked": ("↶", "no room once locked", "yellow"),
     "prefill token cap reached": ("≥", "prefill cap", "yellow"),
 }
-DELAYED = ("⏸", "held back (#2442)", "cyan")
+HELD_BACK = ("⏸", "held back", "cyan")   # the hold-back option (stricter than SGLang ever was)
+SORTED_LAST = ", sorted last (#2442)"
 NOT_REACHED = ("·", "not reached: no free request row", "dim")
 
 # SimEvent.kind -> (symbol, style)
@@ -47,9 +50,13 @@ def _line() -> Text:
 
 
 def _verdict(decision):
-    if decision.reason.startswith("delayed"):
-        return DELAYED
-    return VERDICTS.get(decision.reason, ("✗", decision.reason, "red"))
+    if decision.reason.startswith("held back"):
+        symbol, word, style = HELD_BACK
+    else:
+        symbol, word, style = VERDICTS.get(decision.reason, ("✗", decision.reason, "red"))
+    if getattr(decision, "sorted_last", False):
+        word += SORTED_LAST
+    return symbol, word, style
 
 
 def queue_lines(record, width: int = 80) -> tuple[str, list[Text]]:
@@ -101,7 +108,7 @@ def _word(line: Text, word: str, width: int, style: str) -> None:
 
 def verdict_legend() -> Text:
     legend = Text()
-    for symbol, word, style in (*VERDICTS.values(), DELAYED, ("·", "not reached", "dim")):
+    for symbol, word, style in (*VERDICTS.values(), HELD_BACK, ("·", "not reached", "dim")):
         legend.append(f"{symbol} {word}  ", style=style)
     legend.rstrip()
     return legend
@@ -223,8 +230,9 @@ def status_text(timeline) -> Text:
             text.append(f", {len(record.finished)} done")
     text.append(f"  │ {timeline.workload} · {s['policy']} · seed {s['seed']} · "
                 f"{s.get('requests', '?')} req · {s['pool_size']} slots")
-    if s.get("engine") == "2026":   # today's cache in the 2024 loop
-        text.append(f" · 2026 cache, page {s['page_size']}, {s['eviction_policy']}")
+    spec = engine_spec(s["engine"])
+    if not spec.matcher_switch:   # another engine's cache in the 2024 loop: name it and its settings
+        text.append(f" · {', '.join((f'{spec.name} cache', *spec.words(s)))}")
     return text
 
 

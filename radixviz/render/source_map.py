@@ -21,7 +21,7 @@ MARKER = re.compile(r"#\s*step:\s*([\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*$")
 
 @dataclass(frozen=True)
 class StepSite:
-    source: str           # the module that named the step, e.g. "radixviz.cache.radix_cache"
+    source: str           # the module that named the step, e.g. "radixviz.cache.v2024.cache"
     step: str             # its label, e.g. "match.compare"
     file: str | None      # the module's .py file; None when the install has none
     line: int | None      # the marked line; None when unknown
@@ -36,7 +36,7 @@ class StepSite:
 
     @property
     def where(self) -> str:
-        """``radixviz/cache/radix_cache.py:123 _split_node``, or the module and the label."""
+        """``radixviz/cache/v2024/cache.py:123 _split_node``, or the module and the label."""
         if self.file is None or self.line is None:
             return f"{self.source} [{self.step}]"
         return f"{short_path(self.file)}:{self.line} {self.function}".rstrip()
@@ -105,22 +105,40 @@ def locate(source: str, step: str) -> StepSite:
 
 
 def _is_reporting(stmt: ast.stmt) -> bool:
-    """``if tr.active: tr.emit(...)``, a bare ``invalidate(node)`` (snapshots) or a session's
-    ``self._step(...)``: there for the viewer, not for the algorithm."""
+    """A statement there for the viewer, not for the algorithm: ``if tr.active: tr.emit(...)``
+    (``if tr.active and ...:`` too), a bare ``invalidate(node)`` (snapshots), a session's
+    ``self._step(...)``, the tracer's bookkeeping (``tr = self.tracer``, ``tr.op = ...``), and
+    an ``if`` whose whole body is such statements (``if node._snap is not None: invalidate(node)``)."""
     if isinstance(stmt, ast.If):
-        test = stmt.test
-        return isinstance(test, ast.Attribute) and test.attr == "active" and not stmt.orelse
+        return not stmt.orelse and (_tests_active(stmt.test) or all(map(_is_reporting, stmt.body)))
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func = stmt.value.func
         return (isinstance(func, ast.Name) and func.id == "invalidate") or \
-            (isinstance(func, ast.Attribute) and func.attr == "_step")
+            (isinstance(func, ast.Attribute) and func.attr in ("_step", "emit"))
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        # ``tr = self.tracer`` and ``tr.op = "insert"``: the tracer's own bookkeeping
+        target, value = stmt.targets[0], stmt.value
+        return (isinstance(target, ast.Attribute) and target.attr == "op" and _is_tracer(target.value)) \
+            or (isinstance(target, ast.Name) and target.id == "tr" and _is_tracer(value))
     return False
+
+
+def _is_tracer(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "tr") or \
+        (isinstance(node, ast.Attribute) and node.attr == "tracer")
+
+
+def _tests_active(test: ast.expr) -> bool:
+    """``tr.active``, or ``tr.active and ...``: a test that holds only while someone watches."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return _tests_active(test.values[0])
+    return isinstance(test, ast.Attribute) and test.attr == "active"
 
 
 @lru_cache(maxsize=64)
 def reporting_lines(file: str) -> frozenset:
-    """Lines of a source file that only report steps or keep snapshots true (a code view may
-    dim them so the algorithm stands out)."""
+    """Lines of a source file that only report steps or keep snapshots true (the code pane
+    hides them unless asked, so the algorithm stands out; the HTML page dims them)."""
     source = "".join(linecache.getlines(file))
     if not source:
         return frozenset()
@@ -135,7 +153,7 @@ _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def short_path(file: str) -> str:
-    """``radixviz/cache/radix_cache.py`` for the package's own files, else the base name."""
+    """``radixviz/cache/v2024/cache.py`` for the package's own files, else the base name."""
     full = Path(file).resolve()
     try:
         return full.relative_to(_PACKAGE_PARENT).as_posix()

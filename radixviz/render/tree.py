@@ -11,7 +11,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from radixviz.cache import escape_token
+from radixviz.cache.engines import engine_spec
+from radixviz.cache.text import escape_token
 
 from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
 
@@ -60,19 +61,20 @@ class TreeView:
         tree = self.tree
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("root", style="bold")
-        if _is_2026(tree):
-            header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable · "
-                          f"{tree.protected_size} protected · 2026, page {tree.page_size}, "
-                          f"{tree.eviction_policy}", style=DETAIL_STYLE)
-        else:
-            header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable",
-                          style=DETAIL_STYLE)
-            truth = unreferenced_tokens(tree)
-            if truth != tree.evictable_size:   # the #4 drift: the counter no longer tells the truth
-                header.append(f" ⚠≠{truth} unreferenced", style="bold red")
+        spec = engine_spec(tree.engine)   # what this engine has decides what the header says
+        header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable", style=DETAIL_STYLE)
+        if spec.node_stats:
+            header.append(f" · {tree.protected_size} protected", style=DETAIL_STYLE)
+        truth = unreferenced_tokens(tree)
+        if spec.release_insert and truth != tree.evictable_size:
+            # the #4 drift: the counter no longer tells the truth
+            header.append(f" ⚠≠{truth} unreferenced", style="bold red")
+        if spec.matcher_switch:
             header.append(" · matcher ", style=DETAIL_STYLE)
             header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
                           style="bold red" if tree.buggy_match else DETAIL_STYLE)
+        else:
+            header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
         lines = [header]
         used_marks: set = set()
         # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
@@ -113,25 +115,23 @@ class TreeView:
         style = " ".join(m.style for m in node_marks)
         if node_marks:
             line.append("".join(m.symbol for m in node_marks) + " ", style=style)
-        if not _is_2026(self.tree):
-            taken = self.node_marks.taken(node)
-            if taken is None:
-                line.append(edge_text(node.key, self.max_edge), style=style)
-            else:
-                # only the tokens really matched carry the mark; the rest of the edge is plain
-                head, tail, note = split_edge_text(node.key, taken, self.max_edge)
-                line.append(head, style=style + " underline")
-                line.append("│", style="bold")
-                line.append(tail, style=DETAIL_STYLE)
-                line.append(f" {taken}/{len(node.key)}", style=style)
-            line.append(f"  slots {compact_ranges(node.value)}  ref {node.ref}  t {node.last_access}",
-                        style=DETAIL_STYLE)
-            if len(node.value) != len(node.key):
-                line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
-            return line
-        line.append(paged_text(node.key, self.tree.page_size, self.max_edge), style=style)
-        line.append(f"  slots {compact_ranges(node.value)}  lock {node.ref}  hits {node.hit_count}  "
-                    f"prio {node.priority}  t {node.last_access}", style=DETAIL_STYLE)
+        spec = engine_spec(self.tree.engine)
+        taken = self.node_marks.taken(node)   # only the pre-#7 matcher takes part of an edge
+        if spec.pages:
+            line.append(paged_text(node.key, self.tree.page_size, self.max_edge), style=style)
+        elif taken is None:
+            line.append(edge_text(node.key, self.max_edge), style=style)
+        else:
+            # only the tokens really matched carry the mark; the rest of the edge is plain
+            head, tail, note = split_edge_text(node.key, taken, self.max_edge)
+            line.append(head, style=style + " underline")
+            line.append("│", style="bold")
+            line.append(tail, style=DETAIL_STYLE)
+            line.append(f" {taken}/{len(node.key)}", style=style)
+        line.append(f"  slots {compact_ranges(node.value)}  {node_counts(node, spec, '  ')}  "
+                    f"t {node.last_access}", style=DETAIL_STYLE)
+        if len(node.value) != len(node.key):
+            line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
         return line
 
     def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
@@ -181,8 +181,12 @@ class TreeView:
         return keep
 
 
-def _is_2026(tree) -> bool:
-    return hasattr(tree, "page_size")
+def node_counts(node, spec, sep: str) -> str:
+    """A node's counts as the views show them: ``ref 2`` on the first release's nodes, ``lock 1
+    {sep}hits 2{sep}prio 0`` on an engine whose nodes count hits and priorities."""
+    if spec.node_stats:
+        return sep.join((f"lock {node.ref}", f"hits {node.hit_count}", f"prio {node.priority}"))
+    return f"ref {node.ref}"
 
 
 def paged_text(key, page_size: int, max_edge: int) -> str:

@@ -44,8 +44,10 @@ class KVSession:
     """
 
     def __init__(self, buggy: bool = False, device="auto", seed: int = 0,
-                 pool_size: int = DEFAULT_POOL_SIZE, atol: float = ATOL, rtol: float = RTOL):
-        self.session = Session(pool_size, buggy=buggy, device=device)
+                 pool_size: int = DEFAULT_POOL_SIZE, atol: float = ATOL, rtol: float = RTOL,
+                 **engine):
+        """``engine``: the session's engine and its options (``engine="2026", page_size=2``)."""
+        self.session = Session(pool_size, buggy=buggy, device=device, **engine)
         self.checker = KVChecker(self.session.pool, seed=seed, atol=atol, rtol=rtol)
         self.checks: list[MatchCheck] = []
 
@@ -79,7 +81,7 @@ class KVSession:
                 ids = token_ids(op.key)
             except ValueError as exc:
                 raise ScriptError(op.file, op.line, op.col, str(exc)) from None
-        plan = self.checker.plan_prefill(self.cache, op.key, ids) if op.name == "insert" else None
+        plan = self.checker.plan_prefill(self.session.engine, op.key, ids) if op.name == "insert" else None
         record = self.session.apply(op)
         self.checker.pool = self.session.pool  # a reset brings a fresh pool
         if plan is not None:
@@ -87,17 +89,17 @@ class KVSession:
         elif op.name == "match" and ids:  # an empty key reuses nothing: nothing to check
             slots = torch.as_tensor(record.result["slots"], dtype=torch.int64)
             check = self.checker.check(len(self.session.records), op.where() if parsed else "",
-                                       op.key, self.cache.buggy_match, ids, slots)
+                                       op.key, self.session.engine.snapshot().buggy_match, ids, slots)
             self.checks.append(check)
             return check
         return None
 
 
 def verify_ops(ops, buggy: bool = False, device="auto", seed: int = 0,
-               pool_size: int = DEFAULT_POOL_SIZE) -> KVReport:
-    """Run ``ops`` (parsed ``Op``s or ``(name, arg)`` tuples) on a fresh session; raise
-    ScriptError at the first operation refused."""
-    session = KVSession(buggy=buggy, device=device, seed=seed, pool_size=pool_size)
+               pool_size: int = DEFAULT_POOL_SIZE, **engine) -> KVReport:
+    """Run ``ops`` (parsed ``Op``s or ``(name, arg)`` tuples) on a fresh session (on
+    ``engine``'s engine and options); raise ScriptError at the first operation refused."""
+    session = KVSession(buggy=buggy, device=device, seed=seed, pool_size=pool_size, **engine)
     for op in ops:
         session.apply(op)
     return session.report()
@@ -109,12 +111,12 @@ def verify_ops(ops, buggy: bool = False, device="auto", seed: int = 0,
 # touch the session passed in.
 
 def sandbox_lines(ops, buggy: bool = False, device="cpu", seed: int = 0,
-                  pool_size: int | None = None) -> list[str]:
+                  pool_size: int | None = None, **engine) -> list[str]:
     """Replay ``ops`` (the sandbox's history: parsed ``Op``s or ``(name, arg)`` tuples)
     with a pool filled by the tiny model; return report lines. A refused operation
     becomes a final one-line error instead of an exception."""
     session = KVSession(buggy=buggy, device=device, seed=seed,
-                        pool_size=pool_size or DEFAULT_POOL_SIZE)
+                        pool_size=pool_size or DEFAULT_POOL_SIZE, **engine)
     for op in ops:
         try:
             session.apply(op)
@@ -127,7 +129,7 @@ def session_lines(session, upto: int | None = None, seed: int = 0) -> list[str]:
     """Report lines for the first ``upto`` operations of a ``script.Session``, replayed with
     real K/V from its starting matcher and pool size (the sandbox's ``v`` key)."""
     return sandbox_lines(session.ops[:upto], buggy=session.initial_buggy, device="cpu",
-                         seed=seed, pool_size=session.pool_size)
+                         seed=seed, pool_size=session.pool_size, **session.initial)
 
 
 def lesson_lines(device="cpu", seed: int = 0) -> list[str]:

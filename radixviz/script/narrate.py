@@ -1,7 +1,8 @@
 """Plain words for every step: a one-line log entry and a short 'why'."""
 from __future__ import annotations
 
-from radixviz.cache import POLICY_SUMMARY
+from radixviz.cache.engines import engine_spec
+from radixviz.cache.evict_policy import POLICY_SUMMARY
 from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
 
@@ -48,7 +49,7 @@ def describe(frame) -> str:
         return f"pop {_node(frame, first)}: the smallest {d['policy']} key, {_key(d['key'])}"
     if kind == "push_parent" and "key" in d:
         return f"{_node(frame, first)} has no children left and no lock: a candidate, key {_key(d['key'])}"
-    if kind == "ref" and _modern(frame):
+    if kind == "ref" and _today(frame):
         return f"lock_ref of {_node(frame, first)}: {d['old']} → {d['new']}"
     if kind == "page_cut":
         return f"cut the key to whole pages of {d['page_size']}: keep {d['kept']}, drop {key_text(d['dropped'])}"
@@ -59,9 +60,8 @@ def describe(frame) -> str:
     if kind == "free_tail":
         return f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: a partial page of {d['page_size']} is not cached"
     if kind == "engine":
-        if d["engine"] == "2026":
-            return f"engine 2026: today's cache, page size {d['page_size']}, eviction {d['eviction_policy']} (empty)"
-        return "engine 2024: the first release's cache (empty)"
+        spec = engine_spec(d["engine"])
+        return ", ".join((f"engine {spec.name}: {spec.title}", *spec.words(d))) + " (empty)"
     if kind == "page_size":
         return f"page size {d['page_size']}: a fresh, empty 2026 cache"
     if kind == "eviction":
@@ -94,8 +94,10 @@ def describe(frame) -> str:
     return kind
 
 
-def _modern(frame) -> bool:
-    return frame.event is not None and frame.event.source.endswith("modern_radix_cache")
+def _today(frame) -> bool:
+    """Whether the frame's engine has today's nodes (lock_ref, hit counts, priorities): its
+    heap, pops and locks are explained the 2026 way."""
+    return frame.event is not None and engine_spec(frame.tree.engine).node_stats
 
 
 def _key(key) -> str:
@@ -178,6 +180,6 @@ _WHY_2026 = {
 
 def explain(frame) -> str:
     """A few sentences: why this step happens."""
-    if frame.kind in _WHY_2026 and (_modern(frame) or frame.event is None):
+    if frame.kind in _WHY_2026 and (_today(frame) or frame.event is None):
         return _WHY_2026[frame.kind]
     return _WHY.get(frame.kind, "")

@@ -16,18 +16,19 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+from radixviz.cache.engines import engine_names
+from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
+from radixviz.settings import PAGE_SIZE
+
 MAX_SCRIPT_BYTES = 1_000_000
 KEY_OPS = ("insert", "match", "lock", "unlock")
 OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction")
 MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release")}
-ENGINES = ("2024", "2026")
-EVICTION_POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "priority", "slru")  # as radixviz.cache
-MAX_PAGE_SIZE = 64
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
     "unlock": 'unlock "Hello"', "evict": "evict 5", "matcher": "matcher fixed|buggy",
     "insert-slots": "insert-slots release|fixed",
-    "reset": "reset", "tokens": "tokens 12 7 7 3", "engine": "engine 2024|2026",
+    "reset": "reset", "tokens": "tokens 12 7 7 3", "engine": "engine " + "|".join(engine_names()),
     "page-size": "page-size 4", "eviction": "eviction " + "|".join(EVICTION_POLICIES),
 }
 
@@ -176,13 +177,14 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         return Op("evict", count=count, **where)
     if name == "page-size":
         size = _int(args[0], file, lineno, "page-size takes a token count, e.g. page-size 4")
-        if not 1 <= size <= MAX_PAGE_SIZE:
-            raise ScriptError(file, lineno, args[0].col, f"page size {size}: use 1 to {MAX_PAGE_SIZE}")
+        if not PAGE_SIZE.low <= size <= PAGE_SIZE.high:
+            raise ScriptError(file, lineno, args[0].col, f"page size {size}: use {PAGE_SIZE.low} to {PAGE_SIZE.high}")
         return Op("page-size", count=size, **where)
     mode = args[0].text.lower()
     if name == "engine":
-        if mode not in ENGINES:
-            raise ScriptError(file, lineno, args[0].col, f"unknown engine {args[0].text!r}: use 2024 or 2026")
+        if mode not in engine_names():
+            raise ScriptError(file, lineno, args[0].col,
+                              f"unknown engine {args[0].text!r}: use {' or '.join(engine_names())}")
         return Op("engine", mode=mode, **where)
     if name == "eviction":
         if mode not in EVICTION_POLICIES:

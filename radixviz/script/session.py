@@ -9,28 +9,38 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-import radixviz.cache as engines
-from radixviz.cache import ModernRadixCache, RadixCache, TokenToKVPool, compare_matchers, tokens_text
+from radixviz.cache import TokenToKVPool, compare_matchers, tokens_text
+from radixviz.cache.engines import all_options, engine_spec, engines_with
 
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
 from .parser import Op, ScriptError, parse_script
 from .narrate import key_text
 
 DEFAULT_POOL_SIZE = 128
+# the facade frees an insert's duplicates and partial page: those frames show its lines
+FACADE = "radixviz.cache.facade"
+# the capability (an engines.EngineSpec flag) each setting operation needs
+_NEEDS = {"page-size": "pages", "eviction": "eviction_policies", "matcher": "matcher_switch",
+          "insert-slots": "release_insert"}
 
 
 class Session:
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
-                 engine: str = "2024", page_size: int = 1, eviction_policy: str = "lru"):
+                 engine: str = "2024", **options):
+        """A session on engine ``engine`` (engines.py) with those engine ``options``
+        (``page_size=4``, ``eviction_policy="lfu"``); ``buggy`` starts the 2024 engine with
+        the pre-#7 matcher. Options of other engines are kept for a later ``engine`` line."""
         self.pool_size, self.device = pool_size, device
-        self.pool = TokenToKVPool(pool_size, device=device)
-        # the 2026 engine's settings stay here while the 2024 engine runs: 'engine 2026' uses them
-        self.engine, self.page_size, self.eviction_policy = engine, page_size, eviction_policy
+        spec = engine_spec(engine)
+        # one value for every engine's options: 'engine 2026' in a 2024 session uses these
+        self.options = {**all_options(), **options, "buggy": buggy}
+        self.options["strict"] = False  # the 2024 engine takes a short value from insert-slots release (#4)
         self.release_inserts = False   # insert-slots release: one slot fewer than tokens
         self.knowingly_broken = False  # a short value is in the tree (#4) until the next reset
-        self.cache = self._new_cache(buggy)
+        self.engine = self._open(spec, TokenToKVPool(pool_size, device=device))
         self.initial_buggy = buggy
-        self.initial = dict(engine=engine, page_size=page_size, eviction_policy=eviction_policy)
+        self.initial = dict(engine=spec.name, **{k: v for k, v in self.options.items()
+                                                  if k not in ("buggy", "strict")})
         self.frames: list[Frame] = []
         self.records: list[OpRecord] = []
         self.locks: dict = {}            # key -> nodes locked under that name, newest last
@@ -40,6 +50,15 @@ class Session:
         self._pool_version = None
         self._disagreement: dict | None = None
         self._wrong_ahead: set = set()
+
+    @property
+    def cache(self):
+        """The engine's own live cache object (views and tests read it)."""
+        return self.engine.cache
+
+    @property
+    def pool(self) -> TokenToKVPool:
+        return self.engine.pool
 
     # ------------------------------------------------------------------ running
 
@@ -53,7 +72,7 @@ class Session:
         self._precheck(op)
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
         self._record, self._marks, self._wrong_ahead = record, {}, set()
-        if op.name == "match" and self.engine == "2024":
+        if op.name == "match" and self.engine.spec.matcher_switch:
             self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
         elif op.name == "match":
             self._disagreement = None  # the #7 comparison is about the 2024 matcher
@@ -97,13 +116,17 @@ class Session:
 
     def live_frame(self) -> Frame:
         """The cache and pool as they are now, unmarked: what a view shows before any step."""
-        tree = self.cache.snapshot()
+        tree = self.engine.snapshot()
         return Frame(-1, len(self.records), "start", EMPTY, tree,
                      PoolSnapshot(self.pool.refcounts(), tree), Marks(), "", "")
 
     def held_slots(self) -> tuple:
         """Slots held outside the tree (for check_invariants): script locks hold none."""
         return ()
+
+    def check_invariants(self) -> None:
+        """Raise InvariantError if the cache or pool is inconsistent (the engine's own checks)."""
+        self.engine.check_invariants(self.held_slots())
 
     # --------------------------------------------------------------- operations
 
@@ -114,23 +137,19 @@ class Session:
     def _precheck(self, op: Op) -> None:
         def refuse(message):
             raise ScriptError(op.file, op.line, op.col, message)
+        spec = self.engine.spec
         if op.name == "insert":
             need = len(op.key)
-            if need > self.pool.available_size() + self.cache.evictable_size():
+            if need > self.pool.available_size() + self.engine.evictable_size():
                 refuse(f"pool full: {need} slots needed, {self.pool.available_size()} free and "
-                       f"{self.cache.evictable_size()} evictable (evict, unlock or reset)")
+                       f"{self.engine.evictable_size()} evictable (evict, unlock or reset)")
+            if op.priority is not None and not spec.priorities:
+                refuse(f"priorities belong to {_owners('priorities')}")
         elif op.name == "unlock" and not self.locks.get(op.key):
             held = ", ".join(key_text(k) for k in self.locks) or "none"
             refuse(f"no lock on {key_text(op.key)} to release (locks held: {held})")
-        elif op.name == "evict" and getattr(self.cache, "disable", False):
-            refuse("the cache is disabled")
-        modern = self.engine == "2026"
-        if op.name in ("page-size", "eviction") and not modern:
-            refuse(f"{op.name} belongs to today's cache: start with 'engine 2026'")
-        elif op.name == "matcher" and modern:
-            refuse("the matcher switch belongs to the 2024 engine: 'engine 2024' first")
-        elif op.name == "insert" and op.priority is not None and not modern:
-            refuse("priorities belong to today's cache: start with 'engine 2026'")
+        elif op.name in _NEEDS and not spec.has(_NEEDS[op.name]):
+            refuse(f"{op.name} belongs to {_owners(_NEEDS[op.name])}")
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
         key, need = op.key, len(op.key)
@@ -143,33 +162,25 @@ class Session:
         self.knowingly_broken |= self.release_inserts
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
-        if self.engine == "2026":
-            return self._insert_pages(op, slots, evicted)
-        prefix_len = self.cache.insert(key, slots)
-        duplicates = slots[:prefix_len]
-        if prefix_len:
-            self.pool.free(duplicates)  # step: free_dup
-            self._step("free_dup", "free_dup", slots=tuple(duplicates.tolist()))
-        return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:].tolist(),
-                "freed_duplicates": duplicates.tolist(), "evicted_first": evicted}
+        done = self.engine.insert(key, slots, op.priority, freed=self._freed)
+        result = {"prefix_len": done.prefix_len, "new_slots": done.new_slots.tolist(),
+                  "freed_duplicates": done.duplicates.tolist(), "evicted_first": evicted}
+        if self.engine.spec.pages:
+            result["freed_tail"] = done.tail.tolist()
+        if self.engine.spec.priorities:
+            result["priority"] = op.priority or 0
+        return result
 
-    def _insert_pages(self, op: Op, slots, evicted) -> dict:
-        """Today's callers insert whole pages only; the partial last page goes back to the pool."""
-        whole = len(op.key) - len(op.key) % self.page_size
-        prefix_len = self.cache.insert(op.key[:whole], slots[:whole], priority=op.priority or 0)
-        duplicates, tail = slots[:prefix_len], slots[whole:]
-        if prefix_len:
-            self.pool.free(duplicates)  # step: free_dup
-            self._step("free_dup", "free_dup", slots=tuple(duplicates.tolist()))
-        if len(tail):
-            self.pool.free(tail)  # step: free_tail
-            self._step("free_tail", "free_tail", slots=tuple(tail.tolist()), page_size=self.page_size)
-        return {"prefix_len": prefix_len, "new_slots": slots[prefix_len:whole].tolist(),
-                "freed_duplicates": duplicates.tolist(), "freed_tail": tail.tolist(),
-                "evicted_first": evicted, "priority": op.priority or 0}
+    def _freed(self, what: str, slots) -> None:
+        """A frame for each release the facade's insert makes (its lines carry the markers)."""
+        if what == "duplicates":
+            self._step("free_dup", "free_dup", FACADE, slots=tuple(slots.tolist()))
+        else:
+            self._step("free_tail", "free_tail", FACADE, slots=tuple(slots.tolist()),
+                       page_size=self.engine.page_size)
 
     def _do_match(self, op: Op) -> dict:  # step: op.match
-        value, last_node = self.cache.match_prefix(op.key)
+        value, last_node = self.engine.match(op.key)
         matched = len(value)
         result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
@@ -181,16 +192,14 @@ class Session:
         return result
 
     def _do_lock(self, op: Op) -> dict:  # step: op.lock
-        value, last_node = self.cache.match_prefix(op.key)
-        lock = self.cache.inc_lock_ref if self.engine == "2026" else self.cache.inc_ref_counter
-        delta = lock(last_node)
+        value, last_node = self.engine.match(op.key)
+        delta = self.engine.lock(last_node)
         self.locks.setdefault(op.key, []).append(last_node)
         return {"delta": delta, "matched": len(value), "node": last_node.id}
 
     def _do_unlock(self, op: Op) -> dict:  # step: op.unlock
         node = self.locks[op.key][-1]
-        unlock = self.cache.dec_lock_ref if self.engine == "2026" else self.cache.dec_ref_counter
-        delta = unlock(node)
+        delta = self.engine.unlock(node)
         self.locks[op.key].pop()
         if not self.locks[op.key]:
             del self.locks[op.key]
@@ -201,78 +210,62 @@ class Session:
         return {"evicted": len(freed), "freed_slots": freed}
 
     def _do_matcher(self, op: Op) -> dict:  # step: op.matcher
-        self.cache.buggy_match = op.mode == "buggy"  # step: matcher
+        self.engine.change("buggy", op.mode == "buggy")  # step: matcher
         self._step("matcher", "matcher", mode=op.mode)
         return {"mode": op.mode}
 
     def _do_engine(self, op: Op) -> dict:  # step: op.engine
-        self.engine = op.mode
-        self._fresh_cache()  # step: engine
-        self._step("engine", "engine", engine=op.mode, page_size=self.page_size,
-                   eviction_policy=self.eviction_policy)
+        # the first release's switches (#7, #4) start off on a fresh engine
+        self.options["buggy"], self.release_inserts = False, False
+        self._fresh_engine(engine_spec(op.mode))  # step: engine
+        self._step("engine", "engine", engine=op.mode, **self.engine.spec.pick(self.options))
         return {"engine": op.mode}
 
     def _do_page_size(self, op: Op) -> dict:  # step: op.page-size
-        self.page_size = op.count
-        self._fresh_cache()  # step: page_size
+        self.options["page_size"] = op.count
+        self._fresh_engine(self.engine.spec)  # step: page_size
         self._step("page_size", "page_size", page_size=op.count)
         return {"page_size": op.count}
 
     def _do_eviction(self, op: Op) -> dict:  # step: op.eviction
-        self.eviction_policy = op.mode
-        self.cache.set_eviction_policy(op.mode)  # step: eviction
+        self.options["eviction_policy"] = op.mode
+        self.engine.change("eviction_policy", op.mode)  # step: eviction
         self._step("eviction", "eviction", policy=op.mode)
         return {"eviction_policy": op.mode}
 
-    def _new_cache(self, buggy: bool = False):
-        if self.engine == "2026":
-            cache = ModernRadixCache(self.page_size, self.eviction_policy, device=self.pool.device)
-        else:
-            # strict=False only lets ``insert-slots release`` hand it short values (#4)
-            cache = RadixCache(buggy_match=buggy, device=self.pool.device, strict=False)
-        cache.observer = self._on_event
-        return cache
-
-    def _fresh_cache(self) -> None:
-        """Another engine or page size: a new, empty cache on a new pool (locks are gone)."""
-        self.pool = TokenToKVPool(self.pool_size, device=self.device)
-        self._pool_version = None
-        self.cache = self._new_cache()
-        self.locks.clear()
-
-    def check_invariants(self) -> None:
-        """Raise InvariantError if the cache or pool is inconsistent (either engine)."""
-        # looked up on the package at call time, so a test can stand in for either check
-        check = engines.check_modern_invariants if self.engine == "2026" else engines.check_invariants
-        check(self.cache, self.pool, self.held_slots())
     def _do_insert_slots(self, op: Op) -> dict:  # step: op.insert-slots
         self.release_inserts = op.mode == "release"  # step: insert_slots
         self._step("insert_slots", "insert_slots", mode=op.mode)
         return {"mode": op.mode}
 
     def _do_reset(self, op: Op) -> dict:  # step: op.reset
-        self.pool = TokenToKVPool(self.pool_size, device=self.device)
         self._pool_version = None  # a new pool object may reuse an old one's id
-        self.cache.reset()  # step: reset
-        self.cache.observer = self._on_event
+        self.engine.reset(TokenToKVPool(self.pool_size, device=self.device))  # step: reset
         self.locks.clear()
         self.knowingly_broken = False
         self._step("reset", "reset")
         return {}
 
+    def _open(self, spec, pool):
+        engine = spec.open(pool, **spec.pick(self.options))
+        engine.observer = self._on_event
+        return engine
+
+    def _fresh_engine(self, spec) -> None:
+        """Another engine or page size: a new, empty cache on a new pool (locks are gone)."""
+        self._pool_version = None
+        self.engine = self._open(spec, TokenToKVPool(self.pool_size, device=self.device))
+        self.locks.clear()
+
     def _evict(self, num_tokens: int) -> list:
         freed: list = []
-
-        def release(slots):
-            freed.extend(slots.tolist())
-            return self.pool.free(slots)
-        self.cache.evict(num_tokens, release)
+        self.engine.evict(num_tokens, lambda slots: freed.extend(slots.tolist()))
         return freed
 
     # ------------------------------------------------------------------ frames
 
     def _mark_wrong(self, key) -> None:
-        tree = self.cache.snapshot()
+        tree = self.engine.snapshot()
         diff = compare_matchers(tree, key)
         self._disagreement = None
         if diff is None:
@@ -304,11 +297,12 @@ class Session:
         slots = event.data.get("slots", ())
         self._add_frame(kind, event.data, event.tree, event.source, event.step, event.nodes, slots, event)
 
-    def _step(self, kind: str, step: str, **data) -> None:
-        """A session-level step, labelled ``step`` (the line that did it carries the marker)."""
+    def _step(self, kind: str, step: str, source: str = __name__, **data) -> None:
+        """A step outside the engine, labelled ``step`` (the line of module ``source`` that
+        did it carries the marker)."""
         slots = data.get("slots", ())
-        self._add_frame(kind, MappingProxyType(data) if data else EMPTY, self.cache.snapshot(),
-                        __name__, step, (), slots, None)
+        self._add_frame(kind, MappingProxyType(data) if data else EMPTY, self.engine.snapshot(),
+                        source, step, (), slots, None)
 
     def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
         # torch bumps a tensor's version on every in-place change: reuse the last copy until then
@@ -321,6 +315,12 @@ class Session:
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree), marks, source, step,
                                  nodes, event))
+
+
+def _owners(capability: str) -> str:
+    """``the 2026 engine: start with 'engine 2026'``: where a refused operation belongs."""
+    names = [spec.name for spec in engines_with(capability)] or ["no"]
+    return f"the {' or '.join(names)} engine: start with 'engine {names[0]}'"
 
 
 def _path(node) -> list:

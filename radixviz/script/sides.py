@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from radixviz.cache.engines import engine_spec, engines_with
+
 # the script lines that pick a cache rather than use one: each column keeps its own (see
 # ``SideConfig.own_op``)
 SETTING_OPS = frozenset({"engine", "page-size", "eviction", "matcher", "insert-slots"})
@@ -22,45 +24,56 @@ class SideConfig:
     eviction_policy: str = "lru"   # the 2026 engine's
 
     @property
+    def spec(self):
+        """The engine's registry entry (radixviz.cache.engines): what it has."""
+        return engine_spec(self.engine)
+
+    @property
+    def settings(self) -> dict:
+        return {"buggy": self.buggy, "page_size": self.page_size, "eviction_policy": self.eviction_policy}
+
+    @property
     def name(self) -> str:
-        """A short id: fixed, buggy (2024) or 2026."""
-        if self.engine == "2026":
-            return "2026"
-        return "buggy" if self.buggy else "fixed"
+        """A short id: fixed or buggy (an engine with the #7 switch), else the engine's name."""
+        if self.spec.matcher_switch:
+            return "buggy" if self.buggy else "fixed"
+        return self.engine
 
     @property
     def title(self) -> str:
         """The column's title: which engine, matcher, page size and policy."""
-        if self.engine == "2026":
-            return f"2026 engine, page {self.page_size}, {self.eviction_policy}"
-        return "2024 engine, BUGGY matcher (pre-#7)" if self.buggy else "2024 engine, fixed matcher (#7)"
+        return engine_title(self.engine, self.settings)
 
     def session_options(self) -> dict:
-        return {"buggy": self.buggy, "engine": self.engine, "page_size": self.page_size,
-                "eviction_policy": self.eviction_policy}
+        return {"engine": self.engine, **self.settings}
 
     def own_op(self, op):
         """What this column does with ``op`` when the columns run different engines:
         ``(op to apply, None)``, or ``(None, why)`` to record it without applying it.
 
         - ``engine X``: each column keeps its engine; the line empties both caches, as a
-          plain run's engine line does (a 2026 column applies ``engine 2026``, the other a reset).
-        - ``page-size N`` sets the 2026 column's pages (its cache starts empty, as in a plain
-          run); the 2024 column is emptied too, so the two stay comparable.
-        - ``eviction NAME`` sets the 2026 column's policy; the 2024 column (LRU) skips it.
-        - ``matcher`` and ``insert-slots`` are the 2024 engine's switches; the 2026 column skips them.
-        - ``insert "..." priority N``: the 2024 column inserts the same key without a priority.
+          plain run's engine line does (a column with the #7 switch resets, so its matcher
+          stays; another opens its own engine afresh).
+        - ``page-size N`` sets the pages of a column with pages (its cache starts empty, as
+          in a plain run); another column is emptied too, so the two stay comparable.
+        - ``eviction NAME`` sets a column's policy; a column without policies skips it.
+        - ``matcher`` and ``insert-slots`` are the first release's switches: a column without
+          them skips them.
+        - ``insert "..." priority N``: a column without priorities inserts the key without one.
         """
-        modern = self.engine == "2026"
+        spec = self.spec
         if op.name == "engine":
-            return (replace(op, mode="2026") if modern else replace(op, name="reset", mode=None)), None
+            return (replace(op, name="reset", mode=None) if spec.matcher_switch
+                    else replace(op, mode=self.engine)), None
         if op.name == "page-size":
-            return (op if modern else replace(op, name="reset", count=None)), None
-        if op.name == "eviction" and not modern:
-            return None, "the 2024 engine evicts least recently used first"
-        if op.name in ("matcher", "insert-slots") and modern:
-            return None, f"{op.name} is a switch of the 2024 engine"
-        if op.name == "insert" and op.priority is not None and not modern:
+            return (op if spec.pages else replace(op, name="reset", count=None)), None
+        if op.name == "eviction" and not spec.eviction_policies:
+            return None, f"the {self.engine} engine evicts least recently used first"
+        switch = {"matcher": spec.matcher_switch, "insert-slots": spec.release_insert}
+        if not switch.get(op.name, True):
+            owners = " or ".join(s.name for s in engines_with("matcher_switch"))
+            return None, f"{op.name} is a switch of the {owners} engine"
+        if op.name == "insert" and op.priority is not None and not spec.priorities:
             return replace(op, priority=None), None
         return op, None
 
@@ -69,15 +82,23 @@ FIXED = SideConfig("2024", buggy=False)
 BUGGY = SideConfig("2024", buggy=True)
 
 
-def engine_sides(buggy: bool = False, page_size: int = 1, eviction_policy: str = "lru") -> tuple:
+def engine_title(engine: str, settings) -> str:
+    """``2024 engine, fixed matcher (#7)`` or ``2026 engine, page 4, lru``."""
+    spec = engine_spec(engine)
+    if spec.matcher_switch:
+        matcher = "BUGGY matcher (pre-#7)" if settings.get("buggy") else "fixed matcher (#7)"
+        return f"{engine} engine, {matcher}"
+    return ", ".join((f"{engine} engine", *spec.words(settings)))
+
+
+def engine_sides(buggy: bool = False, page_size: int = 1, eviction_policy: str = "lru",
+                 engines: tuple = ("2024", "2026")) -> tuple:
     """The two columns of a comparison across time: 2024 (with that matcher), then 2026."""
-    return SideConfig("2024", buggy=buggy), SideConfig("2026", page_size=page_size,
-                                                      eviction_policy=eviction_policy)
+    return tuple(SideConfig(name, buggy=buggy, page_size=page_size, eviction_policy=eviction_policy)
+                 for name in engines)
 
 
 def tree_title(tree) -> str:
     """A column's title from the tree it shows: the settings in force there (a script's
     ``page-size`` or ``eviction`` line may have changed them since the start)."""
-    if getattr(tree, "engine", "2024") == "2026":
-        return SideConfig("2026", page_size=tree.page_size, eviction_policy=tree.eviction_policy).title
-    return SideConfig("2024", buggy=tree.buggy_match).title
+    return engine_title(tree.engine, {"buggy": tree.buggy_match, **tree.settings})

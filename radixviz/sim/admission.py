@@ -24,6 +24,7 @@ class Decision:
     lock_delta: int          # change in evictable size from locking its path (<= 0)
     admitted: bool
     reason: str
+    sorted_last: bool = False  # #2442's rule moved it to the back of the queue
 
     @property
     def need(self) -> int:
@@ -54,15 +55,21 @@ def trim_whole_match(req) -> None:
 
 
 def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
-          max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True):
+          max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True,
+          sorted_last=()):
     """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.
 
-    Admitted requests hold a lock on their path and one extra pool reference on each
-    prefix slot. ``delay(req, admitted)`` (the #2442 switch) may hold a request back for a
-    later round. Stops when there is no free request row for another request (only a
-    ``max_running`` option makes that happen).
+    ``cache`` is the engine (radixviz.cache's facade: ``lock``, ``unlock``, ``evictable_size``).
+    The walk goes through the whole queue, as the release's did: a request that does not
+    fit is passed over and a later, smaller one may still get in. Admitted requests hold a
+    lock on their path and one extra pool reference on each prefix slot.
+    ``delay(req, admitted)`` (the hold-back option) may refuse a request for this round;
+    ``sorted_last`` (#2442's picks) only marks the decisions: they were already put last.
+    Stops when there is no free request row for another request (only a ``max_running``
+    option makes that happen).
     ``explain=False`` skips building the Decision list (long queues, fast runs).
     """
+    last = set(map(id, sorted_last))
     available = estimate_available(pool, cache, running, ratio)
     batch_tokens = batch_inputs = 0
     admitted, decisions = [], []
@@ -74,23 +81,24 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
         start = available
         delta, ok = 0, False
         if delay is not None and delay(req, admitted):
-            reason = "delayed: shares a prefix still being computed (#2442)"
+            reason = "held back: shares a prefix still being computed"
         elif req.extend_input_len + batch_inputs >= max_prefill_tokens:
             reason = "prefill token cap reached"
         elif not req.extend_input_len + req.max_new_tokens + batch_tokens < available:
             reason = "does not fit"
         else:
-            delta = cache.inc_ref_counter(req.last_node)
+            delta = cache.lock(req.last_node)
             available += delta
             if req.extend_input_len + req.max_new_tokens + batch_tokens < available:
                 ok, reason = True, "fits"
             else:
                 # locking took its prefix out of the evictable room: undo
-                available += cache.dec_ref_counter(req.last_node)
+                available += cache.unlock(req.last_node)
                 reason = "does not fit once its prefix is locked"
         if explain:
             decisions.append(Decision(req.rid, req.prefix_len, req.extend_input_len,
-                                      req.max_new_tokens, batch_tokens, start, delta, ok, reason))
+                                      req.max_new_tokens, batch_tokens, start, delta, ok, reason,
+                                      id(req) in last))
         if ok:
             pool.add_refs(req.prefix_indices)
             admitted.append(req)

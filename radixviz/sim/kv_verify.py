@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import torch
 
-from radixviz.cache import preview_match
 from radixviz.sim.tiny_model import TinyModel
 
 ATOL = RTOL = 1e-4  # float32 rounding across different batch shapes stays near 1e-6
@@ -96,12 +95,12 @@ class KVChecker:
 
     # ---------------------------------------------------------------- inserts
 
-    def plan_prefill(self, cache, key, ids):
-        """What the request would reuse: the prefix the current matcher returns (read off a
-        snapshot, so the tree's clock and shape stay as the plain session has them), with
-        its K/V copied out before the insert's eviction can free those slots. Call it before
-        the insert; hand the result to ``fill`` after."""
-        preview = preview_match(cache.snapshot(), key, cache.buggy_match)
+    def plan_prefill(self, engine, key, ids):
+        """What the request would reuse: the prefix ``engine`` (radixviz.cache's facade) would
+        match now (read off a snapshot, so the tree's clock and shape stay as the plain
+        session has them), with its K/V copied out before the insert's eviction can free
+        those slots. Call it before the insert; hand the result to ``fill`` after."""
+        preview = engine.preview(key)
         past = self.model.gather(list(preview.slots)) if preview.matched else None
         return ids, preview.matched, past
 

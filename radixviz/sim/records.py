@@ -81,7 +81,8 @@ class SimStats:
     finished: int = 0
     refused: int = 0
     retracted: int = 0
-    delayed: int = 0
+    delayed: int = 0          # requests #2442's rule sorted last, counted once per round
+    held_back: int = 0        # requests the hold-back rule refused, once per round
     prefill_batches: int = 0
     decode_steps: int = 0
     hit_tokens: int = 0

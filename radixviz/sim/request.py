@@ -45,6 +45,9 @@ class Request:
     kv_row: object = None              # that row of req_to_token (a view), while running
     times_retracted: int = 0
     priority: int = 0
+    # the prompt cut to the engine's whole pages, made once: the same tuple every round, so
+    # the simulation's memo of edge comparisons (edge_memo.py) recognises it
+    match_key: tuple | None = None
 
     @property
     def finished(self) -> bool:

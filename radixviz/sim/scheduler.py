@@ -12,18 +12,25 @@ Python API (no UI: a screen steps it and draws what it returns)::
         record.waiting_view, record.running_view                 # RequestView per request
     result = sched.result()                                      # SimResult: stats + events
 
-``sched.cache``, ``sched.pool``, ``sched.waiting``, ``sched.running`` are live; check them
-with ``check_invariants(sched.cache, sched.pool, held=sched.held_slots())`` between steps.
+``sched.engine`` (the cache behind radixviz.cache's facade; ``sched.cache`` is the engine's own
+object), ``sched.pool``, ``sched.waiting``, ``sched.running`` are live; check them with
+``sched.check_invariants()`` between steps.
 ``record=False`` skips the snapshots (fast runs). ``run()`` steps to the end.
 
 Each ``step()`` is one pass of the release's main loop: match every waiting request, order
 them by the policy, admit what fits and prefill it; when nothing can be admitted, decode
 the running batch, ten passes in a row before looking at the queue again. A finished
-request inserts input + output (minus the newest token, whose KV is not computed yet),
+request inserts input + output minus the newest token, whose KV is not computed yet (the
+#4 fix of 2024-01-15; the release passed the whole sequence, see ``insert="release"``),
 frees the slots the tree already held and unlocks its path.
 
+Three switches, off by default, bring in later SGLang (and one rule it never had):
+``delay_shared_prefix`` (#2442's in-batch reordering), ``cache_unfinished`` (#418's insert
+after prefill) and ``hold_back_shared_prefix``.
+
 tests/test_sim_reference.py runs an independent loop in the release's shape beside this
-one and checks every pass. What we changed on purpose (docs/simulation-api.md):
+one and checks every pass (with #2442 and #418 written in their commits' shape too).
+What we changed on purpose (docs/simulation-api.md):
 
 - out of memory: where the release called exit(), a prefill gives requests back to the
   queue and a decode retracts requests, each reported as an event;
@@ -37,26 +44,39 @@ from __future__ import annotations
 
 import random
 
-from radixviz.cache import RadixCache, TokenToKVPool
+from radixviz.cache import TokenToKVPool
+from radixviz.cache.engines import open_engine
 
 from .admission import admit
 from .fake_model import FakeSampler
-from .policies import get_policy
+from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
 from . import steps
+from .edge_memo import remembering
 
 
 class Scheduler:
     def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
                  model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
                  max_running: int | None = None, decode_steps: int = 10,
-                 delay_shared_prefix: bool = False, delay_threshold: int = 32,
-                 record: bool = True, device="cpu", cache_factory=None, insert: str = "fixed"):
-        """``insert="release"`` finishes requests with the release's insert line (#4): the
+                 delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
+                 hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
+                 record: bool = True, device="cpu", cache_factory=None, insert: str = "fixed",
+                 engine: str = "2024", engine_options: dict | None = None):
+        """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
+        options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
+        ``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
-        ``strict=False`` to accept it)."""
+        ``strict=False`` to accept it).
+
+        Later SGLang, each off by default (docs/simulation-api.md):
+        ``delay_shared_prefix``: #2442's in-batch rule under lpm and weight (threshold
+        ``delay_threshold``); ``cache_unfinished``: #418's insert of each prompt when its
+        prefill ends; ``hold_back_shared_prefix``: a stricter rule SGLang never had, which
+        refuses a request that shares ``delay_threshold`` new tokens with a running or
+        admitted one."""
         if insert not in ("fixed", "release"):
             raise ValueError(f"insert must be fixed or release, not {insert!r}")
         self.insert = insert
@@ -69,12 +89,15 @@ class Scheduler:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
-        # cache_factory(pool) -> another cache for the same loop (sim/todays_cache.py)
+        # cache_factory(pool) -> the engine for the same loop (sim/todays_cache.py)
         self._cache_factory = cache_factory
-        self.cache = self.make_cache()
+        self._engine_name, self._engine_options = engine, dict(engine_options or {})
+        self.engine = self.make_engine()
+        # the loop matches the same prompts round after round: remember whole-edge answers
+        self.engine.wrap_key_match(remembering)
         # today's cache takes a priority at insert (SGLang's cache_finished_req passes the
         # request's); the first release's insert has no such argument
-        self.priority_at_insert = getattr(self.cache, "takes_priority", False)
+        self.priority_at_insert = self.engine.spec.priorities
         # the release's request table; a smaller max_running is our option, not the release's
         rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
         self.req_pool = RequestRows(rows, context_len, device=self.pool.device)
@@ -86,7 +109,11 @@ class Scheduler:
         self.max_prefill_tokens = max(context_len, self.pool.size // 6)
         self.max_running_gate = self.pool.size // 2
         self.decode_steps = decode_steps
-        self.delay_threshold = delay_threshold if delay_shared_prefix else None
+        # #2442 applies to lpm and weight only, as in SGLang: under fcfs and random it is a no-op
+        self.in_batch_threshold = (delay_threshold if delay_shared_prefix and policy in IN_BATCH_POLICIES
+                                   else None)
+        self.hold_back_threshold = delay_threshold if hold_back_shared_prefix else None
+        self.cache_unfinished = cache_unfinished
         self.record = record
         self.rng = random.Random(seed)
         self.waiting: list[Request] = []
@@ -99,10 +126,13 @@ class Scheduler:
                          "context_len": context_len, "max_running": rows,
                          "row_limit": "release" if max_running is None else "option",
                          "decode_steps": decode_steps, "delay_shared_prefix": delay_shared_prefix,
+                         "hold_back_shared_prefix": hold_back_shared_prefix,
+                         "cache_unfinished": cache_unfinished,
                          "estimation_ratio": self.ratio, "model": type(self.model).__name__,
-                         "insert": insert, "engine": "2024",
+                         "insert": insert, "engine": self.engine.name,
                          "priorities": "at insert" if self.priority_at_insert else "ignored"}
-        self.settings.update(getattr(self.cache, "settings", {}))
+        # what the run used, as --json and the app's status line report it
+        self.settings.update(scheduler_loop="2024", **self.engine.reported_settings())
         self._next_rid = 0
         self._decodes_left = 0
         self._pass = 0            # index of the next record
@@ -110,16 +140,24 @@ class Scheduler:
         self._evicted = 0
         self._last_attempt = None   # a prefill round that admitted nobody, shown with the decode
 
-    def make_cache(self):
-        """The prefix cache this scheduler drives, built once in ``__init__`` after the pool.
-
-        Override (or replace before the first ``submit``) to drive another engine: it needs
-        the RadixCache calls the loop makes (match_prefix, insert, evict, inc/dec_ref_counter,
-        evictable_size, total_size, snapshot, root_node).
-        """
+    def make_engine(self):
+        """The prefix cache this scheduler drives (radixviz.cache's facade), built once in
+        ``__init__`` after the pool. Override (or pass ``cache_factory``) to drive another."""
         if self._cache_factory is not None:
             return self._cache_factory(self.pool)
-        return RadixCache(device=self.pool.device, strict=self.insert != "release")
+        options = dict(self._engine_options)
+        if self.insert == "release":
+            options["strict"] = False   # the release's short value (#4)
+        return open_engine(self._engine_name, self.pool, **options)
+
+    @property
+    def cache(self):
+        """The engine's own live cache object (its tree: ``cache.root_node``)."""
+        return self.engine.cache
+
+    def check_invariants(self) -> None:
+        """Raise InvariantError if the tree, the pool or the running requests' slots disagree."""
+        self.engine.check_invariants(held=self.held_slots())
 
     # ------------------------------------------------------------------ public
 
@@ -191,7 +229,7 @@ class Scheduler:
             node = stack.pop()
             truth += len(node.key) if node.ref_counter == 0 else 0
             stack.extend(node.children.values())
-        counter = self.cache.evictable_size()
+        counter = self.engine.evictable_size()
         return SimEvent(self._pass, "drift", -1, f"evictable_size() says {counter} but unreferenced "
                                                  f"nodes hold {truth} tokens: off by {counter - truth:+d}")
 
@@ -201,12 +239,12 @@ class Scheduler:
 
     # ------------------------------------------------------------- shared by passes
 
-    def admit(self, ordered):
+    def admit(self, ordered, last=()):
         free_rows = self.req_pool.available_size()  # only a max_running option runs out
-        delay = steps.make_delay(self) if self.delay_threshold is not None else None
-        return admit(ordered, self.cache, self.pool, self.running, self.ratio,
+        delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
+        return admit(ordered, self.engine, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
-                     explain=self.record)
+                     explain=self.record, sorted_last=last)
 
     def alloc_rows(self, n: int) -> list:
         """``n`` request rows; re-points running requests' row views if the table grew."""
@@ -215,11 +253,6 @@ class Scheduler:
             for req in self.running:
                 req.kv_row = self.req_pool.req_to_token[req.req_pool_idx]
         return rows
-
-    def _free_evicted(self, slots) -> int:
-        freed = self.pool.free(slots)
-        self._evicted += freed
-        return freed
 
     def _never_fits(self, req: Request) -> str:
         total = len(req.input_ids) + req.max_new_tokens
@@ -244,9 +277,9 @@ class Scheduler:
         record = BatchRecord(
             self._pass, kind, queue_order, tuple(decisions), tuple(admitted),
             tuple(r.rid for r in self.running), tuple(finished), len(self.waiting),
-            hit_tokens, computed, self._evicted, used, self.cache.evictable_size(),
+            hit_tokens, computed, self._evicted, used, self.engine.evictable_size(),
             tuple(self._pass_events),
-            self.cache.snapshot() if self.record else None,
+            self.engine.snapshot() if self.record else None,
             self.pool.refcounts() if self.record else None,
             tuple(map(view, self.waiting)) if self.record else (),
             tuple(map(view, self.running)) if self.record else ())

@@ -10,6 +10,7 @@ import torch
 
 from radixviz.cache import match
 
+from .policies import in_batch_deprioritized
 from .request import RequestSpec
 
 
@@ -19,9 +20,11 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
-    match_prefix = s.cache.match_prefix  # bound once: this loop runs for every waiting request
-    for req in queue:
-        prefix, last_node = match_prefix(req.input_ids)
+    match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
+    for req in queue:                                             # for every waiting request
+        if req.match_key is None:
+            req.match_key = req.input_ids[:whole_pages(len(req.input_ids))]
+        prefix, last_node = match(req.match_key)
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
         req.extend_input_len = len(req.input_ids) - n_prefix
@@ -31,7 +34,7 @@ def alloc_slots(s, need: int):
     """The release's allocation: try, and on failure evict ``need`` tokens and try again."""
     slots = s.pool.alloc(need)
     if slots is None:
-        s.cache.evict(need, s._free_evicted)
+        s._evicted += s.engine.evict(need)
         slots = s.pool.alloc(need)
     return slots
 
@@ -41,8 +44,10 @@ def prefill_pass(s):
     if not s.waiting or len(s.running) > s.max_running_gate:
         return None
     match_requests(s, s.waiting)
-    ordered = s.order(s.waiting, s.cache, s.rng)
-    admitted, decisions = s.admit(ordered)
+    last = in_batch_deprioritized(s.waiting, s.in_batch_threshold) if s.in_batch_threshold else ()
+    s.stats.delayed += len(last)
+    ordered = s.order(s.waiting, s.cache, s.rng, last)
+    admitted, decisions = s.admit(ordered, last)
     chosen = set(map(id, admitted))
     # the release kept the queue in the policy's order for the next round
     s.waiting = [r for r in ordered if id(r) not in chosen]
@@ -81,6 +86,10 @@ def prefill_pass(s):
     s.stats.prefill_computed += need
     s.running.extend(admitted)
     finished = finish_done(s)
+    if s.cache_unfinished:
+        for req in admitted:
+            if not req.finished:
+                cache_unfinished(s, req)
     return s._finish_pass("prefill", queue_order, decisions if s.record else (),
                           [r.rid for r in admitted], finished, hit, need)
 
@@ -122,19 +131,16 @@ def finish_done(s) -> list:
 
 
 def finish(s, req) -> None:
-    """Put the request's sequence into the tree, drop the duplicate slots, unlock."""
+    """Put the request's sequence into the tree (the engine frees the slots it already held
+    and a partial last page), unlock. The priority reaches an engine that has priorities
+    (SGLang passes it from both cache_finished_req and cache_unfinished_req)."""
     n = req.kv_len
     tokens = req.input_ids + tuple(req.output_ids)
     if s.insert != "release":   # the release (#4) kept the newest token, which has no slot yet
         tokens = tokens[:n]
-    slots = req.kv_row[:n].clone()
-    if s.priority_at_insert:
-        held = s.cache.insert(tokens, slots, req.priority)
-    else:
-        held = s.cache.insert(tokens, slots)
-    s.pool.free(slots[:held])
+    s.engine.insert(tokens, req.kv_row[:n].clone(), req.priority)
     s.req_pool.free(req.req_pool_idx)
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
     req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
     s.stats.note_finished(req)
@@ -152,13 +158,13 @@ def finish(s, req) -> None:
 def release_admission(s, req) -> None:
     """Undo an admission that was never prefilled: its prefix refs and its lock."""
     s.pool.free(req.prefix_indices)
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
 
 
 def retract(s, req) -> None:
     """Send a running request back to the queue; its own KV is lost, the tree's stays."""
     s.pool.free(req.kv_row[:req.kv_len])
-    s.cache.dec_ref_counter(req.last_node)
+    s.engine.unlock(req.last_node)
     s.req_pool.free(req.req_pool_idx)
     s.running = [r for r in s.running if r is not req]
     lost = len(req.output_ids)
@@ -171,18 +177,47 @@ def retract(s, req) -> None:
                                    f"{lost} generated tokens to redo")
 
 
-def make_delay(s):
-    """The #2442 rule: hold back a request whose prefix is being computed by another one.
+def cache_unfinished(s, req) -> None:
+    """#418 (2024-05-13, ``cache_filled_batch``; ``cache_unfinished_req`` since #977): once a
+    request's prefill has run, put its prompt in the tree, so that the next round's requests
+    can hit it before this one finishes.
 
-    Without it, two requests with the same new prefix both compute it, because a request
-    reaches the tree only when it finishes.
+    As in #418: insert the prompt with the request's slots; the slots it computed for tokens
+    the tree already held (an earlier request of the same batch inserted them a moment ago)
+    are duplicates and go back to the pool; the request's row then points at the tree's
+    copy, and its lock moves from the admission's node to the node ending its prompt. Our
+    pool keeps the release's bookkeeping (a running request holds one reference to every
+    slot it reads): the insert takes the request's references over (the engine keeps the
+    new ones and frees the duplicates, the prefix's included), then the request takes one
+    on each slot of the tree's copy, so a prefix slot ends where it was. With pages, only
+    whole pages go in; the partial last page stays the request's own, as today.
+    """
+    n = s.engine.whole_pages(len(req.input_ids))
+    own = req.prefix_len      # the row's slots from here on are the ones this request computed
+    if n <= own:
+        return
+    tokens = req.input_ids[:n]
+    s.engine.insert(tokens, req.kv_row[:n].clone(), req.priority)
+    cached, last_node = s.engine.match(tokens)
+    s.pool.add_refs(cached[:n])
+    req.kv_row[own:n] = cached[own:n]
+    s.engine.unlock(req.last_node)
+    s.engine.lock(last_node)
+    req.last_node = last_node
+
+
+def make_hold_back(s):
+    """A stricter rule than SGLang ever shipped: refuse, this round, a request that shares at
+    least ``hold_back_threshold`` tokens beyond its cached prefix with a running request or
+    one already admitted to this batch. (radixviz once called this #2442; #2442 only
+    reorders the waiting queue: ``policies.in_batch_deprioritized``.)
     """
     in_flight = [r.input_ids for r in s.running]
 
-    def delay(req, admitted) -> bool:
+    def hold_back(req, admitted) -> bool:
         for other in itertools.chain(in_flight, (a.input_ids for a in admitted)):
-            if match(other, req.input_ids) - req.prefix_len >= s.delay_threshold:
-                s.stats.delayed += 1
+            if match(other, req.input_ids) - req.prefix_len >= s.hold_back_threshold:
+                s.stats.held_back += 1
                 return True
         return False
-    return delay
+    return hold_back

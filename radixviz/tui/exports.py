@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from radixviz.render import graphviz
 from radixviz.render.names import step_file_name
 
 
 def _write(frame, path: Path) -> None:
-    from radixviz.render import graphviz  # its marks read the engine: torch, off the first paint
     graphviz.write(frame, path, frame.marks)
 
 

@@ -2,18 +2,20 @@
 reusing the cached K/V is right. The lines go to a dialog that stays until dismissed."""
 from __future__ import annotations
 
+from radixviz.cache.text import tokens_text
+from radixviz.script.parser import ScriptError
+
 
 def verify_session(session) -> list[str]:
     """Report lines: one block per match (tokens reused, first wrong token, largest
     difference, next token both ways), then a one-line summary."""
-    from radixviz.script import ScriptError
-    from radixviz.script.kv_session import verify_ops
+    from radixviz.script.kv_session import verify_ops   # the tiny model: torch, in a worker
 
     if not any(op.name == "match" for op in session.ops):
         return ['No match yet: nothing to check. Type : match "…" first.']
     try:
         report = verify_ops(session.ops, buggy=session.initial_buggy, device=session.device,
-                            pool_size=session.pool_size)
+                            pool_size=session.pool_size, **session.initial)
     except ScriptError as exc:
         return [f"The KV check could not replay the operations: {exc.message}"]
     lines = [f"Each match's reused K/V against a recompute from scratch (tiny model, seed "
@@ -27,8 +29,7 @@ def verify_session(session) -> list[str]:
 
 
 def match_block(check) -> list[str]:
-    from radixviz.cache import tokens_text
-
+    """The lines of one match's check: what it reused and whether that K/V was right."""
     matcher = "buggy (pre-#7)" if check.buggy else "fixed"
     head = f"op {check.index}: match {tokens_text(check.key)!r}, {matcher} matcher"
     reused = f"  {check.matched} token(s) reused from the cache"

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from radixviz.script.narrate import key_text
+from radixviz.script.parser import Op, ScriptError, parse_script
+
 
 @dataclass
 class Applied:
@@ -45,7 +48,7 @@ class StepperModel:
 
     @property
     def live_buggy(self) -> bool:
-        return self.session.cache.buggy_match
+        return self.session.engine.snapshot().buggy_match
 
     # ----------------------------------------------------------------- moving
 
@@ -84,8 +87,6 @@ class StepperModel:
 
     def apply_ops(self, ops) -> Applied:
         """Apply ops in order; stop at the first refused one (those before it stay)."""
-        from radixviz.script import ScriptError
-
         added = []
         self.redo_stack = []   # a new operation starts a new future: nothing left to redo
         for op in ops:
@@ -99,8 +100,6 @@ class StepperModel:
 
     def apply_text(self, text: str) -> Applied:
         """Parse and apply a line of the operation language; a bad line changes nothing."""
-        from radixviz.script import ScriptError, parse_script
-
         try:
             ops = parse_script(text, "<input>")
         except ScriptError as exc:
@@ -142,8 +141,6 @@ class StepperModel:
         """Replace the session by a fresh one that applies ``ops``; on a refused operation
         the old session stays. ``keep`` shows the same operation (and step in it) as before,
         else the view goes to the end."""
-        from radixviz.script import ScriptError
-
         old_session, old_record = self.session, self.record
         offset = self.position - old_record.first_frame if old_record else 0
         at_last = old_record is not None and self.position == old_record.last_frame
@@ -166,8 +163,6 @@ class StepperModel:
 
     def node_op(self, name: str, node_id: int) -> Applied:
         """lock/unlock the full key leading to a node of the frame shown, or evict its size."""
-        from radixviz.script import Op, key_text
-
         tree = self.frame.tree
         if node_id not in tree.nodes or node_id == tree.root.id:
             return Applied([], "pick a node other than the root")

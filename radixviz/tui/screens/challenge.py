@@ -76,7 +76,8 @@ class ChallengeScreen(StepperScreen):
         ops = [r.op.text for r in self.model.session.records[self.start_ops:]]
         if not self.solution_seen:
             self._save(lambda p: p.solve_challenge(self.challenge.id, len(ops)))
-        self.app.push_screen(SolvedScreen(self.challenge, ops, self.solution_seen))
+        self.app.push_screen(SolvedScreen(self.challenge, ops, self.solution_seen,
+                                          self.verdict.debrief(self.challenge)))
 
     def _save(self, change) -> None:
         from radixviz.lessons.progress import Progress

@@ -70,9 +70,11 @@ class SolvedScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,enter", "close", "Close")]
 
-    def __init__(self, challenge, ops: list[str], seen_solution: bool):
+    def __init__(self, challenge, ops: list[str], seen_solution: bool, debrief: str | None = None):
         super().__init__()
         self.challenge, self.ops, self.seen_solution = challenge, ops, seen_solution
+        # the debrief filled in with what this run measured (Verdict.debrief)
+        self.debrief = challenge.debrief if debrief is None else debrief
 
     def compose(self) -> ComposeResult:
         used, par = len(self.ops), self.challenge.par
@@ -81,7 +83,7 @@ class SolvedScreen(ModalScreen[None]):
         if self.seen_solution:
             heading += "\n\nYou saw the solution first, so this counts as seen, not solved."
         body = "\n".join([heading, "", "Your operations:", "", "```",
-                          *self.ops, "```", "", self.challenge.debrief])
+                          *self.ops, "```", "", self.debrief])
         with VerticalScroll(id="solved-box"):
             yield Markdown(body)
             yield Static("enter or esc: back to the sandbox (keep experimenting, or h for home)",

@@ -21,6 +21,7 @@ from textual.widgets import Static
 from radixviz.render.pool import PoolGrid
 from radixviz.render.summary import op_result
 from radixviz.render.tree import TreeView
+from radixviz.script import describe
 from radixviz.script.sides import engine_sides
 from radixviz.tui.widgets.footer import FittingFooter
 
@@ -31,10 +32,8 @@ def engine_columns(session) -> tuple:
     """The compare across time for a session: its 2024 matcher beside the 2026 engine with
     its page size and policy (page 1, LRU when it started on the 2024 engine)."""
     start = session.initial
-    modern = start["engine"] == "2026"
-    return engine_sides(buggy=session.initial_buggy and not modern,
-                        page_size=start["page_size"] if modern else 1,
-                        eviction_policy=start["eviction_policy"] if modern else "lru")
+    return engine_sides(buggy=session.initial_buggy, page_size=start["page_size"],
+                        eviction_policy=start["eviction_policy"])
 
 
 class CompareScreen(Screen):
@@ -132,7 +131,6 @@ class CompareScreen(Screen):
             self.query_one(f"#tree-{name}", Static).update(TreeView(frame.tree, frame.marks, legend=True))
             result = Text(f"returned: {op_result(record)}", style="bold red" if differs else "")
             if self.micro is not None:
-                from radixviz.script import describe   # imports the engine (torch); loaded by now
                 count = len(record.frame_range)
                 shown = min(self.micro, count - 1) + 1
                 result = Text.assemble((f"step {shown}/{count}: {describe(frame)}", "bold"), "\n", result)

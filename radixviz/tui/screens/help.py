@@ -14,7 +14,8 @@ from radixviz.tui.palette import key_label
 GUIDE = (
     "Top left, the radix tree: one line per node with its edge, its KV slots, its reference "
     "count (ref) and its last access time (t). Top right, the engine's own source: the line "
-    "that did this step is marked ❱, lines that only report steps to this viewer are dim. "
+    "that did this step is marked ❱; lines that only report steps to this viewer are hidden "
+    "(t shows them, dim). "
     "Bottom left, the KV pool, one cell per slot. Bottom right, what the step did and why.\n\n"
     "Marks have symbols as well as colours: ▶ current step, ✗ wrongly matched (the pre-#7 "
     "bug), ✂ just split, ✓ matched, + new, ● locked, † evicted. The tokens a buggy match "
@@ -33,7 +34,9 @@ SCHEDULER_GUIDE = "\n\n".join((
     "batch already holds); room the free slots plus what the tree could evict minus what the "
     "running requests will still write; Δlock how much locking its prefix took from the "
     "evictable room. ✓ admitted, ✗ no room, ↶ fitted until its prefix was locked, ≥ prefill "
-    "token cap, ⏸ held back (#2442), · never reached (no free request row).",
+    "token cap, ⏸ held back (--hold-back-shared-prefix, a rule SGLang never had), · never "
+    "reached (no free request row); \"sorted last (#2442)\" marks a request --delay-shared-prefix "
+    "moved to the back of the queue.",
     "Left, bottom: the running batch. + admitted in this pass, ▸ decoding, ✔ finished (its "
     "tokens went into the tree), ↩ retracted or deferred for lack of memory, ⊘ refused, ↪ the "
     "next turn of a chat arriving.",

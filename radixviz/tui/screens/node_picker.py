@@ -9,9 +9,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from radixviz.script import key_text, slot_ranges
+
 
 def _edge(node) -> str:
-    from radixviz.script import key_text  # the narrator reads the engine's keys: torch
     return key_text(node.key, limit=28)
 
 
@@ -58,7 +59,6 @@ class NodePicker(ModalScreen[tuple | None]):
         return self.nodes[index] if index is not None else None
 
     def _details(self, node) -> None:
-        from radixviz.script import key_text, slot_ranges  # torch, as in _edge
         tree = self.frame.tree
         full = tuple(t for nid in tree.path_to(node.id) for t in tree.nodes[nid].key)
         locked = len(self.locks.get(full, ()))

@@ -17,6 +17,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from radixviz.cache.engines import engine_spec
 from radixviz.tui.screens.early_keys import EarlyKeys, bound_action, to_open_input
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.widgets.footer import FittingFooter
@@ -24,8 +25,8 @@ from radixviz.tui.widgets.footer import FittingFooter
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
 NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
 LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
-NO_MATCHER_2026 = ("the 2026 engine has no #7 matcher switch: the matcher bug was fixed in "
-                   "January 2024; nothing changed")
+NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
+              "January 2024; nothing changed")
 
 
 class StepperScreen(Screen):
@@ -213,6 +214,14 @@ class StepperScreen(Screen):
         for pane in self.query("NarrationPane"):
             pane.scroll_relative(y=direction * 3, animate=False)
 
+    def action_toggle_trace(self) -> None:
+        """The code pane's tracing lines (``if tr.active: ...``): shown dimmed, or hidden."""
+        shown = False
+        for pane in self.query("CodePane"):
+            shown = pane.toggle_trace()
+        self.notify("tracing lines shown, dimmed (t hides them)" if shown
+                    else "tracing lines hidden: the code as SGLang has it (t shows them)", timeout=3)
+
     # -------------------------------------------------------------- operations
 
     def action_op_input(self) -> None:
@@ -251,8 +260,8 @@ class StepperScreen(Screen):
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
-        if self.model.session.engine == "2026":
-            self.notify(NO_MATCHER_2026, timeout=5)
+        if not self.model.session.engine.spec.matcher_switch:
+            self.notify(NO_MATCHER.format(self.model.session.engine.name), timeout=5)
             return
         applied = self.model.toggle_matcher()
         self._applied(applied)
@@ -272,7 +281,7 @@ class StepperScreen(Screen):
             return
         record = self.model.record
         self.playing = False
-        if kind == "matchers" and session.initial["engine"] == "2026":
+        if kind == "matchers" and not engine_spec(session.initial["engine"]).matcher_switch:
             kind = "engines"   # the two matchers are the 2024 engine's: compare across time instead
             self.notify("the matchers belong to the 2024 engine: comparing it with this 2026 cache", timeout=4)
         columns = engine_columns(session) if kind == "engines" else None

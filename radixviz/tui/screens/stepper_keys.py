@@ -46,6 +46,8 @@ STEPPER_KEYS = [
     Binding("e", "export", "Export", tooltip="export this step as a Graphviz SVG"),
     Binding("E", "export_all", "Export all",
             tooltip="export every step as SVGs into the export folder", show=False),
+    Binding("t", "toggle_trace", "Trace lines", show=False,
+            tooltip="show or hide the code pane's tracing lines (if tr.active: tr.emit(...))"),
     Binding("pageup", "scroll_tree(-1)", "Scroll tree up",
             tooltip="scroll the tree up", show=False),
     Binding("pagedown", "scroll_tree(1)", "Scroll tree down",

@@ -1,8 +1,10 @@
 """The code pane: the function that did the current step, that line highlighted.
 
 This is the engine's (or the session's) own source: the step's label is found on its line
-by render/source_map.py. Lines that only report steps to the viewer are dimmed so the
-original algorithm stands out. Without source files the pane names the step instead.
+by render/source_map.py. The lines that only report steps to the viewer (``if tr.active:
+tr.emit(...)``, ``invalidate(node)``) are hidden, so the learner reads the algorithm as SGLang
+wrote it; ``t`` shows them, dimmed, with their own line numbers. Without source files the
+pane names the step instead.
 """
 from __future__ import annotations
 
@@ -13,19 +15,25 @@ from pathlib import Path
 
 from rich.console import Console, Group
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
 from radixviz.render.source_map import function_span, locate, reporting_lines, strip_marker
 
+MARKER = "❱"
+
 
 @lru_cache(maxsize=512)
-def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", width: int | None = None):
+def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", width: int | None = None,
+              trace: bool = False):
     """A renderable of the function around the line of ``step``, at most ``height`` rows tall.
 
-    Given the pane's ``width``, long source lines wrap (under their line number) instead of
-    being cut at the pane's edge, as long as wrapping costs at most a quarter of the lines
-    shown: on a narrow pane seeing more lines matters more than seeing each one whole.
+    The lines that only report steps are left out unless ``trace`` (then they are dimmed);
+    the others keep their numbers in the file. Given the pane's ``width``, long source lines
+    wrap (under their line number) instead of being cut at the pane's edge, as long as
+    wrapping costs at most a quarter of the lines shown: on a narrow pane seeing more lines
+    matters more than seeing each one whole.
     """
     site = locate(source, step)
     span = function_span(site.file, site.line) if site.line is not None else None
@@ -37,26 +45,40 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     indent = " " * (len(lines[span[0] - 1]) - len(lines[span[0] - 1].lstrip(" ")))
     texts = {number: strip_marker(text[len(indent):] if text.startswith(indent) else text.lstrip(" "))
              for number, text in enumerate(lines[span[0] - 1:span[1]], start=span[0])}
+    reporting = reporting_lines(file) - {line}
+    shown = [n for n in texts if trace or n not in reporting]
+    hidden = len(texts) - len(shown)
     body = max(3, height - 1)
-    first, last = _window(span, line, body, lambda number: 1)
+    at = shown.index(line)
+    first, last = _window((0, len(shown) - 1), at, body, lambda index: 1)
     wrap = False
+    number_width = len(str(span[1]))
     if width:
-        code_width = max(1, width - len(str(span[1])) - 3)   # the gutter: ❱, number, spaces
-        rows = {n: max(1, len(Text(t.rstrip("\n")).wrap(_MEASURE, code_width))) for n, t in texts.items()}
-        wrapped = _window(span, line, body, rows.__getitem__)
-        if any(rows[n] > 1 for n in range(first, last + 1)) and \
+        code_width = max(1, width - number_width - 3)   # the gutter: ❱, number, spaces
+        rows = [max(1, len(Text(texts[n].rstrip("\n")).wrap(_MEASURE, code_width))) for n in shown]
+        wrapped = _window((0, len(shown) - 1), at, body, rows.__getitem__)
+        if any(rows[i] > 1 for i in range(first, last + 1)) and \
                 4 * (wrapped[1] - wrapped[0] + 1) >= 3 * (last - first + 1):
             (first, last), wrap = wrapped, True
-    code = "".join(texts[number] for number in range(first, last + 1))
-    syntax = Syntax(code, "python", theme=theme, line_numbers=True, start_line=first,
-                    highlight_lines={line}, word_wrap=wrap, code_width=None)   # no background
-    # of its own: the code sits on the pane's (a light theme's too), like the tree and pool
-    for number in reporting_lines(file):
-        if first <= number <= last:
-            syntax.stylize_range("dim", (number - first + 1, 0), (number - first + 2, 0))
+    visible = shown[first:last + 1]
+    code = "".join(texts[n] if texts[n].endswith("\n") else texts[n] + "\n" for n in visible)
+    highlighted = Syntax(code, "python", theme=theme).highlight(code).split("\n", allow_blank=True)
+    # no background of its own: the code sits on the pane's (a light theme's too), like the tree
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, justify="right", min_width=number_width + 2)
+    grid.add_column(no_wrap=not wrap, overflow="fold" if wrap else "ellipsis")
+    for number, text in zip(visible, highlighted):
+        current = number == line
+        gutter = Text(f"{MARKER if current else ' '} {number:>{number_width}}",
+                      style="bold" if current else "dim")
+        if number in reporting:
+            text.stylize("dim")
+        grid.add_row(gutter, text)
     header = Text.assemble((f"{Path(file).name}", "bold"), f" · {span[2]}() · line {line}",
                            no_wrap=True, overflow="ellipsis")
-    return Group(header, syntax)
+    if hidden:
+        header.append(f" · {hidden} hidden (t)", style="dim")   # the tracing lines: t shows them
+    return Group(header, grid)
 
 
 _MEASURE = Console(width=200, file=io.StringIO(), color_system=None)   # only counts wrapped rows
@@ -91,15 +113,23 @@ class CodePane(Static):
     def __init__(self, **kwargs):
         super().__init__("", **kwargs)
         self._where: tuple | None = None
+        self.trace = False   # show the lines that only report steps (the t key)
 
     def show(self, source: str, step: str) -> None:
         """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""
         height = max(4, self.size.height or 12)
         width = self.content_region.width or None
         theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        if (source, step, height, width, theme) != self._where:
-            self._where = (source, step, height, width, theme)
-            self.update(code_view(source, step, height, theme, width))
+        if (source, step, height, width, theme, self.trace) != self._where:
+            self._where = (source, step, height, width, theme, self.trace)
+            self.update(code_view(source, step, height, theme, width, self.trace))
+
+    def toggle_trace(self) -> bool:
+        """Show the tracing lines if hidden, hide them if shown; return whether shown now."""
+        self.trace = not self.trace
+        if self._where is not None:
+            self.show(*self._where[:2])
+        return self.trace
 
     def on_mount(self) -> None:
         # a light theme needs the light syntax colours: redraw when the theme changes

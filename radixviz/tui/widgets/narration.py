@@ -7,6 +7,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from radixviz.render.badge import engine_badge as badge_of
 from radixviz.render.narration import disagreement_text, misalignment_text
 from radixviz.script import describe, explain
 
@@ -55,12 +56,12 @@ def lesson_reminder(text: str) -> str:
 
 def engine_badge(tree) -> tuple:
     """(text, style) of the status line's first word: the 2024 engine's matcher (#7), or
-    today's cache's page size and eviction policy (it has no second matcher)."""
-    if hasattr(tree, "page_size"):   # a 2026 snapshot
-        return f" 2026 · page {tree.page_size} · {tree.eviction_policy} ", "bold reverse blue"
-    if tree.buggy_match:
-        return " matcher BUGGY ", "bold reverse red"
-    return " matcher fixed ", "bold reverse green"
+    another engine's settings (today's cache: page size and eviction policy)."""
+    text, tone = badge_of(tree)
+    return f" {text} ", _BADGE_STYLES[tone]
+
+
+_BADGE_STYLES = {"buggy": "bold reverse red", "fixed": "bold reverse green", "engine": "bold reverse blue"}
 
 
 class StatusLine(Static):

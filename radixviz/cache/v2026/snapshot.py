@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
+from ..snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,9 +25,13 @@ class ModernTreeSnapshot(TreeSnapshot):
     eviction_policy: str = "lru"
     engine: str = "2026"
 
+    @property
+    def settings(self) -> dict:
+        return {"page_size": self.page_size, "eviction_policy": self.eviction_policy}
+
 
 def snapshot_modern_node(node) -> ModernNodeSnapshot:
-    """Snapshot of a live ModernTreeNode, reusing the cached snapshots of unchanged subtrees."""
+    """Snapshot of a live 2026 TreeNode, reusing the cached snapshots of unchanged subtrees."""
     return snapshot_subtree(node, _modern_snapshot)
 
 

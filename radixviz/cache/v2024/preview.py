@@ -1,34 +1,26 @@
 """What a match would return, read off a snapshot without touching the tree.
 
 Views use it to say what the other matcher would have done (the #7 bug). It follows the
-same walk as ``RadixCache._match_prefix_helper`` and stops by the same rule
+same walk as ``RadixCache._match_prefix_helper`` (cache.py) and stops by the same rule
 (``keys.match_stops_here``); a test holds the two together.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .keys import as_key, match, match_stops_here
-from .snapshot import TreeSnapshot
-
-
-@dataclass(frozen=True)
-class MatchPreview:
-    matched: int            # tokens reported as hit
-    slots: tuple            # the slots returned
-    path: tuple             # (node id, tokens taken from that node) from the root down
-    split: tuple | None     # (node id, tokens kept above the cut) when the match would split
-    last_node: int          # id of the node that would be returned (before any split)
+from ..keys import as_key, match, match_stops_here
+from ..snapshot import MatchPreview, TreeSnapshot
 
 
 def preview_match(tree: TreeSnapshot, key, buggy: bool) -> MatchPreview:
+    """What ``match_prefix(key)`` would return on ``tree`` with that matcher."""
     key = as_key(key)
     node, start = tree.root, 0
     slots: list = []
     path: list = []
     last = tree.root.id
     while start < len(key):
-        child = node.child_for(key[start])
+        child = node.child_for(key, start=start)
         if child is None:
             break
         common = match(child.key, key, start)

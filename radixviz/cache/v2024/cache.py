@@ -6,7 +6,7 @@ time is a logical clock (each place the release read the wall clock takes the ne
 recursion is written as loops, a node's children are found by the first token of their
 edge (sibling edges never share one, so this is exactly the child the release's scan would
 stop at; #364 later did the same), and eviction takes its leaves from a heap that lasts
-between calls instead of one built afresh each time (leaf_heap.py: same leaves, same order).
+between calls instead of one built afresh each time (heap.py: same leaves, same order).
 
 The line that does each step ends with ``# step: LABEL``; the ``if tr.active: tr.emit(...)``
 line after it reports that step to an observer (trace.py), and ``invalidate(node)`` keeps
@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import torch
 
-from .keys import as_key, match, match_stops_here
-from .leaf_heap import LeafHeap
+from ..checks import check_release
+from ..keys import as_key, get_child_key, match, match_stops_here
+from ..snapshot import TreeSnapshot, invalidate, snapshot_node
+from ..trace import EventKind as K, Tracer
+from ..values import as_value
+from .heap import LeafHeap
 from .node import TreeNode
-from .snapshot import TreeSnapshot, invalidate, snapshot_node
-from .trace import EventKind as K, Tracer
-from .values import as_value
 
 
 class RadixCache:
@@ -211,7 +212,7 @@ class RadixCache:
             node.last_access_time = self._tick()  # step: match.visit
             invalidate(node)
             if tr.active: tr.emit("match.visit", K.VISIT, (node,), at=start)
-            child = node.children.get(key[start]) if start < len(key) else None
+            child = node.children.get(get_child_key(key, start=start)) if start < len(key) else None
             if child is None:
                 return last_node
             prefix_len = match(child.key, key, start)  # step: match.compare
@@ -238,14 +239,14 @@ class RadixCache:
         new_node.parent = child.parent
         # every request passing through child also passes through new_node
         new_node.ref_counter = child.ref_counter
-        new_node.children = {child.key[split_len]: child}
+        new_node.children = {get_child_key(child.key, start=split_len): child}
         child.key = child.key[split_len:]
         child.value = child.value[split_len:]
         child.parent = new_node
         siblings = new_node.parent.children
         # re-added last, as the release's dict re-keyed it
-        del siblings[new_node.key[0]]
-        siblings[new_node.key[0]] = new_node  # step: split
+        del siblings[get_child_key(new_node.key)]
+        siblings[get_child_key(new_node.key)] = new_node  # step: split
         if self.tracer.active: self.tracer.emit("split", K.SPLIT, (new_node, child), at=split_len)
         return new_node
 
@@ -256,7 +257,7 @@ class RadixCache:
             node.last_access_time = self._tick()  # step: insert.visit
             invalidate(node)
             if tr.active: tr.emit("insert.visit", K.VISIT, (node,), at=held)
-            child = node.children.get(key[held]) if held < len(key) else None
+            child = node.children.get(get_child_key(key, start=held)) if held < len(key) else None
             if child is not None:
                 prefix_len = match(child.key, key, held)  # step: insert.compare
                 if tr.active: tr.emit("insert.compare", K.COMPARE, (child,), at=held, common=prefix_len)
@@ -275,7 +276,7 @@ class RadixCache:
                 new_node.parent = node
                 new_node.key = key[held:]
                 new_node.value = value[held:]
-                node.children[new_node.key[0]] = new_node  # step: insert.create
+                node.children[get_child_key(new_node.key)] = new_node  # step: insert.create
                 invalidate(node)
                 if tr.active: tr.emit("insert.create", K.CREATE, (new_node,), length=len(new_node.key))
                 old = self._evictable
@@ -288,7 +289,7 @@ class RadixCache:
     def _delete_leaf(self, node):
         tr = self.tracer
         parent = node.parent
-        del parent.children[node.key[0]]  # step: evict.delete
+        del parent.children[get_child_key(node.key)]  # step: evict.delete
         invalidate(parent)
         if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=node.id, key=node.key)
         old = self._evictable
@@ -311,12 +312,6 @@ class RadixCache:
         return torch.empty(0, dtype=torch.int64, device=self.device)
 
     def _check_attached(self, node, releasing=False) -> None:
-        """Refuse, before changing anything, a node not in this tree or an unlock below zero."""
-        current = node
-        while current is not self.root_node:
-            parent = current.parent
-            if parent is None or not current.key or parent.children.get(current.key[0]) is not current:
-                raise ValueError(f"node #{node.id} is not in this tree (evicted, or from another cache)")
-            if releasing and current.ref_counter <= 0:
-                raise ValueError(f"node #{current.id} has no reference to release")
-            current = parent
+        """Refuse, before changing anything, a node not in this tree or a release of a lock
+        the caller never took (checks.py)."""
+        check_release(self, node, lambda n: n.ref_counter, releasing)

@@ -1,16 +1,12 @@
 """Checks that today's tree is consistent: pages, locks, sizes, hit counts, priorities, leaves."""
 from __future__ import annotations
 
-from .invariants import InvariantError, _check_pool
-from .keys import tokens_text
-
-
-def _label(node) -> str:
-    return f"node #{node.id} {tokens_text(node.key[:16])!r}"
+from ..invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
+from ..keys import get_child_key
 
 
 def check_modern_invariants(cache, pool=None, held=()) -> None:
-    """Raise InvariantError on the first broken invariant of a ModernRadixCache.
+    """Raise InvariantError on the first broken invariant of a 2026 RadixCache.
 
     ``pool`` and ``held`` as for ``check_invariants``: every slot's pool count must equal the
     node that owns it plus the running requests that hold it.
@@ -25,8 +21,7 @@ def check_modern_invariants(cache, pool=None, held=()) -> None:
         for first, child in node.children.items():
             if child.parent is not node:
                 raise InvariantError(f"{_label(child)}: parent link does not point at the node holding it")
-            expected = child.key[0] if page == 1 else child.key[:page]
-            if not child.key or first != expected:
+            if not child.key or first != get_child_key(child.key, page):
                 raise InvariantError(f"{_label(child)}: filed under {first!r} but its edge starts differently")
             stack.append(child)
         if node is root:
@@ -42,13 +37,14 @@ def check_modern_invariants(cache, pool=None, held=()) -> None:
             if slot in owner:
                 raise InvariantError(f"slot {slot} is owned by both {owner[slot]} and {_label(node)}")
             owner[slot] = _label(node)
+    check_lock_flows(root, lambda n: n.lock_ref)
     if (evictable, protected) != (cache.evictable_size(), cache.protected_size()):
         raise InvariantError(f"sizes say evictable {cache.evictable_size()}, protected "
                              f"{cache.protected_size()}; the nodes hold {evictable} and {protected}")
-    if candidates != set(cache._leaves):
+    if candidates != set(cache.evictable_leaves):
         raise InvariantError("the eviction candidates are not exactly the unlocked leaves")
     if pool is not None:
-        _check_pool(pool, owner, held)
+        check_pool(pool, owner, held)
 
 
 def _check_node(node, page: int, clock: int) -> None:
@@ -58,8 +54,6 @@ def _check_node(node, page: int, clock: int) -> None:
     slots = 0 if node.value is None else int(node.value.numel())
     if slots != len(node.key):
         raise InvariantError(f"{_label(node)}: {len(node.key)} tokens but {slots} slots")
-    if node.path_value.tolist() != parent.path_value.tolist() + node.value.tolist():
-        raise InvariantError(f"{_label(node)}: its path's slots are not its parent's plus its own")
     if node.lock_ref < 0:
         raise InvariantError(f"{_label(node)}: negative lock_ref {node.lock_ref}")
     if parent.parent is not None and parent.lock_ref < node.lock_ref:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import heapq
 
+from ..keys import get_child_key
+
 
 def _attached(node) -> bool:
     parent = node.parent
-    return parent is None or parent.children.get(node.key[0]) is node
+    return parent is None or parent.children.get(get_child_key(node.key)) is node
 
 
 class LeafHeap:

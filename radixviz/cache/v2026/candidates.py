@@ -43,6 +43,11 @@ class CandidateHeap:
             if len(self._heap) > 2 * len(self.members) + 256:
                 self._compact()
 
+    def refresh(self, node) -> None:
+        """``node``'s policy key may have moved (a touch, a hit): re-rank it if it is a candidate."""
+        if node in self.members:
+            self.add(node)
+
     def remove(self, node, gone: bool = False) -> None:
         """``node`` stopped being a candidate (locked, given a child, or ``gone`` from the tree)."""
         self.members.pop(node, None)

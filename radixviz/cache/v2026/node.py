@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import torch
 
-from .keys import tokens_text
+from ..text import tokens_text
 
 
-class ModernTreeNode:
-    """One edge of the 2026 tree.
+class TreeNode:
+    """One edge of the 2026 tree (SGLang's ``TreeNode``, GPU tier only).
 
     ``key`` holds the edge's tokens (a whole number of pages), ``value`` their KV slots.
     ``lock_ref`` counts the requests using the node (the 2024 ``ref_counter``, renamed);
@@ -17,35 +17,25 @@ class ModernTreeNode:
     """
 
     __slots__ = ("id", "key", "value", "children", "parent", "lock_ref", "hit_count",
-                 "priority", "creation_time", "last_access_time", "path_value", "_snap",
-                 "seen_keys")
+                 "priority", "creation_time", "last_access_time", "_snap")
 
     def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
         self.id = id
         self.key: tuple = ()
         self.value: torch.Tensor | None = None
         self.children: dict = {}
-        self.parent: ModernTreeNode | None = None
+        self.parent: TreeNode | None = None
         self.lock_ref = 0
         self.hit_count = 0
         self.priority = priority
         self.last_access_time = last_access_time
         self.creation_time = creation_time
-        # the slots of every token from the root through this edge, one tensor: a match
-        # returns it as is instead of concatenating the edges of its path
-        self.path_value: torch.Tensor | None = None
         self._snap = None  # cached snapshot for views, dropped when this subtree changes
-        self.seen_keys: dict | None = None  # keys known to hold this whole edge (modern_edges.py)
 
     def is_leaf(self) -> bool:
         return not self.children
 
-    # the 2024 name, so code written for either engine can read a node's locks
-    @property
-    def ref_counter(self) -> int:
-        return self.lock_ref
-
     def __repr__(self) -> str:
         text = tokens_text(self.key[:20])
-        return (f"ModernTreeNode(#{self.id} {text!r} lock={self.lock_ref} hits={self.hit_count} "
+        return (f"TreeNode(#{self.id} {text!r} lock={self.lock_ref} hits={self.hit_count} "
                 f"prio={self.priority} t={self.last_access_time} born={self.creation_time})")

@@ -1,0 +1,138 @@
+"""Every engine, named once: how to open it, the options it takes and what it has.
+
+Callers never ask "is this the 2026 engine?": they open an engine by name
+(``open_engine("2026", pool, page_size=4)``) and get the same verbs from every one
+(facade.py), and where a view or a script must know what an engine has (a #7 switch, pages,
+priorities), it asks this table: ``engine_spec(tree.engine).pages``.
+
+Adding an engine is a new subpackage beside ``v2024/`` and ``v2026/`` (its cache, nodes,
+invariants, preview, and an ``Engine`` in its ``__init__``: the facade subclass that maps the
+verbs onto it) and one ``register(...)`` line at the bottom of this file. Nothing here loads
+torch, so the parser and the command line read names and capabilities before any engine does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One engine: its name, where it lives, its options and its capabilities.
+
+    The capabilities are what callers branch on, never the name: ``matcher_switch`` the #7
+    switch (``matcher buggy``), ``release_insert`` the #4 switch (``insert-slots release``),
+    ``pages`` a page size (keys are cut to whole pages), ``priorities`` an insert priority,
+    ``eviction_policies`` a choice of eviction order, ``node_stats`` nodes that count hits,
+    keep a priority and a creation time and locks counted as a protected size, ``host_tier``
+    a second tier of KV in host memory.
+    """
+    name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
+    package: str                    # the subpackage whose ``Engine`` opens it
+    title: str                      # one line for help texts and narration
+    options: Mapping = field(default_factory=dict)   # option name -> default
+    words: Callable[[Mapping], tuple] = lambda settings: ()   # settings -> ("page 4", "lfu")
+    matcher_switch: bool = False
+    release_insert: bool = False
+    pages: bool = False
+    priorities: bool = False
+    eviction_policies: bool = False
+    node_stats: bool = False
+    host_tier: bool = False
+
+    def has(self, capability: str) -> bool:
+        """Whether this engine has ``capability`` (one of the flags above, by name)."""
+        if capability not in CAPABILITIES:
+            raise ValueError(f"no capability {capability!r}: {', '.join(CAPABILITIES)}")
+        return getattr(self, capability)
+
+    def settings(self, **options) -> dict:
+        """The engine's options: its defaults, overridden by ``options`` (ValueError names
+        an option this engine does not take)."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            raise ValueError(f"engine {self.name} takes no option {unknown[0]!r} "
+                             f"(it takes: {', '.join(self.options) or 'none'})")
+        return {**self.options, **options}
+
+    def pick(self, options: Mapping) -> dict:
+        """The part of ``options`` (a session's settings for every engine) this engine takes."""
+        return {name: options[name] for name in self.options if name in options}
+
+    def open(self, pool, **options):
+        """This engine, empty, on ``pool``, behind the facade (facade.Engine). Loads its
+        subpackage (and torch) on first use; ValueError for a bad option."""
+        engine_class = import_module(self.package).Engine
+        return engine_class(self, pool, self.settings(**options))
+
+    def badge(self, settings: Mapping) -> str:
+        """``2026 · page 4 · lfu``: the engine and its settings in a few words."""
+        return " · ".join((self.name, *self.words(settings)))
+
+
+CAPABILITIES = ("matcher_switch", "release_insert", "pages", "priorities", "eviction_policies",
+                "node_stats", "host_tier")
+_ENGINES: dict[str, EngineSpec] = {}
+
+
+def register(spec: EngineSpec) -> EngineSpec:
+    """Add (or replace) an engine; return its spec."""
+    _ENGINES[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Take an engine out of the table (tests that register a toy engine clean up with it)."""
+    _ENGINES.pop(name, None)
+
+
+def engine_names() -> tuple:
+    """The names of every engine, in the order they were registered."""
+    return tuple(_ENGINES)
+
+
+def engine_spec(name: str) -> EngineSpec:
+    """The spec of engine ``name``; ValueError names the engines there are."""
+    try:
+        return _ENGINES[str(name)]
+    except KeyError:
+        raise ValueError(f"unknown engine {name!r}: use {' or '.join(_ENGINES)}") from None
+
+
+def open_engine(name: str, pool, **options):
+    """Engine ``name``, empty, on ``pool``, behind the facade (see ``EngineSpec.open``)."""
+    return engine_spec(name).open(pool, **options)
+
+
+def engines_with(capability: str) -> tuple:
+    """The specs of the engines that have ``capability`` (an EngineSpec flag such as ``pages``)."""
+    return tuple(spec for spec in _ENGINES.values() if spec.has(capability))
+
+
+def all_options() -> dict:
+    """Every engine's options with their defaults (a session keeps one value for each)."""
+    merged: dict = {}
+    for spec in _ENGINES.values():
+        for name, default in spec.options.items():
+            merged.setdefault(name, default)
+    return merged
+
+
+def _matcher(settings: Mapping) -> tuple:
+    return ("matcher BUGGY (pre-#7)" if settings.get("buggy") else "matcher fixed (#7)",)
+
+
+def _pages_and_policy(settings: Mapping) -> tuple:
+    return f"page {settings.get('page_size', 1)}", settings.get("eviction_policy", "lru")
+
+
+# ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
+# scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
+register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
+                    MappingProxyType({"buggy": False, "strict": True}), _matcher,
+                    matcher_switch=True, release_insert=True))
+register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
+                    MappingProxyType({"page_size": 1, "eviction_policy": "lru"}), _pages_and_policy,
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True))

@@ -1,0 +1,175 @@
+"""One engine behind the verbs every caller uses: a session, the scheduler, the KV check, the
+compare columns and the lesson checker all drive an engine through this class, never through
+its own method names (``inc_ref_counter`` in 2024, ``inc_lock_ref`` in 2026).
+
+An ``Engine`` owns the live cache (``.cache``, the engine's own object, which views and tests
+may read) and frees slots into its pool (``.pool``) where the callers of each release did:
+an insert frees the slots of tokens the tree already held and of a partial last page, an
+eviction frees each evicted leaf's slots. Each engine's subpackage subclasses it
+(``v2024.Engine``, ``v2026.Engine``) with the few calls that differ; engines.py opens them.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import torch
+
+
+class Inserted(NamedTuple):
+    """What an insert did with the slots it was handed."""
+    prefix_len: int              # leading tokens the tree already held (the engine's return)
+    new_slots: torch.Tensor      # the slots the tree took for the tokens it did not hold
+    duplicates: torch.Tensor     # freed: the request's copies of tokens the tree already held
+    tail: torch.Tensor           # freed: the partial last page, which is not cached
+
+
+class Engine:
+    """An engine's live cache on a KV pool, behind the same verbs as every other engine."""
+
+    def __init__(self, spec, pool, settings: dict):
+        self.spec = spec                 # engines.EngineSpec: name, options, capabilities
+        self.pool = pool
+        self.settings = dict(settings)   # the options in force (a script may change some)
+        self.cache = self.make_cache()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def page_size(self) -> int:
+        """Tokens per page: the tree caches whole pages only (1 for an engine without pages)."""
+        return self.settings.get("page_size", 1)
+
+    def __repr__(self) -> str:
+        return f"Engine({self.spec.badge(self.settings)!r}, pool={self.pool!r})"
+
+    # --------------------------------------------------- what each engine supplies
+
+    def make_cache(self):
+        """The engine's own cache object, empty, for ``self.settings`` and ``self.pool``."""
+        raise NotImplementedError
+
+    def lock(self, node) -> int:
+        """Lock the path from ``node`` to the root; return the change in evictable size (<= 0)."""
+        raise NotImplementedError
+
+    def unlock(self, node) -> int:
+        """Release a lock taken at ``node``; return the change in evictable size (>= 0).
+        ValueError, changing nothing, for a lock nobody took there."""
+        raise NotImplementedError
+
+    def check_invariants(self, held=()) -> None:
+        """Raise InvariantError if the tree or the pool is inconsistent; ``held`` lists the
+        slots running requests hold outside the tree."""
+        raise NotImplementedError
+
+    def preview(self, key):
+        """What ``match(key)`` would return now (a snapshot.MatchPreview), touching nothing."""
+        raise NotImplementedError
+
+    def insert_key(self, key, slots, priority):
+        """The engine's own insert of whole pages; returns the prefix length it held."""
+        return self.cache.insert(key, slots)
+
+    def change(self, option: str, value) -> None:
+        """Change an option the live cache can change in place (the #7 matcher, an eviction
+        policy); ValueError for one that needs a fresh cache."""
+        raise ValueError(f"engine {self.name} cannot change {option} on a live cache")
+
+    def reported_settings(self) -> dict:
+        """The options a run reports (a simulation's settings): all of them by default."""
+        return dict(self.settings)
+
+    def wrap_key_match(self, wrapper: Callable) -> None:
+        """Let a caller wrap the engine's edge comparison (``wrapper(key_match) -> key_match``),
+        where the engine has one to wrap: the simulation remembers answers it asks again."""
+
+    # ----------------------------------------------------------- the shared verbs
+
+    def match(self, key):
+        """``(slots, last_node)`` of the longest cached prefix of ``key`` (may split a node)."""
+        return self.cache.match_prefix(key)
+
+    def whole_pages(self, length: int) -> int:
+        """How many of ``length`` tokens fill whole pages."""
+        return length - length % self.page_size
+
+    def insert(self, key, slots, priority: int | None = None,
+               freed: Callable | None = None) -> Inserted:
+        """Insert ``key`` with its ``slots`` (one reference each, handed over by the caller).
+
+        As SGLang's callers do, the key is cut to whole pages first; the tree keeps the slots
+        of the tokens it did not hold, and the rest go back to the pool: the duplicates of
+        tokens it already held, then the partial last page. ``freed(what, slots)`` is told of
+        each ("duplicates", "tail") just after it is freed. ``priority`` reaches engines that
+        have priorities. If the engine refuses the insert (ValueError, TypeError), every slot
+        handed over goes back to the pool before the error propagates.
+        """
+        whole = self.whole_pages(len(key))
+        kept, tail = slots[:whole], slots[whole:]
+        try:
+            prefix_len = self.insert_key(key[:whole], kept, priority)
+        except (ValueError, TypeError):
+            self.pool.free(slots)
+            raise
+        duplicates = kept[:prefix_len]
+        if prefix_len:
+            self.pool.free(duplicates)  # step: free_dup
+            if freed is not None:
+                freed("duplicates", duplicates)
+        if len(tail):
+            self.pool.free(tail)  # step: free_tail
+            if freed is not None:
+                freed("tail", tail)
+        return Inserted(prefix_len, kept[prefix_len:], duplicates, tail)
+
+    def evict(self, num_tokens: int, freed: Callable | None = None) -> int:
+        """Evict leaves until ``num_tokens`` tokens are gone (or nothing evictable is left);
+        each leaf's slots go back to the pool, ``freed(slots)`` is told of each. Returns how
+        many slots became free."""
+        total = 0
+        pool = self.pool
+
+        def release(slots) -> int:
+            nonlocal total
+            count = pool.free(slots)
+            total += count
+            if freed is not None:
+                freed(slots)
+            return count
+        self.cache.evict(num_tokens, release)
+        return total
+
+    def reset(self, pool=None) -> None:
+        """Empty the tree (on ``pool`` from now on, when given: a reset's fresh pool)."""
+        if pool is not None:
+            self.pool = pool
+        self.cache.reset()
+
+    def snapshot(self):
+        """An immutable picture of the whole tree (its ``engine`` field names this engine)."""
+        return self.cache.snapshot()
+
+    def evictable_size(self) -> int:
+        return self.cache.evictable_size()
+
+    def protected_size(self) -> int:
+        """Tokens on locked nodes, for engines that count them apart (else 0)."""
+        return 0
+
+    def total_size(self) -> int:
+        return self.cache.total_size()
+
+    @property
+    def root_node(self):
+        return self.cache.root_node
+
+    @property
+    def observer(self):
+        return self.cache.observer
+
+    @observer.setter
+    def observer(self, callback) -> None:
+        """Attach a callable that receives every micro-step as a trace.Event (None detaches)."""
+        self.cache.observer = callback

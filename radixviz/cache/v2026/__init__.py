@@ -1,0 +1,51 @@
+"""Today's radix cache (SGLang 9fbe6800a, March 2026): pages, eviction policies, lock_ref.
+
+``cache.py`` is the engine the code pane shows, in the shape of SGLang's ``radix_cache.py``;
+``node.py`` its node, ``candidates.py`` the eviction order, ``invariants.py`` its checks,
+``preview.py`` what a match would return, ``snapshot.py`` its pictures. ``Engine`` puts it
+behind the verbs every caller uses (radixviz/cache/facade.py).
+"""
+from __future__ import annotations
+
+from ..facade import Engine as _Facade
+from .cache import RadixCache
+from .invariants import check_modern_invariants
+from .node import TreeNode
+from .preview import preview_match
+
+__all__ = ["Engine", "RadixCache", "TreeNode", "check_modern_invariants", "preview_match"]
+
+
+class Engine(_Facade):
+    """The 2026 engine: settings ``page_size`` and ``eviction_policy``."""
+
+    def make_cache(self) -> RadixCache:
+        return RadixCache(self.settings["page_size"], self.settings["eviction_policy"],
+                          device=self.pool.device)
+
+    def lock(self, node) -> int:
+        return self.cache.inc_lock_ref(node)
+
+    def unlock(self, node) -> int:
+        return self.cache.dec_lock_ref(node)
+
+    def insert_key(self, key, slots, priority):
+        return self.cache.insert(key, slots, priority or 0)
+
+    def check_invariants(self, held=()) -> None:
+        check_modern_invariants(self.cache, self.pool, held)
+
+    def preview(self, key):
+        return preview_match(self.cache.snapshot(), key)
+
+    def protected_size(self) -> int:
+        return self.cache.protected_size()
+
+    def wrap_key_match(self, wrapper) -> None:
+        self.cache.key_match_fn = wrapper(self.cache.key_match_fn)
+
+    def change(self, option: str, value) -> None:
+        if option != "eviction_policy":
+            super().change(option, value)
+        self.cache.set_eviction_policy(value)
+        self.settings["eviction_policy"] = self.cache.eviction_policy
