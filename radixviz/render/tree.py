@@ -15,6 +15,7 @@ from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
 
 from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
+from .tree_rows import TreeRows, unreferenced_tokens  # noqa: F401 - unreferenced_tokens: views import it here
 
 GUIDE_STYLE = "dim"
 PARTIAL_LEGEND = "│ the match took only the tokens before it (6/11: 6 of 11)"
@@ -22,42 +23,48 @@ DETAIL_STYLE = "dim"
 
 
 class TreeView:
-    """Rich renderable for a ``TreeSnapshot`` and the ``Marks`` of one frame."""
+    """Rich renderable for a ``TreeSnapshot`` and the ``Marks`` of one frame.
+
+    Its lines are a ``TreeRows`` sequence (render/tree_rows.py): a view showing a few dozen
+    rows builds only those; printing it builds them all."""
 
     def __init__(self, tree, marks=None, *, max_edge: int = 24, max_depth: int = 12,
                  max_children: int = 16, legend: bool = False):
         self.tree, self.marks = tree, marks
         self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
         self.legend = legend
-        self._lines: list[Text] | None = None
-        self._line_of: dict[int, int] = {}   # node id -> index of its line, once built
+        self.node_marks = NodeMarks(marks)
+        self._rows: TreeRows | None = None
 
     # ----------------------------------------------------------------- Rich protocol
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in self.lines():
-            yield line
+        yield from self.rows
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        widest = max((line.cell_len for line in self.lines()), default=1)
+        widest = max((line.cell_len for line in self.rows), default=1)
         return Measurement(min(widest, 20), widest).clamp(max_width=options.max_width)
 
-    # ------------------------------------------------------------------- building
+    # ------------------------------------------------------------------- reading
+
+    @property
+    def rows(self) -> TreeRows:
+        """The lines as a sequence that builds each one when it is first read."""
+        if self._rows is None:
+            self._rows = TreeRows(self)
+        return self._rows
 
     def lines(self) -> list[Text]:
-        """The rendered lines (built once)."""
-        if self._lines is None:
-            self._lines = self._build()
-        return self._lines
+        """Every line (all of them built)."""
+        return list(self.rows)
 
     def line_of(self, node_id: int) -> int | None:
         """The index in ``lines()`` of the node's line, or None if the node is folded away."""
-        self.lines()
-        return self._line_of.get(node_id)
+        return self.rows.line_of(node_id)
 
-    def _build(self) -> list[Text]:
-        marks = self.node_marks = NodeMarks(self.marks)
-        keep = self._ancestors_of(marks.interesting())
+    # ------------------------------------------------------- the lines, one by one
+
+    def header_line(self) -> Text:
         tree = self.tree
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("root", style="bold")
@@ -65,51 +72,20 @@ class TreeView:
         header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable", style=DETAIL_STYLE)
         if spec.node_stats:
             header.append(f" · {tree.protected_size} protected", style=DETAIL_STYLE)
-        truth = unreferenced_tokens(tree)
-        if spec.release_insert and truth != tree.evictable_size:
-            # the #4 drift: the counter no longer tells the truth
-            header.append(f" ⚠≠{truth} unreferenced", style="bold red")
+        if spec.release_insert:
+            truth = unreferenced_tokens(tree)
+            if truth != tree.evictable_size:
+                # the #4 drift: the counter no longer tells the truth
+                header.append(f" ⚠≠{truth} unreferenced", style="bold red")
         if spec.matcher_switch:
             header.append(" · matcher ", style=DETAIL_STYLE)
             header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
                           style="bold red" if tree.buggy_match else DETAIL_STYLE)
         else:
             header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
-        lines = [header]
-        used_marks: set = set()
-        # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
-        stack: list = []
-        self._push_children(stack, tree.root, keep, "", 1)
-        while stack:
-            item = stack.pop()
-            if isinstance(item, Text):
-                lines.append(item)
-                continue
-            node, prefix, last, depth = item
-            node_marks = marks.of(node)
-            used_marks.update(node_marks)
-            self._line_of[node.id] = len(lines)
-            lines.append(self._node_line(node, node_marks, prefix, last))
-            child_prefix = prefix + ("    " if last else "│   ")
-            if not node.children:
-                continue
-            if depth >= self.max_depth:
-                self._push_deep(stack, node, keep, child_prefix, depth + 1)
-            else:
-                self._push_children(stack, node, keep, child_prefix, depth + 1)
-        for _, key in marks.evicted:
-            used_marks.add(EVICTED)
-            ghost = Text(no_wrap=True, overflow="ellipsis")
-            ghost.append(f"{EVICTED.symbol} evicted ", style=EVICTED.style)
-            ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
-            lines.append(ghost)
-        if self.legend and used_marks:
-            lines.append(legend_line(used_marks))
-            if marks.partial:
-                lines.append(Text(PARTIAL_LEGEND, style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
-        return lines
+        return header
 
-    def _node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
+    def node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
@@ -134,51 +110,35 @@ class TreeView:
             line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
         return line
 
-    def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
-        shown = self._visible(node.children, keep)
-        tail = self._fold_line(node.children, shown, prefix)
-        if tail is not None:
-            stack.append(tail)
-        for i in range(len(shown) - 1, -1, -1):
-            stack.append((shown[i], prefix, i == len(shown) - 1 and tail is None, depth))
-
-    def _push_deep(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
-        """Below ``max_depth`` only the way down to a marked node is drawn; the rest is counted."""
-        kept = tuple(c for c in node.children if c.id in keep)
-        hidden = [c for c in node.children if c.id not in keep]
-        if hidden:
+    def deep_fold(self, hidden: list, kept: bool):
+        """Below ``max_depth`` only the way down to a marked node is drawn: the line (given
+        its prefix) counting the rest."""
+        def line(prefix: str) -> Text:
             count = sum(sum(1 for _ in c.walk()) for c in hidden)
             tokens = sum(c.subtree_tokens for c in hidden)
-            stack.append(_fold(prefix, f"{_count(count, 'more node')} below ({_count(tokens, 'token')})",
-                               guide="└── " if kept else ""))
-        for i in range(len(kept) - 1, -1, -1):
-            stack.append((kept[i], prefix, i == len(kept) - 1 and not hidden, depth))
+            return _fold(prefix, f"{_count(count, 'more node')} below ({_count(tokens, 'token')})",
+                         guide="└── " if kept else "")
+        return line
 
-    def _visible(self, children, keep: set) -> tuple:
-        if len(children) <= self.max_children:
-            return children
-        chosen = {c.id for c in children if c.id in keep}
-        for child in children:
-            if len(chosen) >= self.max_children:
-                break
-            chosen.add(child.id)
-        return tuple(c for c in children if c.id in chosen)
+    def wide_fold(self, hidden: list):
+        """Siblings beyond ``max_children``: the line (given its prefix) counting them."""
+        def line(prefix: str) -> Text:
+            tokens = sum(c.subtree_tokens for c in hidden)
+            what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({_count(tokens, 'token')})"
+            return _fold(prefix, what, guide="└── ")
+        return line
 
-    def _fold_line(self, children, shown, prefix: str) -> Text | None:
-        if len(shown) == len(children):
-            return None
-        ids = {c.id for c in shown}
-        hidden = [c for c in children if c.id not in ids]
-        tokens = sum(c.subtree_tokens for c in hidden)
-        what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({_count(tokens, 'token')})"
-        return _fold(prefix, what, guide="└── ")
+    def evicted_line(self, key) -> Text:
+        ghost = Text(no_wrap=True, overflow="ellipsis")
+        ghost.append(f"{EVICTED.symbol} evicted ", style=EVICTED.style)
+        ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
+        return ghost
 
-    def _ancestors_of(self, ids: set) -> set:
-        nodes, keep = self.tree.nodes, set()
-        for node_id in ids:
-            if node_id in nodes:
-                keep.update(self.tree.path_to(node_id))
-        return keep
+    def legend_lines(self, used: set, partial: bool) -> list[Text]:
+        lines = [legend_line(used)]
+        if partial:
+            lines.append(Text(PARTIAL_LEGEND, style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
+        return lines
 
 
 def node_counts(node, spec, sep: str) -> str:
@@ -198,9 +158,6 @@ def paged_text(key, page_size: int, max_edge: int) -> str:
     if len(pages) > 4:
         pages = pages[:2] + [ELLIPSIS] + pages[-1:]
     return "'" + "|".join(pages) + "'"
-def unreferenced_tokens(tree) -> int:
-    """What ``evictable_size`` should say: the tokens of every node nobody references."""
-    return sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
 
 
 def slot_mismatch(node) -> str:
