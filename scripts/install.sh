@@ -49,7 +49,7 @@ install_radixviz() {   # $1: "app" or "dev" (the test tools too)
         echo "RADIXVIZ_KEEP_TORCH is set but $python has no torch to keep" >&2; exit 2; }
       venv_flags=(--system-site-packages)
     fi
-    stage "1/3 creating .venv with $("$python" -V 2>&1) ${venv_flags[*]}"
+    stage "1/3 creating .venv with $("$python" -V 2>&1)${venv_flags[*]:+ (${venv_flags[*]})}"
     "$python" -m venv "${venv_flags[@]}" .venv
   else
     stage "1/3 .venv exists ($(.venv/bin/python -V 2>&1))"
@@ -59,15 +59,17 @@ install_radixviz() {   # $1: "app" or "dev" (the test tools too)
   have=$(torch_in_venv)
   if [ -n "$have" ] && [ -z "${RADIXVIZ_TORCH_INDEX:-}" ]; then
     stage "2/3 keeping $have"
-  elif [ -n "${RADIXVIZ_TORCH_INDEX:-}" ]; then
-    stage "2/3 installing torch from $RADIXVIZ_TORCH_INDEX"
-    "${PIP[@]}" install "torch>=2.1,<3" --index-url "$RADIXVIZ_TORCH_INDEX"
   else
-    stage "2/3 installing torch $TORCH_VERSION from the default index (on Linux x86-64 PyPI's"
-    stage "    wheel is the CUDA build, several GB; for the CPU build see RADIXVIZ_TORCH_INDEX in README.md)"
-    "${PIP[@]}" install "torch==$TORCH_VERSION"
+    if [ -n "${RADIXVIZ_TORCH_INDEX:-}" ]; then
+      stage "2/3 installing torch from $RADIXVIZ_TORCH_INDEX"
+      "${PIP[@]}" install "torch>=2.1,<3" --index-url "$RADIXVIZ_TORCH_INDEX"
+    else
+      stage "2/3 installing torch $TORCH_VERSION from the default index (on Linux x86-64 PyPI's"
+      stage "    wheel is the CUDA build, several GB; for the CPU build see RADIXVIZ_TORCH_INDEX in README.md)"
+      "${PIP[@]}" install "torch==$TORCH_VERSION"
+    fi
+    stage "    installed: $(torch_in_venv)"
   fi
-  stage "    $(torch_in_venv)"
 
   local target=. what=""
   [ "$extras" = dev ] && target='.[dev]' what=" with its test tools"
