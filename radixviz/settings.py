@@ -77,7 +77,7 @@ MAX_SESSIONS = Limit("max sessions", 1, 1000, default=30)   # one app process pe
 
 # ``radixviz simulate``: one pass over the requests, only totals are kept. The defaults
 # (sim/defaults.py) are the scheduler screen's, so a run gives the same numbers anywhere.
-SIM_REQUESTS = Limit("requests", 1, 100_000, default=D.REQUESTS)
+SIM_REQUESTS = Limit("requests", 1, D.MAX_REQUESTS, default=D.REQUESTS)
 SIM_POOL_SLOTS = Limit("pool size", 16, 1 << 22, default=D.POOL_SIZE)
 MAX_RUNNING = Limit("max running", 1, 4096, default=D.MAX_RUNNING)
 CONTEXT_LEN = Limit("context length", 16, 1 << 17)
@@ -88,6 +88,25 @@ CONTEXT_LEN = Limit("context length", 16, 1 << 17)
 APP_REQUESTS = Limit("requests", 1, 500, default=D.REQUESTS)
 APP_POOL_SLOTS = Limit("pool size", 16, 8192, default=D.POOL_SIZE)
 APP_SIM_LIMITS = {"seed": SEED, "requests": APP_REQUESTS, "pool_size": APP_POOL_SLOTS}
+
+
+@dataclass(frozen=True)
+class SessionCaps:
+    """What one served session may do (``radixviz serve``): a tab is anyone on the network,
+    so each bound below keeps one tab from taking the machine from the others (measured by
+    bench/serve_load.py: 30 tabs at these bounds)."""
+    line_chars: int = 2_000          # one typed line
+    ops_per_line: int = 20
+    ops_per_session: int = 400       # operations a sandbox keeps
+    frames: int = 12_000             # micro-steps a sandbox keeps (each a tree snapshot)
+    key_tokens: int = 256            # tokens in one key
+    export_frames: int = 300         # steps in one "export all" download
+    columns: int = 300               # the terminal a tab may ask for
+    rows: int = 100
+
+
+SERVED_CAPS = SessionCaps()
+SERVED_ENV = "RADIXVIZ_SERVED"   # set to 1 by ``radixviz serve`` for each session it starts
 
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")

@@ -11,11 +11,16 @@ from oracles.naive_modern import NaiveModernRadixCache
 __all__ = ["NaiveModernRadixCache", "modern_structure", "path_keys"]
 
 
-def modern_structure(node) -> tuple:
-    """The same nested tuples as ``NaiveModernRadixCache.structure``, from the engine's nodes."""
-    return (tuple(node.key), tuple(node.value.tolist()), node.lock_ref, node.hit_count,
-            node.priority, node.creation_time, node.last_access_time,
-            tuple(modern_structure(child) for child in node.children.values()))
+def modern_structure(node, with_keys: bool = False) -> tuple:
+    """The same nested tuples as ``NaiveModernRadixCache.structure``, from the engine's nodes
+    (``with_keys``: namespaces, page hashes and the keys children are filed under too)."""
+    head = (tuple(node.key), tuple(node.value.tolist()), node.lock_ref, node.hit_count,
+            node.priority, node.creation_time, node.last_access_time)
+    if with_keys:
+        hashes = None if node.hash_value is None else tuple(node.hash_value)
+        return head + (node.extra_key, hashes,
+                       tuple((filed, modern_structure(child, True)) for filed, child in node.children.items()))
+    return head + (tuple(modern_structure(child) for child in node.children.values()),)
 
 
 def path_keys(root, node) -> tuple:

@@ -1,22 +1,18 @@
-"""``radixviz serve`` in headless Chromium: the page loads, the home screen paints, keys reach
-the app, each tab is its own session, a tab past the cap is told the class is full, and
-closing tabs ends their processes. Only 127.0.0.1 is used.
+"""``radixviz serve`` in headless Chromium: a student joins by name, the home screen paints,
+keys reach the app, each tab is its own session, a tab past the cap is told the class is
+full, and closing tabs ends their processes. Only 127.0.0.1 is used.
 
 What the app draws is read from the websocket inside the page (the terminal itself paints on
 a canvas): a script added before the page's own wraps WebSocket and keeps the text received.
 """
-import importlib.util
 import time
-from pathlib import Path
 
 import pytest
 
 from browser_helpers import browser  # noqa: F401 - a fixture
+from serve_helpers import load, start, teacher_home
 
-_BENCH = Path(__file__).resolve().parents[1] / "bench" / "serve_load.py"
-_spec = importlib.util.spec_from_file_location("bench_serve_load", _BENCH)
-load = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(load)
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 WAIT_MS = 90_000          # an app process starts in a second or two; the machine may be busy
 KEEP_TEXT = """
@@ -54,17 +50,31 @@ def raw_length(page) -> int:
     return page.evaluate("() => window.__drawn.length")
 
 
-def new_tab(browser, url):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1200, "height": 760})
-    context.add_init_script(KEEP_TEXT)
+def join(page, name: str) -> None:
+    """Type a name on the join page, then start the app from the welcome page."""
+    page.fill("input[name=name]", name)
+    page.click("button[type=submit]")
+    page.wait_for_selector("text=Welcome")
+    page.click("text=Start radixviz")
+
+
+def new_tab(browser, url, name: str | None = None, context=None):  # noqa: F811
+    """A tab of a new browser (a new student, who joins by ``name``), or of ``context``."""
+    if context is None:
+        context = browser.new_context(viewport={"width": 1200, "height": 760}, accept_downloads=True)
+        context.add_init_script(KEEP_TEXT)
     page = context.new_page()
     page.goto(url)
+    if name is not None:
+        join(page, name)
     return context, page
 
 
 @pytest.fixture(scope="module")
-def server():
-    proc, url = load.start_server(2)
+def server(tmp_path_factory):
+    """A class of 2, served as the teacher runs it, with a fake HOME."""
+    teacher = teacher_home(tmp_path_factory.mktemp("class"))
+    proc, url = start(teacher, 2)
     yield proc, url
     load.stop_server(proc)
 
@@ -79,9 +89,9 @@ def wait_for_processes(proc, count: int) -> None:
 class TestServedApp:
     def test_home_paints_keys_reach_the_app_and_tabs_are_independent(self, browser, server):  # noqa: F811
         proc, url = server
-        first_context, first = new_tab(browser, url)
+        first_context, first = new_tab(browser, url, "Ada")
         wait_drawn(first, load.HOME_MARK)
-        assert first.title() == "radixviz"
+        assert first.title() == "radixviz · Ada"
         # the terminal is on screen, not the "starting" card
         assert first.locator("#terminal canvas").first.is_visible()
         assert not first.locator(".intro-dialog").is_visible()
@@ -105,7 +115,7 @@ class TestServedApp:
         wait_drawn(first, "step 2/", after=mark)
 
         # a second tab is its own session: the home screen, none of the first tab's work
-        second_context, second = new_tab(browser, url)
+        second_context, second = new_tab(browser, url, "Bob")
         wait_drawn(second, load.HOME_MARK)
         assert "abc" in drawn(first) and "abc" not in drawn(second)
         wait_for_processes(proc, 2)
@@ -113,8 +123,9 @@ class TestServedApp:
         # a third tab passes the cap of 2: a clear page at once, not a session that never starts
         third_context = browser.new_context()
         third = third_context.new_page()
-        response = third.goto(url)
-        assert response.status == 503
+        third.goto(url)
+        join(third, "Cy")
+        third.wait_for_selector("h1")
         assert third.locator("h1").inner_text() == "The class is full"
         third_context.close()
 
@@ -122,7 +133,7 @@ class TestServedApp:
         first_context.close()
         second_context.close()
         wait_for_processes(proc, 0)
-        again_context, again = new_tab(browser, url)
+        again_context, again = new_tab(browser, url, "Dee")
         wait_drawn(again, load.HOME_MARK)
         again_context.close()
         wait_for_processes(proc, 0)
@@ -135,6 +146,7 @@ class TestServedApp:
         requested = []
         page.on("request", lambda request: requested.append(request.url))
         page.goto(url)
+        join(page, "Eli")
         wait_drawn(page, load.HOME_MARK)
         context.close()
         assert requested and all(u.startswith(url) or u.startswith(url.replace("http", "ws")) for u in requested)

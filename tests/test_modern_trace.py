@@ -18,7 +18,8 @@ def fresh(node) -> ModernNodeSnapshot:
     return ModernNodeSnapshot(node.id, node.key, tuple(node.value.tolist()), node.lock_ref,
                               node.last_access_time, kids,
                               len(node.key) + sum(k.subtree_tokens for k in kids),
-                              node.hit_count, node.priority, node.creation_time)
+                              node.hit_count, node.priority, node.creation_time, node.extra_key,
+                              None if node.hash_value is None else tuple(node.hash_value))
 
 
 def run_ops(cache, seed: int, page: int) -> list:

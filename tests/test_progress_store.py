@@ -29,7 +29,7 @@ class TestStore:
         assert list(again.lessons) == ["eviction"] and again.scores[0]["score"] == 4
         assert again.best_scores == {(4, "hard"): 4 / 6} and again.warning is None
 
-    @pytest.mark.parametrize("junk", ["{not json", '{"version": 99}', '{"version": 1, "scores": [{"score": 9}]}',
+    @pytest.mark.parametrize("junk", ["{not json", '{"version": 99}', '{"version": 1, "scores": {"score": 9}}',
                                       "\udcff".encode("utf-8", "surrogatepass").decode("latin-1")])
     def test_damaged_file_is_moved_aside(self, data_dir, junk):
         (data_dir / "progress.json").write_text(junk, encoding="latin-1")

@@ -25,19 +25,17 @@ def test_twenty_sessions_at_once():
 
 
 def test_a_lesson_number_reaches_every_session():
-    import aiohttp
-
     bench = load_bench()
 
     async def open_one():
         proc, base = bench.start_server(1, "2")
+        tab = bench.Session(base)
         try:
-            async with aiohttp.ClientSession() as http:
-                tab = bench.Session(http, base)
-                await tab.open()
-                await tab.wait_for("lesson 2", 120)
-                await tab.close()
-                await bench.wait_children(proc.pid, 0, 60)
+            await tab.open()
+            await tab.wait_for("lesson 2", 120)
+            await tab.close()
+            await bench.wait_children(proc.pid, 0, 60)
         finally:
+            await tab.close()
             bench.stop_server(proc)
     asyncio.run(open_one())

@@ -1,7 +1,7 @@
 """The engines and what they share: keys, text, snapshots, tracing, the KV pool, the registry.
 
 Shared parts sit here (``keys``, ``text``, ``snapshot``, ``trace``, ``pool``, ``values``,
-``evict_policy``, ``invariants``, ``checks``); each engine is a subpackage (``v2024/``: the
+``evict_policy``, ``invariants``, ``checks``, ``hashes``, ``kv_events``); each engine is a subpackage (``v2024/``: the
 first release's cache; ``v2026/``: today's); ``engines`` names them all and ``facade`` gives
 every caller the same verbs. Imports no UI library.
 
@@ -38,6 +38,11 @@ _HOMES = {
     "slot_ranges": ("text", "slot_ranges"), "slot_runs": ("text", "slot_runs"),
     "token_text": ("text", "token_text"), "tokens_text": ("text", "tokens_text"),
     "Event": ("trace", "Event"), "EventKind": ("trace", "EventKind"), "Tracer": ("trace", "Tracer"),
+    # page hashes and KV events (2026)
+    "get_hash_str": ("hashes", "get_hash_str"), "hash_str_to_int64": ("hashes", "hash_str_to_int64"),
+    "compute_node_hash_values": ("hashes", "compute_node_hash_values"),
+    "BlockStored": ("kv_events", "BlockStored"), "BlockRemoved": ("kv_events", "BlockRemoved"),
+    "AllBlocksCleared": ("kv_events", "AllBlocksCleared"),
 }
 __all__ = sorted(_HOMES)
 

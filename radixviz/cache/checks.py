@@ -6,7 +6,8 @@ from typing import Callable
 from .keys import get_child_key
 
 
-def check_release(cache, node, lock_of: Callable, releasing: bool = False, page_size: int = 1) -> None:
+def check_release(cache, node, lock_of: Callable, releasing: bool = False, page_size: int = 1,
+                  namespaced: bool = False) -> None:
     """Refuse a node that is not in ``cache``'s tree (evicted, or another cache's) and, when
     ``releasing``, a release of a lock nobody took at ``node``.
 
@@ -15,14 +16,17 @@ def check_release(cache, node, lock_of: Callable, releasing: bool = False, page_
     those can be released there: releasing one of a child's (say, at the parent of a locked
     leaf) would leave the child holding more locks than its parent, overstate the evictable
     size, and refuse the child's own release later. ``lock_of(node)`` reads a node's count
-    (``ref_counter`` in 2024, ``lock_ref`` in 2026).
+    (``ref_counter`` in 2024, ``lock_ref`` in 2026). ``namespaced``: the nodes carry an
+    ``extra_key`` their parents file them under (2026).
     """
     current, root = node, cache.root_node
     if node is root:
         return  # locking or releasing the root changes nothing: its one lock is permanent
     while current is not root:
         parent, key = current.parent, current.key
-        if parent is None or not key or parent.children.get(get_child_key(key, page_size)) is not current:
+        extra_key = current.extra_key if namespaced else None
+        if parent is None or not key or \
+                parent.children.get(get_child_key(key, page_size, 0, extra_key)) is not current:
             raise ValueError(f"node #{node.id} is not in this tree (evicted, or from another cache)")
         current = parent
     if releasing:

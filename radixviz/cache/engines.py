@@ -27,7 +27,9 @@ class EngineSpec:
     ``pages`` a page size (keys are cut to whole pages), ``priorities`` an insert priority,
     ``eviction_policies`` a choice of eviction order, ``node_stats`` nodes that count hits,
     keep a priority and a creation time and locks counted as a protected size, ``host_tier``
-    a second tier of KV in host memory.
+    a second tier of KV in host memory, ``namespaces`` keys with an extra key (``insert "…" ns
+    lora-a``) that never share nodes across namespaces, ``kv_events`` page hashes and KV events
+    (the option ``kv_events`` turns them on).
     """
     name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
     package: str                    # the subpackage whose ``Engine`` opens it
@@ -41,6 +43,8 @@ class EngineSpec:
     eviction_policies: bool = False
     node_stats: bool = False
     host_tier: bool = False
+    namespaces: bool = False
+    kv_events: bool = False
 
     def has(self, capability: str) -> bool:
         """Whether this engine has ``capability`` (one of the flags above, by name)."""
@@ -73,7 +77,7 @@ class EngineSpec:
 
 
 CAPABILITIES = ("matcher_switch", "release_insert", "pages", "priorities", "eviction_policies",
-                "node_stats", "host_tier")
+                "node_stats", "host_tier", "namespaces", "kv_events")
 _ENGINES: dict[str, EngineSpec] = {}
 
 
@@ -125,7 +129,8 @@ def _matcher(settings: Mapping) -> tuple:
 
 
 def _pages_and_policy(settings: Mapping) -> tuple:
-    return f"page {settings.get('page_size', 1)}", settings.get("eviction_policy", "lru")
+    words = (f"page {settings.get('page_size', 1)}", settings.get("eviction_policy", "lru"))
+    return words + ("kv events",) if settings.get("kv_events") else words
 
 
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
@@ -134,5 +139,6 @@ register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (
                     MappingProxyType({"buggy": False, "strict": True}), _matcher,
                     matcher_switch=True, release_insert=True))
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
-                    MappingProxyType({"page_size": 1, "eviction_policy": "lru"}), _pages_and_policy,
-                    pages=True, priorities=True, eviction_policies=True, node_stats=True))
+                    MappingProxyType({"page_size": 1, "eviction_policy": "lru", "kv_events": False}),
+                    _pages_and_policy, pages=True, priorities=True, eviction_policies=True,
+                    node_stats=True, namespaces=True, kv_events=True))

@@ -14,6 +14,8 @@ from typing import Callable, NamedTuple
 
 import torch
 
+from .engines import engines_with
+
 
 class Inserted(NamedTuple):
     """What an insert did with the slots it was handed."""
@@ -65,11 +67,13 @@ class Engine:
         raise NotImplementedError
 
     def preview(self, key):
-        """What ``match(key)`` would return now (a snapshot.MatchPreview), touching nothing."""
+        """What ``match(key)`` would return now (a snapshot.MatchPreview), touching nothing.
+        An engine with namespaces also takes ``extra_key``."""
         raise NotImplementedError
 
     def insert_key(self, key, slots, priority):
-        """The engine's own insert of whole pages; returns the prefix length it held."""
+        """The engine's own insert of whole pages; returns the prefix length it held. An
+        engine with namespaces also takes ``extra_key`` (passed only when one is given)."""
         return self.cache.insert(key, slots)
 
     def change(self, option: str, value) -> None:
@@ -87,29 +91,45 @@ class Engine:
 
     # ----------------------------------------------------------- the shared verbs
 
-    def match(self, key):
-        """``(slots, last_node)`` of the longest cached prefix of ``key`` (may split a node)."""
-        return self.cache.match_prefix(key)
+    def match(self, key, extra_key=None):
+        """``(slots, last_node)`` of the longest cached prefix of ``key`` (may split a node),
+        within namespace ``extra_key`` (ValueError on an engine without namespaces)."""
+        if extra_key is None:
+            return self.cache.match_prefix(key)
+        self.need("namespaces")
+        return self.cache.match_prefix(key, extra_key)
+
+    def need(self, capability: str) -> None:
+        """ValueError naming the engines that have ``capability``, if this one has not."""
+        if not self.spec.has(capability):
+            owners = " or ".join(spec.name for spec in engines_with(capability)) or "no"
+            raise ValueError(f"engine {self.name} has no {capability.replace('_', ' ')}: "
+                             f"that is the {owners} engine's")
 
     def whole_pages(self, length: int) -> int:
         """How many of ``length`` tokens fill whole pages."""
         return length - length % self.page_size
 
     def insert(self, key, slots, priority: int | None = None,
-               freed: Callable | None = None) -> Inserted:
+               freed: Callable | None = None, extra_key=None) -> Inserted:
         """Insert ``key`` with its ``slots`` (one reference each, handed over by the caller).
 
         As SGLang's callers do, the key is cut to whole pages first; the tree keeps the slots
         of the tokens it did not hold, and the rest go back to the pool: the duplicates of
         tokens it already held, then the partial last page. ``freed(what, slots)`` is told of
         each ("duplicates", "tail") just after it is freed. ``priority`` reaches engines that
-        have priorities. If the engine refuses the insert (ValueError, TypeError), every slot
-        handed over goes back to the pool before the error propagates.
+        have priorities, ``extra_key`` (a namespace) engines that have namespaces. If the engine
+        refuses the insert (ValueError, TypeError), every slot handed over goes back to the
+        pool before the error propagates.
         """
         whole = self.whole_pages(len(key))
         kept, tail = slots[:whole], slots[whole:]
         try:
-            prefix_len = self.insert_key(key[:whole], kept, priority)
+            if extra_key is None:
+                prefix_len = self.insert_key(key[:whole], kept, priority)
+            else:
+                self.need("namespaces")
+                prefix_len = self.insert_key(key[:whole], kept, priority, extra_key=extra_key)
         except (ValueError, TypeError):
             self.pool.free(slots)
             raise
@@ -140,6 +160,13 @@ class Engine:
             return count
         self.cache.evict(num_tokens, release)
         return total
+
+    def take_events(self) -> list:
+        """The KV events (kv_events.py) queued since the last call, oldest first; the queue is
+        empty after. Always empty for an engine without KV events or with them off."""
+        if not self.spec.kv_events:
+            return []
+        return self.cache.take_events()
 
     def reset(self, pool=None) -> None:
         """Empty the tree (on ``pool`` from now on, when given: a reset's fresh pool)."""

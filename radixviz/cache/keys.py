@@ -23,17 +23,20 @@ def as_key(key: str | Sequence[Hashable]) -> Key:
         raise TypeError(f"a key must be a str, list or tuple of tokens, not {type(key).__name__}") from None
 
 
-def get_child_key(key: Key, page_size: int = 1, start: int = 0):
+def get_child_key(key: Key, page_size: int = 1, start: int = 0, extra_key=None):
     """The key a node files the child whose edge is ``key[start:]`` under: the edge's first
-    token, or its first page (a tuple) when pages are longer than one token.
+    token, or its first page (a tuple) when pages are longer than one token; in a namespace
+    (``extra_key`` not None: a LoRA adapter, a cache salt) the pair ``(extra_key, that)``.
 
-    Sibling edges never share a first token (or page), so this finds the one child that can
-    share a prefix with a query. SGLang's ``get_child_key`` (#4356 made it page-aware); every
-    engine and check here asks this function, none writes the rule inline.
+    Sibling edges never share a first token (or page) within a namespace, so this finds the
+    one child that can share a prefix with a query, and a query in one namespace never finds
+    another's. SGLang's ``get_child_key`` (#4356 made it page-aware, the extra key came with
+    ``RadixKey``); every engine and check here asks this function, none writes the rule inline.
     """
-    if page_size == 1:
-        return key[start]
-    return key[start:start + page_size]
+    plain = key[start] if page_size == 1 else key[start:start + page_size]
+    if extra_key is None:
+        return plain
+    return (extra_key, plain)
 
 
 def key_match_paged(edge: Key, key: Key, page_size: int) -> int:

@@ -51,11 +51,14 @@ class EventKind(str, enum.Enum):
     PAGE_CUT = "page_cut"        # a match key was cut to whole pages (the partial tail dropped)
     HIT = "hit"                  # an insert raised a node's hit count (from, to)
     PRIORITY = "priority"        # an insert raised a node's priority to its own (from, to)
+    KV_EVENT = "kv_event"        # a KV event was queued: a page stored, a page removed, all cleared
 
 
 
 # steps only the 2026 engine takes (the 2024 engine emits every other kind)
 MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIORITY})
+# steps only a 2026 cache with KV events enabled takes
+KV_EVENT_KINDS = frozenset({EventKind.KV_EVENT})
 
 @dataclass(frozen=True)
 class Event:

@@ -8,11 +8,13 @@ from pathlib import Path
 from rich.console import Console
 
 from radixviz.errors import UsageError
+from radixviz.files import ReadError, read_text
 from radixviz.lessons import LessonError
 from radixviz.lessons.challenge import (AttemptError, attempt, find_challenge, load_challenges,
                                         start_session)
-from radixviz.lessons.progress import Progress
+from radixviz.lessons.progress import Progress, update_progress
 from radixviz.render.tree import TreeView
+from radixviz.script.parser import MAX_SCRIPT_BYTES
 
 
 def register(subparsers) -> None:
@@ -104,9 +106,11 @@ def show(challenge) -> None:
 
 def _check(challenge, source: str) -> int:
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = sys.stdin.read(MAX_SCRIPT_BYTES + 1) if source == "-" else read_text(source, MAX_SCRIPT_BYTES)
+    except (OSError, UnicodeDecodeError, ReadError) as exc:
         _usage(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}")
+    if len(text) > MAX_SCRIPT_BYTES:
+        _usage(f"cannot read {source}: file too large (over {MAX_SCRIPT_BYTES:,} bytes)")
     try:
         verdict = attempt(challenge, text, "<stdin>" if source == "-" else source)
     except AttemptError as exc:
@@ -126,15 +130,13 @@ def _check(challenge, source: str) -> int:
 
 
 def _record(challenge_id: str, ops: int | None = None, seen: bool = False) -> None:
-    progress = _progress()
-    if seen:
-        progress.see_solution(challenge_id)
-    else:
-        progress.solve_challenge(challenge_id, ops)
-    try:
-        progress.save()
-    except OSError as exc:
-        print(f"radixviz: could not save your progress: {exc}", file=sys.stderr)
+    def change(progress):
+        if seen:
+            progress.see_solution(challenge_id)
+        else:
+            progress.solve_challenge(challenge_id, ops)
+    for warning in update_progress(change)[1]:
+        print(f"radixviz: {warning}", file=sys.stderr)
 
 
 def _load(dirs):

@@ -10,7 +10,7 @@ from pathlib import Path
 from radixviz.errors import EXIT_OK, UsageError
 from radixviz.render.compare_dot import write_compare
 from radixviz.render.graphviz import GraphvizError, format_for, matcher_label, write
-from radixviz.render.names import step_file_name
+from radixviz.render.names import remove_stale_steps, step_file_name
 from radixviz.script import describe
 from radixviz.settings import EDGE_LABEL
 
@@ -133,4 +133,8 @@ def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list
     for frame in session.frames:
         path = folder / step_file_name(frame, fmt, len(session.frames))
         paths.append(write(frame, path, title=step_title(frame), max_edge=max_edge))
+    try:
+        remove_stale_steps(folder, paths, fmt)
+    except OSError as exc:
+        raise GraphvizError(f"cannot remove an earlier run's steps from {folder}: {exc.strerror or exc}") from None
     return paths

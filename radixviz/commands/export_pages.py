@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from radixviz.errors import EXIT_OK, UsageError
+from radixviz.files import atomic_write
 from radixviz.lessons import Narrative, Operations, Predict
 from radixviz.render.gif import write_gif, write_pdf
 from radixviz.render.graphviz import GraphvizError
@@ -84,7 +85,7 @@ def write_output(session, args, *, title: str, notes=None) -> str:
     except GraphvizError as exc:
         raise UsageError(str(exc)) from None
     try:
-        path.write_bytes(data)
+        atomic_write(path, data)     # a full disk leaves the old file whole, not truncated
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     return f"wrote {path} ({what})"

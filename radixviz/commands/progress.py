@@ -7,7 +7,9 @@ from pathlib import Path
 from radixviz.errors import UsageError
 from radixviz.lessons import LessonError, load_lessons
 from radixviz.lessons.challenge import load_challenges
-from radixviz.lessons.progress import Progress, ProgressError
+from radixviz.files import ReadError, atomic_write, read_text
+from radixviz.lessons.progress import Progress, ProgressError, update_progress
+from radixviz.lessons.progress_file import MAX_PROGRESS_BYTES
 
 
 def register(subparsers) -> None:
@@ -20,6 +22,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.import_file:
+        return _import(Path(args.import_file))
     progress = Progress.load()
     if progress.warning:
         print(f"radixviz: {progress.warning}", file=sys.stderr)
@@ -31,23 +35,35 @@ def run(args) -> int:
     if args.export:
         target = Path(args.export)
         try:
-            target.write_text(progress.to_json(), encoding="utf-8")
+            atomic_write(target, progress.to_json())   # a full disk leaves the old file whole
         except OSError as exc:
             raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
         print(f"wrote {len(progress.lessons)} completed lessons and {len(progress.scores)} scores to {target}")
         return 0
-    if args.import_file:
-        source = Path(args.import_file)
+    show(progress)
+    return 0
+
+
+def _import(source: Path) -> int:
+    try:
+        text = read_text(source, MAX_PROGRESS_BYTES)
+    except ReadError as exc:
+        raise UsageError(f"cannot read {source}: {exc}") from None
+    added: list = []
+
+    def merge(progress) -> None:
         try:
-            added = progress.merge(source.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
+            added[:] = progress.merge(text)
         except ProgressError as exc:
             raise UsageError(f"{source}: {exc}; your progress is unchanged") from None
-        _save(progress)
-        print(f"imported {added[0]} completed lessons and {added[1]} scores from {source}")
-        return 0
-    show(progress)
+    saved, warnings = update_progress(merge)
+    for warning in warnings:
+        print(f"radixviz: {warning}", file=sys.stderr)
+    if not saved:
+        return 1
+    lessons, scores, skipped = added
+    note = f" ({len(skipped)} damaged record(s) skipped: {skipped[0]})" if skipped else ""
+    print(f"imported {lessons} completed lessons and {scores} scores from {source}{note}")
     return 0
 
 

@@ -5,7 +5,7 @@ import random
 import sys
 
 from radixviz.errors import UsageError
-from radixviz.lessons.progress import Progress
+from radixviz.lessons.progress import update_progress
 from radixviz.lessons.questions import LETTERS
 from radixviz.lessons.quiz import make_quiz
 from radixviz.lessons.reader import echo_if_piped, result_text
@@ -124,11 +124,7 @@ def _finish(quiz, out, save: bool) -> int:
 
 def save_score(quiz) -> None:
     """Record the quiz's score out of ALL its questions (skipped ones are not right)."""
-    progress = Progress.load()
-    if progress.warning:
-        print(f"radixviz: {progress.warning}", file=sys.stderr)
-    progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed)
-    try:
-        progress.save()
-    except OSError as exc:
-        print(f"radixviz: could not save your score: {exc}", file=sys.stderr)
+    _, warnings = update_progress(
+        lambda progress: progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed))
+    for warning in warnings:
+        print(f"radixviz: {warning}", file=sys.stderr)

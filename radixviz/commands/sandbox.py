@@ -30,10 +30,10 @@ def check_script(path: str | None) -> None:
     """
     if path is None:
         return
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise UsageError(f"{path}: no such script file")
-    if not os.access(path, os.R_OK):
-        raise UsageError(f"{path}: cannot read the script file")
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a folder: give a script file (radixviz sandbox FILE.rv)")
     try:
         load_script(path)
     except ScriptError as exc:

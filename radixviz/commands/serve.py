@@ -1,24 +1,35 @@
-"""``radixviz serve``: the app in web browsers, one session (one app process) per tab."""
+"""``radixviz serve``: the app in web browsers, one session (one app process) per tab; and
+``radixviz serve --report``: what each student of the class has done."""
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import shlex
 import sys
 import webbrowser
+from pathlib import Path
 
 from radixviz.errors import UsageError
-from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT
+from radixviz.lessons.places import data_dir
+from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, Limit
 
 from .lessons import load_or_refuse, pick_lesson
+from .serve_students import Roster, class_rows, report_csv, report_text
+
+PER_CLIENT = Limit("sessions per client", 1, 1000, default=3)
+_CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "serve", help="serve the app to web browsers (a classroom: one session per tab)",
         description="Serve the whole app in web browsers with textual-serve. Each tab runs its own "
-                    "session; students need only a browser.",
+                    "session; students need only a browser. Each student joins once by name and "
+                    "keeps their own progress; nothing a tab does opens or writes a file of yours.",
         epilog="example: radixviz serve --host 0.0.0.0 --port 8000 --max-sessions 40 "
-               "(the default host lets only this computer connect)")
+               "(the default host lets only this computer connect; another host needs a class "
+               "code, made up and printed in the link to share unless --code gives one)")
     p.add_argument("lesson", nargs="?", metavar="N", help="open every session in lesson N instead of the home screen")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this computer only; 0.0.0.0 for the room)")
@@ -26,6 +37,19 @@ def register(subparsers) -> None:
     p.add_argument("--open", action="store_true", help="open the page in this computer's browser")
     p.add_argument("--max-sessions", type=MAX_SESSIONS.arg, default=MAX_SESSIONS.default, metavar="N",
                    help=f"sessions at once; the next tab is told the class is full (default {MAX_SESSIONS.default})")
+    p.add_argument("--per-client", type=PER_CLIENT.arg, default=PER_CLIENT.default, metavar="N",
+                   help=f"sessions one computer may hold at once (default {PER_CLIENT.default})")
+    p.add_argument("--code", metavar="CODE",
+                   help="the class code in the link to share (8 to 64 letters, digits, - or _); "
+                        "required off this computer, so one is made up when --host is not loopback")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a name students use to reach this computer, besides its addresses and own name")
+    p.add_argument("--class-dir", metavar="DIR",
+                   help="where the class keeps its students and their progress "
+                        "(default: classroom in radixviz's data folder)")
+    p.add_argument("--report", action="store_true",
+                   help="print what each student has done (lessons, predictions, challenges, quizzes) and exit")
+    p.add_argument("--csv", action="store_true", help="with --report: print it as CSV")
     p.add_argument("--lessons", action="append", default=[], metavar="DIR",
                    help="also offer the lessons in DIR (repeatable)")
     p.add_argument("--buggy", action="store_true", help="the sandbox starts with the pre-#7 matcher")
@@ -47,37 +71,56 @@ def app_command(args) -> str:
     return "exec " + shlex.join(argv)
 
 
+def class_dir(args) -> Path:
+    return Path(args.class_dir) if args.class_dir else data_dir() / "classroom"
+
+
 def check(args) -> None:
     """Everything a session would refuse, refused once here, before the server starts (the
     numbers and the device were checked by argparse, with radixviz.settings' limits)."""
+    if args.csv and not args.report:
+        raise UsageError("--csv goes with --report")
     if args.buggy and args.lesson is not None:
         raise UsageError("--buggy sets the sandbox's matcher; a lesson sets its own")
+    if args.code is not None and not _CODE.fullmatch(args.code):
+        raise UsageError("--code: use 8 to 64 letters, digits, - or _")
     for folder in args.lessons:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")
+    if args.class_dir and os.path.lexists(args.class_dir) and not os.path.isdir(args.class_dir):
+        raise UsageError(f"--class-dir {args.class_dir}: not a folder")
     if args.lesson is not None:
         pick_lesson(load_or_refuse(args.lessons), args.lesson)
 
 
 def run(args) -> int:
     check(args)
+    if args.report:
+        rows = class_rows(Roster(class_dir(args)))
+        print(report_csv(rows) if args.csv else report_text(rows, class_dir(args)), end="" if args.csv else "\n")
+        return 0
     # aiohttp and textual-serve take seconds to import: only ``serve`` pays for them, not every command
-    from .serve_classroom import ClassroomServer
+    from .serve_classroom import ClassroomServer, is_loopback, lan_address
 
-    url = f"http://{args.host}:{args.port}/"
-    if args.host in ("0.0.0.0", "::"):
-        url = f"http://localhost:{args.port}/"
+    code = args.code or (None if is_loopback(args.host) else secrets.token_urlsafe(9))
+    host = lan_address() if args.host in ("0.0.0.0", "::") else args.host
+    share = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/" + (f"?class={code}" if code else "")
+    server = ClassroomServer(app_command(args), host=args.host, port=args.port, max_sessions=args.max_sessions,
+                             class_dir=class_dir(args), token=code, per_client=args.per_client,
+                             allow_hosts=args.allow_host)
+    teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 
     def started() -> None:
         reach = ("only this computer can connect (--host 0.0.0.0 lets the room in)"
-                 if args.host in ("127.0.0.1", "localhost", "::1") else f"listening on {args.host}")
-        print(f"radixviz is served at {url} : {reach}; at most {args.max_sessions} sessions. "
+                 if is_loopback(args.host) else f"listening on {args.host}")
+        print(f"radixviz is served at {share} : {reach}; at most {args.max_sessions} sessions. "
               "Ctrl+C stops.", flush=True)
+        print(f"  share this link with the class{' (it holds the class code)' if code else ''}: {share}", flush=True)
+        print(f"  your class report (keep this link to yourself): {teacher}", flush=True)
         if args.open:
-            webbrowser.open(url)
+            webbrowser.open(share)
 
-    server = ClassroomServer(app_command(args), host=args.host, port=args.port,
-                             max_sessions=args.max_sessions, on_start=started)
+    server._on_start = started
     try:
         server.serve()
     except OSError as exc:

@@ -1,51 +1,202 @@
 """The app in a browser for a room: textual-serve runs one app process per tab, up to a cap.
 It starts app processes; it imports neither the engine nor the app.
 
-Counting: a served page reserves a place (a ticket in its websocket address) until its
-websocket connects and becomes a live session, or the ticket expires. When live sessions
-and reservations fill every place, a new tab gets the "class is full" page at once instead
-of a page whose session never starts.
+A tab is untrusted: anyone who can reach the port. So
+
+- every request's Host must name this machine (a page on another site that rebinds its
+  own name to this address is refused), and a websocket's or a form's Origin must be this
+  server: a page on another origin cannot drive a session through a student's browser;
+- off this computer (``--host`` other than loopback) a class code is required: it is in
+  the link the teacher shares, and the page keeps it in a cookie;
+- each student joins once by name; their cookie (or personal link) keys their own folder,
+  where their session keeps its progress, autosaves and scripts (``RADIXVIZ_DATA_DIR``):
+  the teacher's own files are never read or written on a student's behalf;
+- a page load reserves nothing: it gets a ticket, single-use, bound to the student and
+  the client that asked, valid for a minute. The place is taken when the websocket
+  connects, within the class's cap and a cap per client;
+- what a tab sends is bounded: keystrokes (a message, and a rate: a flood would queue
+  millions of key events in the app and grow it by gigabytes), resizes (a few a second),
+  the terminal size (settings.SERVED_CAPS);
+- a session that keeps a CPU busy is confined to half of the cores until it calms down
+  (``SessionPriorities``), so the others keep answering their keys: measured by
+  bench/serve_load.py --worst.
 """
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ipaddress
+import json
 import logging
+import secrets
 import signal
+import socket
 import time
-import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
-from aiohttp import web
+from aiohttp import WSMsgType, web
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from .serve_pages import app_page, full_page
+from radixviz.files import ReadError, atomic_write, decode_text, free_name
+from radixviz.lessons.places import ENV_VAR as DATA_DIR_ENV
+from radixviz.script import ScriptError, parse_script
+from radixviz.settings import SERVED_CAPS, SERVED_ENV
+from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
-TICKET_SECONDS = 60       # a page whose websocket has not connected by then gives its place back
+from .serve_pages import app_page, full_page, page
+from .serve_priority import SessionPriorities
+from .serve_students import MAX_NAME, Roster, RosterError, class_rows, report_csv
+
+TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
+TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
+MAX_KEYS = 4096           # characters in one keystroke message
+KEYS_PER_SECOND = 400     # sustained keystroke characters a session takes (a paste is a burst)
+RESIZE_EVERY = 0.25       # seconds between two terminal sizes passed on (the last one always is)
+MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys are cut to MAX_KEYS)
+MAX_UPLOAD = 100_000      # bytes in an uploaded script
+CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
+COOKIE_SECONDS = 365 * 24 * 3600
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
 
 log = logging.getLogger("radixviz.serve")
 
 
-class ClassroomServer(Server):
-    """textual-serve's server with a session cap and pages that need no internet."""
+class KeyBudget:
+    """A token bucket of keystroke characters: ``MAX_KEYS`` at once, ``KEYS_PER_SECOND``
+    after that. What is over the budget is dropped (no person types that fast)."""
 
-    def __init__(self, command: str, *, host: str, port: int, max_sessions: int,
+    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND):
+        self.burst, self.rate = burst, rate
+        self.tokens, self.at = float(burst), time.monotonic()
+
+    def take(self, wanted: int) -> int:
+        """How many of ``wanted`` characters may pass now."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        allowed = min(wanted, int(self.tokens))
+        self.tokens -= allowed
+        return allowed
+
+
+@dataclass
+class Ticket:
+    student: str
+    client: str
+    until: float
+
+
+class ClassroomAppService(AppService):
+    """One app process, started with the student's own data folder and marked as served."""
+
+    def __init__(self, *args, student: str, env: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.student, self.extra_env = student, env
+
+    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+        environment = super()._build_environment(width, height)
+        environment.update(self.extra_env)
+        return environment
+
+    async def _open_app_process(self, width: int = 80, height: int = 24):
+        """textual-serve's, but the app process ends with the server (Linux): a server that
+        is killed leaves no session running on its own."""
+        environment = self._build_environment(width=width, height=height)
+        self._process = process = await asyncio.create_subprocess_shell(
+            self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=environment, preexec_fn=end_with_parent)
+        self._stdin = process.stdin
+        return process
+
+
+class ClassroomServer(Server):
+    """textual-serve's server with students, a class code, checked origins and caps."""
+
+    def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
+                 token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
                  title: str = "radixviz", on_start=None):
         super().__init__(command, host=host, port=port, title=title)
-        self.max_sessions = max_sessions
+        self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
+        self.roster = Roster(class_dir)
+        self.teacher_key = teacher_key or secrets.token_urlsafe(12)
+        self.loopback = is_loopback(host)
+        self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
         self.live = 0
-        self.tickets: dict[str, float] = {}
+        self.live_by_client: Counter = Counter()
+        self.tickets: dict[str, Ticket] = {}
+        self.priorities = SessionPriorities()
         self._on_start = on_start
+
+    # ---------------------------------------------------------------- checks
+
+    def host_allowed(self, request: web.Request) -> bool:
+        """The Host header names this machine: an address (loopback only, when serving on
+        loopback), ``localhost``, this machine's name or one given with --allow-host."""
+        name = (urlsplit(f"//{request.host}").hostname or "").lower()
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            return name in self.names and (not self.loopback or name in LOOPBACK_NAMES)
+        return address.is_loopback or not self.loopback
+
+    def same_origin(self, request: web.Request) -> bool:
+        """The request comes from a page of this server (browsers always send Origin on a
+        websocket and a form post; one missing is refused)."""
+        origin = request.headers.get("Origin", "")
+        parts = urlsplit(origin)
+        return parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
+
+    def has_code(self, request: web.Request) -> bool:
+        if self.token is None:
+            return True
+        return secrets.compare_digest(request.cookies.get(CLASS_COOKIE, ""), self.token)
+
+    def student_of(self, request: web.Request):
+        return self.roster.get(request.cookies.get(STUDENT_COOKIE))
+
+    def _refused(self, status: int, heading: str, message: str) -> web.Response:
+        return web.Response(status=status, content_type="text/html",
+                            text=page("refused", title=self.title, heading=heading, message=message))
+
+    def _gate(self, request: web.Request, *, post: bool = False) -> web.Response | None:
+        """The refusal for a request from the wrong host, origin or without the class code."""
+        if not self.host_allowed(request):
+            return self._refused(421, "Not this server", "This address does not name the classroom server.")
+        if post and not self.same_origin(request):
+            return self._refused(403, "Refused", "This form was not sent from the classroom's own page.")
+        if not self.has_code(request):
+            return self._refused(403, "This class needs its link",
+                                 "Open the address your teacher shared: it ends in ?class=… .")
+        return None
 
     # ---------------------------------------------------------------- places
 
-    def in_use(self) -> int:
-        """Live sessions plus pages still connecting."""
+    def issue_ticket(self, student: str, client: str) -> str:
+        """A single-use ticket for this student's page from this client (reserves nothing)."""
         now = time.monotonic()
-        self.tickets = {t: until for t, until in self.tickets.items() if until > now}
-        return self.live + len(self.tickets)
+        self.tickets = {t: k for t, k in self.tickets.items() if k.until > now}
+        mine = sorted((k.until, t) for t, k in self.tickets.items() if k.client == client)
+        keep = max(TICKETS_PER_CLIENT, 2 * self.per_client)   # they hold no place: only memory
+        for _, old in mine[:max(0, len(mine) - keep + 1)]:
+            del self.tickets[old]
+        ticket = secrets.token_urlsafe(24)
+        self.tickets[ticket] = Ticket(student, client, now + TICKET_SECONDS)
+        return ticket
+
+    def take_ticket(self, ticket: str, student: str | None, client: str) -> bool:
+        """Use ``ticket`` up (whatever the outcome): True if it was issued to this student's
+        page on this client and has not expired."""
+        found = self.tickets.pop(ticket, None)
+        return (found is not None and found.until > time.monotonic() and found.client == client
+                and student is not None and secrets.compare_digest(found.student, student))
 
     def is_full(self) -> bool:
-        return self.in_use() >= self.max_sessions
+        return self.live >= self.max_sessions
 
     def _full(self) -> web.Response:
         return web.Response(status=503, content_type="text/html", headers={"Retry-After": str(RETRY_SECONDS)},
@@ -54,40 +205,236 @@ class ClassroomServer(Server):
     # ---------------------------------------------------------------- routes
 
     async def _make_app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_UPLOAD + 1024)
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
+            web.post("/join", self.handle_join, name="join"),
             web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
             web.get("/download/{key}", self.handle_download, name="download"),
+            web.post("/upload", self.handle_upload, name="upload"),
+            web.get("/teacher", self.handle_teacher, name="teacher"),
+            web.get("/teacher.csv", self.handle_teacher_csv, name="teacher-csv"),
             web.static("/static", self.statics_path, name="static"),
         ])
         app.on_startup.append(self.on_startup)
         return app
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        if not self.host_allowed(request):
+            return self._gate(request)
+        query = request.query
+        if "class" in query or "student" in query:
+            return self._remember_link(request)
+        refusal = self._gate(request)
+        if refusal is not None:
+            return refusal
+        student = self.student_of(request)
+        if student is None:
+            return web.Response(content_type="text/html",
+                                text=page("join", title=self.title, max_name=MAX_NAME, name="", error=""))
         if self.is_full():
-            log.info("class full (%d of %d): turned a tab away", self.in_use(), self.max_sessions)
+            log.info("class full (%d of %d): turned a tab away", self.live, self.max_sessions)
             return self._full()
-        ticket = uuid.uuid4().hex
-        self.tickets[ticket] = time.monotonic() + TICKET_SECONDS
+        ticket = self.issue_ticket(student.id, request.remote or "")
         # addresses from the Host the browser used, so the page works on every interface
         scheme = "wss" if request.secure else "ws"
-        font_size = _int(request.query.get("fontsize"), 16)
-        return web.Response(content_type="text/html", text=app_page(
+        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=app_page(
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
-            font_size=font_size))
+            font_size=_int(query.get("fontsize"), 16, 8, 40), student=student.name))
+
+    def _remember_link(self, request: web.Request) -> web.StreamResponse:
+        """``/?class=CODE`` and ``/?student=KEY``: keep them in cookies, then the plain page."""
+        query = request.query
+        code = query.get("class")
+        if self.token is not None and code is not None and not secrets.compare_digest(code, self.token):
+            return self._refused(403, "Wrong class link", "This link's class code is not this class's.")
+        key = query.get("student")
+        if key is not None and self.roster.get(key) is None:
+            return self._refused(404, "Unknown personal link", "No student of this class has this link.")
+        response = web.Response(status=303, headers={"Location": "/"})
+        if self.token is not None and code is not None:
+            self._cookie(response, request, CLASS_COOKIE, self.token)
+        if key is not None:
+            self._cookie(response, request, STUDENT_COOKIE, key)
+        return response
+
+    def _cookie(self, response, request, name: str, value: str) -> None:
+        # Lax: sent when the student follows the shared link, never with another site's
+        # websocket or form; HttpOnly: no script reads it
+        response.set_cookie(name, value, max_age=COOKIE_SECONDS, httponly=True, samesite="Lax",
+                            secure=request.secure, path="/")
+
+    async def handle_join(self, request: web.Request) -> web.StreamResponse:
+        refusal = self._gate(request, post=True)
+        if refusal is not None:
+            return refusal
+        form = await request.post()
+        typed = str(form.get("name", ""))[:200]
+        try:
+            student = await asyncio.get_running_loop().run_in_executor(None, self.roster.join, typed)
+        except RosterError as exc:
+            return web.Response(status=400, content_type="text/html", text=page(
+                "join", title=self.title, max_name=MAX_NAME, name=typed[:MAX_NAME], error=str(exc)))
+        log.info("a student joined (%d in the class)", len(self.roster.students()))
+        link = f"{request.scheme}://{request.host}/?student={student.id}"
+        if self.token is not None:
+            link += f"&class={self.token}"
+        response = web.Response(content_type="text/html",
+                                text=page("welcome", title=self.title, name=student.name, link=link))
+        self._cookie(response, request, STUDENT_COOKIE, student.id)
+        return response
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        ticket = request.match_info["ticket"]
-        if self.tickets.pop(ticket, None) is None and self.is_full():
-            return self._full()
+        client = request.remote or ""
+        student = self.student_of(request)
+        if not (self.host_allowed(request) and self.same_origin(request) and self.has_code(request)):
+            log.warning("refused a websocket from another origin or host (%s)", client)
+            return web.Response(status=403, text="refused: not this classroom's page")
+        if not self.take_ticket(request.match_info["ticket"], student and student.id, client):
+            return web.Response(status=403, text="refused: reload the page for a new session")
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
+        await websocket.prepare(request)
+        if self.is_full():
+            await websocket.close(code=4001, message=f"The class is full ({self.max_sessions} sessions): "
+                                                     "reload in a minute.".encode())
+            return websocket
+        if self.live_by_client[client] >= self.per_client:
+            await websocket.close(code=4002, message=f"This computer already has {self.per_client} "
+                                                     "sessions open: close one first.".encode())
+            return websocket
         self.live += 1
-        log.info("session opened (%d of %d in use)", self.in_use(), self.max_sessions)
+        self.live_by_client[client] += 1
+        log.info("session opened (%d of %d)", self.live, self.max_sessions)
         try:
-            return await super().handle_websocket(request)
+            await self._run_session(websocket, request, student)
         finally:
             self.live -= 1
-            log.info("session closed (%d of %d in use)", self.in_use(), self.max_sessions)
+            self.live_by_client[client] -= 1
+            if not self.live_by_client[client]:
+                del self.live_by_client[client]
+            log.info("session closed (%d of %d)", self.live, self.max_sessions)
+        return websocket
+
+    async def _run_session(self, websocket, request, student) -> None:
+        caps = SERVED_CAPS
+        width = _int(request.query.get("width"), 80, 20, caps.columns)
+        height = _int(request.query.get("height"), 24, 10, caps.rows)
+        service = ClassroomAppService(
+            self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+            close=websocket.close, download_manager=self.download_manager, debug=self.debug,
+            student=student.id, env={DATA_DIR_ENV: str(self.roster.home(student)), SERVED_ENV: "1"})
+        try:
+            await service.start(width, height)
+            self.priorities.watch(service._process.pid)
+            try:
+                await self._process_messages(websocket, service)
+            finally:
+                self.priorities.forget(service._process.pid)
+                await service.stop()
+        except asyncio.CancelledError:
+            await websocket.close()
+        except Exception as error:  # noqa: BLE001 - one session's failure must not stop the class
+            log.exception(error)
+
+    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
+        """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
+        (within SERVED_CAPS), pings, focus; anything else is ignored."""
+        caps, budget, pending = SERVED_CAPS, KeyBudget(), {}
+        sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
+        try:
+            async for message in websocket:
+                await self._one_message(message, service, websocket, budget, pending, caps)
+        finally:
+            sizes.cancel()
+
+    async def _one_message(self, message, service, websocket, budget, pending: dict, caps) -> None:
+        if message.type != WSMsgType.TEXT:
+            return
+        try:
+            envelope = json.loads(message.data)
+        except ValueError:
+            return
+        if not (isinstance(envelope, list) and envelope and isinstance(envelope[0], str)):
+            return
+        kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+        if kind == "stdin" and isinstance(data, str):
+            allowed = budget.take(min(len(data), MAX_KEYS))
+            if allowed:
+                await service.send_bytes(data[:allowed].encode("utf-8", "replace"))
+        elif kind == "resize" and isinstance(data, dict):
+            pending["size"] = (_int(data.get("width"), 80, 20, caps.columns),
+                               _int(data.get("height"), 24, 10, caps.rows))
+        elif kind == "ping" and isinstance(data, str) and len(data) <= 64:
+            await websocket.send_json(["pong", data])
+        elif kind == "blur":
+            await service.blur()
+        elif kind == "focus":
+            await service.focus()
+
+    async def _pass_sizes(self, service, pending: dict) -> None:
+        """Pass the newest terminal size on, at most every RESIZE_EVERY seconds (a window
+        being dragged sends dozens; each costs the app a whole repaint)."""
+        while True:
+            size = pending.pop("size", None)
+            if size is not None:
+                await service.set_terminal_size(*size)
+            await asyncio.sleep(RESIZE_EVERY)
+
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        """A file a session delivers (a saved script, an export): only to its own student."""
+        refusal = self._gate(request)
+        if refusal is not None:
+            return refusal
+        student = self.student_of(request)
+        try:
+            download = await self.download_manager.get_download_metadata(request.match_info["key"])
+        except KeyError:
+            raise web.HTTPNotFound(text="no such download") from None
+        if student is None or getattr(download.app_service, "student", None) != student.id:
+            raise web.HTTPNotFound(text="no such download")
+        return await super().handle_download(request)
+
+    async def handle_upload(self, request: web.Request) -> web.StreamResponse:
+        """A script from the student's computer into their own folder (ctrl+o opens it)."""
+        refusal = self._gate(request, post=True)
+        if refusal is not None:
+            return refusal
+        student = self.student_of(request)
+        if student is None:
+            return web.Response(status=403, text="join the class first")
+        data = await request.content.read(MAX_UPLOAD + 1)
+        if len(data) > MAX_UPLOAD:
+            return web.Response(status=413, text=f"not uploaded: a script has at most {MAX_UPLOAD:,} bytes")
+        try:
+            parse_script(decode_text(data), "the upload")
+        except (ReadError, ScriptError) as exc:
+            return web.Response(status=400, text=f"not uploaded: {exc}")
+        folder = self.roster.home(student) / "scripts"
+        folder.mkdir(parents=True, exist_ok=True)
+        if len(list(folder.glob(f"*{SUFFIX}"))) >= MAX_SCRIPTS:
+            return web.Response(status=507, text=f"not uploaded: your folder already holds {MAX_SCRIPTS} scripts")
+        target = free_name(folder / safe_name(unquote(request.headers.get("X-File-Name", ""))[:200]))
+        atomic_write(target, data)
+        return web.Response(text=f"uploaded {target.name}: in the sandbox, ctrl+o opens it")
+
+    def _teacher(self, request: web.Request) -> bool:
+        return self.host_allowed(request) and secrets.compare_digest(request.query.get("key", ""), self.teacher_key)
+
+    async def handle_teacher(self, request: web.Request) -> web.StreamResponse:
+        if not self._teacher(request):
+            return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
+        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
+        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
+            "teacher", title=self.title, rows=rows, live=self.live, key=self.teacher_key))
+
+    async def handle_teacher_csv(self, request: web.Request) -> web.StreamResponse:
+        if not self._teacher(request):
+            return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
+        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
+        return web.Response(text=report_csv(rows), content_type="text/csv", charset="utf-8",
+                            headers={"Content-Disposition": "attachment; filename=class-report.csv"})
+
+    # ---------------------------------------------------------------- running
 
     def serve(self, debug: bool = False) -> None:
         """Serve until Ctrl+C; ``on_start`` runs once the port is bound (not before, so a port
@@ -104,11 +451,53 @@ class ClassroomServer(Server):
                     print=lambda *_: self._on_start and self._on_start(), access_log=None)
 
     async def on_startup(self, app: web.Application) -> None:
-        """textual-serve prints its banner here; the classroom says its own line once bound."""
+        """textual-serve prints its banner here; the classroom says its own lines once bound,
+        and starts watching the sessions' CPU use."""
+        app["priorities"] = asyncio.ensure_future(self.priorities.run())
 
 
-def _int(text, default: int) -> int:
+def end_with_parent() -> None:
+    """In the app process before it runs: ask Linux to end it when the server ends."""
     try:
-        return int(text)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``--host`` lets only this computer connect."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def machine_names() -> set:
+    """This machine's own names, which a student's browser may use to reach it."""
+    name = socket.gethostname()
+    names = {name, f"{name}.local"}
+    try:
+        names.add(socket.getfqdn())
+    except OSError:
+        pass
+    return {n for n in names if n}
+
+
+def lan_address() -> str:
+    """This machine's address on the room's network (for the link to share)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))   # a documentation address: nothing is sent
+            return probe.getsockname()[0]
+    except OSError:
+        return socket.gethostname()
+
+
+def _int(text, default: int, low: int = -2**31, high: int = 2**31) -> int:
+    try:
+        value = int(str(text)[:12])
     except (TypeError, ValueError):
         return default
+    return max(low, min(high, value))

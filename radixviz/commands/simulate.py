@@ -16,11 +16,12 @@ from radixviz.errors import UsageError
 from radixviz.settings import CONTEXT_LEN, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS, SIM_REQUESTS
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
-from radixviz.sim.workloads import WORKLOADS, make_workload
+from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
 from . import simulate_report as report
 from .simulate_2026 import run_todays
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
+from .simulate_progress import progress_for
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE}
@@ -179,8 +180,13 @@ def run(args) -> int:
     requests, pool_size, seed = (options.pop(k) for k in ("requests", "pool_size", "seed"))
     if specs is None:
         specs = make_workload(args.workload, requests, seed)
-    results = {policy: replay(specs, policy, pool_size, seed, workload=name, **common, **options)
-               for policy in policies}
+    results = {}
+    for policy in policies:
+        progress = progress_for(policy, request_count(specs))
+        results[policy] = replay(specs, policy, pool_size, seed, workload=name, progress=progress,
+                                 **common, **options)
+        if progress is not None:
+            progress.done()
     if args.json:
         doc = {policy: r.to_dict() for policy, r in results.items()}
         print(json.dumps({"workload": name, "results": doc} if args.compare

@@ -19,9 +19,10 @@ from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
 from radixviz.settings import PAGE_SIZE
 from radixviz.sim import defaults as D
-from radixviz.sim.workloads import make_workload
+from radixviz.sim.workloads import make_workload, request_count
 
 from . import simulate_modes as cli
+from .simulate_progress import progress_for
 from .simulate_report import _title, print_compare, print_hit_rate_bars, print_single, priorities_of
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
@@ -83,8 +84,11 @@ def run_todays(args, options: dict) -> int:
     results = {}
     for policy in policies:
         for eviction in evictions:
-            result = replay(specs, policy, pool_size, seed, workload=name,
+            progress = progress_for(f"{policy}, {eviction}", request_count(specs))
+            result = replay(specs, policy, pool_size, seed, workload=name, progress=progress,
                             cache_factory=caches[eviction], **common, **options)
+            if progress is not None:
+                progress.done()
             results[eviction if len(evictions) > 1 else policy] = result
     if args.json:
         print(json.dumps({**header, "workload": name,

@@ -136,6 +136,8 @@ def _parse_line(code: str, description: str, line: int) -> Condition:
         raise GoalError(f"one value after {cmp}, got {' '.join(rest)!r}")
     right: object = rest[0]
     if right.lstrip("-").isdigit():
+        if len(right) > 18:     # every measured value fits in 64 bits (and Python reads at most 4,300 digits)
+            raise GoalError(f"number too large ({len(right):,} digits; at most 18)")
         right = int(right)
     else:
         _check_subject(right)

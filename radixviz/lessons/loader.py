@@ -4,8 +4,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from radixviz.files import ReadError, read_text
+
 from .model import Lesson, LessonError
-from .parse import parse_lesson, read_lesson_text
+from .parse import MAX_LESSON_BYTES, parse_lesson, read_lesson_text
 
 # In a wheel the top-level lessons/ folder is installed as radixviz/lessons_data/.
 _INSTALLED = Path(__file__).resolve().parent.parent / "lessons_data"
@@ -29,8 +31,8 @@ def markdown_files(directory: Path) -> list[Path]:
 def is_challenge_file(path: Path) -> bool:
     """A file with a ```goal block is a challenge (challenge.py), not a lesson."""
     try:
-        return bool(_GOAL_FENCE.search(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError):
+        return bool(_GOAL_FENCE.search(read_text(path, MAX_LESSON_BYTES)))
+    except ReadError:
         return False   # the lesson loader reports what is wrong with it
 
 
@@ -85,8 +87,8 @@ def _unique(lesson: Lesson, seen_ids: dict, seen_numbers: dict) -> None:
 def _meta_line(lesson: Lesson, key: str) -> int:
     """The front-matter line that set ``key`` (1 when it came from the file name)."""
     try:
-        lines = lesson.path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = read_text(lesson.path, MAX_LESSON_BYTES).splitlines()
+    except ReadError:
         return 1
     if lines and lines[0].strip() == "---":
         for index, raw in enumerate(lines[1:], start=2):

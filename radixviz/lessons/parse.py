@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from radixviz.files import BOM, ReadError, read_bytes, strip_controls
+
 from .model import Lesson, LessonError, Narrative, Operations, Predict
 
 MAX_LESSON_BYTES = 500_000
@@ -37,24 +39,29 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w-]*)\s*$")
 _FIELD = re.compile(r"^([A-Za-z_]+)\s*:\s*(.*)$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
+# a passage only the app can act on ("Press v now"): left out of --read and the HTML export
+APP_ONLY = re.compile(r"<!--\s*app\s*-->(.*?)<!--\s*/app\s*-->([ \t]*)", re.S)
+_APP_MARK = re.compile(r"<!--\s*/?app\s*-->")
 
 
 def read_lesson_text(path: Path) -> str:
-    """The file's text; LessonError for unreadable, binary, oversized or non-UTF-8 files."""
+    """The file's text, terminal control sequences removed; LessonError for unreadable,
+    binary, oversized or non-UTF-8 files and for anything that is not a regular file (a
+    FIFO or device is never read)."""
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_LESSON_BYTES:
-            raise LessonError(name, 1, f"file too large ({size:,} bytes; the limit is {MAX_LESSON_BYTES:,})")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LessonError(name, 1, f"cannot read: {exc.strerror or exc}") from None
+        data = read_bytes(path, MAX_LESSON_BYTES)
+    except ReadError as exc:
+        reason = str(exc)
+        raise LessonError(name, 1, reason if reason.startswith("file too large") else f"cannot read: {reason}") from None
     if b"\x00" in data:
         raise LessonError(name, 1, "binary file: a lesson is Markdown text")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LessonError(name, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
+    # a lesson is printed (lessons --read) and drawn: it may not drive the terminal
+    return strip_controls(text[1:] if text.startswith(BOM) else text)
 
 
 def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
@@ -112,6 +119,7 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
         i = close + 1
     _flush(blocks, prose, prose_start)
     found.extend(_check_predicts(blocks, name))
+    found.extend(_check_app_marks(blocks, name))
     if found:
         found.sort(key=lambda p: p.line)
         raise LessonError(found[0].file, found[0].line, found[0].message, tuple(found[1:]))
@@ -175,8 +183,16 @@ def _flush(blocks: list, prose: list[str], start: int) -> None:
         start += 1
     while prose and not prose[-1].strip():
         prose.pop()
-    if prose:
-        blocks.append(Narrative("\n".join(prose), start))
+    if not prose:
+        return
+    text = "\n".join(prose)
+    if not APP_ONLY.search(text):
+        blocks.append(Narrative(text, start))
+        return
+    def tidy(kept: str) -> str:
+        return re.sub(r"\n{3,}", "\n\n", kept).strip()
+    blocks.append(Narrative(tidy(APP_ONLY.sub("", text)), start,
+                            tidy(APP_ONLY.sub(lambda m: m.group(1) + m.group(2), text))))
 
 
 def _heading(blocks: list) -> str | None:
@@ -214,6 +230,15 @@ def _predict(body: list[str], fence_line: int, name: str) -> Predict:
     if choices and text["answer"] not in choices:
         raise LessonError(name, fence_line, f"answer {text['answer']!r} is not one of the choices {' | '.join(choices)}")
     return Predict(text["question"], choices, text["answer"], fence_line, text.get("check"), text.get("explain", ""))
+
+
+def _check_app_marks(blocks: list, name: str) -> list[LessonError]:
+    """A ``<!-- app -->`` without its ``<!-- /app -->`` (or the other way round) would show
+    its marker to the learner."""
+    return [LessonError(name, block.line, "unpaired <!-- app --> marker: wrap an app-only "
+                        "passage in <!-- app --> and <!-- /app -->")
+            for block in blocks
+            if isinstance(block, Narrative) and _APP_MARK.search(block.in_app)]
 
 
 def _check_predicts(blocks: list, name: str) -> list[LessonError]:

@@ -1,34 +1,28 @@
 """What a learner has done: completed lessons and quiz scores, kept as JSON in the data dir.
 
-The file lives in ``platformdirs.user_data_dir("radixviz")`` (or ``$RADIXVIZ_DATA_DIR``).
-Writes go to a temporary file first and then replace the old one, so a crash never leaves
-half a file. A damaged file is moved aside (``progress.json.damaged-N``) and reported through
-``Progress.warning``; the learner starts afresh instead of seeing a crash.
+The file lives in ``platformdirs.user_data_dir("radixviz")`` (or ``$RADIXVIZ_DATA_DIR``;
+``radixviz serve`` gives each student their own). Reading and checking it is
+``progress_file``'s: a damaged record is dropped and reported, the good ones kept; a file
+that is not a progress file at all is moved aside (``progress.json.damaged-N``) and
+reported; a file that cannot be read (no permission, a FIFO) is left alone and not
+overwritten. Writes replace the file at once (temp file + rename) under a lock, so a crash
+never leaves half a file and concurrent writers never lose each other's records.
 """
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ENV_VAR = "RADIXVIZ_DATA_DIR"
+from radixviz.files import ReadError, atomic_write
+
+from .places import ENV_VAR, data_dir  # noqa: F401 - re-exported
+from .progress_file import (VERSION, ProgressError, locked, parse_document,  # noqa: F401 - re-exported
+                            read_progress_text)
+
 FILE_NAME = "progress.json"
-VERSION = 1
 MAX_SCORES = 1000        # oldest quiz scores are dropped beyond this
-
-
-class ProgressError(Exception):
-    """A progress file that cannot be used (for ``--import``): one line."""
-
-
-def data_dir() -> Path:
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    import platformdirs
-    return Path(platformdirs.user_data_dir("radixviz", appauthor=False))
 
 
 @dataclass
@@ -38,40 +32,53 @@ class Progress:
     scores: list = field(default_factory=list)      # {"when", "score", "total", "difficulty", "lesson", "seed"}
     challenges: dict = field(default_factory=dict)  # challenge id -> {"solved", "ops", "seen_solution", "when"}
     path: Path | None = None
-    warning: str | None = None                      # set when a damaged file was moved aside
+    warning: str | None = None                      # what was wrong with the file, to show the learner
     # lesson id -> {"block": index of the last block played, "predicted": [right, asked]}
     # for a lesson left before its end, so opening it again can resume there
     positions: dict = field(default_factory=dict)
+    # the file could not be read (no permission, not a regular file): never write over it
+    read_only: bool = False
+    # the text of a file some records were dropped from: kept aside before the next save
+    damaged_text: str | None = None
 
     # ---------------------------------------------------------------- load / save
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Progress":
-        """The saved progress, or an empty one (a damaged file is moved aside and reported)."""
+        """The saved progress, or an empty one; ``warning`` says what was wrong with the file."""
         path = Path(path) if path else data_dir() / FILE_NAME
-        if not path.exists():
-            return cls(path=path)
         try:
-            text = path.read_text(encoding="utf-8")
-            lessons, scores = parse_progress(text)
-            challenges = parse_challenges(text)
-            positions = parse_positions(text)
-        except (OSError, UnicodeDecodeError, ProgressError) as exc:
-            aside = _aside_name(path)
-            try:
-                path.replace(aside)
-                where = f"moved to {aside}"
-            except OSError:
-                where = "left in place"
-            return cls(path=path, warning=f"progress file {path} is damaged ({exc}); {where}, starting afresh")
-        return cls(lessons, scores, challenges, path, positions=positions)
+            text = read_progress_text(path)
+            if text is None:
+                return cls(path=path)
+            document = parse_document(text)
+        except ReadError as exc:
+            return cls(path=path, read_only=True,
+                       warning=f"cannot read your progress file {path} ({exc}): it is left as it is, "
+                               "and nothing is saved to it until it can be read")
+        except ProgressError as exc:
+            return cls(path=path, warning=f"progress file {path} is damaged ({exc}); "
+                                          f"{_move_aside(path)}, starting afresh")
+        progress = cls(document.lessons, document.scores, document.challenges, path,
+                       positions=document.positions)
+        if document.dropped:
+            progress.damaged_text = text
+            more = f" and {len(document.dropped) - 1} more" if len(document.dropped) > 1 else ""
+            progress.warning = (f"progress file {path}: {len(document.dropped)} damaged record(s) skipped "
+                                f"({document.dropped[0]}{more}); every other record is kept")
+        return progress
 
     def save(self) -> None:
+        """Write the file at once (OSError if it cannot be, or was unreadable at load)."""
         assert self.path is not None
+        if self.read_only:
+            raise PermissionError(f"{self.path} could not be read, so it is not overwritten")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        os.replace(tmp, self.path)
+        if self.damaged_text is not None:
+            # the records dropped at load are kept, in the original file, beside the new one
+            atomic_write(_aside_name(self.path), self.damaged_text)
+            self.damaged_text = None
+        atomic_write(self.path, self.to_json())
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, "lessons": self.lessons, "scores": self.scores,
@@ -118,24 +125,25 @@ class Progress:
     def reset(self) -> None:
         self.lessons, self.scores, self.challenges, self.positions = {}, [], {}, {}
 
-    def merge(self, text: str) -> tuple[int, int]:
-        """Add another file's progress (ProgressError if it is not one); return (lessons, scores) added."""
-        lessons, scores = parse_progress(text)
-        new_lessons = [k for k in lessons if k not in self.lessons]
+    def merge(self, text: str) -> tuple[int, int, list]:
+        """Add another file's progress (ProgressError if it is not one at all): return
+        (lessons added, scores added, a line per damaged record skipped)."""
+        theirs = parse_document(text)
+        new_lessons = [k for k in theirs.lessons if k not in self.lessons]
         for key in new_lessons:
-            self.lessons[key] = lessons[key]
+            self.lessons[key] = theirs.lessons[key]
         known = {json.dumps(s, sort_keys=True) for s in self.scores}
-        new_scores = [s for s in scores if json.dumps(s, sort_keys=True) not in known]
+        new_scores = [s for s in theirs.scores if json.dumps(s, sort_keys=True) not in known]
         self.scores = sorted(self.scores + new_scores, key=lambda s: s["when"])[-MAX_SCORES:]
-        for key, theirs in parse_challenges(text).items():
+        for key, record in theirs.challenges.items():
             mine = self.challenges.setdefault(key, {})
-            if theirs.get("solved"):
-                ops = [r["ops"] for r in (mine, theirs) if r.get("solved")]
+            if record.get("solved"):
+                ops = [r["ops"] for r in (mine, record) if r.get("solved")]
                 mine.update(solved=True, ops=min(ops))
-            if theirs.get("seen_solution"):
+            if record.get("seen_solution"):
                 mine["seen_solution"] = True
-            mine.setdefault("when", theirs.get("when", _now()))
-        return len(new_lessons), len(new_scores)
+            mine.setdefault("when", record.get("when", _now()))
+        return len(new_lessons), len(new_scores), theirs.dropped
 
     @property
     def best_scores(self) -> dict:
@@ -151,7 +159,7 @@ class Progress:
 def save_lesson_completed(lesson, right: int | None = None, asked: int | None = None) -> tuple[bool, list[str]]:
     """Record ``lesson`` as completed, with how many of its predictions were right:
     (whether it was saved, warning lines to show)."""
-    return _change(lambda p: p.complete_lesson(lesson.id, lesson.title, right, asked))
+    return update_progress(lambda p: p.complete_lesson(lesson.id, lesson.title, right, asked))
 
 
 def mark_lesson_completed(lesson, right: int | None = None, asked: int | None = None) -> str | None:
@@ -162,66 +170,39 @@ def mark_lesson_completed(lesson, right: int | None = None, asked: int | None = 
 
 def save_lesson_position(lesson, block: int, right: int = 0, asked: int = 0) -> str | None:
     """Remember where the app's player left ``lesson``: the last warning, or None."""
-    _, warnings = _change(lambda p: p.remember_position(lesson.id, block, right, asked))
+    _, warnings = update_progress(lambda p: p.remember_position(lesson.id, block, right, asked))
     return warnings[-1] if warnings else None
 
 
-def _change(change) -> tuple[bool, list[str]]:
-    progress = Progress.load()
-    warnings = [progress.warning] if progress.warning else []
-    change(progress)
+def update_progress(change, path: Path | None = None) -> tuple[bool, list[str]]:
+    """Load, ``change(progress)`` and save, holding the file's lock throughout so that
+    processes finishing at once all keep their records: (whether it was saved, warning
+    lines to show)."""
+    path = Path(path) if path else data_dir() / FILE_NAME
+    warnings: list[str] = []
     try:
-        progress.save()
+        with locked(path):
+            progress = Progress.load(path)
+            warnings += [progress.warning] if progress.warning else []
+            change(progress)
+            progress.save()
     except OSError as exc:
         return False, warnings + [f"could not save your progress: {exc}"]
     return True, warnings
 
 
-def parse_progress(text: str) -> tuple[dict, list]:
-    """Validate a progress file's text; ProgressError names what is wrong."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProgressError(f"not JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        raise ProgressError(f"not a radixviz progress file (expected version {VERSION})")
-    lessons, scores = data.get("lessons", {}), data.get("scores", [])
-    if not isinstance(lessons, dict) or not all(isinstance(v, dict) for v in lessons.values()):
-        raise ProgressError("'lessons' must map lesson ids to records")
-    if not isinstance(scores, list):
-        raise ProgressError("'scores' must be a list")
-    for s in scores:
-        if not (isinstance(s, dict) and isinstance(s.get("score"), int) and isinstance(s.get("total"), int)
-                and isinstance(s.get("when"), str) and isinstance(s.get("difficulty"), str)
-                and 0 <= s["score"] <= s["total"]):
-            raise ProgressError(f"bad score record {json.dumps(s)[:60]}")
-    return lessons, scores
-
-
-def parse_positions(text: str) -> dict:
-    """Where lessons were left before their end (older files have none); ProgressError if bad."""
-    data = json.loads(text)
-    positions = data.get("positions", {}) if isinstance(data, dict) else {}
-    if not isinstance(positions, dict) or not all(
-            isinstance(v, dict) and isinstance(v.get("block"), int) for v in positions.values()):
-        raise ProgressError("'positions' must map lesson ids to {\"block\": N}")
-    return positions
-
-
-def parse_challenges(text: str) -> dict:
-    """The challenge records of a progress file (older files have none); ProgressError if bad."""
-    data = json.loads(text)
-    challenges = data.get("challenges", {}) if isinstance(data, dict) else {}
-    if not isinstance(challenges, dict):
-        raise ProgressError("'challenges' must map challenge ids to records")
-    for key, record in challenges.items():
-        if not isinstance(record, dict) or (record.get("solved") and not isinstance(record.get("ops"), int)):
-            raise ProgressError(f"bad challenge record for {key!r}")
-    return challenges
-
-
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _move_aside(path: Path) -> str:
+    """Rename a damaged file out of the way; say where it went (or that it stayed)."""
+    aside = _aside_name(path)
+    try:
+        path.replace(aside)
+    except OSError:
+        return "left in place"
+    return f"moved to {aside}"
 
 
 def _aside_name(path: Path) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 import graphviz
 
 from radixviz.cache.engines import engine_spec
+from radixviz.files import atomic_write
 
 from .graphviz import GraphvizError, format_for
 from .marks import ALL_MARKS, CURRENT, PATH, WRONG, NodeMarks, compact_ranges, edge_text, split_edge_text
@@ -100,7 +101,7 @@ def write_compare(side, path, max_edge: int = 24) -> Path:
         raise GraphvizError(f"cannot write .{fmt}: the Graphviz 'dot' program is not installed; "
                             "write a .dot file instead") from None
     try:
-        path.write_bytes(data)
+        atomic_write(path, data)     # a full disk leaves the old file whole, not truncated
     except OSError as exc:
         raise GraphvizError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

@@ -13,10 +13,11 @@ from pathlib import Path
 import graphviz
 
 from radixviz.cache.engines import engine_spec
+from radixviz.files import atomic_write
 
 from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
-                    split_edge_text)
+                    mark_name, split_edge_text)
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
@@ -99,7 +100,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
         dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", "evicted"),
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)
     if used:
-        legend = "   ".join(f"{m.symbol} {m.name}" for m in ALL_MARKS if m in used)
+        legend = "   ".join(f"{m.symbol} {mark_name(m, tree)}" for m in ALL_MARKS if m in used)
         if node_marks.partial:
             legend += "\n│ the match took only the tokens before it"
         dot.node("legend", _label(legend), shape="plaintext", style="", fontsize="10")
@@ -166,7 +167,7 @@ def write(frame_or_tree, path, marks=None, **options) -> Path:
     graph = diagram(tree, marks, **options)
     data = graph.source.encode("utf-8") if fmt == "dot" else render(graph, fmt)
     try:
-        path.write_bytes(data)
+        atomic_write(path, data)     # a full disk leaves the old file whole, not truncated
     except OSError as exc:
         raise GraphvizError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

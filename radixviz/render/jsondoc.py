@@ -24,9 +24,10 @@ def op_args(op) -> list:
     return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
 
-def tree_json(node, node_stats: bool = False) -> dict:
+def tree_json(node, node_stats: bool = False, namespaces: bool = False) -> dict:
     """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot; with
-    ``node_stats`` (an engine whose nodes count them) also lock_ref, hits, priority, birth."""
+    ``node_stats`` (an engine whose nodes count them) also lock_ref, hits, priority, birth;
+    with ``namespaces`` (an engine whose keys carry them) the namespace and page hashes."""
     # built bottom-up with an explicit stack so deep chains do not hit the recursion limit
     done: dict = {}
     stack = [(node, False)]
@@ -41,6 +42,10 @@ def tree_json(node, node_stats: bool = False) -> dict:
         if node_stats:  # ref is the node's lock_ref
             entry.update(lock_ref=current.ref, hit_count=current.hit_count,
                          priority=current.priority, creation_time=current.creation_time)
+        if namespaces:
+            hashes = current.hash_value
+            entry.update(extra_key=current.extra_key,
+                         hash_value=None if hashes is None else list(hashes))
         entry["children"] = [done.pop(c.id) for c in current.children]
         done[current.id] = entry
     return done[node.id]
@@ -82,7 +87,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
         **_engine_fields(tree),
         "device": str(pool.device),
         "ops": ops,
-        "tree": tree_json(tree.root, engine_spec(tree.engine).node_stats),
+        "tree": tree_json(tree.root, engine_spec(tree.engine).node_stats, engine_spec(tree.engine).namespaces),
         "evictable_size": tree.evictable_size,
         "total_size": tree.total_size,
         "pool": {"size": pool.size, "free": pool.available_size(), "used": pool.used_size()},

@@ -14,11 +14,11 @@ from rich.text import Text
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
 
-from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
+from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, mark_name,
+                    partial_legend, split_edge_text)
 from .tree_rows import TreeRows, unreferenced_tokens  # noqa: F401 - unreferenced_tokens: views import it here
 
 GUIDE_STYLE = "dim"
-PARTIAL_LEGEND = "│ the match took only the tokens before it (6/11: 6 of 11)"
 DETAIL_STYLE = "dim"
 
 
@@ -134,10 +134,12 @@ class TreeView:
         ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
         return ghost
 
-    def legend_lines(self, used: set, partial: bool) -> list[Text]:
-        lines = [legend_line(used)]
-        if partial:
-            lines.append(Text(PARTIAL_LEGEND, style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
+    def legend_lines(self, used: set, cut: tuple | None) -> list[Text]:
+        """The legend of the marks ``used``; then, for an edge a match took only the start of,
+        ``cut`` = (tokens taken, edge length), a line with those numbers."""
+        lines = [legend_line(used, self.tree)]
+        if cut is not None:   # the numbers of the cut edge drawn above, not an example's
+            lines.append(Text(partial_legend(*cut), style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
         return lines
 
 
@@ -175,12 +177,13 @@ def _fold(prefix: str, what: str, guide: str = "") -> Text:
     return line
 
 
-def legend_line(used) -> Text:
-    """``▶ current step  ✓ matched ...`` for the marks present, in their fixed order."""
+def legend_line(used, tree=None) -> Text:
+    """``▶ current step  ✓ matched ...`` for the marks present, in their fixed order, named
+    as the engine of ``tree`` (a snapshot) names them."""
     line = Text(no_wrap=True, overflow="ellipsis")
     for mark in ALL_MARKS:
         if mark in used:
             if line:
                 line.append("  ")
-            line.append(f"{mark.symbol} {mark.name}", style=mark.style)
+            line.append(f"{mark.symbol} {mark_name(mark, tree)}", style=mark.style)
     return line

@@ -213,8 +213,36 @@ class TreeRows(Sequence):
         if marks.evicted:
             used.add(EVICTED)
         if used:
-            lines.extend(view.legend_lines(used, bool(marks.partial)))
+            lines.extend(view.legend_lines(used, self._cut_edge()))
         return lines
+
+    def _cut_edge(self) -> tuple | None:
+        """(tokens taken, edge length) of the first edge, in the tree's order, that a match
+        took only the start of; None if there is none."""
+        found = []
+        for node_id in self.node_marks.partial:
+            place = self._find(node_id)
+            if place is not None:
+                node, order = place
+                taken = self.node_marks.taken(node)
+                if node.key and taken is not None:
+                    found.append((order, taken, len(node.key)))
+        return min(found)[1:] if found else None
+
+    def _find(self, node_id: int):
+        """(the node with ``node_id``, its place in a depth-first walk from the root), or None."""
+        node, order = self.tree.root, 0
+        if node_id not in subtree_ids(node):
+            return None
+        while node.id != node_id:
+            order += 1
+            for child in node.children:
+                ids = subtree_ids(child)
+                if node_id in ids:
+                    node = child
+                    break
+                order += len(ids)
+        return node, order
 
 
 class _Probe:

@@ -18,12 +18,14 @@ from pathlib import Path
 
 from radixviz.cache.engines import engine_names
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
+from radixviz.files import BOM, ReadError, excerpt, read_bytes
 from radixviz.settings import PAGE_SIZE
 
 MAX_SCRIPT_BYTES = 1_000_000
 KEY_OPS = ("insert", "match", "lock", "unlock")
 OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction")
 MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release")}
+MAX_DIGITS = 18          # every number in the language fits in 64 bits
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
     "unlock": 'unlock "Hello"', "evict": "evict 5", "matcher": "matcher fixed|buggy",
@@ -117,10 +119,13 @@ def _split_line(line: str, file: str, lineno: int) -> list[list[_Word]]:
 
 
 def _int(word: _Word, file: str, lineno: int, what: str) -> int:
+    if len(word.text) > MAX_DIGITS and word.text.lstrip("+-").isdigit():
+        raise ScriptError(file, lineno, word.col, f"number too large ({len(word.text):,} digits; "
+                                                  f"at most {MAX_DIGITS}): {what}")
     try:
         return int(word.text, 10)
     except ValueError:
-        raise ScriptError(file, lineno, word.col, f"bad number {word.text!r}: {what}") from None
+        raise ScriptError(file, lineno, word.col, f"bad number {excerpt(word.text)}: {what}") from None
 
 
 def _key(name: str, args: list[_Word], file: str, lineno: int, col: int) -> tuple:
@@ -129,7 +134,7 @@ def _key(name: str, args: list[_Word], file: str, lineno: int, col: int) -> tupl
     if args[0].text == "tokens" and not args[0].quoted:
         return _token_ids(args[1:], file, lineno, args[0].col)
     if len(args) > 1:
-        raise ScriptError(file, lineno, args[1].col, f"extra argument {args[1].text!r}: "
+        raise ScriptError(file, lineno, args[1].col, f"extra argument {excerpt(args[1].text)}: "
                           f"quote a key that has spaces, e.g. {name} \"Hello world\"")
     return tuple(args[0].text)
 
@@ -152,7 +157,7 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     if name not in OP_NAMES:
         close = difflib.get_close_matches(name.lower(), OP_NAMES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(OP_NAMES)})"
-        raise ScriptError(file, lineno, col, f"unknown operation {name!r}{hint}")
+        raise ScriptError(file, lineno, col, f"unknown operation {excerpt(name)}{hint}")
     priority = None
     if name in ("insert", "tokens") and len(args) >= 2 and args[-2].text == "priority" \
             and not args[-2].quoted:
@@ -164,12 +169,12 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         return Op("insert", key=_token_ids(args, file, lineno, col), priority=priority, **where)
     if name == "reset":
         if args:
-            raise ScriptError(file, lineno, args[0].col, f"extra argument {args[0].text!r}: reset takes none")
+            raise ScriptError(file, lineno, args[0].col, f"extra argument {excerpt(args[0].text)}: reset takes none")
         return Op("reset", **where)
     if not args:
         raise ScriptError(file, lineno, col, f"missing argument: e.g. {USAGE[name]}")
     if len(args) > 1:
-        raise ScriptError(file, lineno, args[1].col, f"extra argument {args[1].text!r}: e.g. {USAGE[name]}")
+        raise ScriptError(file, lineno, args[1].col, f"extra argument {excerpt(args[1].text)}: e.g. {USAGE[name]}")
     if name == "evict":
         count = _int(args[0], file, lineno, "evict takes a token count, e.g. evict 5")
         if count < 0:
@@ -184,17 +189,17 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     if name == "engine":
         if mode not in engine_names():
             raise ScriptError(file, lineno, args[0].col,
-                              f"unknown engine {args[0].text!r}: use {' or '.join(engine_names())}")
+                              f"unknown engine {excerpt(args[0].text)}: use {' or '.join(engine_names())}")
         return Op("engine", mode=mode, **where)
     if name == "eviction":
         if mode not in EVICTION_POLICIES:
-            raise ScriptError(file, lineno, args[0].col, f"unknown eviction policy {args[0].text!r}: "
+            raise ScriptError(file, lineno, args[0].col, f"unknown eviction policy {excerpt(args[0].text)}: "
                               f"use {', '.join(EVICTION_POLICIES)}")
         return Op("eviction", mode=mode, **where)
     modes = MODES[name]
     if mode not in modes:
         what = "matcher" if name == "matcher" else "insert-slots mode"
-        raise ScriptError(file, lineno, args[0].col, f"unknown {what} {args[0].text!r}: use {' or '.join(modes)}")
+        raise ScriptError(file, lineno, args[0].col, f"unknown {what} {excerpt(args[0].text)}: use {' or '.join(modes)}")
     return Op(name, mode=mode, **where)
 
 
@@ -202,8 +207,11 @@ def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[
     """Parse a whole script; raise ScriptError at the first bad line (nothing is applied)."""
     if "\x00" in text:
         raise ScriptError(file, 1, 1, "binary file: a script is plain text")
+    if text.startswith(BOM):
+        text = text[1:]   # editors on Windows start a UTF-8 file with one
     ops: list[Op] = []
-    for offset, raw in enumerate(text.splitlines()):
+    # lines end at \n only: str.splitlines would also cut at U+2028, \x1c or \x85 inside a key
+    for offset, raw in enumerate(text.split("\n")):
         lineno = first_line + offset
         for words in _split_line(raw, file, lineno):
             ops.append(_parse_op(words, raw, file, lineno))
@@ -211,16 +219,14 @@ def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[
 
 
 def load_script(path: str | Path) -> list[Op]:
-    """Read and parse a script file, refusing binary, empty and oversized files."""
-    path = Path(path)
+    """Read and parse a script file, refusing binary, empty and oversized files and
+    anything that is not a regular file (a device or a FIFO is never read)."""
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_SCRIPT_BYTES:
-            raise ScriptError(name, 1, 1, f"file too large ({size:,} bytes; the limit is {MAX_SCRIPT_BYTES:,})")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ScriptError(name, 1, 1, f"cannot read: {exc.strerror or exc}") from None
+        data = read_bytes(path, MAX_SCRIPT_BYTES)
+    except ReadError as exc:
+        reason = str(exc)
+        raise ScriptError(name, 1, 1, reason if reason.startswith("file too large") else f"cannot read: {reason}") from None
     if b"\x00" in data:
         raise ScriptError(name, 1, 1, "binary file: a script is plain text")
     try:

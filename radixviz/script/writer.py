@@ -20,9 +20,10 @@ def key_source(key: tuple) -> str:
 def op_source(op) -> str:
     """One operation as a script line."""
     if op.key is not None:
-        return f"{op.name} {key_source(op.key)}"
-    if op.name == "evict":
-        return f"evict {op.count}"
+        priority = f" priority {op.priority}" if op.priority is not None else ""
+        return f"{op.name} {key_source(op.key)}{priority}"
+    if op.count is not None:          # evict N, page-size N
+        return f"{op.name} {op.count}"
     if op.mode is not None:
         return f"{op.name} {op.mode}"
     return op.name

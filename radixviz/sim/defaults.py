@@ -10,3 +10,6 @@ SEED = 0
 # None: the release's request table (pool / context_len x 256 rows), which never limits;
 # a number caps the requests running at once, a change from the release
 MAX_RUNNING = None
+# the most requests one run takes, named (--requests) or from a trace: beyond it a run takes
+# minutes and gigabytes; the scheduler screen has its own, lower cap (radixviz.settings)
+MAX_REQUESTS = 100_000

@@ -36,8 +36,10 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
 
 def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
-           **options) -> SimResult:
-    """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end."""
+           progress: Callable | None = None, **options) -> SimResult:
+    """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end.
+
+    ``progress(finished, total)``, when given, is called after every scheduler pass."""
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
     # the pool is built first so a real model can own its KV there
@@ -45,7 +47,12 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     sched.settings.update(workload=workload, requests=request_count(specs),
                           model=_model_name(model))
     sched.submit(specs)
-    return sched.run()
+    if progress is None:
+        return sched.run()
+    total = request_count(specs)
+    while sched.step() is not None:
+        progress(sched.stats.finished, total)
+    return sched.result()
 
 
 def compare(workload: str, policies=tuple(POLICIES), **kwargs) -> dict:

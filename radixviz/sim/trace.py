@@ -18,16 +18,24 @@ One JSON object a line (blank lines are skipped)::
   eviction policy evicts low values first; the 2024 engine ignores it.
 
 The whole file is checked before anything runs; the first bad line raises TraceError
-``FILE:LINE: message``.
+``FILE:LINE: message``. A trace holds at most ``MAX_REQUESTS`` requests (as ``--requests``)
+and ``MAX_TRACE_BYTES`` bytes, and is read only from a regular file.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+from radixviz.files import ReadError, excerpt, read_text
+
+from .defaults import MAX_REQUESTS
 from .request import RequestSpec
 
 FIELDS = ("prompt", "output_len", "arrival", "session", "priority")
+MAX_TRACE_BYTES = 200_000_000
+MAX_ID = 2**63 - 1             # token ids and output lengths: what an int64 tensor holds
+MAX_LINE_CHARS = 1_000_000     # one request's line; a longer one is refused before json reads it
 
 
 class TraceError(ValueError):
@@ -56,14 +64,18 @@ def load_trace(path, encode=None) -> list[RequestSpec]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(f"{path}: cannot read the trace: {getattr(error, 'strerror', None) or error}") from None
+        text = read_text(path, MAX_TRACE_BYTES)
+    except ReadError as error:
+        raise TraceError(f"{path}: cannot read the trace: {error}") from None
     entries = []  # (arrival, session, RequestSpec, line number)
     arrival = 0
-    for number, line in enumerate(text.splitlines(), 1):
+    # lines end at \n only: JSON strings may hold U+2028 and other characters splitlines cuts at
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
+        if len(entries) == MAX_REQUESTS:
+            raise TraceError(f"{path}:{number}: more than {MAX_REQUESTS:,} requests, the most a "
+                             "simulation runs (as --requests): split the trace")
         given, session, spec = _parse_line(line, f"{path}:{number}", encode)
         # a line without an arrival comes with the line before it
         arrival = given if given is not None else arrival
@@ -75,31 +87,38 @@ def load_trace(path, encode=None) -> list[RequestSpec]:
 
 
 def _parse_line(line: str, where: str, encode):
+    if len(line) > MAX_LINE_CHARS:
+        raise TraceError(f"{where}: line too long ({len(line):,} characters; at most {MAX_LINE_CHARS:,})")
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as error:
         raise TraceError(f"{where}: not JSON: {error.msg} (column {error.colno})") from None
+    except RecursionError:
+        raise TraceError(f"{where}: not a request: JSON nested too deeply") from None
+    except ValueError:   # Python refuses to read an integer of more than 4,300 digits
+        raise TraceError(f"{where}: not a request: a number of more than 4,300 digits") from None
     if not isinstance(obj, dict):
         raise TraceError(f"{where}: each line must be a JSON object with prompt and output_len")
     unknown = [k for k in obj if k not in FIELDS]
     if unknown:
-        raise TraceError(f"{where}: unknown field {unknown[0]!r}: use {', '.join(FIELDS)}")
+        raise TraceError(f"{where}: unknown field {excerpt(unknown[0])}: use {', '.join(FIELDS)}")
     for name in ("prompt", "output_len"):
         if name not in obj:
             raise TraceError(f"{where}: missing {name!r}")
     prompt = _tokens(obj["prompt"], where, encode)
     output_len = obj["output_len"]
-    if isinstance(output_len, bool) or not isinstance(output_len, int) or output_len < 1:
-        raise TraceError(f"{where}: output_len must be a whole number of at least 1, not {output_len!r}")
+    if isinstance(output_len, bool) or not isinstance(output_len, int) or not 1 <= output_len <= MAX_ID:
+        raise TraceError(f"{where}: output_len must be a whole number from 1 to {MAX_ID}, not {_shown(output_len)}")
     arrival = obj.get("arrival")
-    if arrival is not None and (isinstance(arrival, bool) or not isinstance(arrival, (int, float))):
-        raise TraceError(f"{where}: arrival must be a number, not {arrival!r}")
+    if arrival is not None and (isinstance(arrival, bool) or not isinstance(arrival, (int, float))
+                                or not math.isfinite(arrival)):
+        raise TraceError(f"{where}: arrival must be a finite number, not {_shown(arrival)}")
     session = obj.get("session")
     if session is not None and (isinstance(session, bool) or not isinstance(session, (str, int))):
-        raise TraceError(f"{where}: session must be a string or a whole number, not {session!r}")
+        raise TraceError(f"{where}: session must be a string or a whole number, not {_shown(session)}")
     priority = obj.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise TraceError(f"{where}: priority must be a whole number, not {priority!r}")
+    if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > MAX_ID:
+        raise TraceError(f"{where}: priority must be a whole number, not {_shown(priority)}")
     return arrival, session, RequestSpec(prompt, output_len, priority=priority)
 
 
@@ -107,9 +126,9 @@ def _tokens(prompt, where: str, encode) -> tuple:
     if isinstance(prompt, str):
         tokens = tuple(encode(prompt)) if encode else tuple(prompt.encode("utf-8"))
     elif isinstance(prompt, list):
-        bad = [t for t in prompt if isinstance(t, bool) or not isinstance(t, int) or t < 0]
+        bad = [t for t in prompt if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= MAX_ID]
         if bad:
-            raise TraceError(f"{where}: prompt token ids must be whole numbers >= 0, not {bad[0]!r}")
+            raise TraceError(f"{where}: prompt token ids must be whole numbers from 0 to {MAX_ID}, not {_shown(bad[0])}")
         tokens = tuple(prompt)
     else:
         raise TraceError(f"{where}: prompt must be text or a list of token ids, "
@@ -117,6 +136,12 @@ def _tokens(prompt, where: str, encode) -> tuple:
     if not tokens:
         raise TraceError(f"{where}: the prompt is empty")
     return tokens
+
+
+def _shown(value) -> str:
+    """A value as Python writes it, cut short: an error never echoes a whole line back."""
+    text = repr(value)
+    return text if len(text) <= 24 else text[:23] + "…"
 
 
 def _chain_sessions(entries) -> list[RequestSpec]:

@@ -5,12 +5,16 @@ The entry point exits with ``app.return_code`` so a crash exits non-zero.
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 from typing import Iterable
 
 from textual.app import App, SystemCommand
 
+from radixviz.lessons.places import data_dir
+from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.palette import screen_commands
+from radixviz.tui.sandbox_work import KeepsWork
 
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
@@ -70,6 +74,41 @@ class RadixvizApp(App):
         self.export_dir = Path(export_dir) if export_dir else Path("radixviz-export")
         self.first_paint: float | None = None   # perf_counter() once the first screen is drawn
         self._after_paint: list = []
+        self.served = os.environ.get(SERVED_ENV) == "1"
+
+    @property
+    def serving(self) -> bool:
+        """This session is a browser tab (``radixviz serve``, or any Textual web driver):
+        nothing typed names a path on this machine, files go to the browser, caps apply."""
+        return self.served or self.is_web
+
+    @property
+    def caps(self):
+        """The served session's limits (settings.SessionCaps), or None on a terminal."""
+        return SERVED_CAPS if self.serving else None
+
+    @property
+    def session_folder(self) -> Path | None:
+        """A served session's own folder (its scripts), or None on a terminal."""
+        return data_dir() / "scripts" if self.serving else None
+
+    @property
+    def autosave_folder(self) -> Path:
+        """Where sandboxes keep unsaved work (the student's own data dir when served)."""
+        return data_dir() / "autosave"
+
+    def action_quit(self) -> None:
+        """ctrl+q, the palette's Quit and every screen's q: leave the app, but first let each
+        screen that holds work (a sandbox's unsaved operations, a lesson's place) keep it
+        or ask."""
+        keepers = [s for s in reversed(self.screen_stack) if isinstance(s, KeepsWork)]
+        self._leave_through(keepers)
+
+    def _leave_through(self, keepers: list) -> None:
+        if not keepers:
+            self.exit()
+            return
+        keepers[0].leave_then(lambda: self._leave_through(keepers[1:]), "the shell (quit)")
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._painted)
@@ -90,9 +129,16 @@ class RadixvizApp(App):
                markup: bool = True) -> None:
         """Show one notification at a time: a new one takes the place of those still shown.
         Keys pressed in a burst (autoplay speed, undo, export) used to stack a column of
-        toasts over the panes."""
+        toasts over the panes.
+
+        Always plain text (``markup`` is ignored): messages quote paths, titles and what
+        the learner typed, and a ``[/]`` in any of them must show, not crash the app."""
         self.clear_notifications()
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def action_help_quit(self) -> None:
+        """ctrl+c: Textual's hint, in plain words (its own uses markup, shown plain here)."""
+        self.notify("Press ctrl+q to quit the app", title="Do you want to quit?")
 
     def on_stepper_screen_loaded(self) -> None:
         # A loaded session's history is hundreds of thousands of immutable snapshot objects
@@ -130,17 +176,18 @@ class RadixvizApp(App):
         self.run_worker(warm, thread=True, group="warm")
 
     def open_sandbox(self, script: str | None = None, script_text: str | None = None,
-                     title: str = "sandbox") -> None:
+                     title: str = "sandbox", screen_class=None) -> None:
+        """A sandbox on a script file or text; ``screen_class``: a kind of StepperScreen
+        (a quiz's "show me", which h leaves for the quiz)."""
         from radixviz.tui.screens.stepper import StepperScreen
         load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
                               engine_options=self.engine_options)
-        self.push_screen(StepperScreen(load, title=title, export_dir=self.export_dir))
+        self.push_screen((screen_class or StepperScreen)(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:
-        from radixviz.tui.screens.stepper import StepperScreen
+        from radixviz.tui.screens.lesson import LessonScreen
         load = session_loader(self.pool_size, self.buggy, self.device)
-        self.push_screen(StepperScreen(load, title=f"lesson {lesson.number}: {lesson.title}",
-                                       lesson=lesson, export_dir=self.export_dir))
+        self.push_screen(LessonScreen(lesson, load, export_dir=self.export_dir))
 
     def open_challenges(self) -> None:
         """The challenge list (files are small: read them here, no worker needed)."""

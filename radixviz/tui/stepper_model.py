@@ -19,8 +19,10 @@ class Applied:
 
 
 class StepperModel:
-    def __init__(self, session):
+    def __init__(self, session, caps=None):
+        """``caps``: a settings.SessionCaps in a served session (None: no limits)."""
         self.session = session
+        self.caps = caps
         self.position = 0
         self.redo_stack: list = []   # operations undone, the next redo last
 
@@ -85,21 +87,56 @@ class StepperModel:
 
     # --------------------------------------------------------------- changing
 
-    def apply_ops(self, ops) -> Applied:
-        """Apply ops in order; stop at the first refused one (those before it stay)."""
-        added = []
-        self.redo_stack = []   # a new operation starts a new future: nothing left to redo
-        for op in ops:
+    def apply_ops(self, ops, what: str = "line") -> Applied:
+        """Apply ``ops`` whole or not at all: at the first refused one, the session goes back
+        to how it was before them and the error says so (``what``: "line", "script")."""
+        ops = list(ops)
+        refused = self._over_caps(ops)
+        if refused:
+            return Applied([], refused)
+        before, added = self.session.ops, []
+        stack, self.redo_stack = self.redo_stack, []   # a new operation starts a new future
+        for number, op in enumerate(ops, 1):
             try:
                 added.append(self.session.apply(op))
             except ScriptError as exc:
-                self._jump_to(added)
-                return Applied(added, exc.message if exc.file == "<input>" else str(exc))
+                reason = exc.message if exc.file == "<input>" else str(exc)
+                return self._take_back(before, stack, added, len(ops), number, reason, what)
+        if self.caps is not None and len(self.frames) > self.caps.frames:
+            return self._take_back(before, stack, added, len(ops), None,
+                                   f"this session keeps at most {self.caps.frames:,} steps", what)
         self._jump_to(added)
         return Applied(added)
 
+    def _take_back(self, before, stack, added, count, number, reason, what) -> Applied:
+        """Undo a partly applied ``what``: replay the operations that came before it."""
+        if added:
+            self.rerun(before)
+        self.redo_stack = stack
+        if count == 1:
+            return Applied([], reason)
+        which = f"operation {number} of {count} was refused" if number else "it was refused"
+        return Applied([], f"nothing applied: {which}, so the whole {what} was taken back: {reason}")
+
+    def _over_caps(self, ops) -> str | None:
+        """Why a served session refuses ``ops`` before applying any (None: go ahead)."""
+        caps = self.caps
+        if caps is None:
+            return None
+        if len(ops) > caps.ops_per_line:
+            return f"at most {caps.ops_per_line} operations at once here (this has {len(ops)})"
+        if len(self.session.records) + len(ops) > caps.ops_per_session:
+            return (f"this session keeps at most {caps.ops_per_session} operations: save it "
+                    "(ctrl+s), then reset or undo")
+        longest = max((len(op.key) for op in ops if op.key is not None), default=0)
+        if longest > caps.key_tokens:
+            return f"keys of at most {caps.key_tokens} tokens here (this one has {longest})"
+        return None
+
     def apply_text(self, text: str) -> Applied:
-        """Parse and apply a line of the operation language; a bad line changes nothing."""
+        """Parse and apply a line of the operation language, whole or not at all."""
+        if self.caps is not None and len(text) > self.caps.line_chars:
+            return Applied([], f"a line of at most {self.caps.line_chars:,} characters here")
         try:
             ops = parse_script(text, "<input>")
         except ScriptError as exc:
@@ -135,6 +172,8 @@ class StepperModel:
         stack = self.redo_stack
         applied = self.apply_ops([op])
         self.redo_stack = stack   # apply_ops starts a new future; a redo continues the old one
+        if applied.error:
+            stack.append(op)
         return applied
 
     def rerun(self, ops, buggy: bool | None = None, keep: bool = True) -> Applied:

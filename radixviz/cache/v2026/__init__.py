@@ -1,4 +1,5 @@
-"""Today's radix cache (SGLang 9fbe6800a, March 2026): pages, eviction policies, lock_ref.
+"""Today's radix cache (SGLang 9fbe6800a, March 2026): pages, eviction policies, lock_ref,
+namespaces (extra keys), page hashes and KV events.
 
 ``cache.py`` is the engine the code pane shows, in the shape of SGLang's ``radix_cache.py``;
 ``node.py`` its node, ``candidates.py`` the eviction order, ``invariants.py`` its checks,
@@ -17,11 +18,12 @@ __all__ = ["Engine", "RadixCache", "TreeNode", "check_modern_invariants", "previ
 
 
 class Engine(_Facade):
-    """The 2026 engine: settings ``page_size`` and ``eviction_policy``."""
+    """The 2026 engine: settings ``page_size``, ``eviction_policy`` and ``kv_events``."""
 
     def make_cache(self) -> RadixCache:
         return RadixCache(self.settings["page_size"], self.settings["eviction_policy"],
-                          device=self.pool.device)
+                          device=self.pool.device,
+                          enable_kv_events=self.settings.get("kv_events", False))
 
     def lock(self, node) -> int:
         return self.cache.inc_lock_ref(node)
@@ -29,14 +31,14 @@ class Engine(_Facade):
     def unlock(self, node) -> int:
         return self.cache.dec_lock_ref(node)
 
-    def insert_key(self, key, slots, priority):
-        return self.cache.insert(key, slots, priority or 0)
+    def insert_key(self, key, slots, priority, extra_key=None):
+        return self.cache.insert(key, slots, priority or 0, extra_key)
 
     def check_invariants(self, held=()) -> None:
         check_modern_invariants(self.cache, self.pool, held)
 
-    def preview(self, key):
-        return preview_match(self.cache.snapshot(), key)
+    def preview(self, key, extra_key=None):
+        return preview_match(self.cache.snapshot(), key, extra_key)
 
     def protected_size(self) -> int:
         return self.cache.protected_size()

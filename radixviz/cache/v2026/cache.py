@@ -13,20 +13,24 @@ release, and is reproduced here step for step:
 - ``ref_counter`` became ``lock_ref``, and the cache keeps a protected (locked) size beside
   the evictable one;
 - nodes carry ``hit_count`` (raised by inserts only), ``priority`` (the max of the inserts
-  through them) and ``creation_time``; time comes from a monotonic clock (#6211).
+  through them) and ``creation_time``; time comes from a monotonic clock (#6211);
+- namespaces: a key with an ``extra_key`` (a LoRA adapter, a cache salt) files its child
+  under ``(extra_key, first page)``, so namespaces never share a node;
+- with ``enable_kv_events``, page hashes (hashes.py) and KV events (kv_record.py).
 
 Where this file differs from SGLang's, it says so: time is a logical clock (each place SGLang
 reads ``time.monotonic()`` takes the next tick: once per match and once per insert, and twice
 per node built), the evictable leaves stay ordered from one ``evict`` to the next
 (candidates.py: same nodes popped in the same order), a match of a single edge returns that
 edge's slots without copying them, ``insert`` refuses a key that is not whole pages (SGLang
-trusts its callers), and ``dec_lock_ref`` refuses a lock nobody took (checks.py).
+trusts its callers), ``dec_lock_ref`` refuses a lock nobody took (checks.py), and edges are
+compared without SGLang's check that both keys share a namespace (the child key ensures it).
 
 The line that does each step ends with ``# step: LABEL``; the ``if tr.active: tr.emit(...)``
 after it reports the step to an observer (trace.py) and costs one attribute test when nobody
 watches; ``invalidate(node)`` keeps snapshots true. The code pane hides both by default.
 
-Left out: the host-memory tier, KV events, bigram (EAGLE) keys, extra keys and chunked inserts.
+Left out: the host-memory tier, bigram (EAGLE) keys, chunked inserts, pinned nodes, metrics.
 """
 from __future__ import annotations
 
@@ -37,20 +41,25 @@ import torch
 
 from ..checks import check_release
 from ..evict_policy import eviction_key
+from ..hashes import check_hashable, split_node_hash_value
 from ..keys import as_key, get_child_key, key_match_paged, match
 from ..snapshot import invalidate
 from ..trace import EventKind as K, Tracer
 from ..values import as_value
 from .candidates import CandidateHeap
+from .kv_record import KVEventRecorder
+from .watched import Watched
 from .node import TreeNode
-from .snapshot import ModernTreeSnapshot, snapshot_modern_node
 
 
-class RadixCache:
-    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device="cpu"):
+class RadixCache(Watched, KVEventRecorder):
+    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device="cpu",
+                 enable_kv_events: bool = False):
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
         self.page_size = page_size
+        self.enable_kv_events = bool(enable_kv_events)
+        self.kv_event_queue: list = []
         self.device = torch.device(device)
         if page_size == 1:
             self.key_match_fn = match
@@ -75,11 +84,14 @@ class RadixCache:
         self.root_node = self._new_node(priority=-sys.maxsize)
         self.root_node.value = self._empty
         self.root_node.lock_ref = 1  # never unlocked, so never evicted
+        self.root_node.hash_value = []
         self.evictable_size_ = 0
         self.protected_size_ = 0
+        self._record_all_cleared_event()  # step: kv.cleared
 
-    def match_prefix(self, key):
-        """``(slots, last_node)`` for the longest cached prefix of ``key`` in whole pages.
+    def match_prefix(self, key, extra_key=None):
+        """``(slots, last_node)`` for the longest cached prefix of ``key`` in whole pages,
+        within namespace ``extra_key`` (None: the keys without one).
 
         May split a node: when the match stops inside an edge, the edge is cut there so that
         ``last_node`` covers exactly the matched tokens. ``slots`` may be the tree's own
@@ -96,7 +108,7 @@ class RadixCache:
             if tr.active: tr.emit("match.result", K.RESULT, (self.root_node,), matched=0, slots=())
             return self._empty, self.root_node
 
-        value, last_node = self._match_prefix_helper(self.root_node, key)
+        value, last_node = self._match_prefix_helper(self.root_node, key, extra_key)
         # SGLang concatenates always; the slots of a single edge are returned uncopied
         if value:
             value = value[0] if len(value) == 1 else torch.cat(value)  # step: match.result
@@ -105,17 +117,19 @@ class RadixCache:
         if tr.active: tr.emit("match.result", K.RESULT, (last_node,), matched=len(value), slots=tuple(value.tolist()))
         return value, last_node
 
-    def insert(self, key, value=None, priority: int = 0) -> int:
-        """Insert ``key`` (whole pages) with its slots; return how many leading tokens the
-        tree already held (the caller frees its own copies of those)."""
+    def insert(self, key, value=None, priority: int = 0, extra_key=None) -> int:
+        """Insert ``key`` (whole pages) with its slots in namespace ``extra_key``; return how
+        many leading tokens the tree already held (the caller frees its own copies of those)."""
         key = as_key(key)
         if len(key) % self.page_size:
             raise ValueError(f"insert needs whole pages: {len(key)} tokens is not a multiple "
                              f"of page size {self.page_size}")
         value = as_value(key, value, self.device)  # converts, or refuses before any change
+        if self.enable_kv_events:
+            check_hashable(key)  # a page hash needs token ids: refuse before any change
         tr = self.tracer
         tr.op = "insert"
-        prefix_len = self._insert_helper(self.root_node, key, value, priority)
+        prefix_len = self._insert_helper(self.root_node, key, value, priority, extra_key)
         if tr.active: tr.emit("insert.result", K.RESULT, (), prefix_len=prefix_len, length=len(key))
         return prefix_len  # step: insert.result
 
@@ -138,12 +152,13 @@ class RadixCache:
             num_evicted += len(x.value)
             if tr.active: tr.emit("evict.free", K.FREE, (x,), slots=tuple(x.value.tolist()), freed=len(x.value))
             self._delete_leaf(x)
+            self._record_remove_event(x)  # step: kv.removed
         if tr.active: tr.emit("evict.result", K.RESULT, (), evicted=num_evicted, target=num_tokens)
         return num_evicted
 
     def inc_lock_ref(self, node: TreeNode) -> int:
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
-        check_release(self, node, _lock_ref, page_size=self.page_size)
+        check_release(self, node, _lock_ref, page_size=self.page_size, namespaced=True)
         tr = self.tracer
         tr.op = "inc_lock_ref"
         delta = 0
@@ -164,7 +179,7 @@ class RadixCache:
     def dec_lock_ref(self, node: TreeNode) -> int:
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0).
         ValueError, changing nothing, when no lock was taken at ``node`` (checks.py)."""
-        check_release(self, node, _lock_ref, releasing=True, page_size=self.page_size)
+        check_release(self, node, _lock_ref, releasing=True, page_size=self.page_size, namespaced=True)
         tr = self.tracer
         tr.op = "dec_lock_ref"
         delta = 0
@@ -193,41 +208,16 @@ class RadixCache:
         # every node but the root is either locked or not
         return self.evictable_size_ + self.protected_size_
 
-    def set_eviction_policy(self, policy: str) -> None:
-        """Order the eviction candidates by ``policy`` from now on. SGLang fixes the policy at
-        start-up; radixviz lets a lesson evict one tree several ways."""
-        strategy = eviction_key(policy)
-        candidates = list(self.evictable_leaves)
-        self.eviction_strategy, self.eviction_policy = strategy, str(policy).lower()
-        self.evictable_leaves = CandidateHeap(strategy)
-        for node in candidates:
-            self.evictable_leaves.add(node)
-
-    def snapshot(self) -> ModernTreeSnapshot:
-        """An immutable picture of the whole tree as it is now."""
-        return ModernTreeSnapshot(snapshot_modern_node(self.root_node), self.evictable_size_,
-                                  self._clock, protected_size=self.protected_size_,
-                                  page_size=self.page_size, eviction_policy=self.eviction_policy)
-
-    @property
-    def observer(self):
-        return self.tracer.observer
-
-    @observer.setter
-    def observer(self, callback) -> None:
-        """Attach a callable that receives every micro-step as an Event (None detaches)."""
-        self.tracer.observer = callback
-
     # ------------------------------------------------------------------ helpers
 
-    def _match_prefix_helper(self, node: TreeNode, key: tuple):
+    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key=None):
         tr = self.tracer
         access_time = self._tick()
         node.last_access_time = access_time  # step: match.visit
         if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("match.visit", K.VISIT, (node,), time=access_time)
 
-        child_key = self.get_child_key_fn(key)
+        child_key = self.get_child_key_fn(key, extra_key=extra_key)
 
         value = []
         while len(key) > 0 and child_key in node.children:
@@ -251,7 +241,7 @@ class RadixCache:
                 key = key[prefix_len:]
 
                 if len(key):
-                    child_key = self.get_child_key_fn(key)
+                    child_key = self.get_child_key_fn(key, extra_key=extra_key)
 
         return value, node
 
@@ -260,9 +250,11 @@ class RadixCache:
         # keeps the rest, so the locks and handles held on it stay valid. The new node
         # inherits the child's priority, hit count and locks (it is the shared prefix)
         invalidate(child)  # before the cut, while its old ancestors are still above it
+        extra_key = child.extra_key  # both halves stay in the child's namespace
         new_node = self._new_node(priority=child.priority)
+        new_node.extra_key = extra_key
         new_node.hit_count = child.hit_count
-        new_node.children = {self.get_child_key_fn(key[split_len:]): child}
+        new_node.children = {self.get_child_key_fn(key[split_len:], extra_key=extra_key): child}
         new_node.parent = child.parent
         new_node.lock_ref = child.lock_ref
         new_node.key = child.key[:split_len]
@@ -270,11 +262,15 @@ class RadixCache:
         child.parent = new_node
         child.key = child.key[split_len:]
         child.value = child.value[split_len:].clone()
-        new_node.parent.children[self.get_child_key_fn(key)] = new_node  # step: split
+        new_node.parent.children[self.get_child_key_fn(key, extra_key=extra_key)] = new_node  # step: split
+        # hashes computed already are divided between the halves; none are computed here
+        new_node.hash_value, child.hash_value = split_node_hash_value(
+            child.hash_value, split_len, self.page_size)
         if self.tracer.active: self.tracer.emit("split", K.SPLIT, (new_node, child), at=split_len)
         return new_node
 
-    def _insert_helper(self, node: TreeNode, key: tuple, value, priority: int = 0) -> int:
+    def _insert_helper(self, node: TreeNode, key: tuple, value, priority: int = 0,
+                       extra_key=None) -> int:
         tr = self.tracer
         if priority is None:
             priority = 0
@@ -287,7 +283,7 @@ class RadixCache:
         if len(key) == 0:
             return 0
 
-        child_key = self.get_child_key_fn(key)
+        child_key = self.get_child_key_fn(key, extra_key=extra_key)
 
         total_prefix_length = 0
         while len(key) > 0 and child_key in node.children:
@@ -312,12 +308,13 @@ class RadixCache:
                 self._inc_hit_count(node)
                 self.evictable_leaves.refresh(node)  # its policy key moved
             if len(key):
-                child_key = self.get_child_key_fn(key)
+                child_key = self.get_child_key_fn(key, extra_key=extra_key)
 
         if len(key):
             new_node = self._new_node(priority=priority)
             new_node.parent = node
             new_node.key = key
+            new_node.extra_key = extra_key
             new_node.value = value.clone()  # its own tensor: a slice would keep the caller's alive
             new_node.hit_count = 1
             node.children[child_key] = new_node  # step: insert.create
@@ -327,6 +324,7 @@ class RadixCache:
             if tr.active: tr.emit("insert.evictable", K.EVICTABLE, (new_node,), old=self.evictable_size_ - len(key), new=self.evictable_size_, why="created")
             self._update_leaf_status(node)
             self._update_leaf_status(new_node)
+            self._record_store_event(new_node)  # step: kv.stored
         return total_prefix_length
 
     def _inc_hit_count(self, node: TreeNode) -> None:
@@ -344,7 +342,7 @@ class RadixCache:
     def _delete_leaf(self, node: TreeNode) -> None:
         tr = self.tracer
         parent = node.parent
-        del parent.children[self.get_child_key_fn(node.key)]  # step: evict.delete
+        del parent.children[self.get_child_key_fn(node.key, extra_key=node.extra_key)]  # step: evict.delete
         invalidate(parent)
         if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=node.id, key=node.key)
         self.evictable_size_ -= len(node.key)  # step: evict.evictable
@@ -359,13 +357,6 @@ class RadixCache:
             self.evictable_leaves.remove(node)
         else:
             self.evictable_leaves.add(node)
-
-    def _emit_heap(self, num_tokens: int) -> None:
-        """The candidates in pop order with the policy's key of each: the heap SGLang builds."""
-        key_of = self.eviction_strategy
-        ranked = sorted(self.evictable_leaves, key=key_of)
-        self.tracer.emit("evict.heap", K.HEAP, tuple(ranked), policy=self.eviction_policy, target=num_tokens,
-                         keys=tuple((n.id, key_of(n)) for n in ranked))
 
     def _tick(self) -> int:
         # where SGLang reads time.monotonic(): the next tick of a logical clock

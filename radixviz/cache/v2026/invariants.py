@@ -1,7 +1,9 @@
-"""Checks that today's tree is consistent: pages, locks, sizes, hit counts, priorities, leaves."""
+"""Checks that today's tree is consistent: pages, locks, sizes, hit counts, priorities, leaves,
+namespaces and page hashes."""
 from __future__ import annotations
 
 from ..invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
+from ..hashes import compute_node_hash_values
 from ..keys import get_child_key
 
 
@@ -21,12 +23,17 @@ def check_modern_invariants(cache, pool=None, held=()) -> None:
         for first, child in node.children.items():
             if child.parent is not node:
                 raise InvariantError(f"{_label(child)}: parent link does not point at the node holding it")
-            if not child.key or first != get_child_key(child.key, page):
+            if not child.key or first != get_child_key(child.key, page, 0, child.extra_key):
                 raise InvariantError(f"{_label(child)}: filed under {first!r} but its edge starts differently")
+            if node is not root and child.extra_key != node.extra_key:
+                raise InvariantError(f"{_label(child)}: namespace {child.extra_key!r} under a node "
+                                     f"of namespace {node.extra_key!r}")
             stack.append(child)
         if node is root:
             continue
         _check_node(node, page, cache._clock)
+        if cache.enable_kv_events and node.hash_value is None:
+            raise InvariantError(f"{_label(node)}: KV events are on but its pages were never hashed")
         if node.lock_ref == 0:
             evictable += len(node.key)
             if not node.children:
@@ -65,3 +72,6 @@ def _check_node(node, page: int, clock: int) -> None:
         raise InvariantError(f"{_label(node)}: priority {node.priority} above its parent's {parent.priority}")
     if not (0 < node.creation_time <= clock and 0 < node.last_access_time <= clock):
         raise InvariantError(f"{_label(node)}: times outside the clock ({clock})")
+    if node.hash_value is not None and parent.hash_value is not None \
+            and list(node.hash_value) != compute_node_hash_values(node, page):
+        raise InvariantError(f"{_label(node)}: its page hashes are not its pages' chained SHA-256")

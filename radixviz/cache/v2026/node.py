@@ -1,4 +1,5 @@
-"""A node of today's radix tree: the 2024 node plus locks, hit counts, priority and birth time."""
+"""A node of today's radix tree: the 2024 node plus locks, hit counts, priority, birth time,
+its namespace and its page hashes."""
 from __future__ import annotations
 
 import torch
@@ -13,11 +14,14 @@ class TreeNode:
     ``lock_ref`` counts the requests using the node (the 2024 ``ref_counter``, renamed);
     ``hit_count`` counts the inserts that passed through it; ``priority`` is the highest
     priority of any insert that did; ``creation_time`` and ``last_access_time`` are ticks of
-    the cache's logical clock.
+    the cache's logical clock. ``extra_key`` is the namespace its key belongs to (SGLang keeps
+    it on the node's ``RadixKey``; None outside any namespace), ``hash_value`` one hex SHA-256
+    a page, or None until something needs them (hashes.py).
     """
 
     __slots__ = ("id", "key", "value", "children", "parent", "lock_ref", "hit_count",
-                 "priority", "creation_time", "last_access_time", "_snap")
+                 "priority", "creation_time", "last_access_time", "extra_key", "hash_value",
+                 "_snap")
 
     def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
         self.id = id
@@ -30,12 +34,21 @@ class TreeNode:
         self.priority = priority
         self.last_access_time = last_access_time
         self.creation_time = creation_time
+        self.extra_key = None
+        self.hash_value: list | None = None
         self._snap = None  # cached snapshot for views, dropped when this subtree changes
 
     def is_leaf(self) -> bool:
         return not self.children
 
+    def get_last_hash_value(self) -> str | None:
+        """The hash of this node's last page (None before its hashes are computed)."""
+        if not self.hash_value:
+            return None
+        return self.hash_value[-1]
+
     def __repr__(self) -> str:
         text = tokens_text(self.key[:20])
-        return (f"TreeNode(#{self.id} {text!r} lock={self.lock_ref} hits={self.hit_count} "
+        space = "" if self.extra_key is None else f" ns={self.extra_key!r}"
+        return (f"TreeNode(#{self.id}{space} {text!r} lock={self.lock_ref} hits={self.hit_count} "
                 f"prio={self.priority} t={self.last_access_time} born={self.creation_time})")

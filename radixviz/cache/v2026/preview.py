@@ -1,7 +1,7 @@
 """What today's match would return, read off a snapshot without touching the tree.
 
 The same walk as ``RadixCache._match_prefix_helper`` (cache.py): the key is cut to whole
-pages, children are found by ``get_child_key``, edges are compared in whole pages, and a
+pages, children are found by ``get_child_key`` (in the key's namespace), edges are compared in whole pages, and a
 match that stops inside an edge would split it there. The KV check plans its prefill with
 it before the insert runs.
 """
@@ -12,8 +12,8 @@ from ..snapshot import MatchPreview
 from .snapshot import ModernTreeSnapshot
 
 
-def preview_match(tree: ModernTreeSnapshot, key) -> MatchPreview:
-    """What ``match_prefix(key)`` would return on ``tree``."""
+def preview_match(tree: ModernTreeSnapshot, key, extra_key=None) -> MatchPreview:
+    """What ``match_prefix(key, extra_key)`` would return on ``tree``."""
     page = tree.page_size
     key = as_key(key)
     key = key[:len(key) // page * page]
@@ -22,7 +22,7 @@ def preview_match(tree: ModernTreeSnapshot, key) -> MatchPreview:
     path: list = []
     last = tree.root.id
     while start < len(key):
-        child = node.child_for(key, page, start)
+        child = node.child_for(key, page, start, extra_key)
         if child is None:
             break
         common = key_match_paged(child.key, key[start:], page)

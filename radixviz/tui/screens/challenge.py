@@ -80,13 +80,10 @@ class ChallengeScreen(StepperScreen):
                                           self.verdict.debrief(self.challenge)))
 
     def _save(self, change) -> None:
-        from radixviz.lessons.progress import Progress
-        progress = Progress.load()
-        change(progress)
-        try:
-            progress.save()
-        except OSError as exc:
-            self.notify(f"could not save your progress: {exc}", severity="warning", timeout=6)
+        from radixviz.lessons.progress import update_progress
+        _, warnings = update_progress(change)
+        if warnings:
+            self.notify(warnings[-1], markup=False, severity="warning", timeout=6)
 
     # ----------------------------------------------------- only allowed operations
 

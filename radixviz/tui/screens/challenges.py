@@ -1,6 +1,7 @@
 """The list of challenges, with the learner's status, and the screens around one attempt."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -35,8 +36,9 @@ class ChallengeListScreen(Screen):
         yield Footer()
 
     def _options(self) -> list:
-        return [Option(f"{c.number:>2}. {c.title}  [{c.level}]   "
-                       f"{status_text(c, self.progress.challenges.get(c.id, {}))}", id=c.id)
+        # a title comes from a teacher's file: plain text, never markup
+        return [Option(Text(f"{c.number:>2}. {c.title}  [{c.level}]   "
+                            f"{status_text(c, self.progress.challenges.get(c.id, {}))}"), id=c.id)
                 for c in self.challenges]
 
     def refresh_status(self, progress) -> None:
@@ -62,7 +64,7 @@ class ChallengeListScreen(Screen):
         self.app.pop_screen()
 
     def action_quit_app(self) -> None:
-        self.app.exit()
+        self.app.action_quit()   # a sandbox below may hold unsaved work: it asks first
 
 
 class SolvedScreen(ModalScreen[None]):

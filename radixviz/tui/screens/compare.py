@@ -194,5 +194,5 @@ class CompareScreen(Screen):
         self.app.pop_screen()
 
     def action_quit_app(self) -> None:
-        self.app.exit()
+        self.app.action_quit()   # a sandbox below may hold unsaved work: it asks first
 

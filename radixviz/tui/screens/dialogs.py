@@ -1,4 +1,5 @@
-"""Small dialogs of the stepper: leave or stay, a file name, the KV check's report.
+"""Small dialogs of the stepper: leave or stay, a file name, overwrite or not, a script of
+the session, unsaved work to restore, the KV check's report.
 
 Each is a ModalScreen that answers through ``dismiss``: the stepper's callbacks act on the
 answer, so nothing is lost while a dialog is open.
@@ -10,7 +11,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 
 class ConfirmLeave(ModalScreen[str | None]):
@@ -37,21 +39,27 @@ class ConfirmLeave(ModalScreen[str | None]):
         self.dismiss(answer)
 
 
-class AskPath(ModalScreen[str | None]):
-    """One line of text, usually a file name: enter answers it, esc answers None."""
+class AskPath(ModalScreen):
+    """One line of text, usually a file name: enter answers it, esc answers None.
+
+    ``accept(text) -> (answer, error)``, when given, is asked first: an error is shown in
+    the dialog at once (a missing file, say) and the dialog stays open to fix the name;
+    otherwise the dialog answers ``answer``.
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, value: str = "", hint: str = ""):
+    def __init__(self, title: str, value: str = "", hint: str = "", accept=None, max_length: int = 0):
         super().__init__()
-        self.title_text, self.value, self.hint = title, value, hint
+        self.title_text, self.value, self.hint, self.accept = title, value, hint, accept
+        self.max_length = max_length
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog-box") as box:
             box.border_title = self.title_text
             if self.hint:
                 yield Static(Text(self.hint, style="dim"))
-            yield Input(self.value, id="dialog-input")
+            yield Input(self.value, id="dialog-input", max_length=self.max_length)
             yield Static("", id="dialog-error")
 
     def on_mount(self) -> None:
@@ -59,11 +67,95 @@ class AskPath(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if event.value.strip():
-            self.dismiss(event.value.strip())
+        text = event.value.strip()
+        if not text:
+            return
+        if self.accept is None:
+            self.dismiss(text)
+            return
+        answer, error = self.accept(text)
+        if error:
+            # what went wrong may quote the name: plain text, never markup
+            self.query_one("#dialog-error", Static).update(Text(f"✗ {error}"))
+        else:
+            self.dismiss(answer)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ConfirmOverwrite(ModalScreen[bool]):
+    """A file is already there: True to replace it, False to choose another name."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Replace it"),
+                Binding("n,escape", "answer(False)", "Another name")]
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name_shown = name
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box") as box:
+            box.border_title = "Replace the file?"
+            yield Static(Text(f"{self.name_shown} already exists.\n\n"
+                              "y  replace it with this session\n"
+                              "n  choose another name (esc too)"))
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class PickScript(ModalScreen[str | None]):
+    """A script of this served session (saved or uploaded): its name, or None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, names: list[str]):
+        super().__init__()
+        self.names = names
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box") as box:
+            box.border_title = "Open a script of this session"
+            yield Static(Text("↑/↓ and enter open it; its operations run after the ones here · esc cancels",
+                              style="dim"))
+            yield OptionList(*[Option(Text(name), id=str(i)) for i, name in enumerate(self.names)],
+                             id="dialog-scripts")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.names[int(event.option.id)])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RestoreWork(ModalScreen[str | None]):
+    """A sandbox closed without saving: ``restore``, ``discard`` or None (decide later)."""
+
+    BINDINGS = [Binding("r,enter", "answer('restore')", "Restore"),
+                Binding("d", "answer('discard')", "Discard"),
+                Binding("escape", "answer(None)", "Later")]
+
+    def __init__(self, operations: int, when: str):
+        super().__init__()
+        self.operations, self.when = operations, when
+
+    def compose(self) -> ComposeResult:
+        count = f"{self.operations} operation{'s' if self.operations != 1 else ''}"
+        with Vertical(id="dialog-box") as box:
+            box.border_title = "Unsaved work found"
+            yield Static(Text(f"A sandbox closed on {self.when} before its {count} were saved "
+                              "(the terminal or the tab closed).\n\n"
+                              "r  restore them here\n"
+                              "d  discard them\n"
+                              "esc  decide later (they are offered again next time)"))
+
+    def action_answer(self, answer: str | None) -> None:
+        self.dismiss(answer)
 
 
 class KVReport(ModalScreen[None]):

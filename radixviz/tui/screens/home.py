@@ -4,6 +4,7 @@ Imports neither torch nor the engine: it paints at once while a worker warms the
 """
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -48,6 +49,7 @@ class HomeScreen(Screen):
         with Vertical(id="home-box") as box:
             box.border_title = "radixviz"
             yield Static(INTRO, id="home-intro")
+            yield Static("", id="home-warning")
             yield OptionList(*self._options(), id="home-menu")
             yield Static("↑/↓ and enter to open · ? help · q quit", classes="hint")
         yield FittingFooter()
@@ -59,7 +61,8 @@ class HomeScreen(Screen):
                    Option("Across time: one script on the 2024 and the 2026 engine side by side",
                           id="across-time")]
         if self.lessons:
-            options += [Option(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else ""),
+            # a title comes from a lesson file: plain text, never markup
+            options += [Option(Text(f"Lesson {l.number}: {l.title}" + ("  ✓" if l.id in self.completed else "")),
                                id=f"lesson:{i}") for i, l in enumerate(self.lessons)]
         else:
             options.append(Option("Lessons: loading…", id="lessons-loading", disabled=True))
@@ -90,8 +93,14 @@ class HomeScreen(Screen):
         self.app.call_from_thread(self._show_lessons, lessons, problems)
 
     def _read_completed(self) -> None:
+        """The ✓ of each completed lesson; what is wrong with the progress file, on screen
+        (it stays until the file is fixed: every good record is still counted)."""
         from radixviz.lessons.progress import Progress
-        self.completed = set(Progress.load().lessons)
+        progress = Progress.load()
+        self.completed = set(progress.lessons)
+        warning = self.query_one("#home-warning", Static)
+        warning.update(Text(f"⚠ {progress.warning}") if progress.warning else "")
+        warning.display = bool(progress.warning)
 
     def on_screen_resume(self) -> None:
         """Back from a lesson: its ✓ may be new."""
@@ -162,4 +171,4 @@ class HomeScreen(Screen):
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_quit_app(self) -> None:
-        self.app.exit()
+        self.app.action_quit()   # a sandbox below may hold unsaved work: it asks first

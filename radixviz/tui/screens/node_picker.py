@@ -34,7 +34,8 @@ class NodePicker(ModalScreen[tuple | None]):
 
     def compose(self) -> ComposeResult:
         tree = self.frame.tree
-        options = [Option(f"{'  ' * (len(tree.path_to(n.id)) - 2)}{_edge(n)}  ref {n.ref}", id=str(n.id))
+        # edges are the learner's keys: plain text, never markup
+        options = [Option(Text(f"{'  ' * (len(tree.path_to(n.id)) - 2)}{_edge(n)}  ref {n.ref}"), id=str(n.id))
                    for n in self.nodes]
         with Vertical(id="node-box"):
             yield Static("Nodes (↑/↓ pick · l lock · u unlock · x evict · esc close)", classes="hint")

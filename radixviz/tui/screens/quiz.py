@@ -141,15 +141,11 @@ class QuizScreen(Screen):
             f"The same questions again: radixviz quiz --seed {quiz.seed} --difficulty {quiz.difficulty}")
         self._feedback("enter or esc to leave", None)
         if self.save and quiz.answers:
-            from radixviz.lessons.progress import Progress
-            progress = Progress.load()
-            if progress.warning:
-                self.notify(progress.warning, severity="warning", timeout=6)
-            progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed)
-            try:
-                progress.save()
-            except OSError as exc:
-                self.notify(f"could not save your score: {exc}", severity="error")
+            from radixviz.lessons.progress import update_progress
+            saved, warnings = update_progress(
+                lambda p: p.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed))
+            if warnings:
+                self.notify(warnings[-1], markup=False, severity="warning" if saved else "error", timeout=6)
 
     def action_skip(self) -> None:
         if not self.answered:
@@ -163,8 +159,9 @@ class QuizScreen(Screen):
         scenario = self.question.scenario
         if not self.answered:
             scenario = scenario.split("# the question:")[0]
+        from radixviz.tui.screens.side_sandbox import QuizShowMe
         title = f"quiz question {self.index + 1}" + ("" if self.answered else " (set-up only)")
-        self.app.open_sandbox(script_text=scenario, title=title)
+        self.app.open_sandbox(script_text=scenario, title=title, screen_class=QuizShowMe)
 
     def action_leave(self) -> None:
         if self.quiz is not None and not self.finished and self.quiz.answers:

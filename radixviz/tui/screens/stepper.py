@@ -1,13 +1,16 @@
 """The stepper: tree, pool, code and narration of one micro-step at a time.
 
-Used by the sandbox and by lessons. The engine (and torch) loads in a worker thread; the
-screen paints a loading line first and mounts the panes when the session is ready.
+The sandbox is this screen; a lesson (``lesson.py``), a challenge (``challenge.py``) and a
+sandbox opened from another screen (``side_sandbox.py``) are kinds of it. The engine (and
+torch) loads in a worker thread; the screen paints a loading line first and mounts the
+panes when the session is ready.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
+from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -19,17 +22,16 @@ from textual.widgets import Input, Static
 
 from radixviz.cache.engines import engine_spec
 from radixviz.tui.screens.early_keys import EarlyKeys, bound_action, to_open_input
+from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.widgets.footer import FittingFooter
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
-NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
-LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
               "January 2024; nothing changed")
 
 
-class StepperScreen(Screen):
+class StepperScreen(SandboxFiles, Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
     ASK_BEFORE_LEAVING = True   # a sandbox's operations are the learner's work
     BINDINGS = STEPPER_KEYS
@@ -47,22 +49,22 @@ class StepperScreen(Screen):
     speed = var(1, init=False, always_update=True)
     """Index into SPEEDS (0 is the slowest); pressing past either end says where it stopped."""
 
-    def __init__(self, load: Callable, title: str = "sandbox", lesson=None,
-                 export_dir: Path | None = None):
+    def __init__(self, load: Callable, title: str = "sandbox", export_dir: Path | None = None):
         """``load()`` runs in a worker: returns (Session, error line or None)."""
         super().__init__()
-        self._load_session, self.stepper_title, self.lesson = load, title, lesson
+        self._load_session, self.stepper_title = load, title
         self.export_dir = Path(export_dir or "radixviz-export")
-        self.player = None
         self._autoplay = None   # the Timer while playing
         self._early_keys = EarlyKeys()   # keys pressed while the engine loads
 
     def compose(self) -> ComposeResult:
-        yield Container(Static(f"{self.stepper_title}: loading the engine (torch)…", id="loading"),
+        # the title may be a script's path: plain text, never markup
+        yield Container(Static(Text(f"{self.stepper_title}: loading the engine (torch)…"), id="loading"),
                         id="stepper-body")
         yield Static("", id="op-error")
+        caps = self.app.caps   # a served session: a typed line has a length limit
         yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
-                                'esc closes)', id="op-input")
+                                'esc closes)', id="op-input", max_length=caps.line_chars if caps else 0)
         yield FittingFooter()
 
     def on_mount(self) -> None:
@@ -76,31 +78,31 @@ class StepperScreen(Screen):
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
 
+    def make_panes(self):
+        """The panes this screen draws its frames into (called once the engine has loaded)."""
+        from radixviz.tui.widgets.panes import StepperPanes
+        return StepperPanes(id="stepper-panes")
+
     async def _ready(self, session, error) -> None:
         from radixviz.tui.stepper_model import StepperModel
-        from radixviz.tui.widgets.panes import StepperPanes
 
         if not self.is_attached:      # the learner left before the engine was ready
             return
         body = self.query_one("#stepper-body")
         await body.remove_children()
-        await body.mount(StepperPanes(id="stepper-panes"))
+        await body.mount(self.make_panes())
         if not self.is_attached:
             return
         if error:
             self._show_error(error)
-        self._kept_ops = list(session.ops)   # what a file or the caller gave: nothing to lose yet
-        self.model = StepperModel(session)   # only now do the keys act
+        self.model = StepperModel(session, caps=self.app.caps)   # only now do the keys act
+        self.start_work(session)   # what a file or the caller gave: nothing to lose yet
         self.post_message(self.Loaded())
         if self._early_keys.held:   # then the keys pressed meanwhile, in order
             self.run_worker(self._early_keys.release(self.app), group="early-keys")
 
     def watch_model(self, model) -> None:
-        if model is None:
-            return
-        if self.lesson is not None:
-            self._start_lesson()
-        else:
+        if model is not None:
             self.refresh_view()
 
     def on_key(self, event: events.Key) -> None:
@@ -124,16 +126,18 @@ class StepperScreen(Screen):
 
     # ---------------------------------------------------------------- drawing
 
+    def status_notes(self) -> list:
+        """(long, short) notes for the end of the status line: where the learner is."""
+        if self.playing:
+            return [(f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s")]
+        return []
+
     def refresh_view(self) -> None:
         if self.model is None or not self.is_attached:
             return
-        notes = [self.player.progress] if self.player is not None else []
-        if self.playing:
-            notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
-        text, full = self.player.text_for(self.model.frame) if self.player else ("", True)
         try:
             panes = self.query_one("#stepper-panes")
-            panes.show(self.model, text, notes, full)
+            panes.show(self.model, self.status_notes())
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
@@ -143,14 +147,13 @@ class StepperScreen(Screen):
 
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)
-        error.update(f"✗ {message}")
+        error.update(Text(f"✗ {message}"))   # may quote what was typed: never markup
         error.display = True
 
     # ----------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        if not self._lesson_continues():
-            self._moved(self.model.step(1))
+        self._moved(self.model.step(1))
 
     def action_prev(self) -> None:
         self._moved(self.model.step(-1))
@@ -162,8 +165,7 @@ class StepperScreen(Screen):
         self._moved(self.model.go(len(self.model.frames) - 1))
 
     def action_next_op(self) -> None:
-        if not self._lesson_continues():
-            self._moved(self.model.next_op())
+        self._moved(self.model.next_op())
 
     def action_prev_op(self) -> None:
         self._moved(self.model.prev_op())
@@ -201,7 +203,7 @@ class StepperScreen(Screen):
     def _tick(self) -> None:
         if self.app.screen is not self:
             return  # a dialog (help, a prediction, the palette) is open: wait for it
-        if self.model.at_end and (self.player is None or self.player.done):
+        if self.model.at_end:
             self.playing = False   # stop at the end
         else:
             self.action_next()
@@ -255,6 +257,7 @@ class StepperScreen(Screen):
                 # the field stays open for the next operation: letters typed next must not
                 # act as keys (h from "matcher" used to go home); esc closes it
                 field.value = ""
+        self.work_changed()
         self.refresh_view()
 
     def action_toggle_matcher(self) -> None:
@@ -302,61 +305,8 @@ class StepperScreen(Screen):
         else:
             self.query_one("#op-error").display = False
             self.notify(done, timeout=2)
+        self.work_changed()
         self.refresh_view()
-
-    # ------------------------------------------------------------ scripts
-
-    def action_save_script(self, then=None) -> None:
-        """Ask for a file name and write the session as a script ``radixviz run`` reads."""
-        if self.model is None:
-            return
-        if not self.model.session.records:
-            self.notify("nothing to save yet: run an operation first (press :)", severity="warning")
-            return
-        from radixviz.tui.screens.dialogs import AskPath
-        self.app.push_screen(AskPath("Save the session as a script", "session.rv",
-                                     "a file name; radixviz run and ctrl+o read it back"),
-                             lambda path: self._save_to(path, then))
-
-    def _save_to(self, path, then=None) -> None:
-        from radixviz.script import script_source
-        if not path:
-            return
-        session = self.model.session
-        try:
-            text = script_source(session.ops, buggy=session.initial_buggy,
-                                 note=f"saved from the radixviz {self.stepper_title}")
-            Path(path).expanduser().write_text(text, encoding="utf-8")
-        except (OSError, ValueError) as exc:
-            self.notify(f"not saved: {getattr(exc, 'strerror', None) or exc}", severity="error", timeout=6)
-            return
-        self._kept_ops = list(session.ops)
-        self.notify(f"saved {len(session.records)} operation(s) to {path}", timeout=4)
-        if then is not None:
-            then()
-
-    def action_open_script(self) -> None:
-        """Ask for a script file and run its operations after the ones already here."""
-        if self.model is None:
-            return
-        from radixviz.tui.screens.dialogs import AskPath
-        self.app.push_screen(AskPath("Open a script", "session.rv",
-                                     "its operations run after the ones already here"),
-                             self._open_from)
-
-    def _open_from(self, path) -> None:
-        from radixviz.script import ScriptError, load_script
-        if not path:
-            return
-        try:
-            ops = load_script(Path(path).expanduser())
-        except ScriptError as exc:
-            self._show_error(str(exc))
-            return
-        applied = self.model.apply_ops(ops)
-        self._applied(applied)
-        if applied.error is None:
-            self.notify(f"ran {len(applied.records)} operation(s) from {path}", timeout=4)
 
     def action_select_node(self) -> None:
         from radixviz.tui.screens.node_picker import NodePicker
@@ -368,80 +318,6 @@ class StepperScreen(Screen):
         if choice:
             action, node_id = choice
             self._applied(self.model.node_op(action, node_id))
-
-    # ------------------------------------------------------------------ lessons
-
-    def _lesson_continues(self) -> bool:
-        """Past a lesson's last frame, stepping on plays its next block or, after the last,
-        says the lesson is over; True if it did either."""
-        if not self.model.at_end or self.player is None:
-            return False
-        if self.player.done:
-            self.notify(LESSON_OVER, timeout=4)
-        else:
-            self._advance_lesson()
-        return True
-
-    def _advance_lesson(self) -> None:
-        from radixviz.tui.lesson_player import Ask
-        result = self.player.advance(self.model)
-        if self.player.done and not self.player.completed:
-            self._record_completed()
-        if isinstance(result, Ask):
-            from radixviz.tui.screens.predict import PredictScreen
-            self.playing = False   # a prediction deserves a pause
-            self.app.push_screen(PredictScreen(result), self._answered)
-            return
-        if result is not None and not isinstance(result, str):
-            self._applied(result)
-            return
-        if result is None:
-            self.notify(LESSON_OVER, timeout=4)   # the lesson ended on a prediction
-        self.refresh_view()
-
-    def _start_lesson(self) -> None:
-        """Play the lesson from its start, or offer to resume where the learner left it."""
-        from radixviz.lessons.progress import Progress
-        from radixviz.tui.lesson_player import LessonPlayer
-        from radixviz.tui.screens.resume import ResumeScreen
-        self.player = LessonPlayer(self.lesson)
-        saved = Progress.load().positions.get(self.lesson.id)
-        if not saved or not 0 < saved["block"] < len(self.lesson.blocks) - 1:
-            self._advance_lesson()
-            return
-
-        def chosen(resume) -> None:
-            if resume:
-                right, asked = (saved.get("predicted") or [0, 0])[:2]
-                self.player.fast_forward(self.model, saved["block"], right, asked)
-                self.refresh_view()
-            else:
-                self._advance_lesson()
-        self.app.push_screen(ResumeScreen(self.lesson, saved["block"]), chosen)
-
-    def _remember_position(self) -> None:
-        """Leaving a lesson before its end: keep the place, so opening it again can resume."""
-        player = self.player
-        if player is None or player.completed or player.index < 1:
-            return
-        from radixviz.lessons.progress import save_lesson_position
-        warning = save_lesson_position(self.lesson, player.index, player.right, player.asked)
-        if warning:
-            self.notify(warning, severity="warning", timeout=6)
-
-    def _answered(self, verdict) -> None:
-        self.player.record(verdict)
-        self._advance_lesson()
-
-    def _record_completed(self) -> None:
-        """The lesson was played to its end: the learner's progress says so, with the score."""
-        from radixviz.lessons.progress import mark_lesson_completed
-        self.player.completed = True
-        warning = mark_lesson_completed(self.lesson, self.player.right, self.player.asked)
-        if warning:
-            self.notify(warning, severity="warning", timeout=6)
-        score = f" You predicted {self.player.right} of {self.player.asked}." if self.player.asked else ""
-        self.notify(f"Lesson {self.lesson.number} completed.{score}", timeout=4)
 
     # --------------------------------------------------------------- KV check
 
@@ -460,63 +336,21 @@ class StepperScreen(Screen):
         if self.is_attached:
             self.app.push_screen(KVReport(lines))
 
-    # ------------------------------------------------------------------ exports
-
-    def action_export(self) -> None:
-        if self.model.frame is None:
-            self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
-            return
-        from radixviz.tui.exports import export_frame
-        self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
-
-    def action_export_all(self) -> None:
-        if not self.model.frames:
-            self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
-            return
-        self.notify(f"exporting {len(self.model.frames)} frames…", timeout=2)
-        self._export_all(list(self.model.frames))
-
-    @work(thread=True, exclusive=True, group="export")
-    def _export_all(self, frames) -> None:
-        from textual.worker import get_current_worker
-
-        from radixviz.tui.exports import export_frames
-        worker = get_current_worker()   # leaving the app cancels it; stop between files
-        message = export_frames(frames, self.export_dir, lambda: worker.is_cancelled)
-        if worker.is_cancelled:
-            return
-        self.app.call_from_thread(self.notify, message, timeout=6)
-
     # ------------------------------------------------------------------- others
 
     def action_help(self) -> None:
         from radixviz.tui.screens.help import HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
-    def _leave(self, go, where: str) -> None:
-        """Leave by ``go()``; a sandbox whose operations were changed since it was opened or
-        saved asks first (save, leave or stay)."""
-        if (not self.ASK_BEFORE_LEAVING or self.player is not None or self.model is None
-                or self.model.session.ops == self._kept_ops):
-            go()
-            return
-        from radixviz.tui.screens.dialogs import ConfirmLeave
-
-        def answered(answer) -> None:
-            if answer == "leave":
-                go()
-            elif answer == "save":
-                self.action_save_script(then=go)
-        self.app.push_screen(ConfirmLeave(len(self.model.session.records), where), answered)
-
     def action_home(self) -> None:
-        self._remember_position()
-        self._leave(self._go_home, "the home screen")
+        self.leave_then(self._go_home, "the home screen")
+
+    def remember_position(self) -> None:
+        """Leaving: a lesson keeps its place here (``LessonScreen``); a sandbox has none."""
 
     def _go_home(self) -> None:
         self.playing = False
         self.app.open_home()
 
     def action_quit_app(self) -> None:
-        self._remember_position()
-        self._leave(self.app.exit, "the shell (quit)")
+        self.app.action_quit()   # asks every screen that holds work, this one first

@@ -3,6 +3,7 @@ now, the operations used against par, and the hints revealed so far."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.content import Content
 from textual.widgets import Static
 
 
@@ -11,7 +12,8 @@ class GoalPane(Static):
     def __init__(self, challenge, **kwargs):
         super().__init__("", classes="pane", **kwargs)
         self.challenge = challenge
-        self.border_title = f"challenge: {challenge.title}  ({challenge.level}, par {challenge.par})"
+        # the title comes from a teacher's file: plain text, never markup
+        self.border_title = Content(f"challenge: {challenge.title}  ({challenge.level}, par {challenge.par})")
 
     def show(self, verdict, hints_shown: int, solution_seen: bool) -> None:
         """Draw ``verdict`` (None before the session is ready) and the revealed hints."""

@@ -1,0 +1,154 @@
+"""The students of a served class: who joined, each one's own folder, and the class report.
+
+A class lives in one folder (``radixviz serve --class-dir``, by default ``classroom`` in
+radixviz's data folder): ``students.json`` names each student, and ``students/ID/`` holds
+that student's progress, autosaves and scripts. The ID is a long random key: it is the
+student's cookie and personal link, so it must stay secret to the student and the teacher.
+The teacher's own progress file is never read or written here.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from radixviz.files import ReadError, atomic_write, read_text, strip_controls
+from radixviz.lessons.progress import Progress
+from radixviz.lessons.progress_file import locked
+
+ROSTER = "students.json"
+MAX_NAME = 40
+MAX_STUDENTS = 2000
+_ID = re.compile(r"[A-Za-z0-9_-]{20,64}")
+
+
+class RosterError(Exception):
+    """A name that cannot join (empty, taken, the class is full): one line to show."""
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    name: str
+    joined: str
+
+
+class Roster:
+    """The class's students, kept in ``folder/students.json`` (written atomically, locked)."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.path = self.folder / ROSTER
+
+    def students(self) -> list[Student]:
+        """Every student, in the order they joined."""
+        return list(self._load().values())
+
+    def get(self, student_id: str | None) -> Student | None:
+        """The student with this ID (a cookie or a link), or None."""
+        if not student_id or not _ID.fullmatch(student_id):
+            return None
+        return self._load().get(student_id)
+
+    def join(self, typed_name: str) -> Student:
+        """A new student called ``typed_name``; RosterError when the name cannot be used."""
+        name = clean_name(typed_name)
+        with locked(self.path):
+            roster = self._load()
+            if any(s.name.casefold() == name.casefold() for s in roster.values()):
+                raise RosterError(f"{name} is already in this class: if that is you, open your personal "
+                                  "link; otherwise add an initial")
+            if len(roster) >= MAX_STUDENTS:
+                raise RosterError(f"this class already has {MAX_STUDENTS} students")
+            student = Student(secrets.token_urlsafe(18), name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            roster[student.id] = student
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.path, json.dumps({s.id: {"name": s.name, "joined": s.joined}
+                                                for s in roster.values()}, indent=2, ensure_ascii=False) + "\n")
+        self.home(student).mkdir(parents=True, exist_ok=True)
+        return student
+
+    def home(self, student: Student) -> Path:
+        """The student's own folder: their progress, autosaves and scripts."""
+        return self.folder / "students" / student.id
+
+    def _load(self) -> dict:
+        try:
+            data = json.loads(read_text(self.path, 5_000_000))
+        except (ReadError, ValueError, RecursionError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {key: Student(key, str(value.get("name", "?"))[:MAX_NAME], str(value.get("joined", "")))
+                for key, value in data.items()
+                if isinstance(value, dict) and isinstance(key, str) and _ID.fullmatch(key)}
+
+
+def clean_name(typed: str) -> str:
+    """A student's name as shown: control characters dropped, spaces collapsed, at most
+    ``MAX_NAME`` characters; RosterError when nothing is left."""
+    name = " ".join(strip_controls(typed).split())[:MAX_NAME]
+    if not name:
+        raise RosterError("type your name (at most 40 characters)")
+    return name
+
+
+# ------------------------------------------------------------------------ the report
+
+REPORT_COLUMNS = ("name", "lessons_completed", "predictions_right", "predictions_asked",
+                  "challenges_solved", "quizzes_taken", "best_quiz_percent", "lessons", "challenges")
+
+
+def class_rows(roster: Roster) -> list[dict]:
+    """One row per student: what their own progress file says (never the teacher's)."""
+    rows = []
+    for student in roster.students():
+        progress = Progress.load(roster.home(student) / "progress.json")
+        predicted = [r["predicted"] for r in progress.lessons.values() if "predicted" in r]
+        solved = sorted(k for k, r in progress.challenges.items() if r.get("solved"))
+        best = max((s["score"] / s["total"] for s in progress.scores if s["total"]), default=None)
+        rows.append({
+            "name": student.name,
+            "lessons_completed": len(progress.lessons),
+            "predictions_right": sum(p[0] for p in predicted),
+            "predictions_asked": sum(p[1] for p in predicted),
+            "challenges_solved": len(solved),
+            "quizzes_taken": len(progress.scores),
+            "best_quiz_percent": "" if best is None else round(100 * best),
+            "lessons": " ".join(sorted(progress.lessons)),
+            "challenges": " ".join(solved),
+            "warning": progress.warning or "",
+            "id": student.id,
+        })
+    return rows
+
+
+def report_csv(rows: list[dict]) -> str:
+    """The report as CSV (the columns of REPORT_COLUMNS), for a spreadsheet."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, REPORT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        # a cell starting with = + - @ would run as a formula in a spreadsheet
+        writer.writerow({k: ("'" + v if isinstance(v, str) and v[:1] in "=+-@" else v) for k, v in row.items()})
+    return out.getvalue()
+
+
+def report_text(rows: list[dict], folder: Path) -> str:
+    """The report as a table for the terminal."""
+    if not rows:
+        return f"No student has joined the class in {folder} yet."
+    width = max(len("student"), *(len(r["name"]) for r in rows))
+    lines = [f"Class in {folder}: {len(rows)} student(s)", "",
+             f"{'student':<{width}}  lessons  predicted  challenges  quizzes  best quiz"]
+    for r in rows:
+        predicted = f"{r['predictions_right']}/{r['predictions_asked']}" if r["predictions_asked"] else "-"
+        best = f"{r['best_quiz_percent']}%" if r["best_quiz_percent"] != "" else "-"
+        lines.append(f"{r['name']:<{width}}  {r['lessons_completed']:>7}  {predicted:>9}  "
+                     f"{r['challenges_solved']:>10}  {r['quizzes_taken']:>7}  {best:>9}")
+    return "\n".join(lines)
