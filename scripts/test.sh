@@ -26,9 +26,6 @@ if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then
   # browser tests share one process and one Chromium (tests/conftest.py groups them)
   args=(-n "$workers" --dist loadgroup "${args[@]}")
 fi
-# every worker and the commands the tests start import radixviz: let Python keep the
-# compiled modules (in __pycache__, ignored by git) instead of compiling them each time
-unset PYTHONDONTWRITEBYTECODE
 started=$SECONDS
 status=0
 .venv/bin/python -m pytest "${args[@]}" || status=$?
