@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Install radixviz into .venv and start the app.
+# Install radixviz into .venv (the first time, and again only when pyproject.toml changes)
+# and start the app; arguments go to radixviz (e.g. `bash scripts/start.sh lesson 1`).
+# How torch is chosen: scripts/install.sh (keep yours, or name the index of the build you want).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 numpy
-.venv/bin/pip install -q --disable-pip-version-check -e .
+source scripts/install.sh
+install_radixviz app
 exec .venv/bin/radixviz "$@"

@@ -1,9 +1,33 @@
 #!/usr/bin/env bash
-# Install radixviz with its test tools into .venv and run the whole test suite.
+# Install radixviz with its test tools into .venv (the first time, and again only when
+# pyproject.toml changes) and run the tests.
+#
+#   bash scripts/test.sh                   every test, spread over a few processes
+#   bash scripts/test.sh --fast            all but the slow and browser tests (the edit-test loop)
+#   bash scripts/test.sh tests/test_x.py   pytest's own arguments; named files run in one process
+#
+# RADIXVIZ_TEST_WORKERS=N sets the number of processes (default: CPU cores + 1, since a TUI
+# test spends much of its time waiting for the app to settle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .venv/bin/python ] || python3 -m venv .venv
-# torch is pinned here to the CPU build; pyproject.toml keeps a range for users
-.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 numpy
-.venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
-.venv/bin/python -m pytest "$@"
+source scripts/install.sh
+install_radixviz dev
+
+args=() named=0 parallel=1
+for arg in "$@"; do
+  case "$arg" in
+    --fast) args+=(-m "not slow and not browser") ;;
+    -n|-n[0-9]*|--numprocesses*|--snapshot-update|--pdb|--trace) parallel=0; args+=("$arg") ;;
+    *) [[ "$arg" != -* && ( -e "${arg%%::*}" ) ]] && named=1; args+=("$arg") ;;
+  esac
+done
+if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then
+  workers=${RADIXVIZ_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}
+  # browser tests share one process and one Chromium (tests/conftest.py groups them)
+  args=(-n "$workers" --dist loadgroup "${args[@]}")
+fi
+started=$SECONDS
+status=0
+.venv/bin/python -m pytest "${args[@]}" || status=$?
+echo "tests: $((SECONDS - started)) s wall, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+exit $status

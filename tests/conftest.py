@@ -1,7 +1,103 @@
-"""Every test keeps the learner's progress in its own folder, never in the real data dir."""
+"""Shared set-up of the test suite.
+
+- Every test keeps the learner's progress in its own folder, never in the real data dir.
+- Markers are given here, by file and test name, so a new test file needs no decorators:
+  ``tui`` (drives the app with Pilot or compares snapshots), ``browser`` (headless Chromium),
+  ``slow`` (over a few seconds even on a quiet machine). ``scripts/test.sh --fast`` leaves out
+  ``slow`` and ``browser``; ``pytest -m tui`` runs the app tests alone.
+- Pilot waits for the app to go idle with shorter slices (see ``_quicker_pilot``).
+"""
+from __future__ import annotations
+
+import inspect
+
 import pytest
+
+# Tests that take seconds because of what they check: a long random walk, every lesson
+# played in the app, twenty served sessions, or a fresh Python that imports torch (1-2 s of
+# CPU each: the command line as a person runs it, import-order checks, first paint).
+# Matched against the test's node id: "file.py" (every test in it), "file.py::name" (that
+# test, its parameters too), "file.py::Class" (a class of tests).
+SLOW = (
+    # long walks
+    "test_tui_monkey.py",
+    "test_tui_scheduler.py::test_random_keys_never_crash",
+    "test_lessons_played.py::test_app_grades_every_right_answer_right_and_records_the_lesson",
+    "test_lessons_played.py::test_app_grades_every_wrong_answer_wrong",
+    "test_serve_load.py",
+    "test_kv_sim.py::test_generated_text_equals_generation_without_a_cache",
+    # a fresh interpreter with torch
+    "test_quiz_plain.py",
+    "test_run_compiled.py",
+    "test_challenges.py::TestCommand",
+    "test_challenges.py::test_lessons_check_plays_a_teachers_challenge",
+    "test_cli.py::TestOneLessonLookup::test_read_takes_a_leading_zero_too",
+    "test_cli.py::test_a_closed_pipe_stops_quietly",
+    "test_lessons_format.py::test_check_command_exit_codes",
+    "test_lessons_played.py::test_read_on_the_command_line_takes_the_letter_of_an_option",
+    "test_lessons_wheel.py",
+    "test_progress_store.py::TestCommand::test_reading_a_lesson_marks_it_completed",
+    "test_progress_store.py::test_reading_a_lesson_when_progress_cannot_be_saved_says_so_without_a_traceback",
+    "test_cache_pool_invariants.py::test_importing_the_engine_loads_no_ui_library",
+    "test_sim_scheduler.py::test_the_simulation_loads_no_ui_library",
+    "test_tui_scheduler.py::test_first_paint_does_not_wait_for_torch",
+    "test_tui_stepping.py::TestFirstPaint",
+    "test_first_paint.py",
+)
+
+
+def _matches(nodeid: str, pattern: str) -> bool:
+    path, _, name = nodeid.partition("::")
+    file, _, test = pattern.partition("::")
+    if path.rsplit("/", 1)[-1] != file:
+        return False
+    return not test or name == test or name.startswith((test + "[", test + "::"))
+
+
+def _is_tui(item) -> bool:
+    function = getattr(item, "function", None)
+    return (item.path.name.startswith("test_tui_")
+            or "snap_compare" in getattr(item, "fixturenames", ())
+            or (function is not None and inspect.iscoroutinefunction(function)))
+
+
+def pytest_configure(config) -> None:
+    for line in ("tui: drives the Textual app (Pilot) or compares its snapshots",
+                 "browser: drives headless Chromium (skipped without it)",
+                 "slow: takes seconds on purpose; scripts/test.sh --fast leaves it out"):
+        config.addinivalue_line("markers", line)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.path.name.startswith("test_browser_"):
+            item.add_marker(pytest.mark.browser)
+            # one worker runs them all, one after another (under --dist loadgroup): one
+            # Chromium at a time, and the module's browser fixture is started once
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        if _is_tui(item):
+            item.add_marker(pytest.mark.tui)
+        if any(_matches(item.nodeid, pattern) for pattern in SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
 def _private_progress(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RADIXVIZ_DATA_DIR", str(tmp_path_factory.mktemp("radixviz-data")))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _quicker_pilot():
+    """Pilot waits after every key until the process looks idle, probing in slices of 20 ms
+    (Textual's default): three slices a key, most of a TUI test's time asleep. Slices of
+    5 ms with the screen's repaint timer at 250 Hz (it must fire inside a slice, or a probe
+    could end before the repaint) keep the same meaning at a quarter of the wait."""
+    import textual._wait as wait
+    import textual.screen as screen
+
+    saved = wait.SLEEP_GRANULARITY, wait.SLEEP_IDLE, screen.UPDATE_PERIOD
+    wait.SLEEP_GRANULARITY = 1 / 200
+    wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20
+    screen.UPDATE_PERIOD = 1 / 250
+    yield
+    wait.SLEEP_GRANULARITY, wait.SLEEP_IDLE, screen.UPDATE_PERIOD = saved

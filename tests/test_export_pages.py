@@ -164,7 +164,18 @@ class TestLimits:
         target = tmp_path / "long.gif"
         ops = "; ".join(f"insert k{i:04d}x" for i in range(120))
         code, _, err = run_cli(capsys, "export", "--device", "cpu", "--pool-size", "1024", "-e", ops, "-o", str(target))
-        assert code == 2 and "too many for a .gif" in err and not target.exists()
-        code, out, _ = run_cli(capsys, "export", "--device", "cpu", "--pool-size", "1024", "-e", ops, "-o", str(target),
-                               "--per-op")
-        assert code == 0 and "(120 operations)" in out
+        assert code == 2 and "too many for a .gif (at most 1000)" in err and not target.exists()
+
+    def test_per_op_brings_a_long_session_under_the_limit(self, capsys, tmp_path, monkeypatch):
+        # the limit lowered to 8 pictures: the same rule as at 1000, with 8 frames to draw, not 120
+        from radixviz.commands import export_pages
+        monkeypatch.setattr(export_pages, "MAX_PICTURES", 8)
+        target = tmp_path / "long.gif"
+        ops = "; ".join(f"insert k{i:04d}x" for i in range(8))
+        code, _, err = run_cli(capsys, "export", "--device", "cpu", "-e", ops, "-o", str(target))
+        assert code == 2 and "too many for a .gif (at most 8)" in err and not target.exists()
+        code, out, _ = run_cli(capsys, "export", "--device", "cpu", "-e", ops, "-o", str(target), "--per-op")
+        assert code == 0 and "(8 operations)" in out
+        from PIL import Image
+        with Image.open(target) as gif:
+            assert gif.n_frames == 8

@@ -73,7 +73,9 @@ def test_devices_fifos_and_folders_are_refused_by_every_command(tmp_path):
         assert code == 2, f"{label}: exit {code}: {err}"
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, f"{label}: {err}"
         assert any(words in err for words in ("not a regular file", "is a folder")), f"{label}: {err}"
-        assert seconds < 5, f"{label} took {seconds} s"
+        # a read of a FIFO with no writer never returns: any bound tells it did not wait; 5 s
+        # failed beside a parallel test run on a busy machine (the command imports torch)
+        assert seconds < 30, f"{label} took {seconds} s"
 
 
 def test_the_sandbox_refuses_a_folder_saying_so(capsys, tmp_path):

@@ -89,12 +89,16 @@ def notifications(app) -> list[str]:
 
 
 async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
-    """Let the app run until ``condition()`` holds (a timer fired, a screen opened); fail
-    after ``timeout`` seconds. Waits on the condition itself, never for a fixed time."""
+    """Let the app run until ``condition()`` holds (a timer fired, a screen opened), then
+    until the screen shows it; fail after ``timeout`` seconds. Waits on the condition itself,
+    never for a fixed time."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "the app never reached the state the test waits for"
         await pilot.pause()
+    # the condition may have turned true after the last repaint (a worker's call, a timer):
+    # one more pause lays the screen out, so what a test reads next is what is painted
+    await pilot.pause()
 
 
 def screen_rows(app) -> list[str]:

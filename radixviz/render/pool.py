@@ -9,6 +9,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
+from .subtree import tree_slots
+
 CELL = 3            # "[■]" or " ■ "
 LABEL = 5           # "128 " row label, then the guide
 STATES = {          # state -> (symbol, style, legend words)
@@ -32,6 +34,19 @@ class PoolGrid:
     def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
+        self._held = None   # the slots the tree holds, once a row asks
+
+    def state(self, slot: int) -> str:
+        """``pool.state(slot)``, knowing the tree's slots from the snapshots it shares with
+        earlier frames instead of a walk of the whole tree per frame."""
+        count = self.pool.refcounts[slot]
+        if count == 0:
+            return "free"
+        if self._held is None:
+            self._held = tree_slots(self.pool.tree)
+        if slot not in self._held:
+            return "request"
+        return "tree" if count == 1 else "shared"
 
     def columns(self, width: int) -> int:
         """Slots per row: a wide pane is used (a power of two left up to half of it empty),
@@ -69,7 +84,7 @@ class PoolGrid:
         row.append(f"{start:>{LABEL - 1}} ", style="dim")
         row.append("│", style="dim")
         for slot in range(start, min(start + cols, pool.size)):
-            state = pool.state(slot)
+            state = self.state(slot)
             symbol, style = slot_symbol(state, pool.refcounts[slot]), STATES[state][1]
             if slot in touched:
                 row.append(f"[{symbol}]", style=f"{style} {TOUCHED_STYLE}")

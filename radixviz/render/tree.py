@@ -1,12 +1,12 @@
 """The radix tree as a Rich renderable: one line per node, marks as symbols and colours.
 
-With namespaces (the 2026 engine's extra keys) the root's children are grouped under one
-labelled line per namespace; page hashes, once computed, end each node's line in short form.
-
 Large trees stay readable: long edges keep their head and tail, and levels deeper than
 ``max_depth`` or siblings beyond ``max_children`` fold into a ``… N more`` line. Nodes that
 carry a mark (the matched path, a split, the current step) and the way down to them are never
 folded away.
+
+With namespaces (the 2026 engine's extra keys) the root's children are grouped under one
+labelled line per namespace; page hashes, once computed, end each node's line in short form.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from radixviz.script.kv_text import hash_text
 from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, ghost_word, mark_name,
                     partial_legend, split_edge_text)
 from .tiers import host_summary, tier_legend, tier_slots, tier_tag
+from .tree_rows import TreeRows, namespace_groups, unreferenced_tokens  # noqa: F401 - views import the last two here
 
 GUIDE_STYLE = "dim"
 NAMESPACE_STYLE = "bold magenta"
@@ -29,42 +30,48 @@ DETAIL_STYLE = "dim"
 
 
 class TreeView:
-    """Rich renderable for a ``TreeSnapshot`` and the ``Marks`` of one frame."""
+    """Rich renderable for a ``TreeSnapshot`` and the ``Marks`` of one frame.
+
+    Its lines are a ``TreeRows`` sequence (render/tree_rows.py): a view showing a few dozen
+    rows builds only those; printing it builds them all."""
 
     def __init__(self, tree, marks=None, *, max_edge: int = 24, max_depth: int = 12,
                  max_children: int = 16, legend: bool = False):
         self.tree, self.marks = tree, marks
         self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
         self.legend = legend
-        self._lines: list[Text] | None = None
-        self._line_of: dict[int, int] = {}   # node id -> index of its line, once built
+        self.node_marks = NodeMarks(marks)
+        self._rows: TreeRows | None = None
 
     # ----------------------------------------------------------------- Rich protocol
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in self.lines():
-            yield line
+        yield from self.rows
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        widest = max((line.cell_len for line in self.lines()), default=1)
+        widest = max((line.cell_len for line in self.rows), default=1)
         return Measurement(min(widest, 20), widest).clamp(max_width=options.max_width)
 
-    # ------------------------------------------------------------------- building
+    # ------------------------------------------------------------------- reading
+
+    @property
+    def rows(self) -> TreeRows:
+        """The lines as a sequence that builds each one when it is first read."""
+        if self._rows is None:
+            self._rows = TreeRows(self)
+        return self._rows
 
     def lines(self) -> list[Text]:
-        """The rendered lines (built once)."""
-        if self._lines is None:
-            self._lines = self._build()
-        return self._lines
+        """Every line (all of them built)."""
+        return list(self.rows)
 
     def line_of(self, node_id: int) -> int | None:
         """The index in ``lines()`` of the node's line, or None if the node is folded away."""
-        self.lines()
-        return self._line_of.get(node_id)
+        return self.rows.line_of(node_id)
 
-    def _build(self) -> list[Text]:
-        marks = self.node_marks = NodeMarks(self.marks)
-        keep = self._ancestors_of(marks.interesting())
+    # ------------------------------------------------------- the lines, one by one
+
+    def header_line(self) -> Text:
         tree = self.tree
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("root", style="bold")
@@ -72,10 +79,11 @@ class TreeView:
         header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable", style=DETAIL_STYLE)
         if spec.node_stats:
             header.append(f" · {tree.protected_size} protected", style=DETAIL_STYLE)
-        truth = unreferenced_tokens(tree)
-        if spec.release_insert and truth != tree.evictable_size:
-            # the #4 drift: the counter no longer tells the truth
-            header.append(f" ⚠≠{truth} unreferenced", style="bold red")
+        if spec.release_insert:
+            truth = unreferenced_tokens(tree)
+            if truth != tree.evictable_size:
+                # the #4 drift: the counter no longer tells the truth
+                header.append(f" ⚠≠{truth} unreferenced", style="bold red")
         if spec.matcher_switch:
             header.append(" · matcher ", style=DETAIL_STYLE)
             header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
@@ -84,50 +92,9 @@ class TreeView:
             header.append(f" · {host_summary(tree)}", style=DETAIL_STYLE)
         else:
             header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
-        lines = [header]
-        used_marks: set = set()
-        # an explicit stack: a chain of thousands of nodes must not hit the recursion limit
-        stack: list = []
-        groups = namespace_groups(tree)
-        if groups is None:
-            self._push_children(stack, tree.root, keep, "", 1)
-        else:
-            self._push_namespaces(stack, groups, keep)
-        while stack:
-            item = stack.pop()
-            if isinstance(item, Text):
-                lines.append(item)
-                continue
-            node, prefix, last, depth = item
-            node_marks = marks.of(node)
-            used_marks.update(node_marks)
-            self._line_of[node.id] = len(lines)
-            lines.append(self._node_line(node, node_marks, prefix, last))
-            child_prefix = prefix + ("    " if last else "│   ")
-            if not node.children:
-                continue
-            if depth >= self.max_depth:
-                self._push_deep(stack, node, keep, child_prefix, depth + 1)
-            else:
-                self._push_children(stack, node, keep, child_prefix, depth + 1)
-        for _, key in marks.evicted:
-            used_marks.add(EVICTED)
-            ghost = Text(no_wrap=True, overflow="ellipsis")
-            ghost.append(f"{EVICTED.symbol} {ghost_word(tree)} ", style=EVICTED.style)
-            ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
-            lines.append(ghost)
-        if self.legend and spec.host_tier and tree.root.children:
-            lines.append(tier_legend(tree))
-        if self.legend and used_marks:
-            lines.append(legend_line(used_marks, tree))
-            cut = next(((marks.taken(n), len(n.key)) for n in tree.root.walk()
-                        if n.key and marks.taken(n) is not None), None)
-            if cut is not None:   # the numbers of the cut edge drawn above, not an example's
-                lines.append(Text(partial_legend(*cut), style=DETAIL_STYLE, no_wrap=True,
-                                  overflow="ellipsis"))
-        return lines
+        return header
 
-    def _node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
+    def node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
@@ -154,90 +121,57 @@ class TreeView:
             return line
         line.append(f"  slots {compact_ranges(node.value)}  {node_counts(node, spec, '  ')}  "
                     f"t {node.last_access}", style=DETAIL_STYLE)
-        if spec.kv_events and node.hash_value:
-            line.append(f"  {hash_text(node.hash_value)}", style=HASH_STYLE)
         if len(node.value) != len(node.key):
             line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
+        if spec.kv_events and node.hash_value:
+            line.append(f"  {hash_text(node.hash_value)}", style=HASH_STYLE)
         return line
 
-    def _push_namespaces(self, stack: list, groups: list, keep: set) -> None:
-        """One labelled line per namespace under the root, its subtrees below it."""
-        for i in range(len(groups) - 1, -1, -1):
-            name, children = groups[i]
-            last = i == len(groups) - 1
-            self._push_children(stack, None, keep, "    " if last else "│   ", 2, children)
-            label = Text(no_wrap=True, overflow="ellipsis")
-            label.append("└── " if last else "├── ", style=GUIDE_STYLE)
-            label.append(namespace_label(name), style=NAMESPACE_STYLE)
-            tokens = sum(c.subtree_tokens for c in children)
-            label.append(f"  {_count(tokens, 'token')}", style=DETAIL_STYLE)
-            stack.append(label)
+    def namespace_line(self, group, prefix: str, last: bool) -> Text:
+        """The labelled line of one namespace under the root (its subtrees are drawn below it)."""
+        label = Text(no_wrap=True, overflow="ellipsis")
+        label.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
+        label.append(namespace_label(group.name), style=NAMESPACE_STYLE)
+        label.append(f"  {_count(group.subtree_tokens, 'token')}", style=DETAIL_STYLE)
+        return label
 
-    def _push_children(self, stack: list, node, keep: set, prefix: str, depth: int,
-                       children: tuple | None = None) -> None:
-        children = node.children if children is None else children
-        shown = self._visible(children, keep)
-        tail = self._fold_line(children, shown, prefix)
-        if tail is not None:
-            stack.append(tail)
-        for i in range(len(shown) - 1, -1, -1):
-            stack.append((shown[i], prefix, i == len(shown) - 1 and tail is None, depth))
-
-    def _push_deep(self, stack: list, node, keep: set, prefix: str, depth: int) -> None:
-        """Below ``max_depth`` only the way down to a marked node is drawn; the rest is counted."""
-        kept = tuple(c for c in node.children if c.id in keep)
-        hidden = [c for c in node.children if c.id not in keep]
-        if hidden:
+    def deep_fold(self, hidden: list, kept: bool):
+        """Below ``max_depth`` only the way down to a marked node is drawn: the line (given
+        its prefix) counting the rest."""
+        def line(prefix: str) -> Text:
             count = sum(sum(1 for _ in c.walk()) for c in hidden)
             tokens = sum(c.subtree_tokens for c in hidden)
-            stack.append(_fold(prefix, f"{_count(count, 'more node')} below ({_count(tokens, 'token')})",
-                               guide="└── " if kept else ""))
-        for i in range(len(kept) - 1, -1, -1):
-            stack.append((kept[i], prefix, i == len(kept) - 1 and not hidden, depth))
+            return _fold(prefix, f"{_count(count, 'more node')} below ({_count(tokens, 'token')})",
+                         guide="└── " if kept else "")
+        return line
 
-    def _visible(self, children, keep: set) -> tuple:
-        if len(children) <= self.max_children:
-            return children
-        chosen = {c.id for c in children if c.id in keep}
-        for child in children:
-            if len(chosen) >= self.max_children:
-                break
-            chosen.add(child.id)
-        return tuple(c for c in children if c.id in chosen)
+    def wide_fold(self, hidden: list):
+        """Siblings beyond ``max_children``: the line (given its prefix) counting them."""
+        def line(prefix: str) -> Text:
+            tokens = sum(c.subtree_tokens for c in hidden)
+            what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({_count(tokens, 'token')})"
+            return _fold(prefix, what, guide="└── ")
+        return line
 
-    def _fold_line(self, children, shown, prefix: str) -> Text | None:
-        if len(shown) == len(children):
-            return None
-        ids = {c.id for c in shown}
-        hidden = [c for c in children if c.id not in ids]
-        tokens = sum(c.subtree_tokens for c in hidden)
-        what = f"{len(hidden)} more {'child' if len(hidden) == 1 else 'children'} ({_count(tokens, 'token')})"
-        return _fold(prefix, what, guide="└── ")
+    def evicted_line(self, key) -> Text:
+        ghost = Text(no_wrap=True, overflow="ellipsis")
+        ghost.append(f"{EVICTED.symbol} {ghost_word(self.tree)} ", style=EVICTED.style)
+        ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
+        return ghost
 
-    def _ancestors_of(self, ids: set) -> set:
-        nodes, keep = self.tree.nodes, set()
-        for node_id in ids:
-            if node_id in nodes:
-                keep.update(self.tree.path_to(node_id))
-        return keep
+    def tier_lines(self) -> list[Text]:
+        """On the host tier's tree, the line naming its tier tags (when there is a node to tag)."""
+        if engine_spec(self.tree.engine).host_tier and self.tree.root.children:
+            return [tier_legend(self.tree)]
+        return []
 
-
-def namespace_groups(tree) -> list | None:
-    """``[(namespace, root children in it), ...]`` in order of first appearance, or None when
-    the tree has no namespace but the plain one (then nothing is grouped)."""
-    if not engine_spec(tree.engine).namespaces:
-        return None
-    groups: dict = {}
-    for child in tree.root.children:
-        groups.setdefault(child.extra_key, []).append(child)
-    if set(groups) <= {None}:
-        return None
-    return [(name, tuple(kids)) for name, kids in groups.items()]
-
-
-def namespace_label(name) -> str:
-    """``⟪ns lora-a⟫``, or ``⟪no namespace⟫`` for keys without an extra key."""
-    return "⟪no namespace⟫" if name is None else f"⟪ns {name}⟫"
+    def legend_lines(self, used: set, cut: tuple | None) -> list[Text]:
+        """The legend of the marks ``used``; then, for an edge a match took only the start of,
+        ``cut`` = (tokens taken, edge length), a line with those numbers."""
+        lines = [legend_line(used, self.tree)]
+        if cut is not None:   # the numbers of the cut edge drawn above, not an example's
+            lines.append(Text(partial_legend(*cut), style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
+        return lines
 
 
 def node_counts(node, spec, sep: str) -> str:
@@ -257,9 +191,6 @@ def paged_text(key, page_size: int, max_edge: int) -> str:
     if len(pages) > 4:
         pages = pages[:2] + [ELLIPSIS] + pages[-1:]
     return "'" + "|".join(pages) + "'"
-def unreferenced_tokens(tree) -> int:
-    """What ``evictable_size`` should say: the tokens of every node nobody references."""
-    return sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
 
 
 def slot_mismatch(node) -> str:
@@ -287,3 +218,8 @@ def legend_line(used, tree=None) -> Text:
                 line.append("  ")
             line.append(f"{mark.symbol} {mark_name(mark, tree)}", style=mark.style)
     return line
+
+
+def namespace_label(name) -> str:
+    """``⟪ns lora-a⟫``, or ``⟪no namespace⟫`` for keys without an extra key."""
+    return "⟪no namespace⟫" if name is None else f"⟪ns {name}⟫"

@@ -4,5 +4,7 @@ with ``radixviz.cache``. The differential tests hold the engines to them step fo
 
 - ``naive_radix``: the first release's cache (22085081bb), with the pre-#7 matcher switch;
 - ``naive_modern``: SGLang's cache of March 2026 (9fbe6800a): pages, eviction policies,
-  lock_ref, hit counts, priorities.
+  lock_ref, hit counts, priorities;
+- ``eager_tree``: the tree view as it was drawn in one walk of every node, before its rows
+  were built lazily (render/tree_rows.py must draw the same lines).
 """

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.css.query import NoMatches
@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from radixviz.cache.engines import engine_spec
+from radixviz.tui.screens.early_keys import EarlyKeys, bound_action, to_open_input
 from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.widgets.footer import FittingFooter
@@ -54,6 +55,7 @@ class StepperScreen(SandboxFiles, Screen):
         self._load_session, self.stepper_title = load, title
         self.export_dir = Path(export_dir or "radixviz-export")
         self._autoplay = None   # the Timer while playing
+        self._early_keys = EarlyKeys()   # keys pressed while the engine loads
 
     def compose(self) -> ComposeResult:
         # the title may be a script's path: plain text, never markup
@@ -96,10 +98,25 @@ class StepperScreen(SandboxFiles, Screen):
         self.model = StepperModel(session, caps=self.app.caps)   # only now do the keys act
         self.start_work(session)   # what a file or the caller gave: nothing to lose yet
         self.post_message(self.Loaded())
+        if self._early_keys.held:   # then the keys pressed meanwhile, in order
+            self.run_worker(self._early_keys.release(self.app), group="early-keys")
 
     def watch_model(self, model) -> None:
         if model is not None:
             self.refresh_view()
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys in the order pressed: held while the engine loads; those after ``:`` typed
+        into the input even when they came in one burst with it (see early_keys)."""
+        if to_open_input(self.query_one("#op-input", Input), event):
+            return
+        if self.model is None:
+            self._early_keys.hold_until_ready(self, event, self.WITHOUT_ENGINE)
+        elif bound_action(self, event.key) == "op_input":
+            # opened here, not by the binding: that runs only after the keys queued behind
+            event.stop()
+            event.prevent_default()
+            self.action_op_input()
 
     def check_action(self, action: str, parameters) -> bool | None:
         """Before the engine has loaded, the keys that need it are shown disabled."""
@@ -212,7 +229,9 @@ class StepperScreen(SandboxFiles, Screen):
     def action_op_input(self) -> None:
         field = self.query_one("#op-input", Input)
         field.display, field.disabled = True, False
-        field.focus()
+        # at once, not after the keys already queued (Widget.focus waits its turn): letters
+        # typed or pasted right after ":" are the operation's, never stepper keys
+        self.set_focus(field)
 
     def action_close_input(self) -> None:
         self._hide_input()

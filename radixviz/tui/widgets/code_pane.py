@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import linecache
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,9 +18,10 @@ from rich.console import Console, Group
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import Static
 
 from radixviz.render.source_map import function_span, locate, reporting_lines, strip_marker
+
+from .lines_view import LinesView
 
 MARKER = "❱"
 
@@ -105,20 +107,56 @@ def _window(span, line: int, rows: int, height) -> tuple[int, int]:
     return top, bottom
 
 
-class CodePane(Static):
+_RENDERED: OrderedDict = OrderedDict()   # (id(renderable), width) -> (renderable, lines)
+
+
+def code_lines(renderable, width: int, console: Console) -> tuple:
+    """``renderable`` (a ``code_view``) as Text lines ``width`` cells wide: rendered once,
+    then shown by rows, so a step that only moves the marked line repaints two rows."""
+    key = (id(renderable), width)
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is renderable:   # kept alive by the entry: the id is its own
+        _RENDERED.move_to_end(key)
+        return hit[1]
+    options = console.options.update(width=width, height=None)
+    lines = []
+    for segments in console.render_lines(renderable, options, pad=False):
+        line = Text.assemble(*((seg.text, seg.style) for seg in segments if not seg.control), no_wrap=True)
+        line.rstrip()   # a wrapped line's last space, or padding: the pane has no background
+        lines.append(line)
+    lines = tuple(lines)
+    _RENDERED[key] = (renderable, lines)
+    if len(_RENDERED) > 128:
+        _RENDERED.popitem(last=False)
+    return lines
+
+
+class CodePane(LinesView):
     """Shows the code of the current frame."""
 
     DEFAULT_CSS = "CodePane { height: 1fr; overflow: hidden hidden; }"
 
     def __init__(self, **kwargs):
-        super().__init__("", **kwargs)
+        super().__init__(**kwargs)
         self._where: tuple | None = None
+        self._content = Text("")
         self.trace = False   # show the lines that only report steps (the t key)
+
+    @property
+    def content(self):
+        """The renderable shown (a ``code_view``)."""
+        return self._content
+
+    def update(self, renderable) -> None:
+        """Show ``renderable``, fitted to the pane's width."""
+        self._content = renderable
+        width = self.scrollable_content_region.width or 80
+        self.set_lines(code_lines(renderable, width, self.app.console), width=width)
 
     def show(self, source: str, step: str) -> None:
         """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""
         height = max(4, self.size.height or 12)
-        width = self.content_region.width or None
+        width = self.scrollable_content_region.width or None
         theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
         if (source, step, height, width, theme, self.trace) != self._where:
             self._where = (source, step, height, width, theme, self.trace)
@@ -138,3 +176,5 @@ class CodePane(Static):
     def on_resize(self) -> None:
         if self._where is not None:
             self.show(*self._where[:2])
+        else:
+            self.update(self._content)   # drawn for another width: fit it again

@@ -33,16 +33,45 @@ class LinesView(ScrollView, can_focus=False):
 
     def set_lines(self, lines, focus_line: int | None = None, width: int | None = None) -> None:
         """Show ``lines`` (a sequence of Text, maybe built lazily: then pass ``width``);
-        scroll so ``focus_line`` (an index) is in view."""
-        self._lines, self._strips, self._style = lines, {}, None
+        scroll so ``focus_line`` (an index) is in view. Only the rows on screen whose text
+        changed are painted again (a step changes a few rows of a tree or a pool)."""
+        old_lines, old_strips, old_top = self._lines, self._strips, self.scroll_offset.y
+        self._lines, self._strips = lines, {}
         if width is None:
             width = max((line.cell_len for line in lines), default=0)
-        self.virtual_size = Size(width, len(lines))
+        self._resize_content(Size(width, len(lines)))
         if focus_line is not None:
             height = max(1, self.scrollable_content_region.height)
             if not self.scroll_y <= focus_line < self.scroll_y + height:
                 self.scroll_to(y=max(0, focus_line - height // 3), animate=False, immediate=True)
-        self.refresh()
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        if top != old_top or not old_strips or height <= 0:
+            self.refresh()
+            return
+        for index in range(top, top + height):
+            before = old_lines[index] if index < len(old_lines) else None
+            after = lines[index] if index < len(lines) else None
+            if before is None and after is None:
+                continue
+            if index in old_strips and before == after and before.style == after.style:
+                self._strips[index] = old_strips[index]   # Text == compares text and spans
+            else:
+                self.refresh_lines(index)
+
+    def _resize_content(self, size: Size) -> None:
+        """Set the virtual size. A change of it asks Textual for a layout of the whole screen
+        (a full repaint), yet a tree growing by a row changes nothing else: update the
+        scrollbars here, and ask for a layout only when one appears or goes."""
+        if size == self.virtual_size:
+            return
+        if not self.size.height:
+            self.virtual_size = size   # not laid out yet
+            return
+        shown = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
+        self.set_reactive(LinesView.virtual_size, size)
+        self._scroll_update(size)   # Textual's own update of the scrollbars after a resize
+        if (self.show_horizontal_scrollbar, self.show_vertical_scrollbar) != shown:
+            self.refresh(layout=True)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

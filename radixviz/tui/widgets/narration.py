@@ -17,7 +17,7 @@ class NarrationPane(VerticalScroll, can_focus=False):
 
     DEFAULT_CSS = """
     NarrationPane { height: 1fr; }
-    NarrationPane > Static { height: auto; }
+    NarrationPane > Static { height: auto; min-height: 100%; }
     """
 
     def compose(self):
@@ -38,7 +38,14 @@ class NarrationPane(VerticalScroll, can_focus=False):
         self.show_parts(parts)
 
     def show_parts(self, parts: list) -> None:
-        self.query_one("#narration-body", Static).update(Group(*parts))
+        body = self.query_one("#narration-body", Static)
+        before = body.size.height
+        body.update(Group(*parts), layout=False)
+        # the body fills the pane at least (min-height): a text that fits the pane before and
+        # after leaves every size as it was, so a step needs no layout pass, only a repaint
+        width, room = body.content_region.width, self.scrollable_content_region.height
+        if not width or before != room or body.get_content_height(self.size, self.app.size, width) > room:
+            body.refresh(layout=True)
         self.scroll_home(animate=False)
 
 
@@ -102,7 +109,7 @@ class StatusLine(Static):
         text.append(label, badge[1])
         text.append(f" {body}")
         text.append(tail, style="bold")
-        self.update(text)
+        self.update(text, layout=False)   # one row, whatever it says: no layout pass a step
 
     def on_resize(self) -> None:
         if self._redraw is not None:

@@ -6,6 +6,8 @@ the counters and the matcher, wraps onto as many lines as it needs instead of be
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
 from radixviz.render.tree import TreeView
@@ -17,12 +19,32 @@ from .lines_view import LinesView
 # A few dozen frames: enough to step back and forth for free, and few enough that the
 # garbage collector's full passes stay short (hundreds of cached trees made them ~100 ms).
 @per_frame(24)
-def tree_lines(frame) -> tuple[list, int | None]:
-    """(the tree's lines, index of the line of the step's first node or None)."""
+def tree_view(frame) -> tuple[TreeView, int | None]:
+    """(the frame's tree view, whose rows are built as they are shown; index of the line of
+    the step's first node or None)."""
     view = TreeView(frame.tree, frame.marks, legend=True)
     shown = (view.line_of(node_id) for node_id in frame.marks.current)
-    focus = min((line for line in shown if line is not None), default=None)
-    return view.lines(), focus
+    return view, min((line for line in shown if line is not None), default=None)
+
+
+class HeaderedRows(Sequence):
+    """The tree's rows with its header line replaced by ``header`` (the header wrapped to
+    the pane), still built only when read."""
+
+    def __init__(self, header: list, rows):
+        self.header, self.rows = header, rows
+
+    def __len__(self) -> int:
+        return len(self.header) + len(self.rows) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index < len(self.header):
+            return self.header[index]
+        return self.rows[index - len(self.header) + 1]
 
 
 def wrapped(line: Text, width: int, console) -> list[Text]:
@@ -47,11 +69,13 @@ class TreePane(LinesView):
 
     def show(self, frame) -> None:
         self._frame = frame
-        lines, focus = tree_lines(frame)
+        view, focus = tree_view(frame)
+        rows = view.rows
         width = self.scrollable_content_region.width
-        header = wrapped(lines[0], width, self.app.console) if lines and width > 0 else lines[:1]
+        header = wrapped(rows[0], width, self.app.console) if width > 0 else [rows[0]]
         self.focus_line = None if focus is None else focus + len(header) - 1
-        self.set_lines(header + list(lines[1:]), self.focus_line)
+        # the pane never scrolls sideways (lines end in "…"): its width is the lines' width
+        self.set_lines(HeaderedRows(header, rows), self.focus_line, width=max(1, width))
 
     def on_resize(self) -> None:
         if self._frame is not None:
