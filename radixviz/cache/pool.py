@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import torch
 
+from .slot_counts import SlotCounts
+
 
 class PoolError(ValueError):
     """A pool call that would break the slot accounting; nothing was changed."""
@@ -53,7 +55,10 @@ class TokenToKVPool:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""
         if isinstance(need_size, bool) or not isinstance(need_size, int) or need_size < 0:
             raise PoolError(f"cannot allocate {need_size!r} slots")
-        select = torch.nonzero(self.mem_state == 0).squeeze(1)[:need_size]
+        # a copy, as the release's ``.to(torch.int32)`` made one: a view would keep the list
+        # of every free slot alive as long as the tree keeps these slots (a pool's worth of
+        # int64 per node: most of a big session's memory)
+        select = torch.nonzero(self.mem_state == 0).squeeze(1)[:need_size].clone()
         if select.shape[0] < need_size:
             return None
         self.mem_state.index_fill_(0, select, 1)  # they were free: one reference each now
@@ -95,6 +100,11 @@ class TokenToKVPool:
     def refcounts(self) -> tuple:
         """Every slot's reference count, for views and checks."""
         return tuple(self.mem_state.tolist())
+
+    def shared_refcounts(self, previous: SlotCounts | None = None) -> SlotCounts:
+        """Every slot's reference count, as ``refcounts()``, sharing with ``previous`` (an
+        earlier picture of this pool) every chunk of slots that has not changed since."""
+        return SlotCounts(self.mem_state.tolist(), previous)
 
     def get_key_buffer(self, layer: int) -> torch.Tensor:
         return self.k_buffer[layer]

@@ -7,10 +7,10 @@ ask the registry, ``engines.py``, what that engine has).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Iterator
 
 from .keys import get_child_key
+from .recent import recent_property
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +58,12 @@ class TreeSnapshot:
     def total_size(self) -> int:
         return self.root.subtree_tokens
 
-    @cached_property
+    @recent_property
     def nodes(self) -> dict:
         """Node id -> NodeSnapshot."""
         return {node.id: node for node in self.root.walk()}
 
-    @cached_property
+    @recent_property
     def parents(self) -> dict:
         """Node id -> parent id (the root maps to None)."""
         out = {self.root.id: None}

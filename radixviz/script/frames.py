@@ -1,25 +1,28 @@
 """Frames: what the stepper shows at one micro-step. Immutable, so stepping back is free."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
 from radixviz.cache import TreeSnapshot
+from radixviz.cache.recent import recent_property
 
 EMPTY = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class PoolSnapshot:
-    refcounts: tuple          # per slot: 0 free, 1 one holder, 2+ shared
+    refcounts: Sequence       # per slot: 0 free, 1 one holder, 2+ shared (a tuple, or a
+                              # SlotCounts sharing unchanged slots with the step before)
     tree: TreeSnapshot        # to tell which node owns a slot
 
     @property
     def size(self) -> int:
         return len(self.refcounts)
 
-    @cached_property
+    @recent_property
     def owners(self) -> tuple:
         """Per slot: id of the tree node owning it, or None."""
         owners: list = [None] * len(self.refcounts)

@@ -46,7 +46,7 @@ class Session:
         self.locks: dict = {}            # key -> nodes locked under that name, newest last
         self._record: OpRecord | None = None
         self._marks: dict = {}
-        self._pool_refs: tuple = ()
+        self._pool_refs = None           # the pool's last SlotCounts
         self._pool_version = None
         self._disagreement: dict | None = None
         self._wrong_ahead: set = set()
@@ -308,7 +308,9 @@ class Session:
         # torch bumps a tensor's version on every in-place change: reuse the last copy until then
         version = (id(self.pool), self.pool.mem_state._version)
         if version != self._pool_version:
-            self._pool_refs, self._pool_version = self.pool.refcounts(), version
+            # chunks of slots that did not change are shared with the picture before
+            self._pool_refs = self.pool.shared_refcounts(self._pool_refs or None)
+            self._pool_version = version
         # one current node: a split's lower half keeps its ✂ mark, a heap shows its top
         marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots), **self._marks)
         op_index = self._record.index if self._record is not None else len(self.records)
