@@ -68,6 +68,10 @@ PAGE_SIZE = Limit("page size", 1, 4096, default=1)
 
 # A session's KV pool (sandbox, home, run, export, verify-kv): every slot is a tensor row.
 POOL_SLOTS = Limit("pool size", 1, 1_000_000, default=128)
+# How much of a session's history (its frames) is kept, in MiB (estimated): past it the
+# oldest steps are dropped (script/frame_history.py). With torch, Textual and a 5,000-node
+# tree's 50,000 steps (about 120 MiB of frames) a sandbox stays under 1 GB (bench/memory.py).
+HISTORY_MB = Limit("history", 1, 1_000_000, default=400)
 SEED = Limit("seed", 0, 2**63 - 1, default=D.SEED)
 QUIZ_QUESTIONS = Limit("count", 1, 100, default=6)
 EDGE_LABEL = Limit("max edge", 8, 10_000, default=24)    # shorter cannot show "ab…yz" readably

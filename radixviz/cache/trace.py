@@ -60,7 +60,7 @@ MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIO
 # steps only a 2026 cache with KV events enabled takes
 KV_EVENT_KINDS = frozenset({EventKind.KV_EVENT})
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # slots: a session keeps one per step
 class Event:
     seq: int                 # position in this cache's event stream
     kind: EventKind

@@ -77,7 +77,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
         entry = {"op": record.number, "name": op.name, "args": op_args(op), "text": op.text,
                  "line": op.line, "col": op.col, "result": record.result}
         if steps:
-            entry["steps"] = [step_json(session.frames[i], describe) for i in record.frame_range]
+            entry["steps"] = [step_json(f, describe) for f in session.frames.kept(record.frame_range)]
         ops.append(entry)
     tree = session.cache.snapshot()
     pool = session.pool

@@ -50,7 +50,7 @@ class PoolSnapshot:
         return "tree" if count == 1 else "shared"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # slots: one of these per step kept
 class Marks:
     """What a view highlights in a frame, gathered over the operation so far."""
     current: tuple = ()            # node ids this step touches
@@ -63,7 +63,7 @@ class Marks:
     slots: tuple = ()              # pool slots this step touches
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frame:
     index: int                     # position in Session.frames
     op_index: int                  # the OpRecord this frame belongs to

@@ -116,6 +116,8 @@ class StepperScreen(SandboxFiles, Screen):
         notes = [self.player.progress] if self.player is not None else []
         if self.playing:
             notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
+        if self.model.at_oldest_kept:
+            notes.append(self.model.dropped_note())
         text, full = self.player.text_for(self.model.frame) if self.player else ("", True)
         try:
             panes = self.query_one("#stepper-panes")
@@ -139,10 +141,10 @@ class StepperScreen(SandboxFiles, Screen):
             self._moved(self.model.step(1))
 
     def action_prev(self) -> None:
-        self._moved(self.model.step(-1))
+        self._moved_back(self.model.step(-1))
 
     def action_first(self) -> None:
-        self._moved(self.model.go(0))
+        self._moved_back(self.model.go(0))
 
     def action_last(self) -> None:
         self._moved(self.model.go(len(self.model.frames) - 1))
@@ -152,7 +154,14 @@ class StepperScreen(SandboxFiles, Screen):
             self._moved(self.model.next_op())
 
     def action_prev_op(self) -> None:
-        self._moved(self.model.prev_op())
+        self._moved_back(self.model.prev_op())
+
+    def _moved_back(self, moved: bool) -> None:
+        """Stepping back stops at the oldest frame kept: pressing on there says why."""
+        self._moved(moved)
+        if not moved and self.model.at_oldest_kept:
+            self.notify(f"{self.model.dropped_note()[0][2:]}: this is the oldest step kept "
+                        "(start with --history-mb to keep more)", title="No earlier steps")
 
     # ----------------------------------------------------------------- autoplay
 
