@@ -19,10 +19,11 @@ reaches N nodes (bench/tui.py's 8,192-slot pool tops out near 2,100).
 included (``baseline_mb``: the same interpreter after importing them, before any session).
 A child is stopped at ``--limit-mb`` of resident memory (checked every 20 ms, with an
 address-space limit behind it), so a run that would take the machine is reported as
-``over_limit`` instead. ``--source DIR`` measures the radixviz package in DIR instead (an
-older checkout), for a before/after in the same run.
+``over_limit`` instead. ``--baseline DIR`` also measures the radixviz package in DIR (an
+older checkout, e.g. ``git archive COMMIT | tar -x -C DIR``), size by size alternately with
+this one: a before/after in the same run.
 
-    python bench/memory.py [--nodes 300,1000,2000,5000] [--limit-mb 3000] [--source DIR]
+    python bench/memory.py [--nodes 300,1000,2000,5000] [--limit-mb 3000] [--baseline DIR]
 """
 from __future__ import annotations
 
@@ -146,13 +147,14 @@ def child(args) -> None:
 
 # --------------------------------------------------------------------------- the parent
 
-def measure(nodes: int, args) -> dict:
+def measure(nodes: int, args, source: str | None = None) -> dict:
+    """One size in a fresh interpreter, on the package in ``source`` (None: this checkout)."""
     pool_size = pool_for(nodes)
     with tempfile.NamedTemporaryFile("w", suffix=".rvz", delete=False) as script:
         script.write(workload(nodes, pool_size))
     env = dict(os.environ)
-    if args.source:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.source, env.get("PYTHONPATH")]))
+    if source:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
     try:
         run = subprocess.run([sys.executable, __file__, "--child", str(nodes), "--pool", str(pool_size),
                               "--script", script.name, "--steps", str(args.steps),
@@ -172,7 +174,7 @@ def main() -> None:
     parser.add_argument("--nodes", default="300,1000,2000,5000", help="comma-separated tree sizes")
     parser.add_argument("--steps", type=int, default=10, help="arrow presses each way at each place")
     parser.add_argument("--limit-mb", type=int, default=3000, help="stop a size past this resident memory")
-    parser.add_argument("--source", help="measure the radixviz package in this folder instead")
+    parser.add_argument("--baseline", help="also measure the radixviz package in this folder")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--pool", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--script", help=argparse.SUPPRESS)
@@ -182,19 +184,31 @@ def main() -> None:
         return
     sizes = [int(n) for n in args.nodes.split(",")]
     result: dict = {"benchmark": "memory", "load_before": round(os.getloadavg()[0], 2),
-                    "source": args.source or "this checkout", "limit_mb": args.limit_mb}
-    result["sizes"] = [measure(n, args) for n in sizes]
+                    "limit_mb": args.limit_mb, "sizes": [], "baseline": [] if args.baseline else None}
+    for n in sizes:
+        if args.baseline:
+            result["baseline"].append(measure(n, args, args.baseline))
+        result["sizes"].append(measure(n, args))
     result["load_after"] = round(os.getloadavg()[0], 2)
-    peaks = [(r["nodes"], r.get("peak_mb")) for r in result["sizes"]]
-    if all(p is not None and not r.get("over_limit") for r, (_, p) in zip(result["sizes"], peaks)) and len(peaks) > 1:
-        # growth: MB per 1,000 nodes between neighbouring sizes (linear: about constant)
-        result["mb_per_1000_nodes"] = [round((p2 - p1) * 1000 / (n2 - n1), 1)
-                                       for (n1, p1), (n2, p2) in zip(peaks, peaks[1:])]
+    result["mb_per_1000_nodes"] = growth(result["sizes"])
+    if args.baseline:
+        result["baseline_mb_per_1000_nodes"] = growth(result["baseline"])
+        result["peak_mb_before_after"] = {
+            r["nodes"]: [">" + str(b.get("peak_mb")) if b.get("over_limit") else b.get("peak_mb"),
+                         r.get("peak_mb")] for b, r in zip(result["baseline"], result["sizes"])}
     result["goal"] = {"nodes": 5000, "peak_mb_under": 1024}
     five = next((r for r in result["sizes"] if r["nodes"] == 5000), None)
     if five is not None:
         result["goal_met"] = not five.get("over_limit") and five.get("peak_mb", 1e9) < 1024
     print(json.dumps(result, indent=2))
+
+
+def growth(rows: list) -> list | None:
+    """MB per 1,000 nodes between neighbouring sizes (linear growth: about constant)."""
+    if len(rows) < 2 or any(r.get("over_limit") or "peak_mb" not in r for r in rows):
+        return None
+    return [round((b["peak_mb"] - a["peak_mb"]) * 1000 / (b["nodes"] - a["nodes"]), 1)
+            for a, b in zip(rows, rows[1:])]
 
 
 if __name__ == "__main__":
