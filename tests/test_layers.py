@@ -68,7 +68,7 @@ LOCAL_IMPORTS_PENDING = {
     "radixviz.lessons.reader", "radixviz.lessons.scenario",
     "radixviz.tui.app", "radixviz.tui.screens.challenge",
     "radixviz.tui.screens.challenges", "radixviz.tui.screens.home",
-    "radixviz.tui.screens.predict", "radixviz.tui.screens.quiz", "radixviz.tui.screens.scheduler",
+    "radixviz.tui.screens.quiz", "radixviz.tui.screens.scheduler",
     "radixviz.tui.screens.stepper",
 }
 

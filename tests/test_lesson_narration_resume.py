@@ -1,92 +1,86 @@
-"""A lesson in the app as a learner meets it: the step's own explanation first, the text
-that belongs to the frame shown, a ✓ at home once done, and resuming where they left."""
+"""A lesson in the app as a learner meets it: the lesson's words first and this step's
+what-and-why under them, the same text when going back, a ✓ at home once done, and
+resuming where they left (esc keeps the place)."""
 import pytest
-from rich.console import Console
 
 from radixviz.lessons import load_lessons
 from radixviz.lessons.progress import Progress
 from radixviz.script import explain
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.home import HomeScreen
-from radixviz.tui.screens.predict import PredictScreen
 from radixviz.tui.screens.resume import ResumeScreen
-from tui_helpers import narration, wait_ready
+from tui_helpers import (answer_docked, dock_shown, painted_text, screen_rows, wait_ready, wait_until,
+                         walk_until)
 
 LESSONS = load_lessons()
 
 
-def visible_narration(app) -> str:
-    """The narration as it stands in its pane: only the lines that fit without scrolling."""
-    pane = app.screen.query_one("#narration-pane")
-    body = app.screen.query_one("#narration-body")
-    console = Console(width=body.content_region.width or pane.size.width, color_system=None,
-                      record=True, file=open("/dev/null", "w"))
-    console.print(body.content)
-    lines = console.export_text().splitlines()
-    return " ".join(" ".join(lines[:pane.content_region.height]).split())
-
-
-async def until(pilot, condition, what: str):
-    """Let the app run until ``condition()`` holds (the engine loads in a worker)."""
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    pytest.fail(f"never happened: {what}")
+def joined(rows) -> str:
+    return " ".join(" ".join(rows).split())
 
 
 async def open_lesson(app, pilot, lesson):
     app.open_lesson(lesson)
-    await until(pilot, lambda: getattr(app.screen, "player", None) is not None
-                or isinstance(app.screen, (ResumeScreen, PredictScreen)), "the lesson loaded")
+    await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen)
+                     or getattr(app.screen, "walk", None) is not None and app.screen.walk.at >= 0)
 
 
-async def step_to_first_operation(app, pilot):
-    for _ in range(60):
-        if isinstance(app.screen, PredictScreen):
+async def walk_to_the_end(app, pilot) -> None:
+    """→ (] while steps show) to the end of the lesson, skipping every prediction (esc)."""
+    screen = app.screen
+    for _ in range(600):
+        if dock_shown(app):
             await pilot.press("escape")
-        elif app.screen.model.frame is not None and app.screen.model.frame.kind != "op":
+        elif screen.walk.at_end and not any("▼ more" in row for row in screen_rows(app)):
             return
         else:
-            await pilot.press("right")
-    pytest.fail("no operation step reached")
+            await pilot.press("right_square_bracket")
+    pytest.fail("the lesson never reached its end")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-async def test_what_the_step_did_and_why_come_first_and_fit(size):
-    lesson = LESSONS[3]          # eviction: long narrative blocks
+async def test_the_lessons_words_come_first_and_the_step_under_them(size):
+    lesson = LESSONS[3]          # eviction: long paragraphs
     app = RadixvizApp("lesson", lesson=lesson, device="cpu")
     async with app.run_test(size=size) as pilot:
         await wait_ready(app, pilot)
-        await step_to_first_operation(app, pilot)
-        for _ in range(4):       # a few steps in, each with its own why
+        await walk_until(app, pilot, lambda: painted_text(app, "#step-pane"))   # the first operation
+        lesson_pane = app.screen.query_one("#lesson-pane").region
+        step_pane = app.screen.query_one("#step-pane").region
+        assert lesson_pane.bottom <= step_pane.y, "the lesson's words sit above this step"
+        assert painted_text(app, "#lesson-pane"), "the lesson's words stay in view while stepping"
+        for _ in range(4):       # a few steps in, each with its own why, painted
             frame = app.screen.model.frame
             why = " ".join(explain(frame).split())
-            shown = visible_narration(app)
             if why:
-                assert why[:40] in shown, (size, frame.kind, shown)
+                assert why[:30] in joined(painted_text(app, "#step-pane")), (size, frame.kind)
             await pilot.press("right")
 
 
-async def test_the_first_step_shows_its_own_text_not_a_later_answer():
-    lesson = LESSONS[0]
+async def test_going_back_shows_the_same_text_again():
+    lesson = LESSONS[1]          # matching: a paragraph between a question and its operations
     app = RadixvizApp("lesson", lesson=lesson, device="cpu")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(100, 32)) as pilot:
         await wait_ready(app, pilot)
-        stepper = app.screen
-        for _ in range(300):
-            if isinstance(app.screen, PredictScreen):
-                await pilot.press("escape")
-                continue
-            if stepper.player.done and stepper.model.at_end:
+        screen, seen = app.screen, {}
+        for _ in range(200):
+            if screen.walk.at_end:
                 break
+            if dock_shown(app):
+                await answer_docked(app, pilot)
+                continue
+            if screen.walk.frames() is None:      # a paragraph or the answers: read them
+                seen.setdefault(screen.walk.at, joined(painted_text(app, "#lesson-pane")))
             await pilot.press("right_square_bracket")
-        assert "Answer: 3." in narration(app) or stepper.player.index > 0
-        await pilot.press("home")
-        text = narration(app)
-        assert "Answer: 3." not in text, "the first step shows the text it ran with"
-        assert "Answer: 1." in text            # the prediction its own operation answers
-        assert "eleven-token prompt" in " ".join(text.split())
+        assert len(seen) > 8
+        back = {}
+        for _ in range(300):
+            if screen.walk.at == 0:
+                break
+            await pilot.press("left_square_bracket")
+            if screen.walk.frames() is None and screen.walk.stop.kind != "ask":
+                back[screen.walk.at] = joined(painted_text(app, "#lesson-pane"))
+        assert back and all(back[at] == seen[at] for at in back), "going back shows another text"
 
 
 async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
@@ -96,36 +90,30 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
         await wait_ready(app, pilot)
         home = app.screen
         await open_lesson(app, pilot, first)
-        stepper = app.screen
-        for _ in range(300):
-            if isinstance(app.screen, PredictScreen):
-                await pilot.press("escape")
-                continue
-            if stepper.player.done and stepper.model.at_end:
-                break
-            await pilot.press("right_square_bracket")
+        await walk_to_the_end(app, pilot)
         await pilot.press("h")
         assert app.screen is home
-        prompts = [str(home.query_one("OptionList").get_option_at_index(i).prompt)
-                   for i in range(home.query_one("OptionList").option_count)]
-        assert any(p.startswith(f"Lesson 1: {first.title}") and p.endswith("✓") for p in prompts)
-        assert not any(p.startswith("Lesson 2:") and p.endswith("✓") for p in prompts)
+        rows = screen_rows(app)
+        assert any(f"Lesson 1: {first.title[:30]}" in row and "✓" in row for row in rows)
+        assert not any("Lesson 2:" in row and "✓" in row for row in rows)
 
         await open_lesson(app, pilot, second)   # play part of lesson 2, then leave
-        stepper = app.screen
-        while stepper.player.index < 4:
-            if isinstance(app.screen, PredictScreen):
-                await pilot.press("escape")
-                continue
-            await pilot.press("right_square_bracket")
-        left_at, ran = stepper.player.index, len(stepper.model.session.records)
+        lesson_screen = app.screen
+        await walk_until(app, pilot, lambda: lesson_screen.walk.reached >= 6, key="right_square_bracket")
+        left_at, ran = lesson_screen.walk.resume_block, len(lesson_screen.model.session.records)
         await pilot.press("h")
         assert Progress.load().positions[second.id]["block"] == left_at
 
         await open_lesson(app, pilot, second)   # opening it again offers to resume
         assert isinstance(app.screen, ResumeScreen)
-        await pilot.press("enter")           # "Resume" is the first option
-        await pilot.pause()
-        stepper = app.screen
-        assert stepper.player.index == left_at
-        assert len(stepper.model.session.records) == ran
+        dialog = app.screen.query_one("#resume-box").region
+        assert abs(dialog.x - (app.size.width - dialog.right)) <= 1, "the dialog is centred"
+        assert "esc keeps your place" in joined(screen_rows(app))
+        await pilot.press("escape")          # the safe choice: keep the place
+        await wait_until(pilot, lambda: getattr(app.screen, "walk", None) is not None)
+        resumed = app.screen
+        assert resumed.walk.stop.block == left_at
+        # the blocks before the place ran again, and the one there (the walk plays it)
+        ops = [b for b in second.blocks[:left_at + 1] if type(b).__name__ == "Operations"]
+        assert len(resumed.model.session.records) == sum(len(b.ops) for b in ops) <= ran
+        assert f"page {resumed.walk.stop.page + 1}" in joined(screen_rows(app))

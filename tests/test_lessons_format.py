@@ -71,6 +71,38 @@ class TestParsing:
         assert "not an op" in lesson.blocks[0].text
 
 
+class TestAppOnlyPassages:
+    """``<!-- app -->…<!-- /app -->`` marks words only the app can act on ("Press v now")."""
+
+    def test_the_app_shows_them_and_every_other_reader_leaves_them_out(self, tmp_path):
+        text = GOOD.replace("Some words.", "They hold numbers. <!-- app -->Press `v` now.<!-- /app --> "
+                            "A model replays them.\n\n<!-- app -->\nPress `C` too.\n<!-- /app -->\n\nEnd.")
+        (lesson,) = load_one(tmp_path, "x.md", text)
+        narrative = lesson.blocks[0]
+        assert narrative.text.endswith("They hold numbers. A model replays them.\n\nEnd.")
+        assert narrative.in_app.endswith("They hold numbers. Press `v` now. A model replays them."
+                                         "\n\nPress `C` too.\n\nEnd.")
+
+    def test_lesson_8_says_press_v_only_in_the_app(self):
+        import io
+
+        from radixviz.commands.export_pages import lesson_notes
+        from radixviz.lessons.reader import read_plain
+        from radixviz.script import Session
+        lesson = next(l for l in load_lessons() if l.number == 8)
+        assert any("Press `v` now" in b.in_app for b in lesson.blocks if isinstance(b, Narrative))
+        out = io.StringIO()
+        read_plain(lesson, io.StringIO("a\n" * 8), out, save=False)
+        assert "Press `v`" not in out.getvalue() and "radixviz verify-kv" in out.getvalue()
+        notes, _ = lesson_notes(lesson, Session(device="cpu"))
+        assert not any("Press `v`" in note.text for note in notes.values())
+
+    def test_an_unpaired_marker_is_a_problem_at_its_line(self, tmp_path):
+        write(tmp_path, "x.md", GOOD.replace("Some words.", "Some words.\n\n<!-- app -->Press v."))
+        with pytest.raises(LessonError, match="unpaired <!-- app --> marker"):
+            load_lessons([tmp_path], include_shipped=False)
+
+
 class TestBadFiles:
     @pytest.mark.parametrize("change, line, words", [
         (lambda t: t.replace('match "abxy"', 'mtch "abxy"'), 20, "unknown operation 'mtch'"),

@@ -8,6 +8,7 @@ import pytest
 from radixviz.lessons.quiz import make_quiz
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.quiz import QuizScreen
+from tui_helpers import screen_rows
 
 
 @pytest.fixture(autouse=True)
@@ -65,8 +66,11 @@ class TestShowMe:
             await app.workers.wait_for_complete()
             await pilot.pause()
             setup_ops = [op for op in app.screen.model.session.ops]
-            assert type(app.screen).__name__ == "StepperScreen"
+            assert type(app.screen).__name__ == "QuizShowMe"
             assert question.scenario.startswith("\n".join(op.text for op in setup_ops))
+            rows = screen_rows(app)
+            assert "h Quiz" in rows[-1] and "Home" not in rows[-1], "the footer says where h goes"
+            assert "h: back to the quiz" in rows[-2]
             await pilot.press("h")                            # back to the quiz
             await pilot.pause()
             assert isinstance(app.screen, QuizScreen)
@@ -74,6 +78,9 @@ class TestShowMe:
             await app.workers.wait_for_complete()
             await pilot.pause()
             assert len(app.screen.model.session.ops) == len(setup_ops) + 1
+            await pilot.press("escape")                       # esc goes back too
+            await pilot.pause()
+            assert isinstance(app.screen, QuizScreen)
 
 
 async def test_home_menu_opens_a_generated_quiz():

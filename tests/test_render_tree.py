@@ -5,6 +5,7 @@ from rich.console import Console
 
 from radixviz.cache import NodeSnapshot, TreeSnapshot
 from radixviz.render.tree import TreeView
+from radixviz.script import Session
 
 from render_helpers import CHAPTER, capture, session_after
 
@@ -31,6 +32,12 @@ class TestChapterExample:
             "▶ current step  ✗ wrongly matched (pre-#7)  ✓ matched\n"
             "│ the match took only the tokens before it (6/11: 6 of 11)\n")
 
+    def test_the_partial_legend_gives_the_numbers_of_the_edge_shown(self):
+        script = 'insert "abcdefgh"\ninsert "abcdefghXY"\nmatch "abcXY"'
+        out = final_view(script, buggy=True, legend=True)
+        assert "'abc│defgh' 3/8" in out
+        assert out.endswith("│ the match took only the tokens before it (3/8: 3 of 8)\n")
+
     def test_colour_terminal_gets_styles_too(self):
         frame = session_after(CHAPTER, buggy=True).frames[-1]
         console = Console(force_terminal=True, color_system="standard", width=80)
@@ -47,6 +54,13 @@ class TestMarksAndText:
             "├── ● 'ab'  slots 0–1  ref 1  t 9\n"
             "└── + 'xy'  slots 2–3  ref 0  t 11\n"
             "+ new  ● locked (ref > 0)\n")
+
+    def test_todays_cache_calls_a_lock_a_lock_in_the_legend(self):
+        session = Session(pool_size=32, device="cpu", engine="2026")
+        session.run('insert "abcd"\nlock "abcd"', "test")
+        frame = session.frames[-1]
+        out = capture(TreeView(frame.tree, frame.marks, legend=True), 80)
+        assert "lock 1" in out and "● locked (lock > 0)" in out and "ref > 0" not in out
 
     def test_evicted_leaves_are_listed_as_ghosts(self):
         assert final_view("insert abc\ninsert abd\nevict 2") == (

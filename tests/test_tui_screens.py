@@ -13,10 +13,10 @@ from radixviz.lessons import load_lessons
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.screens.home import HomeScreen
-from radixviz.tui.screens.predict import PredictScreen
 from radixviz.tui.screens.stepper import StepperScreen
-from tui_helpers import (lesson_stepper, narration, notifications, plain, status, stepper,
-                         wait_ready, wait_until)
+from tui_helpers import (answer_docked, dock_shown, lesson_stepper, narration, notifications,
+                         painted_text, plain, screen_rows, status, stepper, wait_ready, wait_until,
+                         walk_until)
 
 
 class TestHelpAndPalette:
@@ -115,63 +115,64 @@ class TestHome:
 
 
 class TestLesson:
-    async def test_lesson_plays_narrative_ops_and_predictions(self):
+    async def test_a_lesson_walks_text_predictions_operations_and_answers(self):
         async with lesson_stepper() as (app, pilot, lesson):
             prose = next(line for line in lesson.blocks[0].text.splitlines()
                          if line.strip() and not line.startswith("#"))
-            assert " ".join(prose.split()[:4]) in " ".join(narration(app).split())
-            assert "→ continues the lesson" in narration(app)
-            asked = ran = 0
-            for _ in range(200):
-                if isinstance(app.screen, PredictScreen):
+            assert " ".join(prose.split()[:4]) in " ".join(" ".join(painted_text(app, "#lesson-pane")).split())
+            asked = 0
+            for _ in range(300):
+                if dock_shown(app):
                     asked += 1
-                    predict = app.screen.ask.block
-                    if asked == 1 and predict.choices:        # answer the first one right
-                        right = predict.choices.index(predict.answer)
-                        await pilot.press(*["down"] * right, "enter")
-                        assert "Right!" in notifications(app)[-1]
-                    elif asked == 2 and predict.choices:      # and the second one wrong
+                    if asked == 1:               # the first one by its letter, right
+                        await answer_docked(app, pilot, right=True)
+                    elif asked == 2:             # the second with the arrows and enter, wrong
+                        predict = app.screen.walk.waiting
                         wrong = next(i for i, c in enumerate(predict.choices) if c != predict.answer)
                         await pilot.press(*["down"] * wrong, "enter")
-                        assert "Not quite" in notifications(app)[-1]
                     else:
                         await pilot.press("escape")
                     continue
-                screen = app.screen
-                if screen.player.done and screen.model.at_end:
+                if app.screen.walk.at_end:
                     break
                 await pilot.press("right_square_bracket")
-            ran = len(app.screen.model.session.records)
-            assert asked == sum(type(b).__name__ == "Predict" for b in lesson.blocks) > 0
-            assert ran == len(lesson.operations)
-            assert "block" in status(app)
+            text = " ".join(" ".join(painted_text(app, "#lesson-pane")).split())
+            assert asked == sum(type(b).__name__ == "Predict" for b in lesson.blocks) > 2
+            assert f"End of lesson 1. You predicted 1 of {asked}." in text   # one right, one wrong
+            assert len(app.screen.model.session.records) == len(lesson.operations)
+            assert "page" in status(app)
+
+    async def test_a_free_answer_says_its_form_and_an_unreadable_one_is_asked_again(self):
+        async with lesson_stepper() as (app, pilot, lesson):
+            await walk_until(app, pilot, lambda: dock_shown(app) and not app.screen.walk.waiting.choices,
+                             key="right_square_bracket", docked="answer")
+            rows = " ".join(screen_rows(app))
+            assert "a number of tokens" in rows
+            await pilot.press("z", "z", "enter")
+            assert dock_shown(app), "a reply that cannot be read is not an answer"
+            assert "could not read" in " ".join(painted_text(app, "#predict-dock"))
 
 
 class TestNarrowTerminal:
-    async def test_a_lesson_at_80x24_keeps_its_text_progress_and_way_home_in_view(self):
+    async def test_a_lesson_at_80x24_reads_across_the_screen_and_watches_beside_the_tree(self):
         async with lesson_stepper((80, 24)) as (app, pilot, lesson):
             screen = app.screen
-            # nothing has run yet: the lesson's text has the code pane's room
-            assert not screen.query_one("#code-pane").display
-            assert screen.query_one("#narration-pane").size.height > 12
-            for _ in range(50):          # on into the first operations, skipping predictions
-                if isinstance(app.screen, PredictScreen):
-                    await pilot.press("escape")
-                elif screen.model.frame is not None:
-                    break
-                else:
-                    await pilot.press("right")
-            assert screen.query_one("#code-pane").display
+            # a paragraph: the reading layout, the text across the whole width, no tree
+            assert screen.query_one("#lesson-pane").size.width > 70
+            assert not painted_text(app, "#tree-pane")
+            await pilot.press("r")            # r: watch, the tree beside the text
+            assert painted_text(app, "#tree-pane") and painted_text(app, "#lesson-pane")
+            await pilot.press("r")
+            assert not painted_text(app, "#tree-pane")
+            await walk_until(app, pilot, lambda: painted_text(app, "#step-pane"))   # the first operations
+            assert painted_text(app, "#tree-pane") and painted_text(app, "#lesson-pane")
             await pilot.press("a")
             line = status(app).strip()
-            assert len(line) <= 80 and "block" in line and "step" in line and "▶" in line
-            await pilot.press("a", "end")
-            while not (screen.player.done and screen.model.at_end):
-                if isinstance(app.screen, PredictScreen):
-                    await pilot.press("escape")
-                await pilot.press("right_square_bracket")
+            assert len(line) <= 80 and "page" in line and "step" in line and "▶" in line
+            await pilot.press("a")
+            await walk_until(app, pilot, lambda: screen.walk.at_end, key="right_square_bracket")
             await pilot.press("right")
-            assert "go home with h" in notifications(app)[-1]
+            assert "go home with h" in notifications(app)[-1] or "h goes home" in notifications(app)[-1]
             await pilot.press("h")
             assert isinstance(app.screen, HomeScreen)
 
@@ -206,9 +207,13 @@ class TestEntryPoints:
 
 
 class TestLessonAutoplay:
-    async def test_autoplay_stops_at_a_prediction(self):
+    async def test_autoplay_stops_at_a_prediction_and_plays_operations(self):
         async with lesson_stepper() as (app, pilot, lesson):
-            stepper_screen = app.screen
-            await pilot.press(*["plus"] * 6, "a")   # no other key: autoplay reaches the question
-            await wait_until(pilot, lambda: isinstance(app.screen, PredictScreen))
-            assert not stepper_screen.playing   # a prediction pauses autoplay: nothing runs behind it
+            screen = app.screen
+            await pilot.press(*["plus"] * 6, "a")   # from the first paragraph: on to the question
+            await wait_until(pilot, lambda: dock_shown(app))
+            assert not screen.playing   # a prediction pauses autoplay: nothing runs behind it
+            await answer_docked(app, pilot)
+            await pilot.press("a")                  # the operations play on their own
+            await wait_until(pilot, lambda: not screen.playing)
+            assert screen.walk.stop.kind in ("answer", "read", "ask")   # paused where there is text

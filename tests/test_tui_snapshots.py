@@ -83,3 +83,75 @@ def test_stepper_at_80x24(snap_compare, tmp_path):
     script = CHAPTER.replace("match", "matcher buggy\nmatch")
     app = RadixvizApp("sandbox", script_text=script, device="cpu", export_dir=tmp_path)
     assert snap_compare(app, terminal_size=(80, 24), run_before=_go_to("result", 2))
+
+
+STAND_IN_LESSON = """---
+id: stand-in
+number: 1
+title: A stand-in lesson
+---
+# A stand-in lesson
+
+Two prompts that begin the same way share the start of their path in the tree. Insert
+two of them and count the nodes.
+
+```predict
+question: After inserting "Hello_L.A.!" and "Hello_there", how many nodes are below the root?
+choices: 2 | 3 | 4
+answer: 3
+check: nodes
+explain: The shared "Hello_" becomes a node of its own, with "L.A.!" and "there" below it.
+```
+
+```radixviz
+insert "Hello_L.A.!"
+insert "Hello_there"
+```
+
+A last paragraph long enough not to fit beside the tree at 80x24, so that a small screen
+reads it across its whole width: the tree keeps the half of the screen it had while the
+operations ran, and the text gets it back here. Each token of a prompt gets a slot of the
+pool; the tree remembers which runs of tokens already have slots, so that the next request
+that begins the same way reuses them instead of computing them again. The shared start of
+two prompts becomes a node of its own the moment they part ways, and the two remainders hang
+below it as its children; neither of them starts with the same token as the other, so a
+lookup never has to choose between two children. Press r to see the tree beside this text.
+"""
+
+
+def stand_in_lesson():
+    """A lesson of the snapshots' own, so the pictures do not change when lesson texts do."""
+    from radixviz.lessons.parse import parse_lesson
+    return parse_lesson(STAND_IN_LESSON, "01-stand-in.md")
+
+
+def test_lesson_prediction_docked_beside_the_tree(snap_compare):
+    app = RadixvizApp("lesson", lesson=stand_in_lesson(), device="cpu")
+
+    async def run_before(pilot):
+        await _loaded(pilot)
+        await pilot.press("right")
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_lesson_answer_beside_the_tree_at_80x24(snap_compare):
+    """A wrong answer with its reason: short enough to sit beside the tree it is about."""
+    app = RadixvizApp("lesson", lesson=stand_in_lesson(), device="cpu")
+
+    async def run_before(pilot):
+        await _loaded(pilot)
+        await pilot.press("right", "a", "end", "right")
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_lesson_long_paragraph_read_across_80x24(snap_compare):
+    """A paragraph too long for the pane beside the tree: the reading layout."""
+    app = RadixvizApp("lesson", lesson=stand_in_lesson(), device="cpu")
+
+    async def run_before(pilot):
+        await _loaded(pilot)
+        await pilot.press("right", "b", "end", "right", "right")
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

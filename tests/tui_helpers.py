@@ -108,6 +108,51 @@ def pane_rows(app, selector: str) -> list[str]:
     return [row[region.x:region.right] for row in screen_rows(app)[region.y:region.bottom]]
 
 
+def painted_text(app, selector: str) -> list[str]:
+    """The rows of a pane's text as painted now, its border, padding and scrollbar cut off
+    ([] while it is hidden)."""
+    widget = app.screen.query_one(selector)
+    if not widget.display or not widget.region:
+        return []
+    box = widget.scrollable_content_region
+    return [row[box.x:box.right].rstrip() for row in screen_rows(app)[box.y:box.bottom]]
+
+
+def dock_shown(app) -> bool:
+    """A lesson's prediction is docked on screen (its border title is painted)."""
+    return any("predict, then watch" in row for row in screen_rows(app))
+
+
+async def answer_docked(app, pilot, right: bool = True) -> None:
+    """Answer the prediction docked on screen as a learner does: an option by its letter,
+    a free answer typed (the right one, or one more than it)."""
+    predict = app.screen.walk.waiting
+    if predict.choices:
+        wanted = predict.answer if right else next(c for c in predict.choices if c != predict.answer)
+        await pilot.press("abcdefgh"[predict.choices.index(wanted)])
+        return
+    reply = predict.answer
+    if not right:
+        reply = str(int(reply.split()[0]) + 1) if reply.split()[0].lstrip("-").isdigit() else "zz"
+    names = {" ": "space", "-": "minus", '"': "quotation_mark", ",": "comma", "_": "underscore"}
+    await pilot.press(*[names.get(ch, ch) for ch in reply], "enter")
+
+
+async def walk_until(app, pilot, condition, key: str = "right", docked: str = "escape",
+                     limit: int = 400) -> None:
+    """Walk a lesson, pressing ``key`` (and ``docked`` while a prediction is docked: "escape"
+    skips it, "answer" answers it right) until ``condition()`` holds; fail after ``limit``."""
+    import pytest
+    for _ in range(limit):
+        if condition():
+            return
+        if dock_shown(app):
+            await (answer_docked(app, pilot) if docked == "answer" else pilot.press(docked))
+        else:
+            await pilot.press(key)
+    pytest.fail("the lesson never reached the state the test walks to")
+
+
 def shows(app, text: str, selector: str) -> bool:
     """Whether the widget ``selector`` paints ``text``, wrapped over its rows or not
     (whitespace is ignored: a wrap turns a space into a line break)."""

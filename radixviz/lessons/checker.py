@@ -73,6 +73,19 @@ def engine_value(check: str, record, session, records=()):
     return value
 
 
+def engine_disagrees(predict: Predict, records, session) -> str | None:
+    """What the engine gives for ``predict.check`` after the block whose ``records`` just
+    ran, as text, when it is not the lesson's answer; None when it agrees, or when there is
+    no check to make."""
+    if predict.check is None or not records:
+        return None
+    try:
+        value = _as_text(engine_value(predict.check, records[0], session, records))
+    except KeyError:
+        return None      # --check reports an unknown check; the app has nothing to compare
+    return None if predict.grade(value).correct else value
+
+
 def _check_predict(predict: Predict, records, session, name: str) -> LessonError | None:
     if predict.check is None:
         return None

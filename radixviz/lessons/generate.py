@@ -46,7 +46,7 @@ def gen_match(build: ScenarioBuilder, seed: int) -> Question:
                         build.setup_prompt(tree) + f"\n\nWhich slots does match_prefix(\"{query}\") return?"
                         f"{FIXED_MATCHER}",
                         (slots_key(result["slots"]),), " ".join(map(str, result["slots"])) or "none",
-                        f"It hits {result['matched']} tokens ({result['matched_text']!r}): the slots of the "
+                        f"It hits {_tokens(result['matched'])} ({result['matched_text']!r}): the slots of the "
                         "edges it walks, cut where the query stops." + _release_differs(result),
                         scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                         **build.tags(seed, "match", 2))

@@ -22,9 +22,20 @@ class LessonError(Exception):
 
 @dataclass(frozen=True)
 class Narrative:
-    """Markdown text shown between operations (blank lines at either end trimmed)."""
+    """Markdown text shown between operations (blank lines at either end trimmed).
+
+    ``text`` is what every reader shows (``--read``, the HTML export); ``app_text`` adds the
+    passages marked ``<!-- app -->…<!-- /app -->``, which only make sense inside the app
+    ("Press v now"). They are the same when the block has no such passage.
+    """
     text: str
     line: int                    # file line of the first line of ``text``
+    app_text: str | None = None
+
+    @property
+    def in_app(self) -> str:
+        """The text as the app shows it, app-only passages included."""
+        return self.text if self.app_text is None else self.app_text
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,18 @@ class Predict:
         """A ``grading.Verdict`` for a typed reply or a ``grading.Chosen`` option."""
         return grade(self.expected, reply)
 
+    @property
+    def reply_form(self) -> str:
+        """What a typed reply looks like, for a prompt: "a number of tokens, e.g. 6"."""
+        if self.choices:
+            return f"a letter from a to {'abcdefghij'[len(self.choices) - 1]}, or the option itself"
+        kind = self.expected.kind
+        if kind == "number":
+            return NUMBER_FORMS.get(self.check or "", "a number, e.g. 6")
+        return {"slots": "slots, e.g. 3 4 5 (or 3-5; none for no slots)",
+                "list": "the edges in order, e.g. cd ab",
+                "text": "the tokens, e.g. Hello_"}.get(kind, "your answer")
+
     def accepts(self, reply) -> bool:
         """True when ``reply`` (typed text, or a ``Chosen`` option) is the answer."""
         return self.grade(reply).correct
@@ -84,6 +107,14 @@ CHECK_KINDS = {
     "evicted_leaves": "list",
     "split_edges": "list",
     "matched_text": "text",
+}
+TOKENS = "a number of tokens, e.g. 6"
+NUMBER_FORMS = {
+    **dict.fromkeys(("matched", "prefix_len", "evicted", "total_size", "evictable_size",
+                     "protected_size", "disagreement.buggy", "disagreement.fixed"), TOKENS),
+    "nodes": "a number of nodes, e.g. 3",
+    "free_slots": "a number of slots, e.g. 12",
+    "delta": "a change in tokens, e.g. -5 or 5",
 }
 
 

@@ -39,6 +39,9 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w-]*)\s*$")
 _FIELD = re.compile(r"^([A-Za-z_]+)\s*:\s*(.*)$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
+# a passage only the app can act on ("Press v now"): left out of --read and the HTML export
+APP_ONLY = re.compile(r"<!--\s*app\s*-->(.*?)<!--\s*/app\s*-->([ \t]*)", re.S)
+_APP_MARK = re.compile(r"<!--\s*/?app\s*-->")
 
 
 def read_lesson_text(path: Path) -> str:
@@ -116,6 +119,7 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
         i = close + 1
     _flush(blocks, prose, prose_start)
     found.extend(_check_predicts(blocks, name))
+    found.extend(_check_app_marks(blocks, name))
     if found:
         found.sort(key=lambda p: p.line)
         raise LessonError(found[0].file, found[0].line, found[0].message, tuple(found[1:]))
@@ -179,8 +183,16 @@ def _flush(blocks: list, prose: list[str], start: int) -> None:
         start += 1
     while prose and not prose[-1].strip():
         prose.pop()
-    if prose:
-        blocks.append(Narrative("\n".join(prose), start))
+    if not prose:
+        return
+    text = "\n".join(prose)
+    if not APP_ONLY.search(text):
+        blocks.append(Narrative(text, start))
+        return
+    def tidy(kept: str) -> str:
+        return re.sub(r"\n{3,}", "\n\n", kept).strip()
+    blocks.append(Narrative(tidy(APP_ONLY.sub("", text)), start,
+                            tidy(APP_ONLY.sub(lambda m: m.group(1) + m.group(2), text))))
 
 
 def _heading(blocks: list) -> str | None:
@@ -218,6 +230,15 @@ def _predict(body: list[str], fence_line: int, name: str) -> Predict:
     if choices and text["answer"] not in choices:
         raise LessonError(name, fence_line, f"answer {text['answer']!r} is not one of the choices {' | '.join(choices)}")
     return Predict(text["question"], choices, text["answer"], fence_line, text.get("check"), text.get("explain", ""))
+
+
+def _check_app_marks(blocks: list, name: str) -> list[LessonError]:
+    """A ``<!-- app -->`` without its ``<!-- /app -->`` (or the other way round) would show
+    its marker to the learner."""
+    return [LessonError(name, block.line, "unpaired <!-- app --> marker: wrap an app-only "
+                        "passage in <!-- app --> and <!-- /app -->")
+            for block in blocks
+            if isinstance(block, Narrative) and _APP_MARK.search(block.in_app)]
 
 
 def _check_predicts(blocks: list, name: str) -> list[LessonError]:

@@ -19,7 +19,8 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
     right = asked = 0
     for block in lesson.blocks:
         if isinstance(block, Narrative):
-            print(block.text + "\n", file=out)
+            if block.text:     # a block of app-only passages has nothing to say here
+                print(block.text + "\n", file=out)
         elif isinstance(block, Predict):
             print(f"  ? {block.question}", file=out)
             for i, choice in enumerate(block.choices):
@@ -41,9 +42,7 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
                 print(f"  ▶ {op.text:<30} → {result_text(record)}", file=out)
             print("\n" + "\n".join("    " + l for l in tree_text(session.cache.snapshot()).splitlines()) + "\n", file=out)
             for predict, verdict in pending:
-                said = "✓ you predicted it" if verdict.correct else \
-                    f"✗ {verdict.reason}: the answer is {predict.answer}"
-                print(f"  {said}. {predict.explain}".rstrip() + "\n", file=out)
+                print(f"  {answer_text(predict, verdict)}\n", file=out)
             pending = []
     saved = False
     if save:
@@ -56,10 +55,23 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
     return 0
 
 
+def answer_text(predict: Predict, verdict) -> str:
+    """What a prediction's learner reads once its operations have run: right, or wrong and
+    why, the answer and the explanation. ``verdict`` None: the prediction was skipped."""
+    if verdict is None:
+        said = f"– skipped: the answer is {predict.answer}"
+    elif verdict.correct:
+        said = "✓ you predicted it"
+    else:
+        said = f"✗ {verdict.reason}: the answer is {predict.answer}"
+    return f"{said}. {predict.explain}".rstrip()
+
+
 def _ask(predict: Predict, stdin, out):
     """Read replies until one can be graded: the Verdict, or None at the end of input."""
     while True:
-        print("    your prediction: ", end="", file=out, flush=True)
+        form = "" if predict.choices else f" ({predict.reply_form})"
+        print(f"    your prediction{form}: ", end="", file=out, flush=True)
         reply = stdin.readline()
         if not reply:
             return None

@@ -17,7 +17,7 @@ from radixviz.files import atomic_write
 
 from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
-                    split_edge_text)
+                    mark_name, split_edge_text)
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
@@ -100,7 +100,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
         dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", "evicted"),
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)
     if used:
-        legend = "   ".join(f"{m.symbol} {m.name}" for m in ALL_MARKS if m in used)
+        legend = "   ".join(f"{m.symbol} {mark_name(m, tree)}" for m in ALL_MARKS if m in used)
         if node_marks.partial:
             legend += "\n│ the match took only the tokens before it"
         dot.node("legend", _label(legend), shape="plaintext", style="", fontsize="10")

@@ -29,6 +29,20 @@ CREATED = Mark("new", "+", "cyan", "#0969da", "#ddf4ff")
 LOCKED = Mark("locked (ref > 0)", "●", "magenta", "#8250df", "#fbefff")
 EVICTED = Mark("evicted", "†", "dim strike", "#8c959f")
 ALL_MARKS = (CURRENT, WRONG, SPLIT, PATH, CREATED, LOCKED, EVICTED)
+# today's nodes carry ``lock_ref`` and the views print it as "lock N", not "ref N"
+LOCKED_2026 = "locked (lock > 0)"
+
+
+def mark_name(mark: Mark, tree) -> str:
+    """What a legend calls ``mark`` for the engine ``tree`` (a snapshot) comes from."""
+    if mark is LOCKED and hasattr(tree, "page_size"):   # a 2026 snapshot
+        return LOCKED_2026
+    return mark.name
+
+
+def partial_legend(taken: int, total: int) -> str:
+    """The legend of an edge a match took only the start of, with that edge's numbers."""
+    return f"│ the match took only the tokens before it ({taken}/{total}: {taken} of {total})"
 
 
 def edge_text(key, max_cells: int = 24) -> str:

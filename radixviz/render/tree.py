@@ -14,10 +14,10 @@ from rich.text import Text
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
 
-from .marks import ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, split_edge_text
+from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, mark_name,
+                    partial_legend, split_edge_text)
 
 GUIDE_STYLE = "dim"
-PARTIAL_LEGEND = "│ the match took only the tokens before it (6/11: 6 of 11)"
 DETAIL_STYLE = "dim"
 
 
@@ -104,9 +104,12 @@ class TreeView:
             ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
             lines.append(ghost)
         if self.legend and used_marks:
-            lines.append(legend_line(used_marks))
-            if marks.partial:
-                lines.append(Text(PARTIAL_LEGEND, style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
+            lines.append(legend_line(used_marks, tree))
+            cut = next(((marks.taken(n), len(n.key)) for n in tree.root.walk()
+                        if n.key and marks.taken(n) is not None), None)
+            if cut is not None:   # the numbers of the cut edge drawn above, not an example's
+                lines.append(Text(partial_legend(*cut), style=DETAIL_STYLE, no_wrap=True,
+                                  overflow="ellipsis"))
         return lines
 
     def _node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
@@ -218,12 +221,13 @@ def _fold(prefix: str, what: str, guide: str = "") -> Text:
     return line
 
 
-def legend_line(used) -> Text:
-    """``▶ current step  ✓ matched ...`` for the marks present, in their fixed order."""
+def legend_line(used, tree=None) -> Text:
+    """``▶ current step  ✓ matched ...`` for the marks present, in their fixed order, named
+    as the engine of ``tree`` (a snapshot) names them."""
     line = Text(no_wrap=True, overflow="ellipsis")
     for mark in ALL_MARKS:
         if mark in used:
             if line:
                 line.append("  ")
-            line.append(f"{mark.symbol} {mark.name}", style=mark.style)
+            line.append(f"{mark.symbol} {mark_name(mark, tree)}", style=mark.style)
     return line

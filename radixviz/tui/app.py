@@ -179,17 +179,18 @@ class RadixvizApp(App):
         self.run_worker(warm, thread=True, group="warm")
 
     def open_sandbox(self, script: str | None = None, script_text: str | None = None,
-                     title: str = "sandbox") -> None:
+                     title: str = "sandbox", screen_class=None) -> None:
+        """A sandbox on a script file or text; ``screen_class``: a kind of StepperScreen
+        (a quiz's "show me", which h leaves for the quiz)."""
         from radixviz.tui.screens.stepper import StepperScreen
         load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
                               engine_options=self.engine_options, history_mb=self.history_mb)
-        self.push_screen(StepperScreen(load, title=title, export_dir=self.export_dir))
+        self.push_screen((screen_class or StepperScreen)(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:
-        from radixviz.tui.screens.stepper import StepperScreen
+        from radixviz.tui.screens.lesson import LessonScreen
         load = session_loader(self.pool_size, self.buggy, self.device)
-        self.push_screen(StepperScreen(load, title=f"lesson {lesson.number}: {lesson.title}",
-                                       lesson=lesson, export_dir=self.export_dir))
+        self.push_screen(LessonScreen(lesson, load, export_dir=self.export_dir))
 
     def open_challenges(self) -> None:
         """The challenge list (files are small: read them here, no worker needed)."""

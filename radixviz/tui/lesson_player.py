@@ -1,104 +1,261 @@
-"""Plays a lesson's blocks into a stepper: narrative text, operations, predictions.
+"""A lesson as a walk the learner takes through its blocks, free of widgets.
 
-UI-free: the stepper asks ``advance()`` for the next thing to do when the learner steps
-past the last frame.
+The blocks become a fixed plan of stops, in the file's order:
+
+``read``    a paragraph block goes on the page;
+``ask``     a prediction is put to the learner (before the operations that answer it);
+``ops``     an operations block runs, and the learner steps through its frames;
+``answer``  once those operations have run, every prediction asked since the operations
+            before them is answered: right, or wrong and why, with its explanation;
+``end``     the end of the lesson, where its completion is recorded.
+
+A *page* is what the lesson pane shows: the paragraphs since the last operations, each
+question with the learner's reply and, from its ``answer`` stop on, the verdict. A page
+starts at a paragraph that follows operations. What a stop shows is built from the plan
+and the replies given, never from what was on screen before, so going back to a stop shows
+the same text again.
+
+The walk never changes the lesson's operations: the app takes typing and undo into a
+sandbox copy, so every prediction is answered on the lesson's own tree, which
+``lessons --check`` holds to the engine (and the ``answer`` stop checks again).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass
-class Ask:
-    """A prediction to put to the learner before the next operations run."""
-    block: object              # the lesson's Predict
-
-    @property
-    def question(self) -> str:
-        return self.block.question
-
-    @property
-    def choices(self) -> tuple:
-        return tuple(self.block.choices)
+from radixviz.lessons.checker import engine_disagrees
+from radixviz.lessons.reader import answer_text
 
 
-class LessonPlayer:
+@dataclass(frozen=True)
+class Stop:
+    kind: str                  # read ask ops answer end
+    page: int
+    block: int                 # the lesson block it plays (answer: its operations; end: past the last)
+    asks: tuple = ()           # answer: the blocks of the predictions it answers
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of a page: ``prose`` (Markdown), ``reply`` (a question, the reply and, once
+    answered, the verdict), or ``end``."""
+    kind: str
+    text: str
+    verdict: str = ""          # reply: "", "right", "wrong", "skipped" or "earlier"
+
+
+@dataclass(frozen=True)
+class Reply:
+    said: str                  # the reply as shown back: "b) 3", "16 tokens"
+    verdict: object = None     # grading.Verdict; None when skipped (or answered earlier)
+    earlier: bool = False      # answered before the learner left and came back
+
+
+def plan_of(lesson) -> tuple[Stop, ...]:
+    """The stops of ``lesson`` in walking order (see the module's docstring)."""
+    stops: list[Stop] = []
+    page, pending, after_ops = 0, [], False
+    for index, block in enumerate(lesson.blocks):
+        kind = type(block).__name__
+        if kind == "Narrative":
+            page += after_ops
+            after_ops = False
+            stops.append(Stop("read", page, index))
+        elif kind == "Predict":
+            after_ops = False      # the question's lead-in and the question share a page
+            pending.append(index)
+            stops.append(Stop("ask", page, index))
+        elif kind == "Operations":
+            stops.append(Stop("ops", page, index))
+            if pending:
+                stops.append(Stop("answer", page, index, tuple(pending)))
+                pending = []
+            after_ops = True
+    stops.append(Stop("end", page, len(lesson.blocks)))
+    return tuple(stops)
+
+
+class LessonWalk:
     def __init__(self, lesson):
         self.lesson = lesson
-        self.index = -1            # the block last played
-        self.text = ""             # the narrative in force
-        self.explain = ""          # the last prediction's explanation, shown after its ops
-        self.right = self.asked = 0   # predictions graded right, predictions put to the learner
-        self.completed = False     # reached the end (recorded once in the learner's progress)
-        # the lesson text in force when each operation ran (by record index), so stepping
-        # back to an earlier frame shows that frame's text, not a later prediction's answer
-        self._text_at: dict[int, str] = {}
-        self._first_with_text: set[int] = set()   # the op that first showed its text
+        self.plan = plan_of(lesson)
+        self.at = -1               # the stop shown
+        self.reached = -1          # the furthest stop reached: beyond it nothing has run
+        self.replies: dict[int, Reply] = {}          # prediction block -> the learner's reply
+        self.ran: dict[int, tuple[int, int]] = {}    # ops stop -> (first frame, last frame)
+        self.records: dict[int, list] = {}           # ops stop -> the records of its operations
+        self.engine_says: dict[int, str] = {}        # prediction block -> the engine's value, where
+        #                                              it is not the file's answer (a wrong lesson)
+        self.error: str | None = None                # a refused operation (a teacher's lesson)
+        self.right = self.asked = 0
+        self.completed = False
 
-    def text_for(self, frame) -> tuple[str, bool]:
-        """(the lesson text for ``frame``, whether to show it in full).
-
-        Before any step the text in force shows in full. A frame shows the text that was in
-        force when its operation ran: in full on the first operation after that text
-        appeared, and as a short reminder on the operations after it, so the narration
-        leads with the step itself instead of repeating the same paragraphs every step.
-        """
-        if frame is None:
-            return self.text, True
-        text = self._text_at.get(frame.op_index, self.text)
-        return text, frame.op_index in self._first_with_text
-
-    def record(self, verdict) -> None:
-        """A prediction's outcome: a grading.Verdict, or None when the learner skipped it."""
-        self.asked += 1
-        self.right += bool(verdict is not None and verdict.correct)
+    # ------------------------------------------------------------------ where
 
     @property
-    def done(self) -> bool:
-        return self.index >= len(self.lesson.blocks) - 1
+    def stop(self) -> Stop | None:
+        return self.plan[self.at] if self.at >= 0 else None
+
+    @property
+    def at_end(self) -> bool:
+        return self.at >= len(self.plan) - 1
+
+    @property
+    def waiting(self):
+        """The Predict the stop shown asks and the learner has not answered, or None."""
+        stop = self.stop
+        if stop is None or stop.kind != "ask" or stop.block in self.replies:
+            return None
+        return self.lesson.blocks[stop.block]
 
     @property
     def progress(self) -> tuple[str, str]:
         """Where the learner is, long and short (the status line picks what fits)."""
-        block, blocks = max(self.index + 1, 0), len(self.lesson.blocks)
-        return f"lesson {self.lesson.number} · block {block} of {blocks}", f"block {block}/{blocks}"
+        page, pages = (self.stop.page + 1 if self.stop else 1), self.plan[-1].page + 1
+        return f"lesson {self.lesson.number} · page {page} of {pages}", f"page {page}/{pages}"
 
-    def advance(self, model):
-        """Play blocks until something shows: returns an Ask, the Applied of ops, or None at the end.
+    @property
+    def resume_block(self) -> int:
+        """The block to come back to: that of the furthest stop reached."""
+        return self.plan[self.reached].block if self.reached >= 0 else 0
 
-        Narrative blocks only change ``text``; they stop the walk so the learner reads them.
-        """
-        while not self.done:
-            self.index += 1
-            block = self.lesson.blocks[self.index]
-            kind = type(block).__name__
-            if kind == "Narrative":
-                self.text = block.text.strip()
-                return "narrative"
-            if kind == "Predict":
-                self.explain = f"Answer: {block.answer}. {block.explain}".strip()
-                return Ask(block)
-            if kind == "Operations":
-                first = len(model.session.records)
-                applied = model.apply_ops(block.ops)
-                if self.explain:
-                    # the answer to the last prediction reads best once its steps are on screen
-                    self.text, self.explain = f"{self.text}\n\n{self.explain}".strip(), ""
-                if self.text not in (self._text_at.get(first - 1), None) or first == 0:
-                    self._first_with_text.add(first)
-                for index in range(first, len(model.session.records)):
-                    self._text_at[index] = self.text
-                return applied
+    def frames(self, at: int | None = None) -> tuple[int, int] | None:
+        """(first, last) frame of an ops stop that ran; None for other stops."""
+        return self.ran.get(self.at if at is None else at)
+
+    def shown_frame(self, at: int | None = None) -> int | None:
+        """The frame a stop that runs nothing shows: the last of the operations before it,
+        or None before the first operations (the cache is empty)."""
+        for index in range(self.at if at is None else at, -1, -1):
+            if index in self.ran:
+                return self.ran[index][1]
         return None
 
+    # ------------------------------------------------------------------ moving
+
+    def forward(self, model) -> tuple[Stop | None, bool]:
+        """Go to the next stop, playing it when it is reached for the first time: returns
+        (the stop, whether it was played now); (None, False) past the end. A prediction
+        waiting for its reply holds the walk where it is."""
+        if self.at_end or self.waiting is not None:
+            return None, False
+        self.at += 1
+        first_time = self.at > self.reached
+        if first_time:
+            self.reached = self.at
+            self._play(model)
+        return self.stop, first_time
+
+    def back(self) -> bool:
+        """Go to the stop before; False at the first."""
+        if self.at <= 0:
+            return False
+        self.at -= 1
+        return True
+
     def fast_forward(self, model, block: int, right: int = 0, asked: int = 0) -> None:
-        """Replay the blocks up to ``block`` without asking anything (resuming a lesson left
-        there); the prediction score so far comes back from the saved progress."""
-        while self.index < min(block, len(self.lesson.blocks) - 1):
-            self.advance(model)       # an Ask is passed over: it was answered last time
+        """Replay the stops before ``block`` without asking anything (resuming a lesson left
+        there; its predictions were answered then): ``forward`` next plays that block."""
+        while not self.at_end and self.plan[self.at + 1].block < block:
+            self.at += 1
+            self.reached = self.at
+            if self.stop.kind == "ask":
+                self.replies[self.stop.block] = Reply("", earlier=True)
+            else:
+                self._play(model)
         self.right, self.asked = right, asked
 
-    @staticmethod
-    def is_right(ask: Ask, reply) -> bool:
-        """``reply``: typed text, or a ``grading.Chosen`` option (graded by identity)."""
-        return ask.block.accepts(reply)
+    def _play(self, model) -> None:
+        stop = self.stop
+        if stop.kind == "ops":
+            applied = model.apply_ops(self.lesson.blocks[stop.block].ops)
+            self.error = applied.error
+            if applied.records:
+                self.ran[self.at] = (applied.records[0].first_frame, applied.records[-1].last_frame)
+                self.records[self.at] = list(applied.records)
+        elif stop.kind == "answer":
+            # the operations have just run: the engine's own value for each prediction
+            records = self.records.get(self.at - 1, [])
+            for block in stop.asks:
+                said = engine_disagrees(self.lesson.blocks[block], records, model.session)
+                if said is not None:
+                    self.engine_says[block] = said
+
+    # ------------------------------------------------------------------ replies
+
+    def answer(self, reply, said: str):
+        """Grade ``reply`` (typed text or a ``grading.Chosen``) to the waiting prediction and
+        keep it when it could be read; returns the Verdict."""
+        predict = self.waiting
+        verdict = predict.grade(reply)
+        if verdict.understood:
+            self.replies[self.stop.block] = Reply(said, verdict)
+            self.asked += 1
+            self.right += verdict.correct
+        return verdict
+
+    def skip(self) -> None:
+        """The learner passes on the waiting prediction (counted as asked, not right)."""
+        if self.waiting is not None:
+            self.replies[self.stop.block] = Reply("")
+            self.asked += 1
+
+    # ------------------------------------------------------------------ the page
+
+    def page(self, at: int | None = None) -> tuple[list[Part], int | None]:
+        """(the parts of the page at stop ``at``, the index of the first part that stop
+        itself put there or changed; None when it put none, as an operations stop)."""
+        at = self.at if at is None else at
+        if at < 0:
+            return [], None
+        here = self.plan[at]
+        answered = {block for stop in self.plan[:at + 1] if stop.kind == "answer" for block in stop.asks}
+        parts: list[Part] = []
+        starts: dict[int, int] = {}      # lesson block -> the index of its part
+        for stop in self.plan[:at + 1]:
+            if stop.page != here.page:
+                continue
+            if stop.kind == "read":
+                starts[stop.block] = len(parts)
+                parts.append(Part("prose", self.lesson.blocks[stop.block].in_app))
+            elif stop.kind == "ask" and stop.block in self.replies:
+                starts[stop.block] = len(parts)
+                parts.append(self._reply_part(stop.block, stop.block in answered))
+            elif stop.kind == "end":
+                starts[stop.block] = len(parts)
+                parts.append(Part("end", self.end_text()))
+        blocks = here.asks if here.kind == "answer" else () if here.kind == "ops" else (here.block,)
+        own = min((starts[b] for b in blocks if b in starts), default=None)
+        return parts, own
+
+    def _reply_part(self, block: int, answered: bool) -> Part:
+        predict, reply = self.lesson.blocks[block], self.replies[block]
+        lines = [f"? {predict.question}"]
+        if reply.earlier:
+            lines.append("(answered before you left the lesson)")
+        else:
+            lines.append(f"your prediction: {reply.said}" if reply.said else "skipped")
+        verdict = ""
+        if answered:
+            if reply.earlier:
+                lines.append(f"Answer: {predict.answer}. {predict.explain}".rstrip())
+                verdict = "earlier"
+            else:
+                lines.append(answer_text(predict, reply.verdict))
+                verdict = "skipped" if reply.verdict is None else \
+                    "right" if reply.verdict.correct else "wrong"
+            if block in self.engine_says:
+                lines.append(f"⚠ The engine gives {self.engine_says[block]} here, not the lesson's "
+                             f"answer {predict.answer}: the lesson file is wrong "
+                             "(radixviz lessons --check finds it).")
+        return Part("reply", "\n".join(lines), verdict)
+
+    def end_text(self) -> str:
+        """The closing words of the lesson: the score, the quiz, where to go next."""
+        lesson = self.lesson
+        score = f" You predicted {self.right} of {self.asked}." if self.asked else ""
+        last = next((b.in_app for b in reversed(lesson.blocks) if type(b).__name__ == "Narrative"), "")
+        quiz = "" if f"quiz --lesson {lesson.number}" in last else \
+            f" Test yourself: radixviz quiz --lesson {lesson.number}."
+        return (f"End of lesson {lesson.number}.{score}{quiz}\n"
+                "h: home · ← back through the lesson · : your own operations in a sandbox copy")

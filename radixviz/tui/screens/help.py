@@ -24,6 +24,20 @@ GUIDE = (
     "evict 5, matcher fixed|buggy, reset, tokens 12 7 3 (token ids). Separate several with ;. "
     "They run on the newest state of the cache, and the view jumps to their first step.")
 
+LESSON_GUIDE = "\n\n".join((
+    "→ walks the lesson: a paragraph, then a prediction docked beside the tree (a, b, c picks "
+    "an option; a free answer says what form it takes; esc skips it), then the operations that "
+    "answer it, step by step, then your answer, right or wrong and why, with its explanation, "
+    "then the next paragraph, and so on to the end. ] jumps a whole operation.",
+    "Text longer than its pane: → shows the next screenful before going on, pgup and pgdn "
+    "scroll it, and the pane's border says ▼ more. ← walks back and shows the same text again.",
+    "r switches between reading (the lesson's text across the whole screen, chosen by itself "
+    "for paragraphs on screens smaller than 100×32) and watching (the tree and pool beside it).",
+    "Typing an operation (:), undo (u), the other matcher (b) and a node's lock, unlock or "
+    "evict open a sandbox copy of the lesson: the lesson keeps its own operations, so every "
+    "prediction is answered on the tree you see. h in the copy comes back here.",
+    GUIDE.split("\n\n")[1],
+))
 
 # paragraphs without hard line breaks: the help pane wraps them to its width
 SCHEDULER_GUIDE = "\n\n".join((

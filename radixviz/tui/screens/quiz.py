@@ -159,8 +159,9 @@ class QuizScreen(Screen):
         scenario = self.question.scenario
         if not self.answered:
             scenario = scenario.split("# the question:")[0]
+        from radixviz.tui.screens.side_sandbox import QuizShowMe
         title = f"quiz question {self.index + 1}" + ("" if self.answered else " (set-up only)")
-        self.app.open_sandbox(script_text=scenario, title=title)
+        self.app.open_sandbox(script_text=scenario, title=title, screen_class=QuizShowMe)
 
     def action_leave(self) -> None:
         if self.quiz is not None and not self.finished and self.quiz.answers:

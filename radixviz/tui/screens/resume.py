@@ -1,4 +1,7 @@
-"""Opening a lesson left before its end: resume there, or start over."""
+"""Opening a lesson left before its end: resume there, or start over.
+
+esc keeps the learner's place: the safe choice is the one a stray key makes.
+"""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -12,7 +15,7 @@ from textual.widgets.option_list import Option
 class ResumeScreen(ModalScreen):
     """Dismisses with True to resume at the saved block, False to start from the beginning."""
 
-    BINDINGS = [Binding("escape", "start_over", "Start over")]
+    BINDINGS = [Binding("escape", "resume", "Keep my place")]
 
     def __init__(self, lesson, block: int):
         super().__init__()
@@ -20,16 +23,16 @@ class ResumeScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         total = len(self.lesson.blocks)
-        with Vertical(id="predict-box"):
+        with Vertical(id="resume-box"):
             yield Static(f"You left lesson {self.lesson.number} at block {self.block + 1} of {total}.",
                          id="resume-question")
             yield OptionList(Option(f"Resume at block {self.block + 1}", id="resume"),
                              Option("Start from the beginning", id="start"), id="resume-choices")
-            yield Static("↑/↓ and enter · esc starts over", classes="hint")
+            yield Static("↑/↓ and enter · esc keeps your place", classes="hint")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option.id == "resume")
 
-    def action_start_over(self) -> None:
-        self.dismiss(False)
+    def action_resume(self) -> None:
+        self.dismiss(True)

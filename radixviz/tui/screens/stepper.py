@@ -1,7 +1,9 @@
 """The stepper: tree, pool, code and narration of one micro-step at a time.
 
-Used by the sandbox and by lessons. The engine (and torch) loads in a worker thread; the
-screen paints a loading line first and mounts the panes when the session is ready.
+The sandbox is this screen; a lesson (``lesson.py``), a challenge (``challenge.py``) and a
+sandbox opened from another screen (``side_sandbox.py``) are kinds of it. The engine (and
+torch) loads in a worker thread; the screen paints a loading line first and mounts the
+panes when the session is ready.
 """
 from __future__ import annotations
 
@@ -24,7 +26,6 @@ from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.widgets.footer import FittingFooter
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
-LESSON_OVER = "End of the lesson: keep experimenting with : or go home with h"
 NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
               "January 2024; nothing changed")
 
@@ -47,13 +48,11 @@ class StepperScreen(SandboxFiles, Screen):
     speed = var(1, init=False, always_update=True)
     """Index into SPEEDS (0 is the slowest); pressing past either end says where it stopped."""
 
-    def __init__(self, load: Callable, title: str = "sandbox", lesson=None,
-                 export_dir: Path | None = None):
+    def __init__(self, load: Callable, title: str = "sandbox", export_dir: Path | None = None):
         """``load()`` runs in a worker: returns (Session, error line or None)."""
         super().__init__()
-        self._load_session, self.stepper_title, self.lesson = load, title, lesson
+        self._load_session, self.stepper_title = load, title
         self.export_dir = Path(export_dir or "radixviz-export")
-        self.player = None
         self._autoplay = None   # the Timer while playing
 
     def compose(self) -> ComposeResult:
@@ -77,15 +76,19 @@ class StepperScreen(SandboxFiles, Screen):
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
 
+    def make_panes(self):
+        """The panes this screen draws its frames into (called once the engine has loaded)."""
+        from radixviz.tui.widgets.panes import StepperPanes
+        return StepperPanes(id="stepper-panes")
+
     async def _ready(self, session, error) -> None:
         from radixviz.tui.stepper_model import StepperModel
-        from radixviz.tui.widgets.panes import StepperPanes
 
         if not self.is_attached:      # the learner left before the engine was ready
             return
         body = self.query_one("#stepper-body")
         await body.remove_children()
-        await body.mount(StepperPanes(id="stepper-panes"))
+        await body.mount(self.make_panes())
         if not self.is_attached:
             return
         if error:
@@ -95,11 +98,7 @@ class StepperScreen(SandboxFiles, Screen):
         self.post_message(self.Loaded())
 
     def watch_model(self, model) -> None:
-        if model is None:
-            return
-        if self.lesson is not None:
-            self._start_lesson()
-        else:
+        if model is not None:
             self.refresh_view()
 
     def check_action(self, action: str, parameters) -> bool | None:
@@ -110,18 +109,21 @@ class StepperScreen(SandboxFiles, Screen):
 
     # ---------------------------------------------------------------- drawing
 
+    def status_notes(self) -> list:
+        """(long, short) notes for the end of the status line: where the learner is."""
+        notes = []
+        if self.playing:
+            notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
+        if self.model is not None and self.model.at_oldest_kept:
+            notes.append(self.model.dropped_note())   # older steps were dropped for memory
+        return notes
+
     def refresh_view(self) -> None:
         if self.model is None or not self.is_attached:
             return
-        notes = [self.player.progress] if self.player is not None else []
-        if self.playing:
-            notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
-        if self.model.at_oldest_kept:
-            notes.append(self.model.dropped_note())
-        text, full = self.player.text_for(self.model.frame) if self.player else ("", True)
         try:
             panes = self.query_one("#stepper-panes")
-            panes.show(self.model, text, notes, full)
+            panes.show(self.model, self.status_notes())
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
@@ -137,8 +139,7 @@ class StepperScreen(SandboxFiles, Screen):
     # ----------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        if not self._lesson_continues():
-            self._moved(self.model.step(1))
+        self._moved(self.model.step(1))
 
     def action_prev(self) -> None:
         self._moved_back(self.model.step(-1))
@@ -150,8 +151,7 @@ class StepperScreen(SandboxFiles, Screen):
         self._moved(self.model.go(len(self.model.frames) - 1))
 
     def action_next_op(self) -> None:
-        if not self._lesson_continues():
-            self._moved(self.model.next_op())
+        self._moved(self.model.next_op())
 
     def action_prev_op(self) -> None:
         self._moved_back(self.model.prev_op())
@@ -196,7 +196,7 @@ class StepperScreen(SandboxFiles, Screen):
     def _tick(self) -> None:
         if self.app.screen is not self:
             return  # a dialog (help, a prediction, the palette) is open: wait for it
-        if self.model.at_end and (self.player is None or self.player.done):
+        if self.model.at_end:
             self.playing = False   # stop at the end
         else:
             self.action_next()
@@ -310,80 +310,6 @@ class StepperScreen(SandboxFiles, Screen):
             action, node_id = choice
             self._applied(self.model.node_op(action, node_id))
 
-    # ------------------------------------------------------------------ lessons
-
-    def _lesson_continues(self) -> bool:
-        """Past a lesson's last frame, stepping on plays its next block or, after the last,
-        says the lesson is over; True if it did either."""
-        if not self.model.at_end or self.player is None:
-            return False
-        if self.player.done:
-            self.notify(LESSON_OVER, timeout=4)
-        else:
-            self._advance_lesson()
-        return True
-
-    def _advance_lesson(self) -> None:
-        from radixviz.tui.lesson_player import Ask
-        result = self.player.advance(self.model)
-        if self.player.done and not self.player.completed:
-            self._record_completed()
-        if isinstance(result, Ask):
-            from radixviz.tui.screens.predict import PredictScreen
-            self.playing = False   # a prediction deserves a pause
-            self.app.push_screen(PredictScreen(result), self._answered)
-            return
-        if result is not None and not isinstance(result, str):
-            self._applied(result)
-            return
-        if result is None:
-            self.notify(LESSON_OVER, timeout=4)   # the lesson ended on a prediction
-        self.refresh_view()
-
-    def _start_lesson(self) -> None:
-        """Play the lesson from its start, or offer to resume where the learner left it."""
-        from radixviz.lessons.progress import Progress
-        from radixviz.tui.lesson_player import LessonPlayer
-        from radixviz.tui.screens.resume import ResumeScreen
-        self.player = LessonPlayer(self.lesson)
-        saved = Progress.load().positions.get(self.lesson.id)
-        if not saved or not 0 < saved["block"] < len(self.lesson.blocks) - 1:
-            self._advance_lesson()
-            return
-
-        def chosen(resume) -> None:
-            if resume:
-                right, asked = (saved.get("predicted") or [0, 0])[:2]
-                self.player.fast_forward(self.model, saved["block"], right, asked)
-                self.refresh_view()
-            else:
-                self._advance_lesson()
-        self.app.push_screen(ResumeScreen(self.lesson, saved["block"]), chosen)
-
-    def _remember_position(self) -> None:
-        """Leaving a lesson before its end: keep the place, so opening it again can resume."""
-        player = self.player
-        if player is None or player.completed or player.index < 1:
-            return
-        from radixviz.lessons.progress import save_lesson_position
-        warning = save_lesson_position(self.lesson, player.index, player.right, player.asked)
-        if warning:
-            self.notify(warning, severity="warning", timeout=6)
-
-    def _answered(self, verdict) -> None:
-        self.player.record(verdict)
-        self._advance_lesson()
-
-    def _record_completed(self) -> None:
-        """The lesson was played to its end: the learner's progress says so, with the score."""
-        from radixviz.lessons.progress import mark_lesson_completed
-        self.player.completed = True
-        warning = mark_lesson_completed(self.lesson, self.player.right, self.player.asked)
-        if warning:
-            self.notify(warning, severity="warning", timeout=6)
-        score = f" You predicted {self.player.right} of {self.player.asked}." if self.player.asked else ""
-        self.notify(f"Lesson {self.lesson.number} completed.{score}", timeout=4)
-
     # --------------------------------------------------------------- KV check
 
     def action_verify_kv(self) -> None:
@@ -409,6 +335,9 @@ class StepperScreen(SandboxFiles, Screen):
 
     def action_home(self) -> None:
         self.leave_then(self._go_home, "the home screen")
+
+    def remember_position(self) -> None:
+        """Leaving: a lesson keeps its place here (``LessonScreen``); a sandbox has none."""
 
     def _go_home(self) -> None:
         self.playing = False

@@ -23,15 +23,15 @@ NOTHING_TO_SAVE = "nothing to save yet: run an operation first (press :)"
 
 
 class SandboxFiles(KeepsWork):
-    """Mixed into StepperScreen, which provides ``model``, ``player``, ``lesson``,
-    ``stepper_title``, ``export_dir``, ``ASK_BEFORE_LEAVING``, ``_applied`` and ``_show_error``."""
+    """Mixed into StepperScreen, which provides ``model``, ``stepper_title``, ``export_dir``,
+    ``ASK_BEFORE_LEAVING``, ``remember_position``, ``_applied`` and ``_show_error``."""
 
     sandbox_work: SandboxWork | None = None
 
     @property
     def holds_work(self) -> bool:
         """A sandbox the learner types into (not a lesson, nor a challenge)."""
-        return self.ASK_BEFORE_LEAVING and self.lesson is None
+        return self.ASK_BEFORE_LEAVING
 
     def start_work(self, session) -> None:
         """The session has loaded: what it opened with is kept (nothing to lose yet); an
@@ -201,7 +201,7 @@ class SandboxFiles(KeepsWork):
         """Leave by ``go()``: a lesson keeps its place; a sandbox whose operations changed
         since it was opened or saved asks first (save, leave or stay). Leaving on purpose
         drops the autosave; saving keeps the work in the file instead."""
-        self._remember_position()
+        self.remember_position()
         unsaved = self.sandbox_work.unsaved(self.model.session.ops) if (
             self.holds_work and self.model is not None and self.sandbox_work is not None) else 0
         if not unsaved:

@@ -59,3 +59,47 @@ STEPPER_KEYS = [
     Binding("escape", "close_input", "Close input",
             tooltip="close the operation input (or a dialog)", show=False),
 ]
+
+# A lesson's keys: the same, with reading first. → also pages through a paragraph that does
+# not fit; pgup/pgdn scroll the lesson's text (ctrl+pgup/ctrl+pgdn the tree); everything
+# that would change the lesson's operations opens a sandbox copy instead.
+LESSON_ONLY = {
+    "next": Binding("right,space,n", "next", "Next",
+                    tooltip="next step; in a long text the next screenful, then on (→, space or n)"),
+    "next_op": Binding("right_square_bracket", "next_op", "Next op", key_display="]", show=False,
+                       tooltip="jump to the start of the next operation, then on through the lesson"),
+    "op_input": Binding("colon,i", "op_input", "Try", key_display=":",
+                        tooltip="type operations in a sandbox copy of the lesson (the lesson keeps "
+                                "its own; h there comes back here)"),
+    "toggle_matcher": Binding("b", "toggle_matcher", "Bug #7", show=False,
+                              tooltip="the other matcher (#7), in a sandbox copy of the lesson"),
+    "undo": Binding("ctrl+z,u", "undo", "Undo", show=False,
+                    tooltip="take back the last operation, in a sandbox copy of the lesson"),
+    "redo": Binding("ctrl+y,U", "redo", "Redo", show=False,
+                    tooltip="apply again what undo took back, in a sandbox copy of the lesson"),
+    "scroll_tree(-1)": Binding("ctrl+pageup", "scroll_tree(-1)", "Scroll tree up",
+                               tooltip="scroll the tree up", show=False),
+    "scroll_tree(1)": Binding("ctrl+pagedown", "scroll_tree(1)", "Scroll tree down",
+                              tooltip="scroll the tree down", show=False),
+}
+READING_KEYS = [
+    Binding("r", "toggle_reading", "Read/Watch",
+            tooltip="the lesson's text across the whole screen, or beside the tree (r again)"),
+    Binding("pagedown", "scroll_page(1)", "More text", key_display="pgdn", show=False,
+            tooltip="scroll the lesson's text down"),
+    Binding("pageup", "scroll_page(-1)", "Text up", key_display="pgup", show=False,
+            tooltip="scroll the lesson's text up"),
+]
+
+
+def _lesson_keys() -> list:
+    keys = []
+    for binding in STEPPER_KEYS:
+        action = binding.action
+        keys.append(LESSON_ONLY.get(action, binding))
+        if action == "prev":
+            keys.extend(READING_KEYS)
+    return keys
+
+
+LESSON_KEYS = _lesson_keys()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rich.console import Group
-from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -13,8 +12,8 @@ from radixviz.script import describe, explain
 
 
 class NarrationPane(VerticalScroll, can_focus=False):
-    """What this step did (bold) and why, first, where they are seen without scrolling;
-    then the matcher note; then the lesson's words, in full or as a one-line reminder."""
+    """What this step did (bold) and why, then the matcher note. In a lesson it sits under
+    the lesson's own words (``LessonPage``)."""
 
     DEFAULT_CSS = """
     NarrationPane { height: 1fr; }
@@ -24,7 +23,7 @@ class NarrationPane(VerticalScroll, can_focus=False):
     def compose(self):
         yield Static("", id="narration-body")
 
-    def show(self, frame, record, lesson_text: str = "", full: bool = True) -> None:
+    def show(self, frame, record) -> None:
         parts = [Text(describe(frame), style="bold")]
         # right under what the step did: "returns 6 token(s)" alone hides the #4 shift
         shifted = misalignment_text(record, frame)
@@ -36,22 +35,11 @@ class NarrationPane(VerticalScroll, can_focus=False):
         diff = disagreement_text(record, frame.tree.buggy_match)
         if diff is not None:
             parts.append(diff)
-        if lesson_text:
-            parts.append(Text("── lesson ──", style="dim"))
-            parts.append(Markdown(lesson_text) if full else Text(lesson_reminder(lesson_text), style="dim"))
         self.show_parts(parts)
 
     def show_parts(self, parts: list) -> None:
         self.query_one("#narration-body", Static).update(Group(*parts))
         self.scroll_home(animate=False)
-
-
-def lesson_reminder(text: str) -> str:
-    """The lesson text's last paragraph, cut to a line or two: the rest was shown in full on
-    this block's first operation (press [ to go back there)."""
-    paragraphs = [p for p in text.split("\n\n") if p.strip() and not p.lstrip().startswith("#")]
-    last = " ".join((paragraphs[-1] if paragraphs else text).split())
-    return (last if len(last) <= 160 else last[:157].rstrip() + "…") + "  ([ shows the full text)"
 
 
 def engine_badge(tree) -> tuple:

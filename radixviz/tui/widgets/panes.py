@@ -4,7 +4,6 @@ Importing this module imports the engine (torch), so the stepper loads it in a w
 """
 from __future__ import annotations
 
-from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
@@ -20,14 +19,11 @@ EMPTY_HINT = ("The cache is empty. Press : (or i) and type an operation, for exa
 TITLES = ("tree", "code that ran", "KV pool", "this step")
 
 
-LESSON_HINT = "→ continues the lesson; ? shows every key."
-
-
 class StepperPanes(Vertical):
-    """The stepper's layout: tree | code over pool | narration, then the status line.
+    """The sandbox's layout: tree | code over pool | narration, then the status line.
 
-    Built as two columns, so that while there is no code to show (a lesson's opening
-    text) the narration can take the code pane's place.
+    Built as two columns, so that while there is no code to show (an empty cache's hint)
+    the narration can take the code pane's place.
     """
 
     def compose(self):
@@ -42,19 +38,16 @@ class StepperPanes(Vertical):
             yield Vertical(code, narration, id="right-column")
         yield StatusLine(id="status-line")
 
-    def show(self, model, lesson_text: str = "", notes=(), full_text: bool = True) -> None:
+    def show(self, model, notes=()) -> None:
         """Draw ``model``'s current frame (or the empty-cache hint); ``notes`` are
-        (long, short) texts for the status line's end; ``full_text`` False shows the lesson
-        text as a one-line reminder below the step."""
+        (long, short) texts for the status line's end."""
         frame = model.frame
         narration = self.query_one(NarrationPane)
         status = self.query_one(StatusLine)
         code = self.query_one(CodePane)
         code.display = frame is not None
         if frame is None:
-            hint = LESSON_HINT if lesson_text else EMPTY_HINT
-            narration.show_parts(([Markdown(lesson_text)] if lesson_text else [])
-                                 + [Text(hint, style="dim")])
+            narration.show_parts([Text(EMPTY_HINT, style="dim")])
             empty = model.session.live_frame()  # the root alone and a free pool, not blank panes
             status.show_empty(empty.tree, notes)
             self.query_one(TreePane).show(empty)
@@ -63,5 +56,5 @@ class StepperPanes(Vertical):
         self.query_one(TreePane).show(frame)
         self.query_one(PoolPane).show(frame)
         code.show(frame.source, frame.label)
-        narration.show(frame, model.record, lesson_text, full_text)
+        narration.show(frame, model.record)
         status.show(frame, len(model.frames), len(model.session.records), notes)

@@ -1,0 +1,317 @@
+"""A lesson in the stepper: its words, its predictions and its operations, walked in order.
+
+→ walks the lesson (``LessonWalk``): a paragraph, a prediction docked beside the tree, the
+operations step by step, the answers with their reasons, the next paragraph, … the end.
+A paragraph longer than its pane is paged through by → before the walk goes on, so no line
+is passed over. ← walks back and shows what was shown there. Typing, undo and the other
+matcher open a sandbox copy: the lesson's own operations never change under it.
+"""
+from __future__ import annotations
+
+from textual.css.query import NoMatches
+from textual.screen import Screen
+
+from radixviz.lessons.progress import Progress, mark_lesson_completed, save_lesson_position
+from radixviz.tui.lesson_player import LessonWalk
+from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen
+from radixviz.tui.screens.resume import ResumeScreen
+from radixviz.tui.screens.side_sandbox import LessonCopy
+from radixviz.tui.screens.stepper import StepperScreen
+from radixviz.tui.screens.stepper_keys import LESSON_KEYS
+from radixviz.tui.widgets.lesson_page import LessonPage, rows_for
+from radixviz.tui.widgets.prediction import PredictionDock
+
+LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a sandbox copy"
+ANSWER_FIRST = "answer the prediction first (its letter, or type it), or press esc to skip it"
+
+
+class LessonScreen(StepperScreen, inherit_bindings=False):
+    ASK_BEFORE_LEAVING = False   # the operations are the lesson's; leaving keeps the place
+    # not inherited: the footer lists keys in this order, and reading comes right after stepping
+    BINDINGS = [*Screen.BINDINGS, *LESSON_KEYS]
+    # below either size a paragraph gets the whole screen (the reading layout)
+    SMALL_WIDTH, SMALL_HEIGHT = 100, 32
+
+    def __init__(self, lesson, load, export_dir=None):
+        super().__init__(load, title=f"lesson {lesson.number}: {lesson.title}", export_dir=export_dir)
+        self.lesson = lesson
+        self.walk = LessonWalk(lesson)
+        self.reading: bool | None = None   # r's choice for the stop shown; None: by the screen's size
+        self._before = None                # the cache before the first operations
+
+    def make_panes(self):
+        from radixviz.tui.widgets.lesson_panes import LessonPanes   # imports torch (the panes)
+        return LessonPanes(id="stepper-panes")
+
+    def watch_model(self, model) -> None:
+        if model is not None and self.walk.at < 0:
+            self._before = model.session.live_frame()
+            self._start()
+
+    # ------------------------------------------------------------ starting
+
+    def _start(self) -> None:
+        """Play the lesson from its start, or offer to resume where the learner left it."""
+        saved = Progress.load().positions.get(self.lesson.id)
+        block = saved.get("block") if isinstance(saved, dict) else None
+        if not isinstance(block, int) or not 0 < block < len(self.lesson.blocks):
+            self._forward()
+            return
+
+        def chosen(resume) -> None:
+            if resume:
+                try:   # the score so far; a record that is not two counts restarts it
+                    right, asked = (int(n) for n in (list(saved.get("predicted") or []) + [0, 0])[:2])
+                except (TypeError, ValueError):
+                    right = asked = 0
+                self.walk.fast_forward(self.model, block, right, asked)
+            self._forward()
+        self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
+
+    # ------------------------------------------------------------ drawing
+
+    @property
+    def small(self) -> bool:
+        width, height = self.app.size
+        return width < self.SMALL_WIDTH or height < self.SMALL_HEIGHT
+
+    def _frame(self):
+        """The frame the stop shows: a step of its operations, else the last step before it
+        (None before the lesson's first operations)."""
+        if self.walk.frames() is not None:
+            return self.model.frame
+        shown = self.walk.shown_frame()
+        return None if shown is None else self.model.frames[shown]
+
+    def status_notes(self) -> list:
+        return [self.walk.progress] + super().status_notes()
+
+    def refresh_view(self) -> None:
+        if self.model is None or not self.is_attached or self.walk.stop is None:
+            return
+        try:
+            panes = self.query_one("#stepper-panes")
+        except NoMatches:
+            return   # the screen is closing and its panes are gone
+        stop, waiting = self.walk.stop, self.walk.waiting
+        stepping = self.walk.frames() is not None
+        parts, own = self.walk.page()
+        reading = self.reading if self.reading is not None else \
+            self.small and not stepping and waiting is None and not self._fits_beside(parts[own or 0:])
+        panes.choose_layout(reading=reading, asking=waiting is not None, stepping=stepping, small=self.small)
+        dock = panes.query_one(PredictionDock)
+        if waiting is not None and dock.predict is not waiting:
+            dock.ask(waiting)
+        elif waiting is None:
+            dock.predict = None
+            if self.focused is not None and dock in self.focused.ancestors_with_self:
+                self.set_focus(None)   # the stepping keys need no focus
+        title = "lesson · the end" if stop.kind == "end" else f"lesson {self.lesson.number}"
+        panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before)
+
+    def _fits_beside(self, parts) -> bool:
+        """Whether ``parts`` fit in the lesson pane beside the tree, with no scrolling: a small
+        screen reads them there, with the tree in view, rather than across the screen."""
+        width, height = self.app.size
+        # half the screen, less the border, padding and scrollbar gutter; less the two
+        # bottom lines and the border
+        return rows_for(parts, width // 2 - 5, self.app.console) <= height - 4
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_view)   # the layout follows the terminal's size
+
+    def _page(self) -> LessonPage:
+        return self.query_one(LessonPage)
+
+    # ------------------------------------------------------------ walking
+
+    def _forward(self) -> None:
+        stop, first_time = self.walk.forward(self.model)
+        if stop is None:
+            self.notify(ANSWER_FIRST if self.walk.waiting is not None else LESSON_OVER, timeout=4)
+            return
+        self.reading = None
+        frames = self.walk.frames()
+        if frames is not None:
+            self.model.go(frames[0])
+        elif self.walk.shown_frame() is not None:
+            self.model.go(self.walk.shown_frame())
+        if first_time and stop.kind == "ops" and self.walk.error:
+            self._show_error(self.walk.error)
+        if stop.kind == "ask" and self.walk.waiting is not None:
+            self.playing = False   # a prediction deserves a pause
+        if first_time and stop.kind == "end":
+            self._record_completed()
+        self.refresh_view()
+
+    def _back(self) -> None:
+        if not self.walk.back():
+            return
+        self.reading = None
+        frames = self.walk.frames()
+        if frames is not None:
+            self.model.go(frames[1])
+        elif self.walk.shown_frame() is not None:
+            self.model.go(self.walk.shown_frame())
+        self.refresh_view()
+
+    def _go_to(self, at: int) -> None:
+        while self.walk.at > at:
+            self._back()
+        while self.walk.at < at and self.walk.waiting is None:
+            self._forward()
+
+    def action_next(self) -> None:
+        if self.walk.stop is None:
+            return
+        if self.walk.waiting is not None:
+            self.notify(ANSWER_FIRST, timeout=4)
+            return
+        frames = self.walk.frames()
+        if frames is not None and self.model.position < frames[1]:
+            self._moved(self.model.step(1))
+        elif frames is None and self._page().more_below:
+            self._page().page_down()
+        else:
+            self._forward()
+
+    def action_prev(self) -> None:
+        frames = self.walk.frames()
+        if frames is not None and self.model.position > frames[0]:
+            self._moved(self.model.step(-1))
+        else:
+            self._back()
+
+    def action_next_op(self) -> None:
+        frames = self.walk.frames()
+        if frames is not None and self.model.position < frames[1]:
+            self.model.next_op()
+            self.model.go(min(self.model.position, frames[1]))
+            self.refresh_view()
+        else:
+            self.action_next()
+
+    def action_prev_op(self) -> None:
+        frames = self.walk.frames()
+        if frames is not None and self.model.position > frames[0]:
+            self.model.prev_op()
+            self.model.go(max(self.model.position, frames[0]))
+            self.refresh_view()
+        else:
+            self._back()
+
+    def action_first(self) -> None:
+        """The start of this block's operations; there already, the start of the page."""
+        frames = self.walk.frames()
+        if frames is not None and self.model.position > frames[0]:
+            self._moved(self.model.go(frames[0]))
+            return
+        if self.walk.stop is None:
+            return
+        page = self.walk.stop.page
+        self._go_to(min(i for i, s in enumerate(self.walk.plan) if s.page == page))
+
+    def action_last(self) -> None:
+        """The end of this block's operations; there already, the furthest point reached."""
+        frames = self.walk.frames()
+        if frames is not None and self.model.position < frames[1]:
+            self._moved(self.model.go(frames[1]))
+            return
+        self._go_to(self.walk.reached)
+        frames = self.walk.frames()
+        if frames is not None:
+            self._moved(self.model.go(frames[1]))
+
+    def _tick(self) -> None:
+        """Autoplay plays operations, and pauses where it arrives at something to read or
+        answer (started on a paragraph, it first goes on from there)."""
+        if self.app.screen is not self:
+            return
+        frames = self.walk.frames()
+        if frames is not None and self.model.position < frames[1]:
+            self._moved(self.model.step(1))
+            return
+        self._forward()
+        if self.walk.frames() is None or self.walk.waiting is not None:
+            self.playing = False
+
+    def action_toggle_reading(self) -> None:
+        if self.walk.stop is None:
+            return
+        stepping = self.walk.frames() is not None
+        shown = self.reading if self.reading is not None else self.small and not stepping
+        self.reading = not shown
+        self.refresh_view()
+
+    def action_scroll_page(self, direction: int) -> None:
+        for page in self.query(LessonPage):
+            page.page_down() if direction > 0 else page.page_up()
+
+    # ------------------------------------------------------------ predictions
+
+    def on_prediction_dock_replied(self, message) -> None:
+        message.stop()
+        if self.walk.waiting is None:
+            return
+        verdict = self.walk.answer(message.reply, message.said)
+        if not verdict.understood:
+            self.query_one(PredictionDock).refuse(verdict.reason)
+            return
+        self._forward()       # on to what answers it: the operations (or the next question)
+
+    def on_prediction_dock_skipped(self, message) -> None:
+        message.stop()
+        self.walk.skip()
+        self._forward()
+
+    # ------------------------------------------------------------ the sandbox copy
+
+    def _sandbox_copy(self, then) -> None:
+        """Typing, undo, the other matcher and node actions would change the lesson's
+        operations, and with them what its predictions are answered on: they happen in a
+        copy instead, which h leaves to come back here."""
+        if self.model is None:
+            return
+        self.playing = False
+        self.app.push_screen(LessonCopy(self, then))
+
+    def action_op_input(self) -> None:
+        self._sandbox_copy("op_input")
+
+    def action_undo(self) -> None:
+        self._sandbox_copy("undo")
+
+    def action_redo(self) -> None:
+        self._sandbox_copy("redo")
+
+    def action_toggle_matcher(self) -> None:
+        self._sandbox_copy("toggle_matcher")
+
+    def action_open_script(self) -> None:
+        self._sandbox_copy("open_script")
+
+    def _node_action(self, choice) -> None:
+        if choice:
+            self._sandbox_copy(("node", choice))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(LESSON_KEYS, LESSON_GUIDE))
+
+    # ------------------------------------------------------------ progress
+
+    def remember_position(self) -> None:
+        """Leaving a lesson before its end: keep the place, so opening it again can resume."""
+        walk = self.walk
+        if walk.completed or walk.reached < 1:
+            return
+        warning = save_lesson_position(self.lesson, walk.resume_block, walk.right, walk.asked)
+        if warning:
+            self.notify(warning, severity="warning", timeout=6)
+
+    def _record_completed(self) -> None:
+        """The lesson was walked to its end: the learner's progress says so, with the score
+        (the page's last words say it on screen; a toast would cover them)."""
+        self.walk.completed = True
+        warning = mark_lesson_completed(self.lesson, self.walk.right, self.walk.asked)
+        if warning:
+            self.notify(warning, severity="warning", timeout=6)

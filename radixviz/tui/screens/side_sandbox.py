@@ -1,0 +1,94 @@
+"""A sandbox opened from another screen, which h (and esc) go back to, as it was left.
+
+Two kinds: a lesson's sandbox copy, where typing, undo and the other matcher take the
+learner (the lesson keeps its own operations, so its predictions are always answered on
+its own tree), and a quiz question's "show me".
+"""
+from __future__ import annotations
+
+from textual.binding import Binding
+
+from radixviz.tui.screens.stepper import StepperScreen
+from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+
+
+def keys_back_to(label: str, where: str) -> list:
+    """The stepper's keys with h going back to ``where`` (shown as ``label``)."""
+    back = Binding("h", "home", label, tooltip=f"back to {where} (esc too, with no input open)")
+    return [back if binding.action == "home" else binding for binding in STEPPER_KEYS]
+
+
+class SideSandbox(StepperScreen):
+    """``back_to`` names the screen under this one, for the status line and the dialogs."""
+
+    back_to = "the screen before"
+
+    def status_notes(self) -> list:
+        return [(f"h: back to {self.back_to}", "h: back")] + super().status_notes()
+
+    def action_home(self) -> None:
+        self.leave_then(self._go_back, self.back_to)
+
+    def _go_back(self) -> None:
+        self.playing = False
+        self.dismiss()
+
+    def action_close_input(self) -> None:
+        """esc closes the operation input; with none open it goes back."""
+        field = self.query_one("#op-input")
+        if field.display or self.query_one("#op-error").display:
+            super().action_close_input()
+        else:
+            self.action_home()
+
+
+class QuizShowMe(SideSandbox):
+    """A quiz question's scenario in the stepper; h or esc returns to the quiz."""
+
+    BINDINGS = keys_back_to("Quiz", "the quiz")
+    back_to = "the quiz"
+
+
+class LessonCopy(SideSandbox):
+    """A copy of a lesson's session, opened at the step the lesson shows, where ``then`` (an
+    action name, or ("node", choice) from the node picker) is carried out."""
+
+    BINDINGS = keys_back_to("Lesson", "the lesson, where you left it")
+
+    def __init__(self, lesson_screen, then):
+        session = lesson_screen.model.session
+        self.lesson_screen, self.then = lesson_screen, then
+        self.lesson_ops = list(session.ops)
+        self.back_to = f"lesson {lesson_screen.lesson.number}"
+        self._at = lesson_screen.model.position
+        super().__init__(lambda: (session.replay(), None),
+                         title=f"lesson {lesson_screen.lesson.number}, sandbox copy",
+                         export_dir=lesson_screen.export_dir)
+
+    def status_notes(self) -> list:
+        return [("sandbox copy", "copy")] + super().status_notes()
+
+    def watch_model(self, model) -> None:
+        if model is None:
+            return
+        model.go(self._at)
+        self.refresh_view()
+        self.notify(f"A sandbox copy of lesson {self.lesson_screen.lesson.number}: try anything "
+                    "here, the lesson keeps its own operations. h goes back to it, where you left it.",
+                    timeout=6)
+        then, self.then = self.then, None
+        if isinstance(then, tuple):
+            self._node_action(then[1])
+        elif then:
+            getattr(self, f"action_{then}")()
+
+    def leave_then(self, go, where: str) -> None:
+        """Going back loses nothing while the copy only holds the lesson's own operations
+        (viewed, or some taken back); operations added here are asked about."""
+        ops = self.model.session.ops if self.model is not None else []
+        if ops == self.lesson_ops[:len(ops)]:
+            if self.sandbox_work is not None:
+                self.sandbox_work.discard_autosave()
+            go()
+        else:
+            super().leave_then(go, where)
