@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .slot_counts import SlotCounts
+from .slot_counts import CHUNK, SlotCounts
 
 
 class PoolError(ValueError):
@@ -50,6 +50,7 @@ class TokenToKVPool:
         shape = (size, head_num, head_dim)
         self.k_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
         self.v_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
+        self._counted = None   # (the last SlotCounts given out, a copy of the counts it holds)
 
     def alloc(self, need_size: int) -> torch.Tensor | None:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""
@@ -103,8 +104,23 @@ class TokenToKVPool:
 
     def shared_refcounts(self, previous: SlotCounts | None = None) -> SlotCounts:
         """Every slot's reference count, as ``refcounts()``, sharing with ``previous`` (an
-        earlier picture of this pool) every chunk of slots that has not changed since."""
-        return SlotCounts(self.mem_state.tolist(), previous)
+        earlier picture of this pool) every chunk of slots that has not changed since.
+
+        When ``previous`` is the last picture this pool gave, the changed slots are found by
+        comparing tensors, so only their chunks are read out (a pool of 100,000 slots costs
+        the handful of slots a step changed, not a walk over all of them)."""
+        state, counted = self.mem_state, self._counted
+        if previous is not None and counted is not None and counted[0] is previous:
+            changed = torch.nonzero(state != counted[1]).squeeze(1)
+            numbers = sorted(set((changed // CHUNK).tolist()))
+            counts = SlotCounts.replacing(previous, {
+                n: tuple(state[n * CHUNK:(n + 1) * CHUNK].tolist()) for n in numbers})
+            counted[1].copy_(state)
+        else:
+            counts = SlotCounts(state.tolist(), previous)
+            counted = (None, state.clone())
+        self._counted = (counts, counted[1])
+        return counts
 
     def get_key_buffer(self, layer: int) -> torch.Tensor:
         return self.k_buffer[layer]

@@ -36,6 +36,19 @@ class SlotCounts(Sequence):
         self._chunks = tuple(chunks)
         self.new_bytes = new_bytes + 8 * len(chunks) + 56
 
+    @classmethod
+    def replacing(cls, previous: "SlotCounts", chunks: dict) -> "SlotCounts":
+        """``previous`` with the chunks numbered in ``chunks`` (number -> tuple of counts)
+        replaced: the rest are shared without being compared (the caller knows they did not
+        change)."""
+        counts = cls.__new__(cls)
+        kept = list(previous._chunks)
+        for number, chunk in chunks.items():
+            kept[number] = chunk
+        counts._chunks, counts._size = tuple(kept), previous._size
+        counts.new_bytes = sum(8 * len(c) + 56 for c in chunks.values()) + 8 * len(kept) + 56
+        return counts
+
     def __len__(self) -> int:
         return self._size
 
