@@ -6,8 +6,8 @@ the real app (Textual's Pilot) loads a script of inserts of random keys over a s
 alphabet (bench/tui.py's workload: seed 7, keys of 4-14 letters from ``abcdefgh``) until the
 tree has N nodes, then
 
-- steps through the history with the arrow keys at 10 places spread over it (``--steps``
-  presses each way at each place), and
+- steps through the history with the arrow keys at 10 places spread over it (``--places``;
+  ``--steps`` presses each way at each place), and
 - reads, for every frame of the history, what the views read of it (the tree's node index
   and parents, the pool's owners and free count): stepping through all of it.
 
@@ -40,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-ALPHABET, SEED, PLACES = "abcdefgh", 7, 10
+ALPHABET, SEED = "abcdefgh", 7
 
 
 def pool_for(nodes: int) -> int:
@@ -107,7 +107,7 @@ def _guard(limit_mb: int, report: dict) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-async def _run_app(script: str, pool_size: int, steps: int, report: dict) -> None:
+async def _run_app(script: str, pool_size: int, steps: int, places: int, report: dict) -> None:
     from radixviz.tui.app import RadixvizApp, wait_until_ready
     start = time.perf_counter()
     app = RadixvizApp("sandbox", script_text=script, device="cpu", pool_size=pool_size)
@@ -119,8 +119,8 @@ async def _run_app(script: str, pool_size: int, steps: int, report: dict) -> Non
                       tree_nodes=len(frames[-1].tree.nodes) - 1,
                       frames_dropped=getattr(frames, "dropped", 0), loaded_mb=round(_rss_mb()))
         first = getattr(frames, "dropped", 0)
-        for place in range(PLACES):
-            model.go(first + (len(frames) - first - 1) * place // (PLACES - 1))
+        for place in range(places):
+            model.go(first + (len(frames) - first - 1) * place // max(1, places - 1))
             screen.refresh_view()
             await pilot.pause()
             for key in ["right"] * steps + ["left"] * steps:
@@ -140,7 +140,7 @@ def child(args) -> None:
     import torch  # noqa: F401
     report["baseline_mb"] = round(_rss_mb())
     script = Path(args.script).read_text()
-    asyncio.run(_run_app(script, args.pool, args.steps, report))
+    asyncio.run(_run_app(script, args.pool, args.steps, args.places, report))
     report["peak_mb"] = round(_peak_mb())
     print(json.dumps(report), flush=True)
 
@@ -158,6 +158,7 @@ def measure(nodes: int, args, source: str | None = None) -> dict:
     try:
         run = subprocess.run([sys.executable, __file__, "--child", str(nodes), "--pool", str(pool_size),
                               "--script", script.name, "--steps", str(args.steps),
+                              "--places", str(args.places),
                               "--limit-mb", str(args.limit_mb)],
                              capture_output=True, text=True, env=env)
     finally:
@@ -173,6 +174,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="300,1000,2000,5000", help="comma-separated tree sizes")
     parser.add_argument("--steps", type=int, default=10, help="arrow presses each way at each place")
+    parser.add_argument("--places", type=int, default=10, help="places in the history to step at")
     parser.add_argument("--limit-mb", type=int, default=3000, help="stop a size past this resident memory")
     parser.add_argument("--baseline", help="also measure the radixviz package in this folder")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
