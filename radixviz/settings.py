@@ -71,6 +71,10 @@ POOL_SLOTS = Limit("pool size", 1, 1_000_000, default=128)
 # The host tier's pool (engine hicache: ``host-size N``, ``--host-size``, ``--sweep host=``);
 # it must also be larger than the device pool, as SGLang requires (checked where both are known)
 HOST_SLOTS = Limit("host size", 2, 1 << 24)
+# How much of a session's history (its frames) is kept, in MiB (estimated): past it the
+# oldest steps are dropped (script/frame_history.py). With torch, Textual and a 5,000-node
+# tree's 50,000 steps (about 120 MiB of frames) a sandbox stays under 1 GB (bench/memory.py).
+HISTORY_MB = Limit("history", 1, 1_000_000, default=400)
 SEED = Limit("seed", 0, 2**63 - 1, default=D.SEED)
 QUIZ_QUESTIONS = Limit("count", 1, 100, default=6)
 EDGE_LABEL = Limit("max edge", 8, 10_000, default=24)    # shorter cannot show "ab…yz" readably

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import torch
 
+from .slot_counts import CHUNK, SlotCounts
+
 
 class PoolError(ValueError):
     """A pool call that would break the slot accounting; nothing was changed."""
@@ -48,12 +50,16 @@ class TokenToKVPool:
         shape = (size, head_num, head_dim)
         self.k_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
         self.v_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
+        self._counted = None   # (the last SlotCounts given out, a copy of the counts it holds)
 
     def alloc(self, need_size: int) -> torch.Tensor | None:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""
         if isinstance(need_size, bool) or not isinstance(need_size, int) or need_size < 0:
             raise PoolError(f"cannot allocate {need_size!r} slots")
-        select = torch.nonzero(self.mem_state == 0).squeeze(1)[:need_size]
+        # a copy, as the release's ``.to(torch.int32)`` made one: a view would keep the list
+        # of every free slot alive as long as the tree keeps these slots (a pool's worth of
+        # int64 per node: most of a big session's memory)
+        select = torch.nonzero(self.mem_state == 0).squeeze(1)[:need_size].clone()
         if select.shape[0] < need_size:
             return None
         self.mem_state.index_fill_(0, select, 1)  # they were free: one reference each now
@@ -95,6 +101,26 @@ class TokenToKVPool:
     def refcounts(self) -> tuple:
         """Every slot's reference count, for views and checks."""
         return tuple(self.mem_state.tolist())
+
+    def shared_refcounts(self, previous: SlotCounts | None = None) -> SlotCounts:
+        """Every slot's reference count, as ``refcounts()``, sharing with ``previous`` (an
+        earlier picture of this pool) every chunk of slots that has not changed since.
+
+        When ``previous`` is the last picture this pool gave, the changed slots are found by
+        comparing tensors, so only their chunks are read out (a pool of 100,000 slots costs
+        the handful of slots a step changed, not a walk over all of them)."""
+        state, counted = self.mem_state, self._counted
+        if previous is not None and counted is not None and counted[0] is previous:
+            changed = torch.nonzero(state != counted[1]).squeeze(1)
+            numbers = sorted(set((changed // CHUNK).tolist()))
+            counts = SlotCounts.replacing(previous, {
+                n: tuple(state[n * CHUNK:(n + 1) * CHUNK].tolist()) for n in numbers})
+            counted[1].copy_(state)
+        else:
+            counts = SlotCounts(state.tolist(), previous)
+            counted = (None, state.clone())
+        self._counted = (counts, counted[1])
+        return counts
 
     def get_key_buffer(self, layer: int) -> torch.Tensor:
         return self.k_buffer[layer]

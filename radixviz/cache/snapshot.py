@@ -7,10 +7,11 @@ ask the registry, ``engines.py``, what that engine has).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from sys import getsizeof
 from typing import Iterator
 
 from .keys import get_child_key
+from .recent import recent_property
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +59,12 @@ class TreeSnapshot:
     def total_size(self) -> int:
         return self.root.subtree_tokens
 
-    @cached_property
+    @recent_property
     def nodes(self) -> dict:
         """Node id -> NodeSnapshot."""
         return {node.id: node for node in self.root.walk()}
 
-    @cached_property
+    @recent_property
     def parents(self) -> dict:
         """Node id -> parent id (the root maps to None)."""
         out = {self.root.id: None}
@@ -89,6 +90,23 @@ class MatchPreview:
     path: tuple             # (node id, tokens taken from that node) from the root down
     split: tuple | None     # (node id, tokens kept above the cut) when the match would split
     last_node: int          # id of the node that would be returned (before any split)
+
+
+def unshared_bytes(root: NodeSnapshot, before: NodeSnapshot | None) -> int:
+    """Bytes of the node snapshots under ``root`` that the tree under ``before`` does not
+    share: what keeping this tree costs on top of that one. A step changes the nodes on a few
+    paths and shares every other subtree, so this walks only those paths."""
+    total, stack = 0, [(root, before)]
+    while stack:
+        node, old = stack.pop()
+        if node is old:
+            continue
+        total += getsizeof(node) + getsizeof(node.children)
+        if old is None or node.value is not old.value:
+            total += getsizeof(node.value)
+        was = {kid.id: kid for kid in old.children} if old is not None else {}
+        stack.extend((kid, was.get(kid.id)) for kid in node.children if kid is not was.get(kid.id))
+    return total
 
 
 def snapshot_node(node) -> NodeSnapshot:

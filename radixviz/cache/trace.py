@@ -71,7 +71,7 @@ HOST_TIER_KINDS = frozenset({EventKind.HOST_HIT, EventKind.WRITE, EventKind.LOAD
 # steps only a 2026 cache with KV events enabled takes
 KV_EVENT_KINDS = frozenset({EventKind.KV_EVENT})
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # slots: a session keeps one per step
 class Event:
     seq: int                 # position in this cache's event stream
     kind: EventKind

@@ -16,7 +16,7 @@ from radixviz.settings import EDGE_LABEL
 
 from .export_pages import add_page_args, check_page_args, is_page_output, write_output
 from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_side, new_session,
-                  read_ops, refused, reports_script_errors)
+                  note_dropped, read_ops, refused, reports_script_errors)
 
 
 def register(subparsers) -> None:
@@ -72,6 +72,8 @@ def run(args) -> int:
             print(f"wrote {len(written)} diagrams to {args.all_steps}")
     except GraphvizError as exc:
         raise UsageError(str(exc)) from None
+    if args.all_steps is not None:
+        note_dropped(session)
     if error is not None:
         # the diagrams show the state reached before the refused operation
         return refused(error)
@@ -90,6 +92,7 @@ def _run_pages(args) -> int:
         return refused(error)    # the first operation was refused: nothing to show
     title = f"radixviz · {args.script or 'operations'}"
     print(write_output(session, args, title=title))
+    note_dropped(session)
     return refused(error) if error is not None else EXIT_OK
 
 
@@ -114,6 +117,9 @@ def _pick_frame(session, step):
         return frames[-1] if frames else session.cache.snapshot()
     if not 1 <= step <= len(frames):
         raise UsageError(f"--step {step}: this run has {len(frames)} steps, numbered 1 to {len(frames)}")
+    if step - 1 < frames.first:
+        raise UsageError(f"--step {step}: {frames.dropped} earlier steps were dropped to keep memory "
+                         f"under {frames.limit_mb:g} MB: raise --history-mb to keep them")
     return frames[step - 1]
 
 

@@ -53,7 +53,7 @@ def pick_frames(session, per_op: bool) -> list:
     """Every frame, or the last frame of each operation (the state it leaves)."""
     if not per_op:
         return list(session.frames)
-    return [session.frames[r.last_frame] for r in session.records]
+    return [session.frames[r.last_frame] for r in session.records if r.last_frame >= session.frames.first]
 
 
 def write_output(session, args, *, title: str, notes=None) -> str:

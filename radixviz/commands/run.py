@@ -27,7 +27,7 @@ from radixviz.script.kv_text import event_line
 from radixviz.cache.engines import engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
-from radixviz.settings import DEVICE_ARG, HOST_SLOTS, PAGE_SIZE, POOL_SLOTS, WIDTH
+from radixviz.settings import DEVICE_ARG, HISTORY_MB, HOST_SLOTS, PAGE_SIZE, POOL_SLOTS, WIDTH
 
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
@@ -44,6 +44,22 @@ def add_script_args(p) -> None:
     p.add_argument("--device", type=DEVICE_ARG, default="auto",
                    help="auto (CUDA when torch sees one), cpu or cuda")
     add_engine_args(p)
+    add_history_arg(p)
+
+
+def add_history_arg(p) -> None:
+    """--history-mb: how much memory the steps kept may take (the oldest go past it)."""
+    p.add_argument("--history-mb", type=HISTORY_MB.arg, default=HISTORY_MB.default, metavar="MB",
+                   help=f"memory the steps kept may take; past it the oldest steps are dropped "
+                        f"(default {HISTORY_MB.default})")
+
+
+def note_dropped(session) -> None:
+    """One line on stderr when the oldest steps were dropped to keep the memory limit."""
+    frames = session.frames
+    if frames.dropped:
+        print(f"note: steps 1-{frames.dropped} were dropped to keep memory under "
+              f"{frames.limit_mb:g} MB (raise --history-mb to keep them)", file=sys.stderr)
 
 
 DEFAULT_ENGINE = "2024"
@@ -194,7 +210,7 @@ def new_session(args):
 
     try:
         return Session(pool_size=args.pool_size, buggy=args.buggy, device=args.device,
-                       **engine_options(args))
+                       history_mb=args.history_mb, **engine_options(args))
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
 
@@ -232,6 +248,7 @@ def run(args) -> int:
         sys.stdout.write("\n")
     else:
         print_human(session, args)
+    note_dropped(session)
     if error is not None:
         return refused(error)
     return check(session)
@@ -253,8 +270,7 @@ def print_human(session, args) -> None:
     console = Console(width=args.width, highlight=False, soft_wrap=False)
     for record in session.records:
         if args.steps:
-            for i in record.frame_range:
-                frame = session.frames[i]
+            for frame in session.frames.kept(record.frame_range):
                 console.print(step_line(frame))
                 site = locate(frame.source, frame.label)  # the step's label when no source is installed
                 where = Text(f"       {site.where}: ", style="dim", no_wrap=True, overflow="ellipsis")

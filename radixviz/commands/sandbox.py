@@ -7,7 +7,7 @@ from radixviz.errors import UsageError
 from radixviz.script import ScriptError, load_script   # the parser: no torch
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS
 
-from .run import add_engine_args, engine_options
+from .run import add_engine_args, add_history_arg, engine_options
 
 
 def register(subparsers) -> None:
@@ -18,6 +18,7 @@ def register(subparsers) -> None:
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto", help="auto, cpu or cuda (default auto)")
     add_engine_args(p)
+    add_history_arg(p)
     p.add_argument("--export-dir", default="radixviz-export", metavar="DIR",
                    help="where e/E write Graphviz SVGs (default ./radixviz-export)")
     p.set_defaults(func=run)
@@ -45,6 +46,7 @@ def run(args) -> int:
     options = engine_options(args)
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("sandbox", script=args.script, buggy=args.buggy, pool_size=args.pool_size,
-                      device=args.device, export_dir=args.export_dir, engine_options=options)
+                      device=args.device, export_dir=args.export_dir, engine_options=options,
+                      history_mb=args.history_mb)
     app.run()
     return app.return_code or 0

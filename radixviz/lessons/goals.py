@@ -176,7 +176,7 @@ def _check_subject(name: str) -> None:
 
 def op_measures(session, record) -> dict:
     """What the engine did in one operation, by the names goals use."""
-    kinds = Counter(session.frames[i].kind for i in record.frame_range)
+    kinds = Counter(frame.kind for frame in session.frames.kept(record.frame_range))
     result, name = record.result, record.op.name
     if name == "insert":
         return {"prefix_len": result["prefix_len"], "created": kinds["create"], "splits": kinds["split"]}

@@ -90,7 +90,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
         if record.kv_events:
             entry["kv_events"] = [event.as_dict() for event in record.kv_events]
         if steps:
-            entry["steps"] = [step_json(session.frames[i], describe) for i in record.frame_range]
+            entry["steps"] = [step_json(f, describe) for f in session.frames.kept(record.frame_range)]
         ops.append(entry)
     tree = session.cache.snapshot()
     pool = session.pool

@@ -1,18 +1,21 @@
 """Frames: what the stepper shows at one micro-step. Immutable, so stepping back is free."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
 from radixviz.cache import TreeSnapshot
+from radixviz.cache.recent import recent_property
 
 EMPTY = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class PoolSnapshot:
-    refcounts: tuple          # per slot: 0 free, 1 one holder, 2+ shared
+    refcounts: Sequence       # per slot: 0 free, 1 one holder, 2+ shared (a tuple, or a
+                              # SlotCounts sharing unchanged slots with the step before)
     tree: TreeSnapshot        # to tell which node owns a slot
     host: tuple = ()          # the host tier's pool, per slot: 0 free, 1 in use (engine hicache)
 
@@ -20,7 +23,7 @@ class PoolSnapshot:
     def size(self) -> int:
         return len(self.refcounts)
 
-    @cached_property
+    @recent_property
     def owners(self) -> tuple:
         """Per slot: id of the tree node owning it, or None."""
         owners: list = [None] * len(self.refcounts)
@@ -80,7 +83,7 @@ class PoolSnapshot:
         return "host" if node.evicted else "both"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # slots: one of these per step kept
 class Marks:
     """What a view highlights in a frame, gathered over the operation so far."""
     current: tuple = ()            # node ids this step touches
@@ -94,7 +97,7 @@ class Marks:
     host_slots: tuple = ()         # host pool slots this step touches (engine hicache)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frame:
     index: int                     # position in Session.frames
     op_index: int                  # the OpRecord this frame belongs to

@@ -11,7 +11,9 @@ from types import MappingProxyType
 
 from radixviz.cache import TokenToKVPool, compare_matchers, tokens_text
 from radixviz.cache.engines import all_options, engine_spec, engines_with
+from radixviz.cache.snapshot import unshared_bytes
 
+from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
 from .host_ops import HOST_NEEDS, HostTierOps
 from .parser import Op, ScriptError, parse_script
@@ -20,6 +22,9 @@ from .narrate import key_text
 DEFAULT_POOL_SIZE = 128
 # the facade frees an insert's duplicates and partial page: those frames show its lines
 FACADE = "radixviz.cache.facade"
+# a frame's own objects (Frame, Marks, Event, the two snapshots' shells, its data), in bytes,
+# as tracemalloc measures them on bench/memory.py's sessions
+FRAME_BYTES = 1024
 # the capability (an engines.EngineSpec flag) each setting operation needs
 _NEEDS = {"page-size": "pages", "eviction": "eviction_policies", "matcher": "matcher_switch",
           "insert-slots": "release_insert", "events": "kv_events", **HOST_NEEDS}
@@ -27,10 +32,12 @@ _NEEDS = {"page-size": "pages", "eviction": "eviction_policies", "matcher": "mat
 
 class Session(HostTierOps):
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
-                 engine: str = "2024", **options):
+                 engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB, **options):
         """A session on engine ``engine`` (engines.py) with those engine ``options``
         (``page_size=4``, ``eviction_policy="lfu"``); ``buggy`` starts the 2024 engine with
-        the pre-#7 matcher. Options of other engines are kept for a later ``engine`` line."""
+        the pre-#7 matcher. Options of other engines are kept for a later ``engine`` line.
+        Past ``history_mb`` MiB of frames (estimated; None: no limit) the oldest frames are
+        dropped (frame_history.py)."""
         self.pool_size, self.device = pool_size, device
         spec = engine_spec(engine)
         # one value for every engine's options: 'engine 2026' in a 2024 session uses these
@@ -42,12 +49,15 @@ class Session(HostTierOps):
         self.initial_buggy = buggy
         self.initial = dict(engine=spec.name, **{k: v for k, v in self.options.items()
                                                   if k not in ("buggy", "strict")})
-        self.frames: list[Frame] = []
+        self.history_mb = history_mb
+        self.frames = FrameHistory(history_mb)
+        self._last_root = None           # the tree root of the newest frame
+        self._last_host: tuple = ()      # the host pool picture of the newest frame
         self.records: list[OpRecord] = []
         self.locks: dict = {}            # (key, namespace) -> nodes locked under that name, newest last
         self._record: OpRecord | None = None
         self._marks: dict = {}
-        self._pool_refs: tuple = ()
+        self._pool_refs = None           # the pool's last SlotCounts
         self._pool_version = None
         self._host_picture: tuple = (None, ())
         self._disagreement: dict | None = None
@@ -120,7 +130,7 @@ class Session(HostTierOps):
         a ``matcher`` operation in the history still switches where it stands. Raises
         ScriptError if an operation is refused on the way."""
         fresh = Session(self.pool_size, self.initial_buggy if buggy is None else buggy, self.device,
-                        **self.initial)
+                        history_mb=self.history_mb, **self.initial)
         for op in self.ops[:upto]:
             fresh.apply(op)
         return fresh
@@ -347,16 +357,25 @@ class Session(HostTierOps):
     def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
         # torch bumps a tensor's version on every in-place change: reuse the last copy until then
         version = (id(self.pool), self.pool.mem_state._version)
+        # what keeping this frame costs: its own objects, and what it shares with no frame before
+        cost = FRAME_BYTES + 8 * (len(nodes) + len(slots)) + unshared_bytes(tree.root, self._last_root)
+        self._last_root = tree.root
         if version != self._pool_version:
-            self._pool_refs, self._pool_version = self.pool.refcounts(), version
+            # chunks of slots that did not change are shared with the picture before
+            self._pool_refs = self.pool.shared_refcounts(self._pool_refs or None)
+            self._pool_version = version
+            cost += self._pool_refs.new_bytes
         host = self._host_states()
+        if host and host is not self._last_host:   # a new host picture
+            cost += 8 * len(host)
+            self._last_host = host
         # one current node: a split's lower half keeps its ✂ mark, a heap shows its top
         marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots),
                       host_slots=tuple(data.get("host_slots", ())), **self._marks)
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree, host), marks, source, step,
-                                 nodes, event))
+                                 nodes, event), cost)
 
 
 def lock_name(key, ns) -> str:

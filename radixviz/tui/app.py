@@ -19,12 +19,13 @@ from radixviz.tui.sandbox_work import KeepsWork
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
                    script_path: str | None = None, script_text: str | None = None, ops=(),
-                   engine_options: dict | None = None):
+                   engine_options: dict | None = None, history_mb: float | None = None):
     """A function for the stepper's worker: build a Session, apply the script; return
     (session, first error line or None). Runs off the UI thread (it imports torch)."""
     def load():
         from radixviz.script import ScriptError, Session, load_script, parse_script
-        session = Session(pool_size, buggy, device, **(engine_options or {}))
+        limit = {} if history_mb is None else {"history_mb": history_mb}   # None: the default
+        session = Session(pool_size, buggy, device, **limit, **(engine_options or {}))
         try:
             todo = list(ops)
             if script_path is not None:
@@ -59,9 +60,11 @@ class RadixvizApp(App):
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
                  lesson_dirs=(), export_dir: str | Path | None = None, preload_engine: bool = True,
                  scheduler_options: dict | None = None, quiz_options: dict | None = None,
-                 engine_options: dict | None = None, cluster_options: dict | None = None):
+                 engine_options: dict | None = None, cluster_options: dict | None = None,
+                 history_mb: float | None = None):
         """``scheduler_options``/``quiz_options``: keyword arguments of the first screen when
-        ``start`` is "scheduler" (``radixviz simulate --app``) or "quiz" (``radixviz quiz``)."""
+        ``start`` is "scheduler" (``radixviz simulate --app``) or "quiz" (``radixviz quiz``);
+        ``history_mb``: the sandbox's history limit (None: settings.HISTORY_MB's default)."""
         super().__init__()
         # False under ``radixviz serve``: a session that never opens a stepper never loads torch
         self.preload_engine = preload_engine
@@ -71,6 +74,7 @@ class RadixvizApp(App):
         self.start, self.script, self.script_text = start, script, script_text
         self.buggy, self.pool_size, self.device = buggy, pool_size, device
         self.engine_options = engine_options  # engine 2024/2026, page size, eviction (sandbox)
+        self.history_mb = history_mb
         self.lesson, self.lesson_dirs = lesson, tuple(lesson_dirs)
         self.export_dir = Path(export_dir) if export_dir else Path("radixviz-export")
         self.first_paint: float | None = None   # perf_counter() once the first screen is drawn
@@ -185,7 +189,7 @@ class RadixvizApp(App):
         (a quiz's "show me", which h leaves for the quiz)."""
         from radixviz.tui.screens.stepper import StepperScreen
         load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
-                              engine_options=self.engine_options)
+                              engine_options=self.engine_options, history_mb=self.history_mb)
         self.push_screen((screen_class or StepperScreen)(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:

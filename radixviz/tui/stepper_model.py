@@ -34,7 +34,12 @@ class StepperModel:
 
     @property
     def frame(self):
-        return self.frames[self.position] if self.frames else None
+        frames = self.frames
+        if not frames:
+            return None
+        if self.position < frames.first:   # dropped for memory since (frame_history.py)
+            self.position = frames.first
+        return frames[self.position]
 
     @property
     def record(self):
@@ -49,16 +54,29 @@ class StepperModel:
         return self.position >= len(self.frames) - 1
 
     @property
+    def at_oldest_kept(self) -> bool:
+        """The frame shown is the oldest one kept, and older ones were dropped for memory."""
+        frames = self.frames
+        return bool(frames) and frames.dropped > 0 and self.position <= frames.first
+
+    def dropped_note(self) -> tuple[str, str]:
+        """(long, short) words for the status line at the oldest frame kept."""
+        frames = self.frames
+        return (f"⚠ steps 1–{frames.dropped:,} dropped to keep memory under {frames.limit_mb:g} MB",
+                f"⚠ {frames.dropped:,} dropped")
+
+    @property
     def live_buggy(self) -> bool:
         return self.session.engine.snapshot().buggy_match
 
     # ----------------------------------------------------------------- moving
 
     def go(self, index: int) -> bool:
-        """Show frame ``index`` (clamped); return whether the position changed."""
+        """Show frame ``index`` (clamped to the frames kept); return whether the position
+        changed."""
         if not self.frames:
             return False
-        index = max(0, min(index, len(self.frames) - 1))
+        index = max(self.frames.first, min(index, len(self.frames) - 1))
         moved = index != self.position
         self.position = index
         return moved
@@ -184,7 +202,8 @@ class StepperModel:
         offset = self.position - old_record.first_frame if old_record else 0
         at_last = old_record is not None and self.position == old_record.last_frame
         fresh = type(old_session)(old_session.pool_size, old_session.initial_buggy if buggy is None else buggy,
-                                  old_session.device, **old_session.initial)
+                                  old_session.device, history_mb=old_session.history_mb,
+                                  **old_session.initial)
         try:
             for op in ops:
                 fresh.apply(op)

@@ -38,6 +38,9 @@ class Engine(_Facade):
     def reported_settings(self) -> dict:
         return {}  # a simulation reports its own insert line (#4) and never flips the matcher
 
+    def wrap_key_match(self, wrapper) -> None:
+        self.cache.key_match = wrapper(self.cache.key_match)
+
     def change(self, option: str, value) -> None:
         if option != "buggy":
             super().change(option, value)

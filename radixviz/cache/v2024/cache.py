@@ -1,12 +1,15 @@
 """SGLang's first radix cache (commit 22085081bb), after the #7 matcher fix.
 
 Public names and behaviour follow the release one for one; ``buggy_match=True`` brings back
-the matcher as it was before #7. Four things differ, none of them visible in results:
+the matcher as it was before #7. Five things differ, none of them visible in results:
 time is a logical clock (each place the release read the wall clock takes the next tick),
 recursion is written as loops, a node's children are found by the first token of their
 edge (sibling edges never share one, so this is exactly the child the release's scan would
-stop at; #364 later did the same), and eviction takes its leaves from a heap that lasts
-between calls instead of one built afresh each time (heap.py: same leaves, same order).
+stop at; #364 later did the same), eviction takes its leaves from a heap that lasts
+between calls instead of one built afresh each time (heap.py: same leaves, same order), and
+a match that takes one edge returns that edge's slots as they are, where the release
+concatenated (copied) even one (SGLang still does): the same slots, without a copy the
+simulation made two million times a run (the 2026 engine here does the same).
 
 The line that does each step ends with ``# step: LABEL``; the ``if tr.active: tr.emit(...)``
 line after it reports that step to an observer (trace.py), and ``invalidate(node)`` keeps
@@ -36,6 +39,9 @@ class RadixCache:
         self.buggy_match = buggy_match
         self.strict = strict
         self.device = torch.device(device)
+        # the edge comparison a match makes (keys.match); a caller may wrap it, as SGLang's
+        # later caches take a key_match_fn: the simulation remembers answers it asks again
+        self.key_match = match
         self.tracer = Tracer(__name__, self.snapshot)
         self.reset()
 
@@ -68,7 +74,8 @@ class RadixCache:
         """Return ``(slots, last_node)`` for the longest cached prefix of ``key``.
 
         May split a node: when the match stops inside an edge, the edge is cut there so
-        that ``last_node`` covers exactly the matched tokens.
+        that ``last_node`` covers exactly the matched tokens. The slots may be the tree's own
+        tensor: read them, do not write to them.
         """
         key = as_key(key)
         if self.disable:
@@ -79,7 +86,8 @@ class RadixCache:
         last_node = self._match_prefix_helper(self.root_node, key, value)
         if not last_node.children:
             self._leaves.note(last_node)  # a leaf just touched: its place in the LRU moved
-        value = torch.cat(value) if value else self._empty()  # step: match.result
+        # one edge's slots come back as they are (the release concatenated even one)
+        value = value[0] if len(value) == 1 else torch.cat(value) if value else self._empty()  # step: match.result
         if tr.active: tr.emit("match.result", K.RESULT, (last_node,), matched=len(value), slots=tuple(value.tolist()))
         return value, last_node
 
@@ -215,7 +223,7 @@ class RadixCache:
             child = node.children.get(get_child_key(key, start=start)) if start < len(key) else None
             if child is None:
                 return last_node
-            prefix_len = match(child.key, key, start)  # step: match.compare
+            prefix_len = self.key_match(child.key, key, start)  # step: match.compare
             if tr.active: tr.emit("match.compare", K.COMPARE, (child,), at=start, common=prefix_len)
 
             if match_stops_here(prefix_len, len(child.key), len(key) - start, self.buggy_match):

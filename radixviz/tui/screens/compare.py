@@ -127,7 +127,8 @@ class CompareScreen(Screen):
         for (name, _), title, session in zip(self.sides, titles, side.sessions):
             self.query_one(f"#side-{name}").border_title = title   # a script line may change it
             record = session.records[k]
-            frame = session.frames[self._frame_index(record)]
+            # a long history drops its oldest steps (frame_history.py): show the oldest kept
+            frame = session.frames[max(self._frame_index(record), session.frames.first)]
             self.query_one(f"#tree-{name}", Static).update(TreeView(frame.tree, frame.marks, legend=True))
             result = Text(f"returned: {op_result(record)}", style="bold red" if differs else "")
             if self.micro is not None:

@@ -128,9 +128,12 @@ class StepperScreen(SandboxFiles, Screen):
 
     def status_notes(self) -> list:
         """(long, short) notes for the end of the status line: where the learner is."""
+        notes = []
         if self.playing:
-            return [(f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s")]
-        return []
+            notes.append((f"▶ autoplay {SPEEDS[self.speed]}s", f"▶ {SPEEDS[self.speed]:g}s"))
+        if self.model is not None and self.model.at_oldest_kept:
+            notes.append(self.model.dropped_note())   # older steps were dropped for memory
+        return notes
 
     def refresh_view(self) -> None:
         if self.model is None or not self.is_attached:
@@ -156,10 +159,10 @@ class StepperScreen(SandboxFiles, Screen):
         self._moved(self.model.step(1))
 
     def action_prev(self) -> None:
-        self._moved(self.model.step(-1))
+        self._moved_back(self.model.step(-1))
 
     def action_first(self) -> None:
-        self._moved(self.model.go(0))
+        self._moved_back(self.model.go(0))
 
     def action_last(self) -> None:
         self._moved(self.model.go(len(self.model.frames) - 1))
@@ -168,7 +171,14 @@ class StepperScreen(SandboxFiles, Screen):
         self._moved(self.model.next_op())
 
     def action_prev_op(self) -> None:
-        self._moved(self.model.prev_op())
+        self._moved_back(self.model.prev_op())
+
+    def _moved_back(self, moved: bool) -> None:
+        """Stepping back stops at the oldest frame kept: pressing on there says why."""
+        self._moved(moved)
+        if not moved and self.model.at_oldest_kept:
+            self.notify(f"{self.model.dropped_note()[0][2:]}: this is the oldest step kept "
+                        "(start with --history-mb to keep more)", title="No earlier steps")
 
     # ----------------------------------------------------------------- autoplay
 
