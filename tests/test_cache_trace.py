@@ -142,7 +142,8 @@ class TestEventSteps:
 
     def test_every_kind_names_a_step_marked_on_the_code_that_did_it(self):
         events = workload_events(seed=3)
-        assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS  # test_modern_trace, test_kv_events
+        # the others: test_modern_trace, test_kv_events
+        assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS
         for event in events:
             site = locate(event.source, event.step)
             assert event.source == "radixviz.cache.v2024.cache"

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from radixviz.lessons.challenge import AttemptError, attempt, check_challenge, find_challenge, load_challenges
+from radixviz.lessons.challenge import AttemptError, attempt, check_challenge, load_challenges
 from radixviz.lessons.goals import GoalError, parse_goal
 
 CHALLENGES = load_challenges()

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from radixviz.lessons import LessonError, Narrative, Operations, Predict, check_lesson, load_lessons, parse_lesson
+from radixviz.lessons import LessonError, Narrative, Operations, Predict, check_lesson, load_lessons
 
 GOOD = textwrap.dedent('''\
     ---

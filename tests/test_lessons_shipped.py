@@ -1,4 +1,5 @@
-"""The shipped lessons: all twelve (nine on the 2024 cache, three on today's) load, in order, and every operation and prediction checks out."""
+"""The shipped lessons: all twelve (nine on the 2024 cache, three on today's) load, in order,
+and every operation and prediction checks out."""
 import pytest
 
 from radixviz.lessons import Operations, Predict, check_lesson, load_lessons

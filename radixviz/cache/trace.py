@@ -99,6 +99,8 @@ class Tracer:
         self.active = callback is not None
 
     def emit(self, step: str, kind: EventKind, nodes=(), **data) -> None:
+        observer = self._observer
+        assert observer is not None, "emit() only while active: if tr.active: tr.emit(...)"
         self.seq += 1
-        self._observer(Event(self.seq, kind, step, self.op, self.source,
+        observer(Event(self.seq, kind, step, self.op, self.source,
                              tuple(n.id for n in nodes), MappingProxyType(data), self._snapshot()))

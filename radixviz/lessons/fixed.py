@@ -103,7 +103,8 @@ def _evict_step_order(s, asked) -> str:
 
 def _call_order(s, asked) -> str:
     calls: list = []
-    s.cache.observer = _chain(s.cache.observer, lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
+    s.cache.observer = _chain(s.cache.observer,
+                              lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
     s.run(asked)
     shown = ["insert", "dec_ref_counter", "match_prefix", "inc_ref_counter"]
     return "".join("abcd"[shown.index(c)] for c in calls)

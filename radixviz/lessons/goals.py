@@ -274,7 +274,7 @@ def _evaluate(condition: Condition, views: dict) -> Check:
         return Check(condition, False, f"no {op} yet")
     if condition.any_op:
         for index in where:
-            check = _compare(condition, lambda subject: _value(views, subject, index))
+            check = _compare(condition, lambda subject, index=index: _value(views, subject, index))
             if check.held:
                 return check
         return Check(condition, False, f"none of your {len(where)} {op} operations does")

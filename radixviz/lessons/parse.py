@@ -53,7 +53,8 @@ def read_lesson_text(path: Path) -> str:
         data = read_bytes(path, MAX_LESSON_BYTES)
     except ReadError as exc:
         reason = str(exc)
-        raise LessonError(name, 1, reason if reason.startswith("file too large") else f"cannot read: {reason}") from None
+        raise LessonError(name, 1, reason if reason.startswith("file too large")
+                          else f"cannot read: {reason}") from None
     if b"\x00" in data:
         raise LessonError(name, 1, "binary file: a lesson is Markdown text")
     try:
@@ -129,7 +130,8 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
         raise LessonError(name, 1, "missing title: add 'title: ...' to the front matter or a '# Title' line")
     lesson_id = meta.get("id") or re.sub(r"^\d+[-_ ]*", "", path.stem).lower() or path.stem.lower()
     if not _ID.match(lesson_id):
-        raise LessonError(name, meta_lines.get("id", 1), f"bad id {lesson_id!r}: use lower-case letters, digits, - and _")
+        raise LessonError(name, meta_lines.get("id", 1),
+                          f"bad id {lesson_id!r}: use lower-case letters, digits, - and _")
     number_text = meta.get("number") or (re.match(r"^(\d+)", path.stem) or [None, None])[1]
     if number_text is None:
         raise LessonError(name, 1, "missing number: add 'number: N' to the front matter or start the file name with it")
@@ -228,7 +230,8 @@ def _predict(body: list[str], fence_line: int, name: str) -> Predict:
             raise LessonError(name, fence_line, f"predict block without {needed}: add '{needed}: ...'")
     choices = tuple(c.strip() for c in text.get("choices", "").split("|") if c.strip())
     if choices and text["answer"] not in choices:
-        raise LessonError(name, fence_line, f"answer {text['answer']!r} is not one of the choices {' | '.join(choices)}")
+        raise LessonError(name, fence_line,
+                          f"answer {text['answer']!r} is not one of the choices {' | '.join(choices)}")
     return Predict(text["question"], choices, text["answer"], fence_line, text.get("check"), text.get("explain", ""))
 
 

@@ -40,7 +40,8 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
                     print(f"  {exc}", file=out)
                     return 1
                 print(f"  ▶ {op.text:<30} → {result_text(record)}", file=out)
-            print("\n" + "\n".join("    " + l for l in tree_text(session.cache.snapshot()).splitlines()) + "\n", file=out)
+            drawn = tree_text(session.cache.snapshot()).splitlines()
+            print("\n" + "\n".join("    " + l for l in drawn) + "\n", file=out)
             for predict, verdict in pending:
                 print(f"  {answer_text(predict, verdict)}\n", file=out)
             pending = []

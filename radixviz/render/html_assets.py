@@ -37,7 +37,8 @@ section.step { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18em,
 .why { color: var(--muted); }
 .lesson { background: var(--panel); border-left: 3px solid var(--accent); padding: .3em .8em; }
 .lesson p { margin: .4em 0; }
-.lesson h1 { font-size: 1.2em; } .lesson h2, .lesson h3 { font-size: 1.05em; text-transform: none; letter-spacing: 0; color: var(--fg); }
+.lesson h1 { font-size: 1.2em; }
+.lesson h2, .lesson h3 { font-size: 1.05em; text-transform: none; letter-spacing: 0; color: var(--fg); }
 .predict { border: 1px solid var(--accent); border-radius: 6px; padding: .4em .8em; }
 .predict .q { font-weight: 600; }
 .predict summary { cursor: pointer; color: var(--accent); }

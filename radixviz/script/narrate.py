@@ -58,7 +58,8 @@ def describe(frame) -> str:
     if kind == "priority":
         return f"priority of {_node(frame, first)} raised {_priority(d['old'])} → {d['new']}"
     if kind == "free_tail":
-        return f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: a partial page of {d['page_size']} is not cached"
+        return (f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: "
+                f"a partial page of {d['page_size']} is not cached")
     if kind == "engine":
         spec = engine_spec(d["engine"])
         return ", ".join((f"engine {spec.name}: {spec.title}", *spec.words(d))) + " (empty)"
