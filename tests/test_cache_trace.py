@@ -226,7 +226,7 @@ class TestSnapshots:
             fresh = fresh_snapshot(cache.root_node)
             assert event.tree.root == fresh
             assert event.tree.evictable_size == cache.evictable_size()
-            assert event.tree.clock == cache._clock
+            assert event.tree.clock == cache.snapshot().clock
             assert event.tree.buggy_match == cache.buggy_match
             assert event.tree.total_size == cache.total_size()
             assert set(event.nodes) <= set(event.tree.nodes), event.kind
