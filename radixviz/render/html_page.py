@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
@@ -27,10 +26,6 @@ CODE_CONTEXT = 4          # lines of the function shown above and below the line
 POOL_ROW = 32             # slots per row of the pool
 MAX_DRAWN_POOL = 4096     # larger pools are summed up, not drawn slot by slot in every step
 
-# autoescaped: a lesson's words, a key or a title are text in the page, never markup
-_TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
-                         autoescape=select_autoescape(default=True), trim_blocks=True,
-                         keep_trailing_newline=True)
 # raw HTML in a lesson is shown as text, never run
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
@@ -62,8 +57,19 @@ def build_page(frames, records, *, title: str, theme: str = "light", notes=None,
     svgs = render_many([frame_dot(f, theme, max_edge=max_edge) for f in frames], "svg")
     total, op_count = len(frames), len(records)
     steps = [_step(frame, svg, records, notes.get(frame.index)) for frame, svg in zip(frames, svgs)]
-    return _TEMPLATES.get_template("step_page.html").render(
-        title=title, theme=theme, total=total, op_count=op_count, steps=steps)
+    return _page_template().render(title=title, theme=theme, total=total, op_count=op_count, steps=steps)
+
+
+@cache
+def _page_template():
+    # jinja2: 20 ms to import, paid only by an export (every command imports this module)
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    # autoescaped: a lesson's words, a key or a title are text in the page, never markup
+    templates = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
+                            autoescape=select_autoescape(default=True), trim_blocks=True,
+                            keep_trailing_newline=True)
+    return templates.get_template("step_page.html")
 
 
 def _step(frame, svg: bytes, records, note) -> dict:
