@@ -60,18 +60,6 @@ NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.sim", "radixviz.settin
 DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2")
 OPTIONAL = ("transformers",)   # not a dependency: imported (under try) only where it is asked for
 DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsonschema", "jinja2")
-# Modules whose function-local imports are not cleaned up yet (being restructured for
-# issue 10/11 as this test landed). Take a module out once its imports follow the rule;
-# test_pending_list_is_current says when one already does.
-LOCAL_IMPORTS_PENDING = {
-    "radixviz.lessons", "radixviz.lessons.fixed",
-    "radixviz.lessons.generate",
-    "radixviz.lessons.reader", "radixviz.lessons.scenario",
-    "radixviz.tui.app", "radixviz.tui.screens.challenge",
-    "radixviz.tui.screens.challenges", "radixviz.tui.screens.home",
-    "radixviz.tui.screens.quiz", "radixviz.tui.screens.scheduler",
-    "radixviz.tui.screens.stepper",
-}
 
 
 def module_name(path: Path) -> str:
@@ -291,18 +279,11 @@ def local_import_problems() -> tuple[list, list]:
 
 
 def test_function_local_imports_only_defer_torch_or_textual():
-    habit, silent = (
-        [imp for imp in found if imp.source not in LOCAL_IMPORTS_PENDING] for found in local_import_problems())
+    habit, silent = local_import_problems()
     assert not habit, ("function-local imports that defer neither torch nor Textual "
                        "(move them to the top):\n" + "\n".join(map(repr, habit)))
     assert not silent, ("function-local imports without a comment naming what they defer:\n"
                         + "\n".join(map(repr, silent)))
-
-
-def test_pending_list_is_current():
-    still = {imp.source for found in local_import_problems() for imp in found}
-    done = sorted(LOCAL_IMPORTS_PENDING - still)
-    assert not done, f"these follow the import rule now: take them out of LOCAL_IMPORTS_PENDING: {done}"
 
 
 @pytest.mark.parametrize("module", ["radixviz.cli", "radixviz.commands.run", "radixviz.settings",

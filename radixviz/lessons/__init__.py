@@ -34,6 +34,7 @@ Progress
     when a damaged file was set aside), ``mark_lesson_completed(lesson)`` for a player
     that reaches a lesson's end. ``$RADIXVIZ_DATA_DIR`` overrides the data folder.
 """
+from .checker import check_lesson
 from .loader import find_lesson, lesson_files, load_lessons, shipped_lessons_dir
 from .model import Lesson, LessonError, Narrative, Operations, Predict
 from .parse import parse_lesson, read_lesson_text
@@ -42,8 +43,3 @@ __all__ = ["Lesson", "LessonError", "Narrative", "Operations", "Predict", "load_
            "find_lesson", "lesson_files", "shipped_lessons_dir", "parse_lesson", "read_lesson_text",
            "check_lesson"]
 
-
-def check_lesson(lesson, device="cpu"):
-    """Run a lesson's operations; return the problems found (empty list when it passes)."""
-    from .checker import check_lesson as _check
-    return _check(lesson, device=device)

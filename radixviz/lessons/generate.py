@@ -7,6 +7,9 @@ The scenario itself is written by builder.ScenarioBuilder.
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
+
+from radixviz.sim.policies import order_queue
 
 from .builder import DIFFICULTIES, ScenarioBuilder
 from .questions import FIXED_MATCHER, NAME_A_NODE, NAME_BY_KEY, Question, slots_key
@@ -203,10 +206,6 @@ def gen_buggy(build: ScenarioBuilder, seed: int) -> Question:
 
 
 def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
-    from types import SimpleNamespace
-
-    from radixviz.sim.policies import order_queue
-
     policy = "weight" if build.difficulty == "hard" else "lpm"
     count = 3 if build.difficulty == "easy" else 4
     for _attempt in range(50):

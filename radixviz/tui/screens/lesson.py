@@ -40,7 +40,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self._before = None                # the cache before the first operations
 
     def make_panes(self):
-        from radixviz.tui.widgets.lesson_panes import LessonPanes   # imports torch (the panes)
+        from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets: once the engine is ready
         return LessonPanes(id="stepper-panes")
 
     def watch_model(self, model) -> None:

@@ -21,8 +21,14 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from radixviz.cache.engines import engine_spec
+from radixviz.tui.kv_check import verify_session
+from radixviz.tui.screens.compare import CompareScreen, engine_columns
+from radixviz.tui.screens.dialogs import KVReport
+from radixviz.tui.screens.help import HelpScreen
+from radixviz.tui.screens.node_picker import NodePicker
 from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+from radixviz.tui.stepper_model import StepperModel
 from radixviz.tui.widgets.footer import FittingFooter
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
@@ -72,18 +78,18 @@ class StepperScreen(SandboxFiles, Screen):
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
-        from radixviz.tui.widgets import panes  # noqa: F401 - imports torch, off the UI thread
+        # the panes' Textual widgets and renderers load here, off the UI thread, so the
+        # loading line paints first
+        from radixviz.tui.widgets import panes  # noqa: F401
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
 
     def make_panes(self):
         """The panes this screen draws its frames into (called once the engine has loaded)."""
-        from radixviz.tui.widgets.panes import StepperPanes
+        from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets: once the engine is ready
         return StepperPanes(id="stepper-panes")
 
     async def _ready(self, session, error) -> None:
-        from radixviz.tui.stepper_model import StepperModel
-
         if not self.is_attached:      # the learner left before the engine was ready
             return
         body = self.query_one("#stepper-body")
@@ -258,7 +264,6 @@ class StepperScreen(SandboxFiles, Screen):
     def action_compare(self, kind: str = "matchers") -> None:
         """The compare view on this session's operations, at the operation shown: the two
         matchers (#7), or ``engines``: the 2024 and the 2026 engine (across time)."""
-        from radixviz.tui.screens.compare import CompareScreen, engine_columns
         session = self.model.session
         if not session.records:
             self.notify("nothing to compare yet: run an operation first (press :)", severity="warning")
@@ -290,7 +295,6 @@ class StepperScreen(SandboxFiles, Screen):
         self.refresh_view()
 
     def action_select_node(self) -> None:
-        from radixviz.tui.screens.node_picker import NodePicker
         # before any step the picker still opens, to say there is nothing to pick yet
         frame = self.model.frame or self.model.session.live_frame()
         self.app.push_screen(NodePicker(frame, self.model.session.locks), self._node_action)
@@ -308,19 +312,16 @@ class StepperScreen(SandboxFiles, Screen):
 
     @work(thread=True, exclusive=True, group="kv")
     def _verify_kv(self, session) -> None:
-        from radixviz.tui.kv_check import verify_session
         lines = verify_session(session)
         self.app.call_from_thread(self._show_kv_report, lines)
 
     def _show_kv_report(self, lines) -> None:
-        from radixviz.tui.screens.dialogs import KVReport
         if self.is_attached:
             self.app.push_screen(KVReport(lines))
 
     # ------------------------------------------------------------------- others
 
     def action_help(self) -> None:
-        from radixviz.tui.screens.help import HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_home(self) -> None:
