@@ -55,8 +55,7 @@ class ChallengeScreen(StepperScreen):
         self.start_ops = len(session.records)
         await super()._ready(session, error)
         if self.model is not None and self.model.frames:
-            self.model.go(len(self.model.frames) - 1)   # open on the starting tree, not its first step
-            self.refresh_view()
+            self.position = len(self.model.frames) - 1   # open on the starting tree, not its first step
 
     # ------------------------------------------------------------ the goal, live
 

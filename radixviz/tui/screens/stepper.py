@@ -53,6 +53,9 @@ class StepperScreen(SandboxFiles, Screen):
     """Autoplay is on: a timer steps forward every ``SPEEDS[speed]`` seconds."""
     speed = var(1, init=False, always_update=True)
     """Index into SPEEDS (0 is the slowest); pressing past either end says where it stopped."""
+    position = var(0, init=False)
+    """The frame shown, an index into the session's frames (kept within them). Moving it
+    repaints the panes; the model keeps it too, for a replay that stays on the same step."""
 
     def __init__(self, load: Callable, title: str = "sandbox", export_dir: Path | None = None):
         """``load()`` runs in a worker: returns (Session, error line or None)."""
@@ -105,7 +108,23 @@ class StepperScreen(SandboxFiles, Screen):
 
     def watch_model(self, model) -> None:
         if model is not None:
+            self.model_changed()
+
+    def validate_position(self, index: int) -> int:
+        frames = len(self.model.frames) if self.model is not None else 0
+        return max(0, min(index, frames - 1))
+
+    def watch_position(self, index: int) -> None:
+        if self.model is not None:
+            self.model.go(index)
             self.refresh_view()
+
+    def model_changed(self) -> None:
+        """The model changed more than the position (an operation, an undo, a replay; a
+        lesson's next stop): take the model's position without its own repaint, and
+        repaint once."""
+        self.set_reactive(StepperScreen.position, self.model.position)
+        self.refresh_view()
 
     def check_action(self, action: str, parameters) -> bool | None:
         """Before the engine has loaded, the keys that need it are shown disabled."""
@@ -130,10 +149,6 @@ class StepperScreen(SandboxFiles, Screen):
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
-    def _moved(self, moved: bool) -> None:
-        if moved:
-            self.refresh_view()
-
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)
         error.update(Text(f"✗ {message}"))   # may quote what was typed: never markup
@@ -142,22 +157,22 @@ class StepperScreen(SandboxFiles, Screen):
     # ----------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        self._moved(self.model.step(1))
+        self.position += 1
 
     def action_prev(self) -> None:
-        self._moved(self.model.step(-1))
+        self.position -= 1
 
     def action_first(self) -> None:
-        self._moved(self.model.go(0))
+        self.position = 0
 
     def action_last(self) -> None:
-        self._moved(self.model.go(len(self.model.frames) - 1))
+        self.position = len(self.model.frames) - 1
 
     def action_next_op(self) -> None:
-        self._moved(self.model.next_op())
+        self.position = self.model.next_op_start()
 
     def action_prev_op(self) -> None:
-        self._moved(self.model.prev_op())
+        self.position = self.model.prev_op_start()
 
     # ----------------------------------------------------------------- autoplay
 
@@ -245,7 +260,7 @@ class StepperScreen(SandboxFiles, Screen):
                 # act as keys (h from "matcher" used to go home); esc closes it
                 field.value = ""
         self.work_changed()
-        self.refresh_view()
+        self.model_changed()
 
     def action_toggle_matcher(self) -> None:
         if self.model is None:
@@ -292,7 +307,7 @@ class StepperScreen(SandboxFiles, Screen):
             self.query_one("#op-error").display = False
             self.notify(done, timeout=2)
         self.work_changed()
-        self.refresh_view()
+        self.model_changed()
 
     def action_select_node(self) -> None:
         # before any step the picker still opens, to say there is nothing to pick yet
