@@ -68,6 +68,9 @@ PAGE_SIZE = Limit("page size", 1, 4096, default=1)
 
 # A session's KV pool (sandbox, home, run, export, verify-kv): every slot is a tensor row.
 POOL_SLOTS = Limit("pool size", 1, 1_000_000, default=128)
+# The host tier's pool (engine hicache: ``host-size N``, ``--host-size``, ``--sweep host=``);
+# it must also be larger than the device pool, as SGLang requires (checked where both are known)
+HOST_SLOTS = Limit("host size", 2, 1 << 24)
 SEED = Limit("seed", 0, 2**63 - 1, default=D.SEED)
 QUIZ_QUESTIONS = Limit("count", 1, 100, default=6)
 EDGE_LABEL = Limit("max edge", 8, 10_000, default=24)    # shorter cannot show "ab…yz" readably

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from radixviz.cache import EventKind as K, RadixCache, TokenToKVPool
-from radixviz.cache.trace import KV_EVENT_KINDS, MODERN_ONLY_KINDS
+from radixviz.cache.trace import HOST_TIER_KINDS, KV_EVENT_KINDS, MODERN_ONLY_KINDS
 from radixviz.render.source_map import locate, markers, reporting_lines
 from reference_radix import fresh_snapshot
 
@@ -142,8 +142,8 @@ class TestEventSteps:
 
     def test_every_kind_names_a_step_marked_on_the_code_that_did_it(self):
         events = workload_events(seed=3)
-        # the others: test_modern_trace, test_kv_events
-        assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS
+        # the others: test_modern_trace, test_kv_events, test_hicache_*
+        assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS - HOST_TIER_KINDS
         for event in events:
             site = locate(event.source, event.step)
             assert event.source == "radixviz.cache.v2024.cache"

@@ -29,6 +29,10 @@ WRONG = {
     "whole-tree": ("evict 10", "evict.leaves == 3"),
     "lfu-vs-lru": ('insert "apple"; evict 1', "evict.slots != lru:evict.slots"),
     "page-drop": ('match "Hello_wo"', "match.matched < page1:match.matched"),
+    # the host tier: a match before the eviction hits on the device; an eviction of everything
+    # also demotes the system prompt, which has a host copy
+    "host-only-hit": ('match "Hello_world!"', "match.matched == 0"),
+    "eviction-before-the-write": ("evict 27", "evict.demoted == 0"),
 }
 
 

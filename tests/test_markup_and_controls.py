@@ -91,6 +91,7 @@ class TestTheAppShowsBracketsAsText:
         app = RadixvizApp("home", device="cpu", preload_engine=False, lesson_dirs=[str(mine)])
         async with app.run_test(size=(120, 50)) as pilot:
             await pilot.press("c")
+            await pilot.press("end")   # the teacher's challenge comes after the shipped ones
             await wait_until(pilot, lambda: any("C [/] [bold" in row for row in screen_rows(app)))
 
     async def test_keys_and_errors_with_brackets_in_the_stepper(self, tmp_path):

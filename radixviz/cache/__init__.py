@@ -1,9 +1,9 @@
 """The engines and what they share: keys, text, snapshots, tracing, the KV pool, the registry.
 
 Shared parts sit here (``keys``, ``text``, ``snapshot``, ``trace``, ``pool``, ``values``,
-``evict_policy``, ``invariants``, ``checks``, ``hashes``, ``kv_events``); each engine is a subpackage (``v2024/``: the
-first release's cache; ``v2026/``: today's); ``engines`` names them all and ``facade`` gives
-every caller the same verbs. Imports no UI library.
+``evict_policy``, ``invariants``, ``checks``, ``hashes``, ``kv_events``); each engine is a
+subpackage (``v2024/``: the first release's cache; ``v2026/``: today's; ``hicache/``: today's
+with a host tier); ``engines`` names them all and ``facade`` gives every caller the same verbs. Imports no UI library.
 
 Names load on first use, so a text helper, a policy name or the list of engines never loads
 torch: only an engine, a snapshot of one, or the pool does.
@@ -19,6 +19,8 @@ _HOMES = {
     "preview_match": ("v2024.preview", "preview_match"),
     "ModernRadixCache": ("v2026.cache", "RadixCache"), "ModernTreeNode": ("v2026.node", "TreeNode"),
     "check_modern_invariants": ("v2026.invariants", "check_modern_invariants"),
+    "HiRadixCache": ("hicache.cache", "HiRadixCache"),
+    "check_hicache_invariants": ("hicache.invariants", "check_hicache_invariants"),
     # the registry and the facade
     "EngineSpec": ("engines", "EngineSpec"), "engine_names": ("engines", "engine_names"),
     "engine_spec": ("engines", "engine_spec"), "open_engine": ("engines", "open_engine"),

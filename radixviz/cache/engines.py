@@ -133,6 +133,12 @@ def _pages_and_policy(settings: Mapping) -> tuple:
     return words + ("kv events",) if settings.get("kv_events") else words
 
 
+def _host_tier(settings: Mapping) -> tuple:
+    host = settings.get("host_size")
+    return (*_pages_and_policy(settings), settings.get("write_policy", "write_through"),
+            f"host {host}" if host else "host 2x")
+
+
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
 # scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
 register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
@@ -142,3 +148,9 @@ register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, Marc
                     MappingProxyType({"page_size": 1, "eviction_policy": "lru", "kv_events": False}),
                     _pages_and_policy, pages=True, priorities=True, eviction_policies=True,
                     node_stats=True, namespaces=True, kv_events=True))
+register(EngineSpec("hicache", "radixviz.cache.hicache",
+                    "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
+                    MappingProxyType({"page_size": 1, "eviction_policy": "lru", "kv_events": False,
+                                      "host_size": None, "write_policy": "write_through"}), _host_tier,
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True,
+                    namespaces=True, kv_events=True, host_tier=True))

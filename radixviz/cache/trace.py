@@ -51,12 +51,23 @@ class EventKind(str, enum.Enum):
     PAGE_CUT = "page_cut"        # a match key was cut to whole pages (the partial tail dropped)
     HIT = "hit"                  # an insert raised a node's hit count (from, to)
     PRIORITY = "priority"        # an insert raised a node's priority to its own (from, to)
+    # the host tier's steps (the hierarchical cache)
+    HOST_HIT = "host_hit"        # a matched node's KV is on the host only: it counts as a host hit
+    WRITE = "write"              # a device-to-host copy was issued (host slots taken, copy started)
+    LOAD = "load"                # a host-to-device copy was issued (device slots taken)
+    ACK = "ack"                  # a check found a copy finished: the node is released
+    DEMOTE = "demote"            # a backed-up node lost its device slots; its host copy stays
+    HOST_FREE = "host_free"      # a node's host slots went back to the host pool
+    REFILL = "refill"            # an insert gave a host-only node device slots again
     KV_EVENT = "kv_event"        # a KV event was queued: a page stored, a page removed, all cleared
 
 
 
 # steps only the 2026 engine takes (the 2024 engine emits every other kind)
 MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIORITY})
+# steps only an engine with a host tier takes
+HOST_TIER_KINDS = frozenset({EventKind.HOST_HIT, EventKind.WRITE, EventKind.LOAD, EventKind.ACK,
+                             EventKind.DEMOTE, EventKind.HOST_FREE, EventKind.REFILL})
 # steps only a 2026 cache with KV events enabled takes
 KV_EVENT_KINDS = frozenset({EventKind.KV_EVENT})
 
@@ -99,8 +110,41 @@ class Tracer:
         self.active = callback is not None
 
     def emit(self, step: str, kind: EventKind, nodes=(), **data) -> None:
+        self.emit_from(self.source, step, kind, nodes, data)
+
+    def emit_from(self, source: str, step: str, kind: EventKind, nodes, data: dict) -> None:
+        """``emit`` for a step written in another module of the same engine (``branch``)."""
         observer = self._observer
         assert observer is not None, "emit() only while active: if tr.active: tr.emit(...)"
         self.seq += 1
-        observer(Event(self.seq, kind, step, self.op, self.source,
+        observer(Event(self.seq, kind, step, self.op, source,
                              tuple(n.id for n in nodes), MappingProxyType(data), self._snapshot()))
+
+    def branch(self, source: str) -> "TracerBranch":
+        """This tracer as seen from module ``source``, where an engine split across files
+        writes some of its steps: same observer, same op, one numbering of events."""
+        return TracerBranch(self, source)
+
+
+class TracerBranch:
+    """A module's view of its engine's Tracer: its steps carry that module as their source."""
+
+    __slots__ = ("root", "source")
+
+    def __init__(self, root: Tracer, source: str):
+        self.root, self.source = root, source
+
+    @property
+    def active(self) -> bool:
+        return self.root.active
+
+    @property
+    def op(self) -> str:
+        return self.root.op
+
+    @op.setter
+    def op(self, value: str) -> None:
+        self.root.op = value
+
+    def emit(self, step: str, kind: EventKind, nodes=(), **data) -> None:
+        self.root.emit_from(self.source, step, kind, nodes, data)

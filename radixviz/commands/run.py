@@ -18,13 +18,15 @@ from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
 from radixviz.render.log import step_line
 from radixviz.render.pool import PoolGrid
+from radixviz.render.pool_host import HostPoolGrid
 from radixviz.render.source_map import locate
 from radixviz.render.summary import op_result, op_summary
 from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.cache.engines import engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
-from radixviz.settings import DEVICE_ARG, PAGE_SIZE, POOL_SLOTS, WIDTH
+from radixviz.cache.write_policy import WRITE_POLICY_NAMES
+from radixviz.settings import DEVICE_ARG, HOST_SLOTS, PAGE_SIZE, POOL_SLOTS, WIDTH
 
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
@@ -57,6 +59,12 @@ def add_engine_args(p) -> None:
                         f"(--engine {_owner('pages')}; default 1)")
     p.add_argument("--eviction-policy", default=None, choices=POLICY_NAMES, metavar="NAME",
                    help=f"{', '.join(POLICY_NAMES)} (--engine {_owner('eviction_policies')}; default lru)")
+    p.add_argument("--host-size", type=HOST_SLOTS.arg, default=None, metavar="N",
+                   help=f"host pool slots, more than --pool-size (--engine {_owner('host_tier')}; "
+                        "default: twice the pool, plus a page, as SGLang's ratio gives)")
+    p.add_argument("--write-policy", default=None, choices=WRITE_POLICY_NAMES, metavar="P",
+                   help=f"{', '.join(WRITE_POLICY_NAMES)} (--engine {_owner('host_tier')}; "
+                        "default write_through)")
 
 
 def _owner(capability: str) -> str:
@@ -104,8 +112,23 @@ def engine_options(args) -> dict:
     if args.buggy and not spec.matcher_switch:
         raise UsageError(f"--buggy is the {_owner('matcher_switch')} matcher: drop it or use "
                          f"--engine {_owner('matcher_switch')}")
-    return {"engine": spec.name, "page_size": PAGE_SIZE.default if page_size is None else page_size,
-            "eviction_policy": policy or "lru"}
+    options = {"engine": spec.name, "page_size": PAGE_SIZE.default if page_size is None else page_size,
+               "eviction_policy": policy or "lru"}
+    host, write = getattr(args, "host_size", None), getattr(args, "write_policy", None)
+    if (host is not None or write is not None) and not spec.host_tier:
+        raise UsageError(f"--host-size and --write-policy need an engine with a host tier: "
+                         f"--engine {_owner('host_tier')}")
+    if host is not None:
+        pool = getattr(args, "pool_size", POOL_SLOTS.default)
+        if host <= pool:
+            raise UsageError(f"--host-size {host}: the host pool must be larger than the pool "
+                             f"({pool} slots), as SGLang requires")
+        if host % options["page_size"]:
+            raise UsageError(f"--host-size {host} is not whole pages of {options['page_size']}")
+        options["host_size"] = host
+    if write is not None:
+        options["write_policy"] = write
+    return options
 
 
 def register(subparsers) -> None:
@@ -237,6 +260,9 @@ def print_human(session, args) -> None:
         console.print(TreeView(final.tree, final.marks, legend=True))
         console.print()
         console.print(PoolGrid(final.pool, final.marks))
+        if final.pool.host:
+            console.print(Text("host pool (CPU)", style="bold"))
+            console.print(HostPoolGrid(final.pool, final.marks))
 
 
 def check(session) -> int:

@@ -13,18 +13,21 @@ import json
 from radixviz.cache.engines import engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
-from radixviz.settings import CONTEXT_LEN, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS, SIM_REQUESTS
+from radixviz.cache.write_policy import WRITE_POLICY_NAMES
+from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
+                               SIM_REQUESTS)
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
 from . import simulate_report as report
 from .simulate_2026 import run_todays
+from .simulate_hicache import run_hicache
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 from .simulate_progress import progress_for
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
-_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE}
+_SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE, "host": HOST_SLOTS}
 
 
 class _Default(str):
@@ -53,7 +56,8 @@ def register(subparsers) -> None:
                    help=f"workload and sampler seed (default {SEED.default})")
     p.add_argument("--sweep", metavar="NAME=V,V,...",
                    help="run each policy at each value: pool=512,1024,2048, requests=32,64,128 or, "
-                        "with --engine 2026, page=1,4,16; "
+                        "with --engine 2026, page=1,4,16; with --engine hicache, host=4096,8192 "
+                        "(beside the GPU-only cache); "
                         "prints a table and a chart of hit rates")
     p.add_argument("--trace", metavar="FILE.jsonl",
                    help="replay your own requests: one JSON object a line with prompt (text or "
@@ -88,6 +92,12 @@ def register(subparsers) -> None:
     p.add_argument("--eviction-policy", default="lru", metavar="E,E,...",
                    help=f"with --engine {_owner('eviction_policies')}: {', '.join(POLICY_NAMES)}; "
                         "several (comma-separated) are compared on the same requests")
+    p.add_argument("--host-size", type=HOST_SLOTS.arg, default=None, metavar="N",
+                   help=f"with --engine {_owner('host_tier')}: host pool slots, more than --pool-size "
+                        "(default: twice the pool plus a page, as SGLang's ratio gives)")
+    p.add_argument("--write-policy", choices=WRITE_POLICY_NAMES, default="write_through", metavar="P",
+                   help=f"with --engine {_owner('host_tier')}: {', '.join(WRITE_POLICY_NAMES)} "
+                        "(default write_through)")
     p.add_argument("--insert", choices=("fixed", "release"), default="fixed",
                    help="release: finish requests with the first release's insert (the whole "
                         "sequence as the key, one slot fewer as the value, bug #4) and report "
@@ -144,6 +154,12 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
     for value in values:
         if not low <= value <= high:
             raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
+    if key == "host" and not engine_spec(args.engine).host_tier:
+        raise UsageError(f"--sweep host= varies the host tier's size: add --engine {_owner('host_tier')}")
+    if key == "host" and args.host_size is not None:
+        raise UsageError("--sweep host= sets the host size: drop --host-size")
+    if key != "host" and engine_spec(args.engine).host_tier:
+        raise UsageError("--engine hicache sweeps host sizes: --sweep host=N,N,...")
     if key == "page" and not engine_spec(args.engine).pages:
         raise UsageError(f"--sweep page= varies an engine's pages: add --engine {_owner('pages')}")
     if key == "page" and args.page_size != "1":
@@ -159,6 +175,10 @@ def run(args) -> int:
     if args.insert != "fixed" and (not spec.release_insert or args.sweep or args.app):
         raise UsageError(f"--insert release is the 2024 release's bug (#4): with --engine "
                          f"{_owner('release_insert')}, without --sweep or --app")
+    if (args.host_size is not None or args.write_policy != "write_through") and not spec.host_tier:
+        raise UsageError(f"--host-size and --write-policy need --engine {_owner('host_tier')}")
+    if spec.host_tier:
+        return run_hicache(args, options)
     if spec.pages or spec.eviction_policies:   # an engine with cache options of its own
         return run_todays(args, options)
     if args.page_size != "1" or args.eviction_policy != "lru":

@@ -43,7 +43,8 @@ from .parse import read_lesson_text
 LEVELS = ("easy", "medium", "hard")
 BLOCKS = ("start", "goal", "hint", "solution")
 META = ("id", "number", "title", "level", "par", "allow")
-ALLOWED_OPS = ("insert", "match", "lock", "unlock", "evict", "reset", "tokens", "matcher")
+ALLOWED_OPS = ("insert", "match", "lock", "unlock", "evict", "reset", "tokens", "matcher",
+               "sync", "auto-sync", "load-back", "evict-host", "write-policy")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # a debrief's measured value: {evict.freed}, {total_size}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")

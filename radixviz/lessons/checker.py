@@ -14,6 +14,12 @@ STATE_CHECKS = {
     "nodes": lambda s: len(s.engine.snapshot().nodes) - 1,   # the root is not counted
     # tokens on locked nodes, where the engine counts them apart (0 elsewhere)
     "protected_size": lambda s: s.engine.protected_size(),
+    # the host tier (engine hicache; 0 elsewhere): host slots in use, copies not yet
+    # acknowledged, nodes whose KV is on the host only
+    "host_used": lambda s: s.engine.host_pool.used_size() if s.engine.spec.host_tier else 0,
+    "in_flight": lambda s: s.engine.in_flight() if s.engine.spec.host_tier else 0,
+    "host_only_nodes": lambda s: sum(1 for n in s.engine.snapshot().root.walk()
+                                     if getattr(n, "evicted", False)),
 }
 
 
@@ -65,6 +71,9 @@ def engine_value(check: str, record, session, records=()):
     if check == "evicted_leaves":     # edge text of each leaf the first operation deleted, in order
         frames = session.frames[record.first_frame:record.last_frame + 1]
         return [edge_text(f.data["key"]) for f in frames if f.kind == "delete"]
+    if check == "demoted_leaves":     # nodes that lost their device copy, host copy kept, in order
+        frames = session.frames[record.first_frame:record.last_frame + 1]
+        return [edge_text(f.tree.nodes[f.nodes[0]].key) for f in frames if f.kind == "demote"]
     value = record.result
     for part in check.split("."):
         if not isinstance(value, dict) or part not in value:
@@ -93,7 +102,8 @@ def _check_predict(predict: Predict, records, session, name: str) -> LessonError
     try:
         value = engine_value(predict.check, record, session, records)
     except KeyError:
-        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves"} | set(BLOCK_CHECKS))
+        known = sorted(set(record.result) | set(STATE_CHECKS) | {"evicted_leaves", "demoted_leaves"}
+                       | set(BLOCK_CHECKS))
         return LessonError(name, predict.line, f"unknown check {predict.check!r} "
                            f"(here: {', '.join(known)})")
     # the engine's value, read by the same grader as a learner's reply, must be the answer

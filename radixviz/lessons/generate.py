@@ -308,6 +308,12 @@ from .generate_2026 import GENERATORS_2026, LESSON_TOPICS_2026  # noqa: E402
 GENERATORS.update(GENERATORS_2026)
 LESSON_TOPICS.update(LESSON_TOPICS_2026)
 
+# the host tier (lessons 15-16): generate_hicache.py
+from .generate_hicache import GENERATORS_HICACHE, LESSON_TOPICS_HICACHE  # noqa: E402
+
+GENERATORS.update(GENERATORS_HICACHE)
+LESSON_TOPICS.update(LESSON_TOPICS_HICACHE)
+
 
 def generate_question(seed: int, difficulty: str = "medium", topic: str | None = None,
                       lesson: int | None = None) -> Question:

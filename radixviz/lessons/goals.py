@@ -19,7 +19,12 @@ are measured after the learner's operations:
   to another context); ``evict.asked``, ``evict.freed``, ``evict.skipped`` (referenced
   leaves it passed over), ``evict.leaves`` (leaves it deleted); ``lock.delta``,
   ``unlock.delta``, ``evict.slots`` (the slots it freed, in order). Prefix ``any`` to ask
-  whether ANY such operation meets the condition.
+  whether ANY such operation meets the condition;
+- the host tier (engine hicache): ``host_only`` (nodes whose KV is on the host only),
+  ``host_used`` (host slots in use), ``in_flight`` (copies not yet acknowledged);
+  ``match.host_hit`` (tokens after the device prefix found on the host only),
+  ``evict.demoted`` (nodes that lost their device copy and kept the host's; ``evict.leaves``
+  counts those deleted outright), ``load-back.loaded`` and ``load-back.host_hit``.
 
 A subject may name a replay: ``lru:evict.slots`` is what the same operations give when
 replayed under LRU (any policy name works), ``page1:`` with pages of one token, ``buggy:`` /
@@ -41,11 +46,12 @@ CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.l
         ">": operator.gt, ">=": operator.ge}
 
 STATE = ("nodes", "leaves", "total_size", "evictable_size", "free_slots", "locks",
-         "locked_nodes", "edges")
+         "locked_nodes", "edges", "host_only", "host_used", "in_flight")
 OP_FIELDS = {
     "insert": ("prefix_len", "created", "splits"),
-    "match": ("matched", "splits", "foreign"),
-    "evict": ("asked", "freed", "skipped", "leaves", "slots"),
+    "match": ("matched", "splits", "foreign", "host_hit"),
+    "evict": ("asked", "freed", "skipped", "leaves", "slots", "demoted"),
+    "load-back": ("loaded", "host_hit"),
     "lock": ("delta",),
     "unlock": ("delta",),
 }
@@ -55,7 +61,9 @@ VARIANT_WORDS = {"page1": "with pages of 1 token", "buggy": "with the pre-#7 mat
                  "fixed": "with the fixed matcher", **{p: f"under {p.upper()}" for p in POLICIES}}
 SUBJECT_WORDS = {"nodes": "nodes", "leaves": "leaves", "total_size": "total size",
                  "evictable_size": "evictable size", "free_slots": "free slots",
-                 "locks": "locks held", "locked_nodes": "locked nodes", "edges": "edges"}
+                 "locks": "locks held", "locked_nodes": "locked nodes", "edges": "edges",
+                 "host_only": "nodes on the host only", "host_used": "host slots in use",
+                 "in_flight": "copies in flight"}
 
 
 class GoalError(ValueError):
@@ -168,11 +176,14 @@ def op_measures(session, record) -> dict:
     if name == "match":
         disagreement = result.get("disagreement") or {}
         return {"matched": result["matched"], "splits": kinds["split"],
-                "foreign": len(disagreement.get("wrong_slots", ()))}
+                "foreign": len(disagreement.get("wrong_slots", ())),
+                "host_hit": result.get("host_hit_length", 0)}
     if name == "evict":
         return {"asked": record.op.count, "freed": len(result["freed_slots"]),
                 "skipped": kinds["skip"], "leaves": kinds["delete"],
-                "slots": tuple(result["freed_slots"])}
+                "slots": tuple(result["freed_slots"]), "demoted": kinds["demote"]}
+    if name == "load-back":
+        return {"loaded": result["loaded"], "host_hit": result["host_hit_length"]}
     if name in ("lock", "unlock"):
         return {"delta": result["delta"]}
     return {}
@@ -191,6 +202,10 @@ def state_measures(session) -> dict:
         "locks": sum(len(held) for held in session.locks.values()),
         "locked_nodes": sum(1 for n in nodes if n.ref > 0),
         "edges": tuple(sorted(tokens_text(n.key) for n in nodes)),
+        # the host tier (engine hicache; 0 elsewhere)
+        "host_only": sum(1 for n in nodes if getattr(n, "evicted", False)),
+        "host_used": getattr(tree, "host_used", 0),
+        "in_flight": getattr(tree, "writes_in_flight", 0) + getattr(tree, "loads_in_flight", 0),
     }
 
 

@@ -100,11 +100,14 @@ class Predict:
 # what kind of answer each ``check`` asks for (anything else: a number if it reads as one)
 CHECK_KINDS = {
     **dict.fromkeys(("matched", "prefix_len", "delta", "evicted", "nodes", "total_size",
-                     "evictable_size", "free_slots", "disagreement.buggy", "disagreement.fixed"),
+                     "evictable_size", "free_slots", "disagreement.buggy", "disagreement.fixed",
+                     "host_hit_length", "loaded", "acknowledged", "acknowledged_first", "host_used",
+                     "in_flight", "host_only_nodes", "protected_size"),
                     "number"),
     **dict.fromkeys(("slots", "new_slots", "freed_duplicates", "freed_slots",
                      "disagreement.wrong_slots"), "slots"),
     "evicted_leaves": "list",
+    "demoted_leaves": "list",
     "split_edges": "list",
     "matched_text": "text",
 }

@@ -15,9 +15,10 @@ import graphviz
 from radixviz.cache.engines import engine_spec
 from radixviz.files import atomic_write
 
+from .tiers import TIERS, host_summary, tier_of, tier_slots
 from .tree import node_counts, paged_text
 from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
-                    mark_name, split_edge_text)
+                    ghost_word, mark_name, split_edge_text)
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
@@ -50,10 +51,12 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
     spec = engine_spec(tree.engine)   # what the engine has decides what the boxes say
     engine = (matcher_label(tree) if spec.matcher_switch
               else ", ".join((f"{tree.engine} engine", *spec.words(tree.settings)))
-              + (" eviction" if spec.eviction_policies else ""))
+              + (" eviction" if spec.eviction_policies and not spec.host_tier else ""))
     caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
                         f"{tree.evictable_size} evictable"
                         + (f" · {tree.protected_size} protected" if spec.node_stats else ""))
+    if spec.host_tier and not title:
+        caption += f" · {host_summary(tree)}"
     truth = sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
     if spec.release_insert and truth != tree.evictable_size:   # the release's insert (#4) makes it drift
         caption += f" (⚠ unreferenced nodes hold {truth})"
@@ -84,10 +87,17 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
             head = f"{symbols} {edge}" if symbols else edge
             details = ((node_counts(node, spec, " · "), f"t {node.last_access} · born {node.creation_time}")
                        if spec.node_stats else (f"{node_counts(node, spec, ' · ')} · t {node.last_access}",))
-            if len(node.value) != len(node.key):   # the release's insert (#4)
-                details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
-            dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
-                     **_mark_attrs(found))
+            if spec.host_tier:   # where its KV lives, in words and in the border
+                tag, _, color, fill, words = TIERS[tier_of(node)]
+                attrs = _mark_attrs(found) or _attrs(color=color, fillcolor=fill)
+                if node.evicted:
+                    attrs["style"] = "rounded,filled,dashed"
+                dot.node(f"n{node.id}", _label(head, f"[{tag}] {words}", tier_slots(node), *details), **attrs)
+            else:
+                if len(node.value) != len(node.key):   # the release's insert (#4)
+                    details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
+                dot.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
+                         **_mark_attrs(found))
         for child in node.children:
             style = {}
             if child.id in node_marks.wrong:
@@ -97,7 +107,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
             dot.edge(f"n{node.id}", f"n{child.id}", **style)
     for i, (_node_id, key) in enumerate(node_marks.evicted):
         used.add(EVICTED)
-        dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", "evicted"),
+        dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", ghost_word(tree)),
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)
     if used:
         legend = "   ".join(f"{m.symbol} {mark_name(m, tree)}" for m in ALL_MARKS if m in used)

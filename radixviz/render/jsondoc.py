@@ -24,10 +24,11 @@ def op_args(op) -> list:
     return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
 
-def tree_json(node, node_stats: bool = False, namespaces: bool = False) -> dict:
+def tree_json(node, node_stats: bool = False, namespaces: bool = False, host_tier: bool = False) -> dict:
     """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot; with
     ``node_stats`` (an engine whose nodes count them) also lock_ref, hits, priority, birth;
-    with ``namespaces`` (an engine whose keys carry them) the namespace and page hashes."""
+    with ``namespaces`` (an engine whose keys carry them) the namespace and page hashes;
+    with ``host_tier`` where the KV lives (``tier``), the host slots and host references."""
     # built bottom-up with an explicit stack so deep chains do not hit the recursion limit
     done: dict = {}
     stack = [(node, False)]
@@ -46,6 +47,10 @@ def tree_json(node, node_stats: bool = False, namespaces: bool = False) -> dict:
             hashes = current.hash_value
             entry.update(extra_key=current.extra_key,
                          hash_value=None if hashes is None else list(hashes))
+        if host_tier and current.key:
+            entry.update(tier=current.tier, in_flight=current.in_flight or None, evicted=current.evicted,
+                         backuped=current.backuped, host_value=None if current.host_value is None
+                         else list(current.host_value), host_ref=current.host_ref)
         entry["children"] = [done.pop(c.id) for c in current.children]
         done[current.id] = entry
     return done[node.id]
@@ -58,6 +63,10 @@ def _engine_fields(tree) -> dict:
     fields = {"engine": tree.engine, **tree.settings}   # the #7 matcher has its own field
     if spec.node_stats:
         fields["protected_size"] = tree.protected_size
+    if spec.host_tier:
+        fields["host_pool"] = {"size": tree.host_size, "used": tree.host_used,
+                               "free": tree.host_size - tree.host_used}
+        fields["in_flight"] = {"writes": tree.writes_in_flight, "loads": tree.loads_in_flight}
     return fields
 
 
@@ -87,7 +96,8 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
         **_engine_fields(tree),
         "device": str(pool.device),
         "ops": ops,
-        "tree": tree_json(tree.root, engine_spec(tree.engine).node_stats, engine_spec(tree.engine).namespaces),
+        "tree": tree_json(tree.root, engine_spec(tree.engine).node_stats, engine_spec(tree.engine).namespaces,
+                          engine_spec(tree.engine).host_tier),
         "evictable_size": tree.evictable_size,
         "total_size": tree.total_size,
         "pool": {"size": pool.size, "free": pool.available_size(), "used": pool.used_size()},

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
+from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import ELLIPSIS, key_text, slot_ranges  # noqa: F401 (ELLIPSIS: tree.py)
 
 
@@ -31,13 +32,23 @@ EVICTED = Mark("evicted", "†", "dim strike", "#8c959f")
 ALL_MARKS = (CURRENT, WRONG, SPLIT, PATH, CREATED, LOCKED, EVICTED)
 # today's nodes carry ``lock_ref`` and the views print it as "lock N", not "ref N"
 LOCKED_2026 = "locked (lock > 0)"
+# with a host tier a node may be evicted (off the device) and stay: a removed one is deleted
+DELETED_HOST_TIER = "deleted from both tiers"
 
 
 def mark_name(mark: Mark, tree) -> str:
     """What a legend calls ``mark`` for the engine ``tree`` (a snapshot) comes from."""
     if mark is LOCKED and hasattr(tree, "page_size"):   # a 2026 snapshot
         return LOCKED_2026
+    if mark is EVICTED and tree is not None and engine_spec(tree.engine).host_tier:
+        return DELETED_HOST_TIER
     return mark.name
+
+
+def ghost_word(tree) -> str:
+    """How a view names a leaf the step removed from the tree: with a host tier "evicted"
+    means "no device copy", so a node gone from both tiers is "deleted"."""
+    return "deleted" if tree is not None and engine_spec(tree.engine).host_tier else "evicted"
 
 
 def partial_legend(taken: int, total: int) -> str:

@@ -240,7 +240,8 @@ def summary_text(totals) -> Text:
     """The running totals up to this batch."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f" hit {totals.hit_rate:.1%}", style="bold")
-    text.append(f" · reused {totals.hit_tokens:,} · computed "
+    host = getattr(totals, "host_hit_tokens", 0)
+    text.append(f" · reused {totals.hit_tokens:,}" + (f" ({host:,} from host)" if host else "") + " · computed "
                 f"{totals.prefill_computed + totals.decode_computed:,} · evicted "
                 f"{totals.evicted_tokens:,} · ")
     # the running pane's marks: finished, retracted, refused

@@ -107,7 +107,8 @@ def locate(source: str, step: str) -> StepSite:
 def _is_reporting(stmt: ast.stmt) -> bool:
     """A statement there for the viewer, not for the algorithm: ``if tr.active: tr.emit(...)``
     (``if tr.active and ...:`` too), a bare ``invalidate(node)`` (snapshots), a session's
-    ``self._step(...)``, the tracer's bookkeeping (``tr = self.tracer``, ``tr.op = ...``), and
+    ``self._step(...)``, the tracer's bookkeeping (``tr = self.tracer``, ``tr.op = ...``,
+    ``outer = tr.op``), and
     an ``if`` whose whole body is such statements (``if node._snap is not None: invalidate(node)``)."""
     if isinstance(stmt, ast.If):
         return not stmt.orelse and (_tests_active(stmt.test) or all(map(_is_reporting, stmt.body)))
@@ -119,13 +120,16 @@ def _is_reporting(stmt: ast.stmt) -> bool:
         # ``tr = self.tracer`` and ``tr.op = "insert"``: the tracer's own bookkeeping
         target, value = stmt.targets[0], stmt.value
         return (isinstance(target, ast.Attribute) and target.attr == "op" and _is_tracer(target.value)) \
-            or (isinstance(target, ast.Name) and target.id == "tr" and _is_tracer(value))
+            or (isinstance(target, ast.Name) and target.id == "tr" and _is_tracer(value)) \
+            or (isinstance(target, ast.Name) and isinstance(value, ast.Attribute) and value.attr == "op"
+                and _is_tracer(value.value))
     return False
 
 
 def _is_tracer(node: ast.expr) -> bool:
+    # ``self.tracer``, or a module's branch of it (``self.transfer_tracer``)
     return (isinstance(node, ast.Name) and node.id == "tr") or \
-        (isinstance(node, ast.Attribute) and node.attr == "tracer")
+        (isinstance(node, ast.Attribute) and node.attr.endswith("tracer"))
 
 
 def _tests_active(test: ast.expr) -> bool:

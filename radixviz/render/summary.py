@@ -14,8 +14,11 @@ def op_result(record) -> str:
     if "skipped" in record.result:   # a compare column the operation does not concern
         return f"skipped: {record.result['skipped']}"
     if record.op.name == "match":
-        return _match(record.result, record.op.key)
-    return _RESULTS.get(record.op.name, lambda r: "done")(record.result)
+        text = _match(record.result, record.op.key)
+    else:
+        text = _RESULTS.get(record.op.name, lambda r: "done")(record.result)
+    first = record.result.get("acknowledged_first")
+    return f"(synced {first} first) {text}" if first else text
 
 
 def _insert(r) -> str:
@@ -40,6 +43,8 @@ def _match(r, key) -> str:
         else:
             text += f"; WRONG from token {diff['wrong_from']}: slots {wrong} belong to another context " \
                     f"(the fixed matcher says {diff['fixed']})"
+    if r.get("host_hit_length"):
+        text += f"; then {r['host_hit_length']} on the host only (node #{r['last_host_node']})"
     shifted = r.get("misaligned")
     if shifted:
         text += (f"; MISALIGNED: {shifted['slots']} slots for {shifted['tokens']} tokens, from token "
@@ -63,4 +68,13 @@ _RESULTS = {
     "engine": lambda r: f"an empty {r['engine']} cache",
     "page-size": lambda r: f"an empty cache with pages of {r['page_size']}",
     "eviction": lambda r: f"evicts by {r['eviction_policy']} from now on",
+    "sync": lambda r: f"acknowledged {r['acknowledged']} copy/copies in flight",
+    "auto-sync": lambda r: ("copies are acknowledged before each operation" if r["auto_sync"] == "on"
+                            else "copies stay in flight until sync"),
+    "write-policy": lambda r: f"writes to the host by {r['write_policy']} from now on",
+    "host-size": lambda r: f"an empty cache with a host pool of {r['host_size']}",
+    "evict-host": lambda r: f"evicted {r['evicted']} host token(s)",
+    "load-back": lambda r: (f"loaded {r['loaded']} token(s) {r['loaded_text']!r} back to slots "
+                            f"{slot_ranges(r['slots'])}" if r["loaded"] else
+                            f"nothing loaded ({r['host_hit_length']} token(s) on the host only)"),
 }

@@ -14,8 +14,9 @@ from rich.text import Text
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
 
-from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, mark_name,
+from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, ghost_word, mark_name,
                     partial_legend, split_edge_text)
+from .tiers import host_summary, tier_legend, tier_slots, tier_tag
 
 GUIDE_STYLE = "dim"
 DETAIL_STYLE = "dim"
@@ -73,6 +74,8 @@ class TreeView:
             header.append(" · matcher ", style=DETAIL_STYLE)
             header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
                           style="bold red" if tree.buggy_match else DETAIL_STYLE)
+        elif spec.host_tier:   # the engine's words are on the status line: room for the host
+            header.append(f" · {host_summary(tree)}", style=DETAIL_STYLE)
         else:
             header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
         lines = [header]
@@ -100,9 +103,11 @@ class TreeView:
         for _, key in marks.evicted:
             used_marks.add(EVICTED)
             ghost = Text(no_wrap=True, overflow="ellipsis")
-            ghost.append(f"{EVICTED.symbol} evicted ", style=EVICTED.style)
+            ghost.append(f"{EVICTED.symbol} {ghost_word(tree)} ", style=EVICTED.style)
             ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
             lines.append(ghost)
+        if self.legend and spec.host_tier and tree.root.children:
+            lines.append(tier_legend(tree))
         if self.legend and used_marks:
             lines.append(legend_line(used_marks, tree))
             cut = next(((marks.taken(n), len(n.key)) for n in tree.root.walk()
@@ -131,6 +136,12 @@ class TreeView:
             line.append("│", style="bold")
             line.append(tail, style=DETAIL_STYLE)
             line.append(f" {taken}/{len(node.key)}", style=style)
+        if spec.host_tier:
+            tag, tag_style = tier_tag(node)
+            line.append(f"  {tag}", style=tag_style)
+            line.append(f"  {tier_slots(node)}  {node_counts(node, spec, '  ')}  t {node.last_access}",
+                        style=DETAIL_STYLE)
+            return line
         line.append(f"  slots {compact_ranges(node.value)}  {node_counts(node, spec, '  ')}  "
                     f"t {node.last_access}", style=DETAIL_STYLE)
         if len(node.value) != len(node.key):

@@ -14,6 +14,7 @@ EMPTY = MappingProxyType({})
 class PoolSnapshot:
     refcounts: tuple          # per slot: 0 free, 1 one holder, 2+ shared
     tree: TreeSnapshot        # to tell which node owns a slot
+    host: tuple = ()          # the host tier's pool, per slot: 0 free, 1 in use (engine hicache)
 
     @property
     def size(self) -> int:
@@ -46,6 +47,38 @@ class PoolSnapshot:
             return "request"
         return "tree" if count == 1 else "shared"
 
+    # ------------------------------------------------------------ the host tier
+
+    @property
+    def host_size(self) -> int:
+        return len(self.host)
+
+    @cached_property
+    def host_owners(self) -> tuple:
+        """Per host slot: the tree node holding it there, or None."""
+        owners: list = [None] * len(self.host)
+        for node in self.tree.root.walk():
+            for slot in getattr(node, "host_value", None) or ():
+                if 0 <= slot < len(owners):
+                    owners[slot] = node
+        return tuple(owners)
+
+    @cached_property
+    def host_used(self) -> int:
+        return sum(self.host)
+
+    def host_state(self, slot: int) -> str:
+        """free; host (its node has no device copy); both (the node is on both tiers);
+        writing (a copy to it is in flight); or stray (taken, but no node holds it)."""
+        if not self.host[slot]:
+            return "free"
+        node = self.host_owners[slot]
+        if node is None:
+            return "stray"
+        if node.in_flight == "write":
+            return "writing"
+        return "host" if node.evicted else "both"
+
 
 @dataclass(frozen=True)
 class Marks:
@@ -58,6 +91,7 @@ class Marks:
     created: tuple = ()            # node ids created in this operation
     partial: tuple = ()            # (id, tokens taken) of edges a match took only the start of
     slots: tuple = ()              # pool slots this step touches
+    host_slots: tuple = ()         # host pool slots this step touches (engine hicache)
 
 
 @dataclass(frozen=True)

@@ -82,12 +82,20 @@ class KVSession:
             except ValueError as exc:
                 raise ScriptError(op.file, op.line, op.col, str(exc)) from None
         plan = self.checker.plan_prefill(self.session.engine, op.key, ids) if op.name == "insert" else None
-        record = self.session.apply(op)
+        early = plan is not None and self.session.engine.spec.host_tier
+        if early:   # a write to the host copies the slots during the insert: fill them first
+            self.session.before_insert = lambda slots: self.checker.fill_before_insert(plan, slots)
+        try:
+            record = self.session.apply(op)
+        finally:
+            self.session.before_insert = None
         self.checker.pool = self.session.pool  # a reset brings a fresh pool
-        if plan is not None:
+        if plan is not None and not early:
             self.checker.fill(plan, record.result)
-        elif op.name == "match" and ids:  # an empty key reuses nothing: nothing to check
-            slots = torch.as_tensor(record.result["slots"], dtype=torch.int64)
+        elif op.name in ("match", "load-back") and ids:  # an empty key reuses nothing: nothing to check
+            found = record.result["slots"] if op.name == "match" else \
+                self.session.engine.preview(op.key).slots   # load-back: the device prefix and what came back
+            slots = torch.as_tensor(found, dtype=torch.int64)
             check = self.checker.check(len(self.session.records), op.where() if parsed else "",
                                        op.key, self.session.engine.snapshot().buggy_match, ids, slots)
             self.checks.append(check)

@@ -5,6 +5,8 @@ from radixviz.cache.engines import engine_spec
 from radixviz.cache.evict_policy import POLICY_SUMMARY
 from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
+from .narrate_host import describe_host, explain_host
+
 
 def _node(frame, node_id) -> str:
     node = frame.tree.nodes.get(node_id)
@@ -16,6 +18,10 @@ def _node(frame, node_id) -> str:
 def describe(frame) -> str:
     """One line: what this step did."""
     d, kind = frame.data, frame.kind
+    if _host_tier(frame):
+        line = describe_host(frame)
+        if line is not None:
+            return line
     first = frame.nodes[0] if frame.nodes else None
     if kind == "op":
         return f"▶ {d['text']}"
@@ -93,6 +99,11 @@ def describe(frame) -> str:
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
     return kind
+
+
+def _host_tier(frame) -> bool:
+    """Whether the frame's engine has a host tier (its transfers have their own words)."""
+    return engine_spec(frame.tree.engine).host_tier
 
 
 def _today(frame) -> bool:
@@ -181,6 +192,10 @@ _WHY_2026 = {
 
 def explain(frame) -> str:
     """A few sentences: why this step happens."""
+    if _host_tier(frame):
+        why = explain_host(frame)
+        if why is not None:
+            return why
     if frame.kind in _WHY_2026 and (_today(frame) or frame.event is None):
         return _WHY_2026[frame.kind]
     return _WHY.get(frame.kind, "")

@@ -4,11 +4,18 @@
     evict 5                   matcher buggy          reset             insert tokens 12 7 3
     engine 2026               page-size 4            eviction lfu      insert "Hi" priority 2
     insert-slots release      (inserts keep one slot fewer than their tokens, as before #4)
+    engine hicache            host-size 300          write-policy write_back
+    sync                      auto-sync off          load-back "Hello_"        evict-host 8
 
 A key is one word, each character a token, or ``tokens`` followed by integer ids.
 A bare ``tokens 12 7 3`` line inserts those ids. ``engine 2024|2026`` picks the cache (a
 fresh one), ``page-size N`` starts a fresh 2026 cache with pages of N tokens, ``eviction
 NAME`` sets the 2026 cache's eviction policy, and an insert may end with ``priority N``.
+The host-tier engine (``engine hicache``) adds ``host-size N`` (a fresh cache whose host pool
+holds N tokens), ``write-policy P``, ``sync`` (wait for the copies in flight and acknowledge
+them), ``auto-sync on|off`` (acknowledge them before each operation, as the scheduler checks
+every round; on by default), ``load-back KEY`` (match, then bring the host-only part back to
+the device) and ``evict-host N``.
 """
 from __future__ import annotations
 
@@ -18,13 +25,17 @@ from pathlib import Path
 
 from radixviz.cache.engines import engine_names
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
+from radixviz.cache.write_policy import WRITE_POLICY_NAMES
 from radixviz.files import BOM, ReadError, excerpt, read_bytes
-from radixviz.settings import PAGE_SIZE
+from radixviz.settings import HOST_SLOTS, PAGE_SIZE
 
 MAX_SCRIPT_BYTES = 1_000_000
-KEY_OPS = ("insert", "match", "lock", "unlock")
-OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction")
-MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release")}
+KEY_OPS = ("insert", "match", "lock", "unlock", "load-back")
+OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction",
+                      "host-size", "write-policy", "sync", "auto-sync", "evict-host")
+MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release"), "auto-sync": ("on", "off")}
+COUNT_OPS = ("evict", "page-size", "host-size", "evict-host")
+MODE_OPS = ("matcher", "insert-slots", "engine", "eviction", "write-policy", "auto-sync")
 MAX_DIGITS = 18          # every number in the language fits in 64 bits
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
@@ -32,6 +43,9 @@ USAGE = {
     "insert-slots": "insert-slots release|fixed",
     "reset": "reset", "tokens": "tokens 12 7 7 3", "engine": "engine " + "|".join(engine_names()),
     "page-size": "page-size 4", "eviction": "eviction " + "|".join(EVICTION_POLICIES),
+    "load-back": 'load-back "Hello"', "host-size": "host-size 300", "sync": "sync",
+    "write-policy": "write-policy " + "|".join(WRITE_POLICY_NAMES), "auto-sync": "auto-sync on|off",
+    "evict-host": "evict-host 8",
 }
 
 
@@ -61,9 +75,9 @@ class Op:
             return (self.key, self.priority)
         if self.name in KEY_OPS:
             return (self.key,)
-        if self.name in ("evict", "page-size"):
+        if self.name in COUNT_OPS:
             return (self.count,)
-        if self.name in ("matcher", "insert-slots", "engine", "eviction"):
+        if self.name in MODE_OPS:
             return (self.mode,)
         return ()
 
@@ -167,19 +181,24 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         return Op(name, key=_key(name, args, file, lineno, col), priority=priority, **where)
     if name == "tokens":
         return Op("insert", key=_token_ids(args, file, lineno, col), priority=priority, **where)
-    if name == "reset":
+    if name in ("reset", "sync"):
         if args:
-            raise ScriptError(file, lineno, args[0].col, f"extra argument {excerpt(args[0].text)}: reset takes none")
-        return Op("reset", **where)
+            raise ScriptError(file, lineno, args[0].col, f"extra argument {excerpt(args[0].text)}: {name} takes none")
+        return Op(name, **where)
     if not args:
         raise ScriptError(file, lineno, col, f"missing argument: e.g. {USAGE[name]}")
     if len(args) > 1:
         raise ScriptError(file, lineno, args[1].col, f"extra argument {excerpt(args[1].text)}: e.g. {USAGE[name]}")
-    if name == "evict":
-        count = _int(args[0], file, lineno, "evict takes a token count, e.g. evict 5")
+    if name in ("evict", "evict-host"):
+        count = _int(args[0], file, lineno, f"{name} takes a token count, e.g. {USAGE[name]}")
         if count < 0:
-            raise ScriptError(file, lineno, args[0].col, f"negative eviction {count}: evict takes a count >= 0")
-        return Op("evict", count=count, **where)
+            raise ScriptError(file, lineno, args[0].col, f"negative eviction {count}: {name} takes a count >= 0")
+        return Op(name, count=count, **where)
+    if name == "host-size":
+        size = _int(args[0], file, lineno, "host-size takes a token count, e.g. host-size 300")
+        if not HOST_SLOTS.low <= size <= HOST_SLOTS.high:
+            raise ScriptError(file, lineno, args[0].col, f"host size {size}: use {HOST_SLOTS.low} to {HOST_SLOTS.high}")
+        return Op("host-size", count=size, **where)
     if name == "page-size":
         size = _int(args[0], file, lineno, "page-size takes a token count, e.g. page-size 4")
         if not PAGE_SIZE.low <= size <= PAGE_SIZE.high:
@@ -191,6 +210,12 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
             raise ScriptError(file, lineno, args[0].col,
                               f"unknown engine {excerpt(args[0].text)}: use {' or '.join(engine_names())}")
         return Op("engine", mode=mode, **where)
+    if name == "write-policy":
+        mode = mode.replace("-", "_")
+        if mode not in WRITE_POLICY_NAMES:
+            raise ScriptError(file, lineno, args[0].col, f"unknown write policy {excerpt(args[0].text)}: "
+                              f"use {', '.join(WRITE_POLICY_NAMES)}")
+        return Op("write-policy", mode=mode, **where)
     if name == "eviction":
         if mode not in EVICTION_POLICIES:
             raise ScriptError(file, lineno, args[0].col, f"unknown eviction policy {excerpt(args[0].text)}: "
@@ -198,7 +223,7 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         return Op("eviction", mode=mode, **where)
     modes = MODES[name]
     if mode not in modes:
-        what = "matcher" if name == "matcher" else "insert-slots mode"
+        what = {"matcher": "matcher", "insert-slots": "insert-slots mode"}.get(name, f"{name} mode")
         raise ScriptError(file, lineno, args[0].col,
                           f"unknown {what} {excerpt(args[0].text)}: use {' or '.join(modes)}")
     return Op(name, mode=mode, **where)

@@ -13,6 +13,7 @@ from radixviz.cache import TokenToKVPool, compare_matchers, tokens_text
 from radixviz.cache.engines import all_options, engine_spec, engines_with
 
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
+from .host_ops import HOST_NEEDS, HostTierOps
 from .parser import Op, ScriptError, parse_script
 from .narrate import key_text
 
@@ -21,10 +22,10 @@ DEFAULT_POOL_SIZE = 128
 FACADE = "radixviz.cache.facade"
 # the capability (an engines.EngineSpec flag) each setting operation needs
 _NEEDS = {"page-size": "pages", "eviction": "eviction_policies", "matcher": "matcher_switch",
-          "insert-slots": "release_insert"}
+          "insert-slots": "release_insert", **HOST_NEEDS}
 
 
-class Session:
+class Session(HostTierOps):
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
                  engine: str = "2024", **options):
         """A session on engine ``engine`` (engines.py) with those engine ``options``
@@ -48,8 +49,12 @@ class Session:
         self._marks: dict = {}
         self._pool_refs: tuple = ()
         self._pool_version = None
+        self._host_picture: tuple = (None, ())
         self._disagreement: dict | None = None
         self._wrong_ahead: set = set()
+        # called with an insert's fresh slots before the engine sees them (a KV session fills
+        # them there, so a write to the host tier copies the request's real K/V)
+        self.before_insert = None
 
     @property
     def cache(self):
@@ -77,9 +82,13 @@ class Session:
         elif op.name == "match":
             self._disagreement = None  # the #7 comparison is about the 2024 matcher
         handler = getattr(self, f"_do_{op.name.replace('-', '_')}")
-        self._step("op", f"op.{op.name}", text=op.text, name=op.name)
+        # the handler's def carries the marker: the session's, or the host tier's (host_ops.py)
+        self._step("op", f"op.{op.name}", handler.__module__, text=op.text, name=op.name)
         try:
+            synced = self._sync_first(op)
             record.result = handler(op)
+            if synced:
+                record.result["acknowledged_first"] = synced
         finally:
             self._record = None
         record.last_frame = len(self.frames) - 1
@@ -118,7 +127,7 @@ class Session:
         """The cache and pool as they are now, unmarked: what a view shows before any step."""
         tree = self.engine.snapshot()
         return Frame(-1, len(self.records), "start", EMPTY, tree,
-                     PoolSnapshot(self.pool.refcounts(), tree), Marks(), "", "")
+                     PoolSnapshot(self.pool.refcounts(), tree, self._host_states()), Marks(), "", "")
 
     def held_slots(self) -> tuple:
         """Slots held outside the tree (for check_invariants): script locks hold none."""
@@ -141,8 +150,9 @@ class Session:
         if op.name == "insert":
             need = len(op.key)
             if need > self.pool.available_size() + self.engine.evictable_size():
+                ways = "evict, unlock, sync or reset" if spec.host_tier else "evict, unlock or reset"
                 refuse(f"pool full: {need} slots needed, {self.pool.available_size()} free and "
-                       f"{self.engine.evictable_size()} evictable (evict, unlock or reset)")
+                       f"{self.engine.evictable_size()} evictable ({ways})")
             if op.priority is not None and not spec.priorities:
                 refuse(f"priorities belong to {_owners('priorities')}")
         elif op.name == "unlock" and not self.locks.get(op.key):
@@ -150,6 +160,8 @@ class Session:
             refuse(f"no lock on {key_text(op.key)} to release (locks held: {held})")
         elif op.name in _NEEDS and not spec.has(_NEEDS[op.name]):
             refuse(f"{op.name} belongs to {_owners(_NEEDS[op.name])}")
+        if spec.host_tier:
+            self._precheck_host(op, refuse)
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
         key, need = op.key, len(op.key)
@@ -162,6 +174,8 @@ class Session:
         self.knowingly_broken |= self.release_inserts
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
+        if self.before_insert is not None:
+            self.before_insert(slots)  # the KV check computes the request's K/V here
         done = self.engine.insert(key, slots, op.priority, freed=self._freed)
         result = {"prefix_len": done.prefix_len, "new_slots": done.new_slots.tolist(),
                   "freed_duplicates": done.duplicates.tolist(), "evicted_first": evicted}
@@ -180,12 +194,18 @@ class Session:
                        page_size=self.engine.page_size)
 
     def _do_match(self, op: Op) -> dict:  # step: op.match
-        value, last_node = self.engine.match(op.key)
+        if self.engine.spec.host_tier:
+            found = self.engine.match_tiers(op.key)
+            value, last_node = found.device_indices, found.last_device_node
+        else:
+            value, last_node = self.engine.match(op.key)
         matched = len(value)
         result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
                   "disagreement": self._disagreement}
-        if any(len(n.value) < len(n.key) for n in _path(last_node)):
+        if self.engine.spec.host_tier:
+            result.update(host_hit_length=found.host_hit_length, last_host_node=found.last_host_node.id)
+        if not self.engine.spec.host_tier and any(len(n.value) < len(n.key) for n in _path(last_node)):
             # a node holding fewer slots than tokens (insert-slots release, #4): shifted slots
             result["misaligned"] = {"tokens": _depth(last_node), "slots": matched,
                                     "from": _first_short(last_node)}
@@ -304,17 +324,35 @@ class Session:
         self._add_frame(kind, MappingProxyType(data) if data else EMPTY, self.engine.snapshot(),
                         source, step, (), slots, None)
 
+    def _host_states(self) -> tuple:
+        """The host pool per slot (0 free, 1 used), () for an engine without a host tier."""
+        self._host_picture, states = _host_pool_states(self.engine, self._host_picture)
+        return states
+
     def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
         # torch bumps a tensor's version on every in-place change: reuse the last copy until then
         version = (id(self.pool), self.pool.mem_state._version)
         if version != self._pool_version:
             self._pool_refs, self._pool_version = self.pool.refcounts(), version
+        host = self._host_states()
         # one current node: a split's lower half keeps its ✂ mark, a heap shows its top
-        marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots), **self._marks)
+        marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots),
+                      host_slots=tuple(data.get("host_slots", ())), **self._marks)
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
-                                 PoolSnapshot(self._pool_refs, tree), marks, source, step,
+                                 PoolSnapshot(self._pool_refs, tree, host), marks, source, step,
                                  nodes, event))
+
+
+def _host_pool_states(engine, picture: tuple) -> tuple:
+    """((version, states), states) of the engine's host pool, reusing ``picture`` until it changes."""
+    if not engine.spec.host_tier:
+        return (None, ()), ()
+    host = engine.host_pool
+    version = (id(host), host.version)
+    if picture[0] != version:
+        picture = (version, host.states())
+    return picture, picture[1]
 
 
 def _owners(capability: str) -> str:

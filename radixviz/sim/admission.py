@@ -56,7 +56,7 @@ def trim_whole_match(req) -> None:
 
 def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
           max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True,
-          sorted_last=()):
+          sorted_last=(), load_back: Callable | None = None, rematch: Callable | None = None):
     """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.
 
     ``cache`` is the engine (radixviz.cache's facade: ``lock``, ``unlock``, ``evictable_size``).
@@ -68,14 +68,22 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
     Stops when there is no free request row for another request (only a ``max_running``
     option makes that happen).
     ``explain=False`` skips building the Decision list (long queues, fast runs).
+    ``load_back(req)`` (an engine with a host tier) runs once a request is admitted, with
+    its lock held, as SGLang's ``init_load_back`` does: it may bring the part of the prompt
+    found on the host back to the device; the room is then counted afresh. A load back may
+    evict, so every request after the first one tried is matched again (``rematch(req)``)
+    before its turn: what this round's earlier match found may be gone.
     """
     last = set(map(id, sorted_last))
     available = estimate_available(pool, cache, running, ratio)
     batch_tokens = batch_inputs = 0
     admitted, decisions = [], []
+    loads_tried = False
     for req in queue:
         if len(admitted) >= free_rows:
             break  # only with a max_running option: the release's table never ran out
+        if loads_tried and rematch is not None:
+            rematch(req)
         if req.extend_input_len == 0:  # checked here: the loop runs over the whole queue
             trim_whole_match(req)
         start = available
@@ -91,6 +99,12 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
             available += delta
             if req.extend_input_len + req.max_new_tokens + batch_tokens < available:
                 ok, reason = True, "fits"
+                if load_back is not None and req.host_hit_length:
+                    loads_tried = True
+                    if load_back(req):
+                        reason = f"fits; {req.host_loaded} tokens loaded back from the host"
+                    # loaded or not, it may have evicted: count the room afresh
+                    available = estimate_available(pool, cache, running, ratio)
             else:
                 # locking took its prefix out of the evictable room: undo
                 available += cache.unlock(req.last_node)

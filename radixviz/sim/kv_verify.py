@@ -124,6 +124,24 @@ class KVChecker:
             self.pool.k_buffer[i][idx] = keys[i][held:held + len(new)]
             self.pool.v_buffer[i][idx] = values[i][held:held + len(new)]
 
+    def fill_before_insert(self, plan, slots) -> None:
+        """Write the K/V of every position of the key into ``slots``, the request's fresh
+        slots, before the insert: an engine that copies an insert's KV to a host tier at
+        once (write-through) must find the request's real K/V there, as SGLang's forward
+        pass has computed it by then. The slots the insert then frees are simply unused."""
+        ids, reused, past = plan
+        if not len(slots):
+            return
+        keys, values = past if past else ([], [])
+        if reused < len(ids):
+            out = self.model.forward(ids[reused:], *(past or (None, None)))
+            keys = [torch.cat(p) for p in zip(keys, out.keys)] if past else out.keys
+            values = [torch.cat(p) for p in zip(values, out.values)] if past else out.values
+        idx = slots.to(device=self.pool.device, dtype=torch.int64)
+        for i in range(self.model.layers):
+            self.pool.k_buffer[i][idx] = keys[i][:len(idx)]
+            self.pool.v_buffer[i][idx] = values[i][:len(idx)]
+
     # ---------------------------------------------------------------- matches
 
     def check(self, index: int, where: str, key, buggy: bool, ids, slots) -> MatchCheck:

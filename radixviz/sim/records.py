@@ -58,6 +58,7 @@ class BatchRecord:
     refcounts: tuple | None = None
     waiting_view: tuple = ()    # RequestView, in queue order
     running_view: tuple = ()    # RequestView
+    host_hit_tokens: int = 0    # of hit_tokens, those loaded back from the host (engine hicache)
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in (
@@ -90,6 +91,10 @@ class SimStats:
     decode_computed: int = 0
     evicted_tokens: int = 0
     peak_pool_used: int = 0
+    # a host-tier engine (hicache): prompt tokens loaded back from the host at admission (part
+    # of hit_tokens), and the engine's transfers over the run (tokens copied or dropped)
+    host_hit_tokens: int = 0
+    host_tier: dict = field(default_factory=dict)
     # priority -> [finished requests, their prompt tokens, of those taken from the cache]
     by_priority: dict = field(default_factory=dict)
 
@@ -99,6 +104,11 @@ class SimStats:
         counts[0] += 1
         counts[1] += len(req.input_ids)
         counts[2] += req.prefix_len
+
+    @property
+    def device_hit_tokens(self) -> int:
+        """Hit tokens that were already on the device when the request was admitted."""
+        return self.hit_tokens - self.host_hit_tokens
 
     def priority_hit_rate(self, priority: int) -> float:
         """Hit rate of the finished requests of one priority (their last admission)."""
@@ -123,6 +133,10 @@ class SimStats:
         out["hit_rate"] = round(self.hit_rate, 6)
         out["tokens_reused"] = self.hit_tokens
         out["tokens_computed"] = self.prefill_computed + self.decode_computed
+        if self.host_tier:
+            out["device_hit_tokens"] = self.device_hit_tokens
+        else:
+            del out["host_tier"], out["host_hit_tokens"]
         return out
 
 

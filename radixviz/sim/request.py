@@ -48,6 +48,11 @@ class Request:
     # the prompt cut to the engine's whole pages, made once: the same tuple every round, so
     # the simulation's memo of edge comparisons (edge_memo.py) recognises it
     match_key: tuple | None = None
+    # a host-tier engine's match: prompt tokens past the device prefix found on the host
+    # only, and the deepest matched node with a host copy; host_loaded: what admission loaded
+    host_hit_length: int = 0
+    last_host_node: object = None
+    host_loaded: int = 0
 
     @property
     def finished(self) -> bool:

@@ -43,11 +43,13 @@ What we changed on purpose (docs/simulation-api.md):
 from __future__ import annotations
 
 import random
+from functools import partial
 
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import open_engine
 
 from .admission import admit
+from .host_tier import load_back, rematch
 from .fake_model import FakeSampler
 from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
@@ -98,6 +100,8 @@ class Scheduler:
         # today's cache takes a priority at insert (SGLang's cache_finished_req passes the
         # request's); the first release's insert has no such argument
         self.priority_at_insert = self.engine.spec.priorities
+        # SGLang's hierarchical cache: a host tier whose copies are checked every round
+        self.host_tier = self.engine.spec.host_tier
         # the release's request table; a smaller max_running is our option, not the release's
         rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
         self.req_pool = RequestRows(rows, context_len, device=self.pool.device)
@@ -188,6 +192,9 @@ class Scheduler:
 
     def step(self) -> BatchRecord | None:
         """Run one forward pass and return its record; None once everything is done."""
+        if self.host_tier:
+            # acknowledge the copies that have finished, as SGLang's scheduler does each round
+            self.engine.check_events()
         if self._decodes_left == 0:
             record = steps.prefill_pass(self)
             if record is not None:
@@ -215,6 +222,8 @@ class Scheduler:
         return self.result()
 
     def result(self) -> SimResult:
+        if self.host_tier:
+            self.stats.host_tier = self.engine.cache.moved.as_dict()
         events = list(self.events)
         if self.insert == "release":
             events.append(self._drift_event())
@@ -244,7 +253,9 @@ class Scheduler:
         delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
         return admit(ordered, self.engine, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
-                     explain=self.record, sorted_last=last)
+                     explain=self.record, sorted_last=last,
+                     load_back=partial(load_back, self) if self.host_tier else None,
+                     rematch=partial(rematch, self) if self.host_tier else None)
 
     def alloc_rows(self, n: int) -> list:
         """``n`` request rows; re-points running requests' row views if the table grew."""
@@ -270,7 +281,7 @@ class Scheduler:
         self._pass_events.append(event)
 
     def _finish_pass(self, kind, queue_order, decisions, admitted, finished,
-                     hit_tokens, computed) -> BatchRecord:
+                     hit_tokens, computed, host_hit_tokens: int = 0) -> BatchRecord:
         used = self.pool.used_size()
         self.stats.peak_pool_used = max(self.stats.peak_pool_used, used)
         self.stats.evicted_tokens += self._evicted
@@ -282,7 +293,7 @@ class Scheduler:
             self.engine.snapshot() if self.record else None,
             self.pool.refcounts() if self.record else None,
             tuple(map(view, self.waiting)) if self.record else (),
-            tuple(map(view, self.running)) if self.record else ())
+            tuple(map(view, self.running)) if self.record else (), host_hit_tokens)
         if self.record:
             self.records.append(record)
         self._pass += 1

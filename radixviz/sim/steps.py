@@ -10,6 +10,7 @@ import torch
 
 from radixviz.cache import match
 
+from .host_tier import match_tiers
 from .policies import in_batch_deprioritized
 from .request import RequestSpec
 
@@ -20,6 +21,8 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
+    if getattr(s, "host_tier", False):   # (tests hand in a bare namespace for ``s``)
+        return match_tiers(s, queue)
     match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
     for req in queue:                                             # for every waiting request
         if req.match_key is None:
@@ -57,6 +60,8 @@ def prefill_pass(s):
         return None
     s._last_attempt = None
 
+    if s.host_tier:
+        s.engine.start_loads()   # the loads admission queued run before the batch that reads them
     rows = s.alloc_rows(len(admitted))
     need = sum(r.extend_input_len for r in admitted)
     slots = alloc_slots(s, need)
@@ -71,7 +76,7 @@ def prefill_pass(s):
         slots = alloc_slots(s, need) if admitted else s.pool.alloc(0)
 
     table = s.req_pool.req_to_token
-    hit = start = 0
+    hit = start = host_hit = 0
     for req, row in zip(admitted, rows):
         n_prefix, n_input = req.prefix_len, len(req.input_ids)
         new = slots[start:start + req.extend_input_len]
@@ -81,6 +86,8 @@ def prefill_pass(s):
         req.kv_row[n_prefix:n_input] = new
         req.output_ids = [s.model.extend(req.input_ids, req.prefix_indices, new)]
         hit += n_prefix
+        host_hit += req.host_loaded
+    s.stats.host_hit_tokens += host_hit
     s.stats.prefill_batches += 1
     s.stats.hit_tokens += hit
     s.stats.prefill_computed += need
@@ -91,7 +98,7 @@ def prefill_pass(s):
             if not req.finished:
                 cache_unfinished(s, req)
     return s._finish_pass("prefill", queue_order, decisions if s.record else (),
-                          [r.rid for r in admitted], finished, hit, need)
+                          [r.rid for r in admitted], finished, hit, need, host_hit)
 
 
 def decode_pass(s):

@@ -7,8 +7,9 @@ from .runner import replay
 from .todays_cache import todays_cache
 from .workloads import make_workload
 
-# what --sweep may vary -> the setting it sets (page: today's cache only)
-SWEEPABLE = {"pool": "pool_size", "requests": "requests", "page": "page_size"}
+# what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
+# tier's pool, run by host_sweep.py against the GPU-only cache)
+SWEEPABLE = {"pool": "pool_size", "requests": "requests", "page": "page_size", "host": "host_size"}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ class Totals:
     finished: int
     retracted: int
     refused: int
+    host_hit_tokens: int = 0    # of hit_tokens, loaded back from the host (engine hicache)
 
     @property
     def hit_rate(self) -> float:
@@ -52,6 +53,7 @@ class BatchTimeline:
         self._finished = _running(len(r.finished) for r in recs)
         self._retracted = _running(_count(r, ("retracted",)) for r in recs)
         self._refused = _running(_count(r, _BAD_ENDS) for r in recs)
+        self._host_hit = _running(r.host_hit_tokens for r in recs)
         # prefill passes and decode passes that tried the queue first: where admission happens
         self.rounds = [r.index for r in recs if r.kind == "prefill" or r.decisions]
 
@@ -100,7 +102,7 @@ class BatchTimeline:
     def totals(self, index: int | None = None) -> Totals:
         i = (self.index if index is None else index) + 1
         return Totals(self._hit[i], self._prefill[i], self._decode[i], self._evicted[i],
-                      self._finished[i], self._retracted[i], self._refused[i])
+                      self._finished[i], self._retracted[i], self._refused[i], self._host_hit[i])
 
 
 def _count(record, kinds) -> int:

@@ -85,12 +85,21 @@ class StatusLine(Static):
         width = self.size.width or 10**6
         choices = [(bodies[0], [long for long, _ in notes])]
         choices += [(body, [short for _, short in notes]) for body in bodies]
-        for body, words in choices:
-            tail = "".join(f"  {word}" for word in words if word)
-            if len(badge[0]) + 1 + len(body) + len(tail) <= width:
+        # a long badge (an engine with many settings) shrinks to the engine's name before the
+        # step counter is cut off
+        label, fits = badge[0], False
+        for label in dict.fromkeys((badge[0], badge[0].split(" · ")[0])):
+            for body, words in choices:
+                tail = "".join(f"  {word}" for word in words if word)
+                if len(label) + 1 + len(body) + len(tail) <= width:
+                    fits = True
+                    break
+            if fits:
                 break
+        if not fits:
+            label = badge[0]
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(*badge)
+        text.append(label, badge[1])
         text.append(f" {body}")
         text.append(tail, style="bold")
         self.update(text)

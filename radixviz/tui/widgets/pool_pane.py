@@ -1,11 +1,12 @@
-"""The pool pane: one cell per KV slot, free / held by the tree / shared, touched slots marked.
+"""The pool pane: one cell per KV slot, free / held by the tree / shared, touched slots marked
+(and with a host tier, the host pool's grid below the device's).
 
 The look is the render layer's ``PoolGrid``; its rows are built lazily (``PoolRows``), only
 those on screen, because a step must repaint fast even on a pool of thousands of slots.
 """
 from __future__ import annotations
 
-from radixviz.render.pool import PoolRows
+from radixviz.render.pool_host import pool_rows
 
 from .lines_view import LinesView
 
@@ -17,7 +18,7 @@ class PoolPane(LinesView):
 
     def show(self, frame) -> None:
         self._frame = frame
-        rows = PoolRows(frame.pool, frame.marks, self.scrollable_content_region.width or 40)
+        rows = pool_rows(frame.pool, frame.marks, self.scrollable_content_region.width or 40)
         self.set_lines(rows, rows.focus, width=rows.width)
 
     def on_resize(self) -> None:

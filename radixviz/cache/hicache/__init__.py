@@ -1,0 +1,123 @@
+"""The hierarchical cache (SGLang's ``hiradix_cache.py``, 9fbe6800a): a device and a host tier.
+
+``cache.py`` holds the tree and ``transfers.py`` the moves between tiers, in the shape of
+SGLang's file; ``node.py`` its node, ``host_pool.py`` the host memory, ``controller.py`` the
+copies and their acknowledgements, ``invariants.py``, ``preview.py`` and ``snapshot.py`` as
+for every engine. ``Engine`` puts it behind the facade's verbs and adds the host tier's own:
+``match_tiers``, ``load_back``, ``start_loads``, ``check_events``, ``sync``, ``evict_host``.
+"""
+from __future__ import annotations
+
+from ..facade import Engine as _Facade
+from .cache import HiRadixCache, MatchResult
+from .host_pool import TokenToKVPoolHost, default_host_size
+from .invariants import check_hicache_invariants
+from .node import TreeNode
+from .preview import preview_match
+
+__all__ = ["Engine", "HiRadixCache", "MatchResult", "TokenToKVPoolHost", "TreeNode",
+           "check_hicache_invariants", "default_host_size", "preview_match"]
+
+
+class Engine(_Facade):
+    """The host-tier engine: settings ``page_size``, ``eviction_policy``, ``kv_events``,
+    ``host_size`` (None: SGLang's default, twice the device pool) and ``write_policy``."""
+
+    def make_cache(self) -> HiRadixCache:
+        s = self.settings
+        return HiRadixCache(self.pool, s["page_size"], s["eviction_policy"], s.get("host_size"),
+                            s["write_policy"], enable_kv_events=s.get("kv_events", False))
+
+    def lock(self, node) -> int:
+        return self.cache.inc_lock_ref(node)
+
+    def unlock(self, node) -> int:
+        return self.cache.dec_lock_ref(node)
+
+    def insert_key(self, key, slots, priority, extra_key=None):
+        return self.cache.insert(key, slots, priority or 0, extra_key)
+
+    def check_invariants(self, held=()) -> None:
+        check_hicache_invariants(self.cache, self.pool, held)
+
+    def preview(self, key, extra_key=None):
+        return preview_match(self.cache.snapshot(), key, extra_key)
+
+    def protected_size(self) -> int:
+        return self.cache.protected_size()
+
+    def wrap_key_match(self, wrapper) -> None:
+        self.cache.key_match_fn = wrapper(self.cache.key_match_fn)
+
+    def reported_settings(self) -> dict:
+        return {**self.settings, "host_size": self.cache.token_to_kv_pool_host.size}
+
+    def change(self, option: str, value) -> None:
+        if option not in ("eviction_policy", "write_policy"):
+            super().change(option, value)
+        if option == "write_policy" and self.cache.in_flight():
+            raise ValueError("copies are in flight: sync before changing the write policy")
+        if option == "eviction_policy":
+            self.cache.set_eviction_policy(value)
+        else:
+            self.cache.set_write_policy(value)
+        self.settings[option] = getattr(self.cache, option)
+
+    # --------------------------------------------------------- the shared verbs
+
+    def match(self, key, extra_key=None):
+        """``(device slots, last device node)``: the part of the match already on the device."""
+        result = self.cache.match_prefix(key, extra_key)
+        return result.device_indices, result.last_device_node
+
+    def evict(self, num_tokens: int, freed=None) -> int:
+        """Evict device copies until ``num_tokens`` tokens are off the device; the cache frees
+        the slots itself (its controller owns the device allocator, as in SGLang), telling
+        ``freed(slots)`` of each stretch. Returns how many slots became free."""
+        before = self.pool.available_size()
+        self.cache.evict(num_tokens, freed)
+        return self.pool.available_size() - before
+
+    def reset(self, pool=None) -> None:
+        """Empty both tiers (a new pool: a new cache on it, the observer kept)."""
+        if pool is None:
+            self.cache.reset()
+            return
+        observer = self.cache.observer
+        self.pool = pool
+        self.cache = self.make_cache()
+        self.cache.observer = observer
+
+    # ------------------------------------------------------ the host tier's verbs
+
+    @property
+    def host_pool(self) -> TokenToKVPoolHost:
+        return self.cache.token_to_kv_pool_host
+
+    def match_tiers(self, key, extra_key=None) -> MatchResult:
+        """The whole two-tier match: device slots and node, last host node, host hit length."""
+        return self.cache.match_prefix(key, extra_key)
+
+    def load_back(self, last_host_node, mem_quota: int | None = None):
+        """``(device slots loaded, node to lock)`` for a host hit ending at ``last_host_node``:
+        nothing and the deepest device node when the stretch is below the threshold or finds
+        no room. The copy starts with ``start_loads``."""
+        return self.cache.init_load_back(last_host_node, mem_quota)
+
+    def start_loads(self) -> int:
+        """Start every queued load's copy; return the tokens copied."""
+        return self.cache.ready_to_load_host_cache()
+
+    def check_events(self) -> None:
+        """Acknowledge the copies that have finished (the scheduler's check each round)."""
+        self.cache.check_hicache_events()
+
+    def sync(self) -> int:
+        """Wait for every copy in flight and acknowledge them all; return how many nodes."""
+        return self.cache.sync()
+
+    def evict_host(self, num_tokens: int) -> int:
+        return self.cache.evict_host(num_tokens)
+
+    def in_flight(self) -> int:
+        return self.cache.in_flight()

@@ -1,0 +1,116 @@
+"""The host tier's pool beside the device's: a second grid, one cell per host slot.
+
+``·`` free, ``■`` held by a node that is on the host only, ``▣`` a copy of a node that is on
+the device too, ``▤`` a slot a write in flight is filling. Slots the current step touches sit
+in brackets, as in the device grid. ``TieredPoolRows`` stacks both grids (titled ``GPU`` and
+``CPU``) for the panes that show one sequence of lines.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+
+from .pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
+
+HOST_STATES = {   # state -> (symbol, style, legend words)
+    "free": ("·", "dim", "free"),
+    "host": ("■", "blue", "host only"),
+    "both": ("▣", "cyan", "copy of a device node"),
+    "writing": ("▤", "bold yellow", "write in flight"),
+    "stray": ("?", "bold red", "taken, no node"),
+}
+
+
+class _HostPool:
+    """The host half of a PoolSnapshot, seen as a pool the grid can draw."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.size = snapshot.host_size
+        self.used = snapshot.host_used
+
+    def state(self, slot: int) -> str:
+        return self.snapshot.host_state(slot)
+
+
+class HostPoolGrid(PoolGrid):
+    """Rich renderable for the host pool of a ``PoolSnapshot`` (and the host slots touched)."""
+
+    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
+        super().__init__(_HostPool(pool), None, width=width, legend=legend)
+        self._touched = frozenset(getattr(marks, "host_slots", ()) or ())
+
+    def row(self, start: int, cols: int) -> Text:
+        pool, touched = self.pool, self._touched
+        row = Text(no_wrap=True, overflow="ellipsis")
+        row.append(f"{start:>{LABEL - 1}} ", style="dim")
+        row.append("│", style="dim")
+        for slot in range(start, min(start + cols, pool.size)):
+            symbol, style, _ = HOST_STATES[pool.state(slot)]
+            if slot in touched:
+                row.append(f"[{symbol}]", style=f"{style} {TOUCHED_STYLE}")
+            else:
+                row.append(f" {symbol} ", style=style)
+        return row
+
+    def _legend_entries(self) -> list[Text]:
+        entries = [Text(f"{self.pool.used}/{self.pool.size} used", style="bold")]
+        entries += [Text(f"{symbol} {words}", style=style)
+                    for name, (symbol, style, words) in HOST_STATES.items() if name != "stray"]
+        return entries
+
+
+class TieredPoolRows:
+    """Both pools' lines as one lazily built sequence: ``GPU`` title, device rows and legend,
+    a blank line, ``CPU`` title, host rows and legend (same interface as ``PoolRows``)."""
+
+    def __init__(self, pool, marks=None, width: int = 40):
+        self.device = PoolRows(pool, marks, width)
+        host = HostPoolGrid(pool, marks)
+        self.host_grid, self.host_cols = host, host.columns(width)
+        self.host_rows = -(-host.pool.size // self.host_cols)
+        self.host_legend = host.legend_lines(width)
+        self.host_touched = tuple(sorted(host._touched))
+        self._built: dict = {}
+        self.titles = (Text("GPU · device pool", style="bold green"),
+                       Text("CPU · host pool", style="bold blue"))
+
+    def __len__(self) -> int:
+        return 1 + len(self.device) + 2 + self.host_rows + len(self.host_legend)
+
+    def __getitem__(self, index: int) -> Text:
+        if index == 0:
+            return self.titles[0]
+        index -= 1
+        if index < len(self.device):
+            return self.device[index]
+        index -= len(self.device)
+        if index == 0:
+            return Text("")
+        if index == 1:
+            return self.titles[1]
+        index -= 2
+        if index >= self.host_rows:
+            return self.host_legend[index - self.host_rows]
+        row = self._built.get(index)
+        if row is None:
+            row = self._built[index] = self.host_grid.row(index * self.host_cols, self.host_cols)
+        return row
+
+    @property
+    def width(self) -> int:
+        return max(self.device.width, LABEL + 1 + CELL * self.host_cols,
+                   *(line.cell_len for line in self.host_legend))
+
+    @property
+    def focus(self) -> int | None:
+        """The row of the first touched device slot, else of the first touched host slot."""
+        if self.device.focus is not None:
+            return 1 + self.device.focus
+        if self.host_touched:
+            return 1 + len(self.device) + 2 + self.host_touched[0] // self.host_cols
+        return None
+
+
+def pool_rows(pool, marks=None, width: int = 40):
+    """The pool pane's lines: the device grid, and the host grid under it when there is one."""
+    return TieredPoolRows(pool, marks, width) if pool.host else PoolRows(pool, marks, width)

@@ -1,0 +1,80 @@
+"""The host tier's operations in a session (engine hicache): copies, their acknowledgement,
+loads back, the host pool's size and the write policy.
+
+``HostTierOps`` is mixed into ``Session`` (session.py). As there, each handler's ``def``
+carries its ``op.NAME`` marker and a step outside the engine its own label. Before each
+operation, with ``auto-sync on`` (the default), the session acknowledges the copies still in
+flight, as SGLang's scheduler checks them at the start of every round; ``auto-sync off``
+leaves them in flight until a ``sync``, so a write can still be running when an eviction
+comes.
+"""
+from __future__ import annotations
+
+from radixviz.cache import tokens_text
+
+from .parser import Op
+
+# operations that change settings or acknowledge by themselves: no sync first
+NO_AUTO_SYNC = ("sync", "auto-sync", "engine", "reset", "host-size", "page-size")
+HOST_NEEDS = {"host-size": "host_tier", "write-policy": "host_tier", "sync": "host_tier",
+              "auto-sync": "host_tier", "load-back": "host_tier", "evict-host": "host_tier"}
+
+
+class HostTierOps:
+    """Session handlers for the host tier (needs ``self.engine`` with ``host_tier``)."""
+
+    auto_sync = True
+
+    def _precheck_host(self, op: Op, refuse) -> None:
+        """Refuse, changing nothing, what the host tier cannot do now."""
+        if op.name == "host-size":
+            page = self.options.get("page_size", 1)
+            if op.count <= self.pool_size:
+                refuse(f"host size {op.count}: the host pool must be larger than the device pool "
+                       f"({self.pool_size} slots), as SGLang requires")
+            if op.count % page:
+                refuse(f"host size {op.count} is not whole pages of {page}")
+        elif op.name == "write-policy" and self.engine.in_flight() and not self.auto_sync:
+            refuse("copies are in flight: sync before changing the write policy")
+
+    def _sync_first(self, op: Op) -> int:
+        """With auto-sync on, acknowledge what is in flight before ``op`` runs; return how
+        many nodes were acknowledged."""
+        if self.auto_sync and op.name not in NO_AUTO_SYNC and self.engine.spec.host_tier \
+                and self.engine.in_flight():
+            return self.engine.sync()
+        return 0
+
+    def _do_sync(self, op: Op) -> dict:  # step: op.sync
+        return {"acknowledged": self.engine.sync()}
+
+    def _do_auto_sync(self, op: Op) -> dict:  # step: op.auto-sync
+        self.auto_sync = op.mode == "on"  # step: auto_sync
+        self._step("auto_sync", "auto_sync", __name__, mode=op.mode, in_flight=self.engine.in_flight())
+        return {"auto_sync": op.mode}
+
+    def _do_write_policy(self, op: Op) -> dict:  # step: op.write-policy
+        self.options["write_policy"] = op.mode
+        self.engine.change("write_policy", op.mode)  # step: write_policy
+        self._step("write_policy", "write_policy", __name__, policy=op.mode)
+        return {"write_policy": op.mode}
+
+    def _do_host_size(self, op: Op) -> dict:  # step: op.host-size
+        self.options["host_size"] = op.count
+        self._fresh_engine(self.engine.spec)  # step: host_size
+        self._step("host_size", "host_size", __name__, host_size=op.count)
+        return {"host_size": op.count}
+
+    def _do_evict_host(self, op: Op) -> dict:  # step: op.evict-host
+        return {"evicted": self.engine.evict_host(op.count)}
+
+    def _do_load_back(self, op: Op) -> dict:  # step: op.load-back
+        found = self.engine.match_tiers(op.key)
+        result = {"matched": len(found.device_indices), "host_hit_length": found.host_hit_length,
+                  "loaded": 0, "slots": [], "node": found.last_device_node.id}
+        if found.host_hit_length:
+            slots, node = self.engine.load_back(found.last_host_node)
+            self.engine.start_loads()
+            result.update(loaded=len(slots), slots=slots.tolist(), node=node.id)
+        result["loaded_text"] = tokens_text(op.key[result["matched"]:result["matched"] + result["loaded"]])
+        return result

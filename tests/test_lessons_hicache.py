@@ -1,0 +1,58 @@
+"""Lessons 15-16 (the host tier): what their prose says about the simulation is what it
+gives. Each ``radixviz simulate`` line they print is run here with --json, and every
+percentage the text quotes for it is recomputed (predictions are held to the engine by
+``radixviz lessons --check``, in test_lessons_shipped.py)."""
+import json
+import re
+import shlex
+
+import pytest
+
+from radixviz.cli import main
+from radixviz.lessons import load_lessons
+
+LESSONS = {l.number: l for l in load_lessons()}
+
+
+def text(number: int) -> str:
+    return " ".join(LESSONS[number].path.read_text(encoding="utf-8").split())
+
+
+def commands(number: int) -> list[str]:
+    source = LESSONS[number].path.read_text(encoding="utf-8")
+    return re.findall(r"^\s+radixviz (simulate [^\n]+)$", source, re.MULTILINE)
+
+
+def run(command: str, capsys) -> dict:
+    """The command's --json results: host size (None: the GPU-only baseline) -> hit rate in %."""
+    with pytest.raises(SystemExit) as done:
+        main(shlex.split(command) + ["--json"])
+    assert done.value.code in (0, None)
+    doc = json.loads(capsys.readouterr().out)
+    return {r["host_size"]: round(r["hit_rate"] * 100, 1) for r in doc["results"]}
+
+
+def with_policy(command: str, policy: str) -> str:
+    return re.sub(r"--write-policy \S+", f"--write-policy {policy}", command)
+
+
+def test_lesson_15_quotes_its_sweep(capsys):
+    (sweep,) = commands(15)
+    rates = run(sweep, capsys)
+    prose = text(15)
+    assert f"reuses {rates[None]} % of the prompt tokens" in prose
+    assert f"1025 slots the hit rate is {rates[1025]} %" in prose
+    assert f"with 4096 slots {rates[4096]} %" in prose
+    assert rates[None] < rates[1025] < rates[2048] < rates[4096]
+
+
+def test_lesson_16_quotes_each_write_policy(capsys):
+    mix, chats = commands(16)
+    prose = text(16)
+    selective, through = run(mix, capsys)[1025], run(with_policy(mix, "write_through"), capsys)[1025]
+    assert f"The selective policy reuses {selective} % of the prompt tokens, `write_through` {through} %" in prose
+    assert selective > through
+    chat = {p: run(with_policy(chats, p), capsys)[1025]
+            for p in ("write_through_selective", "write_through", "write_back")}
+    assert (f"{chat['write_through_selective']} %, against {chat['write_through']} % for `write_through` "
+            f"(lesson 15) and {chat['write_back']} % for `write_back`") in prose
