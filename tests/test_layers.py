@@ -286,6 +286,31 @@ def test_function_local_imports_only_defer_torch_or_textual():
                         + "\n".join(map(repr, silent)))
 
 
+ENGINE_NAMES = {"2024", "2026", "hicache"}
+
+
+def _engine_probes(module: str) -> list[str]:
+    """Where ``module`` compares a value with an engine's name, or asks ``hasattr``."""
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            values = [node.left, *node.comparators]
+            values += [e for v in values if isinstance(v, (ast.Tuple, ast.List, ast.Set)) for e in v.elts]
+            if any(isinstance(v, ast.Constant) and v.value in ENGINE_NAMES for v in values):
+                found.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "os"):   # a platform's call
+            found.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_caller_asks_which_engine_it_has():
+    # a view, the narration or a lesson asks the registry what an engine has
+    # (engine_spec(tree.engine).pages), never compares its name or probes its objects
+    probes = [p for module in MODULES if module != "radixviz.cache.engines" for p in _engine_probes(module)]
+    assert not probes, "\n".join(probes)
+
+
 @pytest.mark.parametrize("module", ["radixviz.cli", "radixviz.commands.run", "radixviz.settings",
                                     "radixviz.cache", "radixviz.cache.text", "radixviz.cache.engines",
                                     "radixviz.cache.evict_policy", "radixviz.script.narrate",

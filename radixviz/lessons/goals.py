@@ -193,6 +193,7 @@ def state_measures(session) -> dict:
     """The session's tree and pool now, by the names goals use."""
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
+    host_tier = session.engine.spec.host_tier
     return {
         "nodes": len(nodes),
         "leaves": sum(1 for n in nodes if not n.children),
@@ -203,9 +204,9 @@ def state_measures(session) -> dict:
         "locked_nodes": sum(1 for n in nodes if n.ref > 0),
         "edges": tuple(sorted(tokens_text(n.key) for n in nodes)),
         # the host tier (engine hicache; 0 elsewhere)
-        "host_only": sum(1 for n in nodes if getattr(n, "evicted", False)),
-        "host_used": getattr(tree, "host_used", 0),
-        "in_flight": getattr(tree, "writes_in_flight", 0) + getattr(tree, "loads_in_flight", 0),
+        "host_only": sum(1 for n in nodes if n.evicted) if host_tier else 0,
+        "host_used": tree.host_used if host_tier else 0,
+        "in_flight": tree.writes_in_flight + tree.loads_in_flight if host_tier else 0,
     }
 
 
