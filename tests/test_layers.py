@@ -26,8 +26,8 @@ so in a comment on its line or on the imports just above; elsewhere imports go a
 An optional package that is not a dependency (``transformers``) is imported where it is used.
 
 To extend: a new file inside an existing package (``cache/v2026/cache.py``,
-``commands/serve.py``, ``render/html.py``, ``lessons/challenge.py``) joins that package's
-layer by itself. A new top-level module or package fails ``test_every_module_has_a_layer``
+``commands/serve.py``, ``render/html.py``, ``lessons/quiz/generate_router.py``) joins that
+package's layer by itself. A new top-level module or package fails ``test_every_module_has_a_layer``
 until it is added to ``LAYERS`` below, at the height it belongs.
 """
 from __future__ import annotations
@@ -171,6 +171,43 @@ def test_siblings_do_not_import_each_other():
     across = [imp for imp in INTERNAL if home(imp.source) in SIBLINGS and home(imp.target) in SIBLINGS
               and home(imp.source) != home(imp.target) and height(imp.source) == height(imp.target)]
     assert not across, "\n".join(map(repr, across))
+
+
+# Inside radixviz.lessons, lowest first: each part imports itself and the layers below it,
+# never a sibling (quiz and challenges; the shared modules). The package's __init__, which
+# re-exports the lesson API, stands above them all.
+LESSONS_INSIDE = [
+    ("radixviz.lessons.progress",),
+    ("radixviz.lessons.grading", "radixviz.lessons.scenario", "radixviz.lessons.markdown_file"),
+    ("radixviz.lessons.lesson",),
+    ("radixviz.lessons.quiz", "radixviz.lessons.challenges"),
+]
+
+
+def inside_lessons(module: str) -> tuple[int, str] | None:
+    """(height, part) of a module of radixviz.lessons in LESSONS_INSIDE, or None."""
+    for height, layer in enumerate(LESSONS_INSIDE):
+        for part in layer:
+            if starts(module, part):
+                return height, part
+    return None
+
+
+def test_every_module_of_the_lessons_package_has_a_place():
+    homeless = [m for m in MODULES if starts(m, "radixviz.lessons") and m != "radixviz.lessons"
+                and inside_lessons(m) is None]
+    assert not homeless, f"add these to LESSONS_INSIDE in {Path(__file__).name}: {homeless}"
+
+
+def test_the_lessons_subpackages_import_down_and_siblings_apart():
+    wrong = []
+    for imp in INTERNAL:
+        source, target = inside_lessons(imp.source), inside_lessons(imp.target)
+        if source is None or target is None or source[1] == target[1]:
+            continue
+        if target[0] >= source[0]:     # up, or across to a sibling
+            wrong.append(imp)
+    assert not wrong, "\n".join(map(repr, wrong))
 
 
 def test_sim_does_not_import_script():

@@ -87,7 +87,7 @@ class TestAppOnlyPassages:
         import io
 
         from radixviz.commands.export_pages import lesson_notes
-        from radixviz.lessons.reader import read_plain
+        from radixviz.lessons.lesson.reader import read_plain
         from radixviz.script import Session
         lesson = next(l for l in load_lessons() if l.number == 8)
         assert any("Press `v` now" in b.in_app for b in lesson.blocks if isinstance(b, Narrative))
@@ -212,7 +212,7 @@ class TestMarkdownBlocks:
 
 
 def load_challenges_in(folder, text):
-    from radixviz.lessons.challenge import challenge_files, parse_challenge
+    from radixviz.lessons.challenges.challenge import challenge_files, parse_challenge
     write(folder, "c.md", text)
     return [parse_challenge(p.read_text(encoding="utf-8"), p, shipped=False) for p in challenge_files(folder)]
 
@@ -237,7 +237,7 @@ def test_check_command_exit_codes(tmp_path):
 
 def test_lessons_package_imports_no_ui_and_no_torch():
     probe = ("import sys, radixviz.lessons, radixviz.lessons.quiz, radixviz.lessons.progress, "
-             "radixviz.lessons.checker, radixviz.lessons.reader; "
+             "radixviz.lessons.lesson.checker, radixviz.lessons.lesson.reader; "
              "print(sorted(m for m in ('torch', 'textual', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

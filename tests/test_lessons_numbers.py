@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.lessons.generate import generate_question
-from radixviz.lessons.challenge import attempt, load_challenges, parse_challenge
-from radixviz.lessons.fixed import FIXED
-from radixviz.lessons.model import LessonError
+from radixviz.lessons.quiz.generate import generate_question
+from radixviz.lessons.challenges.challenge import attempt, load_challenges, parse_challenge
+from radixviz.lessons.quiz.fixed import FIXED
+from radixviz.lessons.lesson.model import LessonError
 from radixviz.script import Session
 from radixviz.sim.runner import simulate
 

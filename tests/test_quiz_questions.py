@@ -1,9 +1,9 @@
 """Quiz questions: stored answers agree with the engine, generated ones replay from their seed."""
 import pytest
 
-from radixviz.lessons.fixed import FIXED, computed_answer, fixed_questions
-from radixviz.lessons.generate import DIFFICULTIES, GENERATORS, generate_question
-from radixviz.lessons.questions import Question, parse_slots
+from radixviz.lessons.quiz.fixed import FIXED, computed_answer, fixed_questions
+from radixviz.lessons.quiz.generate import DIFFICULTIES, GENERATORS, generate_question
+from radixviz.lessons.quiz.questions import Question, parse_slots
 from radixviz.lessons.quiz import make_quiz
 from radixviz.lessons.scenario import run_scenario
 

@@ -120,7 +120,7 @@ lookup never has to choose between two children. Press r to see the tree beside 
 
 def stand_in_lesson():
     """A lesson of the snapshots' own, so the pictures do not change when lesson texts do."""
-    from radixviz.lessons.parse import parse_lesson
+    from radixviz.lessons.lesson.parse import parse_lesson
     return parse_lesson(STAND_IN_LESSON, "01-stand-in.md")
 
 

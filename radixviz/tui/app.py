@@ -14,8 +14,8 @@ from typing import Iterable
 from textual.app import App, SystemCommand
 
 from radixviz.lessons import LessonError
-from radixviz.lessons.challenge import load_challenges
-from radixviz.lessons.places import data_dir
+from radixviz.lessons.challenges.challenge import load_challenges
+from radixviz.lessons.progress.places import data_dir
 from radixviz.lessons.progress import Progress
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.palette import screen_commands

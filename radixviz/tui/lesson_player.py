@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from radixviz.lessons import Narrative
-from radixviz.lessons.checker import engine_disagrees
-from radixviz.lessons.reader import answer_text
+from radixviz.lessons.lesson.checker import engine_disagrees
+from radixviz.lessons.lesson.reader import answer_text
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ from pathlib import Path
 from radixviz.script.parser import ScriptError, parse_script
 
 from .goals import Check, Condition, GoalError, check_subject, evaluate, parse_goal, run_values, shown
-from .loader import is_challenge_file, markdown_files, shipped_lessons_dir
-from .markdown_file import FormatError, Prose, read_markdown
-from .model import LessonError
-from .parse import read_lesson_text
+from ..lesson.loader import is_challenge_file, markdown_files, shipped_lessons_dir
+from ..markdown_file import FormatError, Prose, read_markdown
+from ..lesson.model import LessonError
+from ..lesson.parse import read_lesson_text
 
 LEVELS = ("easy", "medium", "hard")
 BLOCKS = ("start", "goal", "hint", "solution")

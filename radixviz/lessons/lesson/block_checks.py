@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from radixviz.sim.policies import IN_BATCH_THRESHOLD, order_queue
 
-from .scenario import edge_text
+from ..scenario import edge_text
 
 _POLICIES = ("lpm", "fcfs", "weight", "lpm-2442", "weight-2442")
 NAMES = ("split_edges", *(f"{end}_offered.{p}" for end in ("first", "last") for p in _POLICIES))

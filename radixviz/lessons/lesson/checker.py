@@ -5,7 +5,7 @@ from radixviz.script.parser import ScriptError
 
 from .block_checks import NAMES as BLOCK_CHECKS, block_value
 from .model import Lesson, LessonError, Operations, Predict
-from .scenario import edge_text
+from ..scenario import edge_text
 
 STATE_CHECKS = {
     "evictable_size": lambda s: s.engine.evictable_size(),

@@ -5,13 +5,14 @@ from pathlib import Path
 
 from radixviz.files import ReadError, read_text
 
-from .markdown_file import FormatError, read_markdown
+from ..markdown_file import FormatError, read_markdown
 from .model import Lesson, LessonError
 from .parse import FRONT_MATTER, MAX_LESSON_BYTES, parse_lesson, read_lesson_text
 
 # In a wheel the top-level lessons/ folder is installed as radixviz/lessons_data/.
-_INSTALLED = Path(__file__).resolve().parent.parent / "lessons_data"
-_CHECKOUT = Path(__file__).resolve().parent.parent.parent / "lessons"
+_PACKAGE = Path(__file__).resolve().parents[2]        # radixviz/
+_INSTALLED = _PACKAGE / "lessons_data"
+_CHECKOUT = _PACKAGE.parent / "lessons"
 
 
 def shipped_lessons_dir() -> Path:

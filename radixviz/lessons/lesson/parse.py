@@ -33,7 +33,7 @@ from pathlib import Path
 from radixviz.files import BOM, ReadError, read_bytes, strip_controls
 from radixviz.script.parser import ScriptError, parse_script
 
-from .markdown_file import FormatError, Prose, read_markdown
+from ..markdown_file import FormatError, Prose, read_markdown
 from .model import Lesson, LessonError, Narrative, Operations, Predict
 
 MAX_LESSON_BYTES = 500_000

@@ -5,10 +5,10 @@ import sys
 
 from radixviz.script import ScriptError
 
-from .grading import LETTERS
+from ..grading import LETTERS
 from .model import Narrative, Operations, Predict
-from .progress import save_lesson_completed
-from .scenario import tree_text
+from ..progress import save_lesson_completed
+from ..scenario import tree_text
 
 
 def read_plain(lesson, stdin, out, save: bool = True) -> int:

@@ -14,7 +14,7 @@ from radixviz.script import PoolSnapshot
 from radixviz.sim.policies import get_policy
 
 from .questions import FIXED_MATCHER, NAME_A_NODE, Question, slots_key
-from .scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
+from ..scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
 
 
 @dataclass(frozen=True)

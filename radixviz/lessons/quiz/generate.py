@@ -13,7 +13,7 @@ from radixviz.sim.policies import order_queue
 
 from .builder import DIFFICULTIES, ScenarioBuilder
 from .questions import FIXED_MATCHER, NAME_A_NODE, NAME_BY_KEY, Question, slots_key
-from .scenario import (apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text,
+from ..scenario import (apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text,
                        whole_key)
 
 __all__ = ["DIFFICULTIES", "GENERATORS", "LESSON_TOPICS", "generate_question"]

@@ -8,7 +8,7 @@ from radixviz.cache import POLICY_SUMMARY
 
 from .builder import ScenarioBuilder
 from .questions import NAME_BY_KEY, Question
-from .scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
+from ..scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
 
 _PAGE = {"easy": (2, 2), "medium": (2, 4), "hard": (3, 8)}
 # the policies asked about at each level: the plain ones first, the two-part keys later

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from radixviz.lessons.challenge import AttemptError, check_op_allowed, judge
+from radixviz.lessons.challenges.challenge import AttemptError, check_op_allowed, judge
 from radixviz.lessons.progress import update_progress
 from radixviz.script import Op, ScriptError, parse_script
 from radixviz.tui.screens.challenges import SolutionScreen, SolvedScreen
