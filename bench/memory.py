@@ -128,7 +128,7 @@ async def _run_app(script: str, pool_size: int, steps: int, places: int, report:
             await pilot.pause()
         report["stepped_mb"] = round(_rss_mb())
         for frame in frames:    # what the views read, for every frame kept
-            frame.tree.nodes, frame.tree.parents, frame.pool.owners, frame.pool.free
+            _ = frame.tree.nodes, frame.tree.parents, frame.pool.owners, frame.pool.free
         report["all_frames_read_mb"] = round(_rss_mb())
         report["run_s"] = round(time.perf_counter() - start, 1)
 

@@ -107,8 +107,8 @@ def run(workload, pool_size: int, repeat: int = 1, page_sizes=PAGE_SIZES, policy
     """Time engine and reference at each page size (best of ``repeat``, taking turns)."""
     out: dict = {"policy": policy, "clock": "thread CPU time inside cache calls"}
     for page in page_sizes:
-        makers = {"engine": lambda: ModernRadixCache(page_size=page, eviction_policy=policy),
-                  "naive": lambda: NaiveModernRadixCache(page_size=page, eviction_policy=policy)}
+        makers = {"engine": lambda page=page: ModernRadixCache(page_size=page, eviction_policy=policy),
+                  "naive": lambda page=page: NaiveModernRadixCache(page_size=page, eviction_policy=policy)}
         best: dict = {}
         ratios = []
         identical = True

@@ -156,7 +156,8 @@ async def _autoplay(pilot, screen, seconds: float = 3.0) -> dict:
     taken = model.position - start_index
     asked = elapsed / SPEEDS[-1]
     return {"interval_s": SPEEDS[-1], "seconds": round(elapsed, 2), "steps": taken,
-            "kept_up": round(taken / asked, 2), "cpu_per_step_ms": round((time.process_time() - cpu) * 1000 / max(1, taken), 2)}
+            "kept_up": round(taken / asked, 2),
+            "cpu_per_step_ms": round((time.process_time() - cpu) * 1000 / max(1, taken), 2)}
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install radixviz with its test tools into .venv (the first time, and again only when
-# pyproject.toml changes) and run the tests.
+# pyproject.toml changes) check it with ruff and mypy, and run the tests.
 #
 #   bash scripts/test.sh                   every test, spread over a few processes
 #   bash scripts/test.sh --fast            all but the slow and browser tests (the edit-test loop)
@@ -26,6 +26,9 @@ if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then
   # browser tests share one process and one Chromium (tests/conftest.py groups them)
   args=(-n "$workers" --dist loadgroup "${args[@]}")
 fi
+# lint (ruff) and types (mypy on radixviz/cache) first: seconds, and they name the line at fault
+.venv/bin/ruff check --quiet
+.venv/bin/mypy
 started=$SECONDS
 status=0
 .venv/bin/python -m pytest "${args[@]}" || status=$?

@@ -41,7 +41,8 @@ def drawn(page) -> str:
 def wait_drawn(page, needle: str, after: int = 0) -> None:
     """Wait until ``needle`` is drawn (after the first ``after`` characters of the raw stream)."""
     page.wait_for_function(
-        "([needle, after, pattern]) => window.__drawn.slice(after).replace(new RegExp(pattern, 'g'), '').includes(needle)",
+        "([needle, after, pattern]) => "
+        "window.__drawn.slice(after).replace(new RegExp(pattern, 'g'), '').includes(needle)",
         arg=[needle, after, load.ANSI.pattern.replace("\\x07", "\\u0007").replace("\\x1b", "\\u001b")],
         timeout=WAIT_MS, polling=200)
 

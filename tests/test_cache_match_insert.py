@@ -118,7 +118,7 @@ class TestMatch:
         mid = last.parent
         # each step down takes the next tick, from the root to the last node
         assert cache.root_node.last_access_time + 1 == mid.last_access_time
-        assert mid.last_access_time + 1 == last.last_access_time == cache._clock
+        assert mid.last_access_time + 1 == last.last_access_time == cache.snapshot().clock
 
     @pytest.mark.parametrize("buggy", [False, True])
     def test_query_ending_inside_an_edge_splits_there(self, buggy):
@@ -226,10 +226,10 @@ class TestInsert:
     def test_bad_value_is_refused_and_changes_nothing(self, value):
         cache = RadixCache()
         cache.insert("abc", slots(0, 3))
-        before = engine_structure(cache.root_node), cache._clock
+        before = engine_structure(cache.root_node), cache.snapshot().clock
         with pytest.raises((ValueError, TypeError)):
             cache.insert("abcdef", value)
-        assert (engine_structure(cache.root_node), cache._clock) == before
+        assert (engine_structure(cache.root_node), cache.snapshot().clock) == before
 
     def test_insert_times_follow_the_release(self):
         cache = RadixCache()                  # root built at tick 1

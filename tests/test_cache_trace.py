@@ -142,7 +142,8 @@ class TestEventSteps:
 
     def test_every_kind_names_a_step_marked_on_the_code_that_did_it(self):
         events = workload_events(seed=3)
-        assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS - HOST_TIER_KINDS  # test_modern_trace, test_kv_events, test_hicache_*
+        # the others: test_modern_trace, test_kv_events, test_hicache_*
+        assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS - HOST_TIER_KINDS
         for event in events:
             site = locate(event.source, event.step)
             assert event.source == "radixviz.cache.v2024.cache"
@@ -225,7 +226,7 @@ class TestSnapshots:
             fresh = fresh_snapshot(cache.root_node)
             assert event.tree.root == fresh
             assert event.tree.evictable_size == cache.evictable_size()
-            assert event.tree.clock == cache._clock
+            assert event.tree.clock == cache.snapshot().clock
             assert event.tree.buggy_match == cache.buggy_match
             assert event.tree.total_size == cache.total_size()
             assert set(event.nodes) <= set(event.tree.nodes), event.kind

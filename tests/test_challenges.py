@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from radixviz.lessons.challenge import AttemptError, attempt, check_challenge, find_challenge, load_challenges
-from radixviz.lessons.goals import GoalError, parse_goal
+from radixviz.lessons.challenges.challenge import AttemptError, attempt, check_challenge, load_challenges
+from radixviz.lessons.challenges.goals import GoalError, parse_goal
 
 CHALLENGES = load_challenges()
 BY_ID = {c.id: c for c in CHALLENGES}
@@ -167,7 +167,7 @@ def _data_env(tmp_path):
 
 
 def test_a_condition_can_compare_with_a_replay_under_the_other_matcher():
-    from radixviz.lessons.goals import evaluate
+    from radixviz.lessons.challenges.goals import evaluate
     from radixviz.script import Session
 
     session = Session(device="cpu")

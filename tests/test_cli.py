@@ -11,7 +11,8 @@ def radixviz(*argv, **kw):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["quiz", "--seed", "x"], "radixviz quiz: argument --seed: must be a whole number, not 'x' (see radixviz quiz --help)"),
+    (["quiz", "--seed", "x"],
+     "radixviz quiz: argument --seed: must be a whole number, not 'x' (see radixviz quiz --help)"),
     (["run", "--pool-size"], "radixviz run: argument --pool-size: expected one argument (see radixviz run --help)"),
     (["explode"], "radixviz: argument COMMAND: invalid choice: 'explode'"),
 ])

@@ -38,7 +38,7 @@ def test_the_events_router_sees_exactly_what_each_worker_caches():
     specs = make_workload("multi-tenant", 60, 1)
     cluster.submit(specs)
     router, checked = cluster.router, 0
-    while (tick := cluster.step()) is not None:
+    while cluster.step() is not None:
         for spec in specs[:12]:
             believed = router.believed(tuple(spec.input_ids))
             for i, worker in enumerate(cluster.workers):

@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 
 from radixviz.cli import main
-from radixviz.render import graphviz
 
 GOLDEN = Path(__file__).parent / "golden"
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"'
@@ -95,10 +94,12 @@ class TestSteps:
 class TestBadInput:
     @pytest.mark.parametrize("argv,message", [
         (["-e", "insert ab"], "radixviz: export needs -o FILE or --all-steps DIR\n"),
-        (["-e", "insert ab", "-o", "x.jpg"], "radixviz: cannot tell the format of x.jpg: use .dot, .svg, .png or .pdf\n"),
+        (["-e", "insert ab", "-o", "x.jpg"],
+         "radixviz: cannot tell the format of x.jpg: use .dot, .svg, .png or .pdf\n"),
         (["-e", "insert ab", "--step", "99", "-o", "x.dot"],
          "radixviz: --step 99: this run has 6 steps, numbered 1 to 6\n"),
-        (["-e", "insert ab; match", "-o", "x.dot"], "<-e>:1:12: missing argument: match needs a key, e.g. match \"Hello\"\n"),
+        (["-e", "insert ab; match", "-o", "x.dot"],
+         "<-e>:1:12: missing argument: match needs a key, e.g. match \"Hello\"\n"),
     ])
     def test_one_line_exit_2(self, capsys, tmp_path, monkeypatch, argv, message):
         monkeypatch.chdir(tmp_path)

@@ -1,8 +1,10 @@
 """``radixviz export -o x.html|x.gif|x.pdf --all-steps`` and ``radixviz lesson N --export``:
 what a teacher gets in the file, read back as a person (or Pillow) would."""
+import html
 import io
 import re
 import shutil
+import textwrap
 
 import pytest
 
@@ -127,12 +129,46 @@ class TestLessonExport:
         assert code == 0, err
         page = target.read_text(encoding="utf-8")
         assert "<title>Lesson 2: " in page
-        assert "How many tokens does match_prefix(&quot;abcd&quot;) return?" in page
+        assert 'How many tokens does match_prefix("abcd") return?' in html.unescape(page)
         # the answer sits inside a closed <details>: hidden until the reader clicks
         for details in re.findall(r"<details>(.*?)</details>", page, flags=re.S):
             assert details.startswith("<summary>Show the answer</summary>")
         assert "<details open" not in page
         assert "Answer: 4" in page
+
+    def test_a_lessons_words_are_text_in_the_page_never_markup(self, capsys, tmp_path):
+        lessons = tmp_path / "lessons"
+        lessons.mkdir()
+        (lessons / "50-tags.md").write_text(textwrap.dedent("""\
+            ---
+            id: tags
+            number: 50
+            title: Tags <i>here</i>
+            ---
+            Words with <script>alert(1)</script> in them.
+
+            ```predict
+            question: Is <b>this</b> bold?
+            choices: <u>yes</u> | no
+            answer: no
+            explain: <img src=x onerror=alert(2)>
+            ```
+
+            ```radixviz
+            insert "<em>"
+            ```
+            """), encoding="utf-8")
+        target = tmp_path / "tags.html"
+        code, _, err = run_cli(capsys, "lesson", "50", "--lessons", str(lessons), "--device", "cpu",
+                               "--export", str(target))
+        assert code == 0, err
+        page = target.read_text(encoding="utf-8")
+        for tag in ("<i>here", "<script>alert", "<b>this", "<u>yes", "<img src", "<em>"):
+            assert tag not in page, tag
+        shown = html.unescape(page)
+        for words in ("Lesson 50: Tags <i>here</i>", "Is <b>this</b> bold?", "<u>yes</u>",
+                      "<img src=x onerror=alert(2)>", "<script>alert(1)</script>"):
+            assert words in shown, words
 
     def test_lesson_gif(self, capsys, tmp_path):
         from PIL import Image

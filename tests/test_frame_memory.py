@@ -13,7 +13,6 @@ import tracemalloc
 
 import pytest
 
-from radixviz.cache import TokenToKVPool
 from radixviz.cache.recent import KEEP
 from radixviz.cache.slot_counts import CHUNK, SlotCounts
 from radixviz.cli import main
@@ -113,7 +112,7 @@ class TestIndexesKeptOnRecentSnapshotsOnly:
         frames = list(session.frames)
         first = dict(frames[0].tree.nodes)
         for frame in frames:
-            frame.tree.nodes, frame.tree.parents, frame.pool.owners
+            _ = frame.tree.nodes, frame.tree.parents, frame.pool.owners
         holding = sum("nodes" in vars(f.tree) for f in frames)
         assert holding <= KEEP < len(frames)
         assert frames[0].tree.nodes == first    # built again, the same

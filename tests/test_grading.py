@@ -2,7 +2,7 @@
 import pytest
 
 from radixviz.lessons import Predict, load_lessons
-from radixviz.lessons.fixed import fixed_questions
+from radixviz.lessons.quiz.fixed import fixed_questions
 from radixviz.lessons.grading import Chosen, Expected, grade
 
 LESSONS = {l.number: l for l in load_lessons()}

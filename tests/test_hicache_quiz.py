@@ -5,7 +5,7 @@ import io
 import pytest
 
 from radixviz.commands.quiz import ask_plain
-from radixviz.lessons.generate import generate_question
+from radixviz.lessons.quiz.generate import generate_question
 from radixviz.lessons.quiz import make_quiz
 from radixviz.lessons.scenario import run_scenario
 

@@ -47,7 +47,8 @@ def test_the_language_reads_namespaces_and_the_events_switch():
         ("insert", "lora-a", 2), ("match", "t/1", None), ("lock", "a", None),
         ("insert", "b", None), ("events", None, None), ("events", None, None)]
     assert [op.mode for op in ops[-2:]] == ["on", "off"]
-    fields = lambda op: (op.name, op.key, op.ns, op.priority)
+    def fields(op):
+        return (op.name, op.key, op.ns, op.priority)
     assert list(map(fields, parse_script(script_source(ops)))) == list(map(fields, ops))
     assert 'insert "Hi" priority 2 ns lora-a' in script_source(ops[:1])
     for bad, message in (("insert Hi ns", "ns needs a name"), ('insert Hi ns "a b"', "bad namespace"),
@@ -80,7 +81,8 @@ def test_run_events_prints_every_event_with_its_hash(capsys):
     assert code == 0
     lines = out.splitlines()
     events = [line.strip() for line in lines if "⇢" in line]
-    short = lambda h: "#" + h[:8]
+    def short(h):
+        return "#" + h[:8]
     assert events[:4] == [
         "⇢ cleared  every page is gone",
         f"⇢ stored   {short(AA)}  after —  'aa' (2 tokens)",

@@ -19,14 +19,15 @@ Packages that share a layer are siblings: neither imports the other.
 Further rules: only ``tui`` imports Textual; ``cache`` and every layer below the views
 import no Rich either; ``commands`` imports no TUI widget (``radixviz.tui.widgets``); and
 there is no import cycle between modules. A function-local import (inside a def) is allowed
-only where it defers torch, Textual, the web server (aiohttp, textual-serve) or jsonschema
-(40 ms, and every command imports the progress module), and says
+only where it defers torch, Textual, the web server (aiohttp, textual-serve), jsonschema
+(40 ms, and every command imports the progress module) or jinja2 (20 ms, for an HTML export
+only; the web server's pages come with the web server), and says
 so in a comment on its line or on the imports just above; elsewhere imports go at the top.
 An optional package that is not a dependency (``transformers``) is imported where it is used.
 
 To extend: a new file inside an existing package (``cache/v2026/cache.py``,
-``commands/serve.py``, ``render/html.py``, ``lessons/challenge.py``) joins that package's
-layer by itself. A new top-level module or package fails ``test_every_module_has_a_layer``
+``commands/serve.py``, ``render/html.py``, ``lessons/quiz/generate_router.py``) joins that
+package's layer by itself. A new top-level module or package fails ``test_every_module_has_a_layer``
 until it is added to ``LAYERS`` below, at the height it belongs.
 """
 from __future__ import annotations
@@ -56,21 +57,9 @@ SIBLINGS = {"radixviz.render", "radixviz.lessons"}
 NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.sim", "radixviz.settings",
            "radixviz.script", "radixviz.lessons")
 # what a function-local import may put off loading, and the words its reason comment uses
-DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema")
+DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2")
 OPTIONAL = ("transformers",)   # not a dependency: imported (under try) only where it is asked for
-DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsonschema")
-# Modules whose function-local imports are not cleaned up yet (being restructured for
-# issue 10/11 as this test landed). Take a module out once its imports follow the rule;
-# test_pending_list_is_current says when one already does.
-LOCAL_IMPORTS_PENDING = {
-    "radixviz.lessons", "radixviz.lessons.challenge", "radixviz.lessons.fixed",
-    "radixviz.lessons.generate", "radixviz.lessons.parse",
-    "radixviz.lessons.reader", "radixviz.lessons.scenario",
-    "radixviz.tui.app", "radixviz.tui.screens.challenge",
-    "radixviz.tui.screens.challenges", "radixviz.tui.screens.home",
-    "radixviz.tui.screens.quiz", "radixviz.tui.screens.scheduler",
-    "radixviz.tui.screens.stepper",
-}
+DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsonschema", "jinja2")
 
 
 def module_name(path: Path) -> str:
@@ -184,6 +173,43 @@ def test_siblings_do_not_import_each_other():
     assert not across, "\n".join(map(repr, across))
 
 
+# Inside radixviz.lessons, lowest first: each part imports itself and the layers below it,
+# never a sibling (quiz and challenges; the shared modules). The package's __init__, which
+# re-exports the lesson API, stands above them all.
+LESSONS_INSIDE = [
+    ("radixviz.lessons.progress",),
+    ("radixviz.lessons.grading", "radixviz.lessons.scenario", "radixviz.lessons.markdown_file"),
+    ("radixviz.lessons.lesson",),
+    ("radixviz.lessons.quiz", "radixviz.lessons.challenges"),
+]
+
+
+def inside_lessons(module: str) -> tuple[int, str] | None:
+    """(height, part) of a module of radixviz.lessons in LESSONS_INSIDE, or None."""
+    for height, layer in enumerate(LESSONS_INSIDE):
+        for part in layer:
+            if starts(module, part):
+                return height, part
+    return None
+
+
+def test_every_module_of_the_lessons_package_has_a_place():
+    homeless = [m for m in MODULES if starts(m, "radixviz.lessons") and m != "radixviz.lessons"
+                and inside_lessons(m) is None]
+    assert not homeless, f"add these to LESSONS_INSIDE in {Path(__file__).name}: {homeless}"
+
+
+def test_the_lessons_subpackages_import_down_and_siblings_apart():
+    wrong = []
+    for imp in INTERNAL:
+        source, target = inside_lessons(imp.source), inside_lessons(imp.target)
+        if source is None or target is None or source[1] == target[1]:
+            continue
+        if target[0] >= source[0]:     # up, or across to a sibling
+            wrong.append(imp)
+    assert not wrong, "\n".join(map(repr, wrong))
+
+
 def test_sim_does_not_import_script():
     wrong = [imp for imp in INTERNAL if starts(imp.source, "radixviz.sim") and starts(imp.target, "radixviz.script")]
     assert not wrong, "\n".join(map(repr, wrong))
@@ -290,18 +316,36 @@ def local_import_problems() -> tuple[list, list]:
 
 
 def test_function_local_imports_only_defer_torch_or_textual():
-    habit, silent = (
-        [imp for imp in found if imp.source not in LOCAL_IMPORTS_PENDING] for found in local_import_problems())
+    habit, silent = local_import_problems()
     assert not habit, ("function-local imports that defer neither torch nor Textual "
                        "(move them to the top):\n" + "\n".join(map(repr, habit)))
     assert not silent, ("function-local imports without a comment naming what they defer:\n"
                         + "\n".join(map(repr, silent)))
 
 
-def test_pending_list_is_current():
-    still = {imp.source for found in local_import_problems() for imp in found}
-    done = sorted(LOCAL_IMPORTS_PENDING - still)
-    assert not done, f"these follow the import rule now: take them out of LOCAL_IMPORTS_PENDING: {done}"
+ENGINE_NAMES = {"2024", "2026", "hicache"}
+
+
+def _engine_probes(module: str) -> list[str]:
+    """Where ``module`` compares a value with an engine's name, or asks ``hasattr``."""
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            values = [node.left, *node.comparators]
+            values += [e for v in values if isinstance(v, (ast.Tuple, ast.List, ast.Set)) for e in v.elts]
+            if any(isinstance(v, ast.Constant) and v.value in ENGINE_NAMES for v in values):
+                found.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr" \
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "os"):   # a platform's call
+            found.append(f"{MODULES[module].relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_caller_asks_which_engine_it_has():
+    # a view, the narration or a lesson asks the registry what an engine has
+    # (engine_spec(tree.engine).pages), never compares its name or probes its objects
+    probes = [p for module in MODULES if module != "radixviz.cache.engines" for p in _engine_probes(module)]
+    assert not probes, "\n".join(probes)
 
 
 @pytest.mark.parametrize("module", ["radixviz.cli", "radixviz.commands.run", "radixviz.settings",

@@ -7,7 +7,6 @@ from radixviz.lessons import load_lessons
 from radixviz.lessons.progress import Progress
 from radixviz.script import explain
 from radixviz.tui.app import RadixvizApp
-from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.resume import ResumeScreen
 from tui_helpers import (answer_docked, dock_shown, painted_text, screen_rows, wait_ready, wait_until,
                          walk_until)

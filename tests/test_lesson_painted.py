@@ -14,7 +14,7 @@ import pytest
 
 from radixviz.lessons import Narrative, Predict, load_lessons
 from radixviz.lessons.progress import Progress
-from radixviz.lessons.reader import read_plain
+from radixviz.lessons.lesson.reader import read_plain
 from radixviz.tui.app import RadixvizApp
 from tui_helpers import painted_text, screen_rows, wait_ready
 

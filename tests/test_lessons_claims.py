@@ -95,7 +95,8 @@ def test_lesson_7_hits_weights_and_both_orders_are_the_engines():
     text = text_of(7)
     session, reqs = lesson_7_queue()
     hits = {r.rid: r.prefix_len for r in reqs}
-    assert f"A {hits['A']}, B {hits['B']} (\"You_are_kind:\"), C {hits['C']} (\"You_are_terse:\") and D {hits['D']}" in text
+    assert (f"A {hits['A']}, B {hits['B']} (\"You_are_kind:\"), C {hits['C']} (\"You_are_terse:\") "
+            f"and D {hits['D']}") in text
     w = weights(session.cache.root_node, reqs)
     assert f'"kind:" weighs 1 + 2 (B and D) + 1 (its child "hi") = {w["kind:"]}' in text
     assert f'"terse:" weighs 1 + 1 (C) + 1 (its child "ok") = {w["terse:"]}' in text
@@ -105,7 +106,8 @@ def test_lesson_7_hits_weights_and_both_orders_are_the_engines():
     # the release's own matcher leaves the two edges whole: other weights, the same order
     session, reqs = lesson_7_queue(buggy=True)
     w = weights(session.cache.root_node, reqs)
-    assert f'on the leaf "kind:hi" (weight 1 + 2 = {w["kind:hi"]}) and C on "terse:ok" (1 + 1 = {w["terse:ok"]})' in text
+    assert (f'on the leaf "kind:hi" (weight 1 + 2 = {w["kind:hi"]}) '
+            f'and C on "terse:ok" (1 + 1 = {w["terse:ok"]})') in text
     assert ", ".join(r.rid for r in order_queue("weight", reqs, session.cache, random.Random(0))) == weight
 
 

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from radixviz.lessons import LessonError, Narrative, Operations, Predict, check_lesson, load_lessons, parse_lesson
+from radixviz.lessons import LessonError, Narrative, Operations, Predict, check_lesson, load_lessons
 
 GOOD = textwrap.dedent('''\
     ---
@@ -87,7 +87,7 @@ class TestAppOnlyPassages:
         import io
 
         from radixviz.commands.export_pages import lesson_notes
-        from radixviz.lessons.reader import read_plain
+        from radixviz.lessons.lesson.reader import read_plain
         from radixviz.script import Session
         lesson = next(l for l in load_lessons() if l.number == 8)
         assert any("Press `v` now" in b.in_app for b in lesson.blocks if isinstance(b, Narrative))
@@ -144,6 +144,79 @@ class TestBadFiles:
         assert "x.md:21: operation refused: no lock on 'zz'" in problems[1]
 
 
+CHALLENGE = textwrap.dedent('''\
+    ---
+    id: mine
+    number: 3
+    title: One hit
+    par: 2
+    ---
+    Make a match hit.
+
+    ```goal
+    match.matched == 2
+    ```
+
+    ```solution
+    insert "ab"
+    match "ab"
+    ```
+
+    You matched {match.matched} tokens.
+    ''')
+
+
+class TestMarkdownBlocks:
+    """Blocks are what a Markdown viewer draws as fenced blocks (markdown-it reads the file)."""
+
+    def test_a_fence_in_a_list_item_is_a_block(self, tmp_path):
+        text = GOOD.replace("Some words.", "Steps:\n\n1. First this:\n\n   ```radixviz\n   insert \"xy\"\n   ```\n")
+        (lesson,) = load_one(tmp_path, "x.md", text)
+        ops = [b for b in lesson.blocks if isinstance(b, Operations)]
+        assert [o.text for o in ops][:2] == ['insert "xy"', 'insert "abcd"'] and ops[0].ops[0].line == 11
+
+    def test_a_fence_indented_four_spaces_is_code_in_the_narrative(self, tmp_path):
+        text = GOOD.replace("Some words.", "Some words, and an example:\n\n    ```radixviz\n    evict 99\n    ```")
+        (lesson,) = load_one(tmp_path, "x.md", text)
+        assert "evict 99" in lesson.blocks[0].text
+        assert not any(op.name == "evict" for b in lesson.blocks if isinstance(b, Operations) for op in b.ops)
+
+    def test_a_longer_fence_holds_a_shorter_one(self, tmp_path):
+        text = GOOD.replace("Some words.", "Some words.\n\n````markdown\n```radixviz\nevict 99\n```\n````")
+        (lesson,) = load_one(tmp_path, "x.md", text)
+        assert "evict 99" in lesson.blocks[0].text
+
+    def test_an_unclosed_block_of_another_language_is_named(self, tmp_path):
+        write(tmp_path, "x.md", GOOD.replace("Some words.", "Some words.\n\n~~~~python\nx = 1"))
+        with pytest.raises(LessonError) as err:
+            load_lessons([tmp_path], include_shipped=False)
+        assert err.value.line == 8 and "unclosed ~~~~python block: add a line ~~~~ to end it" in str(err.value)
+
+    def test_a_challenge_with_its_debrief(self, tmp_path):
+        (challenge,) = load_challenges_in(tmp_path, CHALLENGE)
+        assert (challenge.id, challenge.par, challenge.statement) == ("mine", 2, "Make a match hit.")
+        assert challenge.solution == 'insert "ab"\nmatch "ab"' and challenge.debrief.startswith("You matched")
+
+    @pytest.mark.parametrize("change, line, words", [
+        (lambda t: t.replace("par: 2\n", "par: 2\npar: 3\n"), 6, "par given twice in the front matter"),
+        (lambda t: t.replace("par: 2\n", "parr: 2\n"), 5, "(or a line --- to end the front matter)"),
+        (lambda t: t.replace("{match.matched}", "{match.mached}"), 18, "debrief: "),
+        (lambda t: t.replace("```goal", "```goal\nmatch.matched == 2\n```\n\n```goal"), 1,
+         "exactly one ```goal block"),
+        (lambda t: t.replace("---\nMake", "Make"), 6, "expected id:, number:, title:, level:, par: or allow:"),
+    ])
+    def test_challenge_mistakes_at_their_line(self, tmp_path, change, line, words):
+        with pytest.raises(LessonError) as err:
+            load_challenges_in(tmp_path, change(CHALLENGE))
+        assert err.value.line == line and words in err.value.message, str(err.value)
+
+
+def load_challenges_in(folder, text):
+    from radixviz.lessons.challenges.challenge import challenge_files, parse_challenge
+    write(folder, "c.md", text)
+    return [parse_challenge(p.read_text(encoding="utf-8"), p, shipped=False) for p in challenge_files(folder)]
+
+
 def cli(*args, env=None):
     return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True,
                           timeout=120, env=env)
@@ -164,7 +237,7 @@ def test_check_command_exit_codes(tmp_path):
 
 def test_lessons_package_imports_no_ui_and_no_torch():
     probe = ("import sys, radixviz.lessons, radixviz.lessons.quiz, radixviz.lessons.progress, "
-             "radixviz.lessons.checker, radixviz.lessons.reader; "
+             "radixviz.lessons.lesson.checker, radixviz.lessons.lesson.reader; "
              "print(sorted(m for m in ('torch', 'textual', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

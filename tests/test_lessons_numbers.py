@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.lessons.generate import generate_question
-from radixviz.lessons.challenge import attempt, load_challenges, parse_challenge
-from radixviz.lessons.fixed import FIXED
-from radixviz.lessons.model import LessonError
+from radixviz.lessons.quiz.generate import generate_question
+from radixviz.lessons.challenges.challenge import attempt, load_challenges, parse_challenge
+from radixviz.lessons.quiz.fixed import FIXED
+from radixviz.lessons.lesson.model import LessonError
 from radixviz.script import Session
 from radixviz.sim.runner import simulate
 
@@ -39,7 +39,8 @@ def test_the_evict_short_debrief_says_what_the_learners_own_eviction_freed():
         assert verdict.solved
         text = folded(verdict.debrief(challenge))
         freed, asked = len(evict.result["freed_slots"]), evict.op.count
-        assert f"Your `evict {asked}` freed {freed} token(s), and the tree still holds {session.cache.total_size()}." in text
+        holds = session.cache.total_size()
+        assert f"Your `evict {asked}` freed {freed} token(s), and the tree still holds {holds}." in text
     assert freed == 2 and "freed nothing" not in text
 
 

@@ -25,7 +25,7 @@ def _runs(text: str) -> set:
 
 @pytest.mark.skipif(not CHAPTER.exists(), reason="the source chapter is not on this machine")
 def test_no_long_runs_copied_from_the_chapter():
-    import radixviz.lessons.fixed as fixed
+    import radixviz.lessons.quiz.fixed as fixed
     chapter = _runs(CHAPTER.read_text(encoding="utf-8"))
     texts = {str(l.path): l.path.read_text(encoding="utf-8") for l in load_lessons()}
     texts["fixed.py"] = Path(fixed.__file__).read_text(encoding="utf-8")

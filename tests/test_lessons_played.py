@@ -10,7 +10,7 @@ import pytest
 from radixviz.lessons import Predict, load_lessons
 from radixviz.lessons.grading import read_number
 from radixviz.lessons.progress import Progress
-from radixviz.lessons.reader import read_plain
+from radixviz.lessons.lesson.reader import read_plain
 
 LESSONS = load_lessons()
 

@@ -39,6 +39,16 @@ def test_wheel_holds_every_lesson(wheel):
     assert {f"radixviz/lessons_data/challenges/{name}" for name in challenges} <= names
 
 
+def test_wheel_holds_every_data_file_of_the_package(wheel):
+    """Templates, style sheets, the progress schema, py.typed: each file the code reads
+    besides its modules is listed in pyproject's package-data."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "radixviz").rglob("*")
+            if p.is_file() and p.suffix not in (".py", ".pyc") and not {"__pycache__", "lessons_data"} & set(p.parts)}
+    assert "radixviz/py.typed" in data and "radixviz/render/templates/step_page.html" in data
+    assert data <= names, f"not in the wheel: {sorted(data - names)}"
+
+
 def test_installed_wheel_loads_its_own_lessons(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel), "-q"],

@@ -87,7 +87,7 @@ class Pair:
         e, r = self.engine, self.reference
         assert (e.evictable_size(), e.protected_size(), e.total_size()) == \
             (r.evictable_size(), r.protected_size(), r.total_size())
-        assert e._clock == r.clock.now
+        assert e.snapshot().clock == r.clock.now
         assert modern_structure(e.root_node) == r.structure()
         check_modern_invariants(e)
         # the cached snapshot a view would show equals one built from scratch

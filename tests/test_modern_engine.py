@@ -52,9 +52,9 @@ def test_match_stopping_mid_edge_splits_and_refreshes_the_lower_part():
 def test_paged_match_cuts_the_key_to_whole_pages_and_compares_pages():
     cache = ModernRadixCache(page_size=4)
     cache.insert("abcdefgh", slots(8))
-    clock = cache._clock
+    clock = cache.snapshot().clock
     found, node = cache.match_prefix("abc")     # shorter than a page: root, nothing touched
-    assert found.numel() == 0 and node is cache.root_node and cache._clock == clock
+    assert found.numel() == 0 and node is cache.root_node and cache.snapshot().clock == clock
     found, node = cache.match_prefix("abcdefgX")  # second page differs in its last token
     assert found.tolist() == [100, 101, 102, 103] and node.key == tuple("abcd")
     assert tuple(node.children) == (tuple("efgh"),)   # children filed under their first page
@@ -65,10 +65,10 @@ def test_paged_match_cuts_the_key_to_whole_pages_and_compares_pages():
 def test_insert_refuses_partial_pages_and_changes_nothing():
     cache = ModernRadixCache(page_size=4)
     cache.insert("abcd", slots(4))
-    clock = cache._clock
+    clock = cache.snapshot().clock
     with pytest.raises(ValueError, match="whole pages"):
         cache.insert("abcdef", slots(6))
-    assert cache._clock == clock and cache.total_size() == 4
+    assert cache.snapshot().clock == clock and cache.total_size() == 4
 
 
 def test_hit_count_is_raised_by_inserts_only():
@@ -124,10 +124,10 @@ def test_eviction_calls_back_once_per_node_in_policy_order_and_pushes_parents():
     cache.insert("xy", slots(2, 30))
     cache.match_prefix("xy")                    # "xy" is now the most recent
     freed = []
-    clock = cache._clock
+    clock = cache.snapshot().clock
     assert cache.evict(3, lambda s: freed.append(s.tolist())) == 4
     # "cd" goes first; its parent "ab" becomes a leaf, older than "xy", and goes next
-    assert freed == [[22, 23], [10, 11]] and cache._clock == clock
+    assert freed == [[22, 23], [10, 11]] and cache.snapshot().clock == clock
     assert cache.evict(100, lambda s: freed.append(s.tolist())) == 2   # stops short: tree empty
     assert cache.total_size() == 0
 

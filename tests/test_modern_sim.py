@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from radixviz.cache import check_modern_invariants
 from radixviz.cli import main
 from radixviz.sim.scheduler import Scheduler
 from radixviz.sim.todays_cache import todays_cache

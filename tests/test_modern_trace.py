@@ -42,7 +42,7 @@ def run_ops(cache, seed: int, page: int) -> list:
             out.append(cache.dec_lock_ref(locks.pop(rng.randrange(len(locks)))))
         else:
             gone = []
-            out.append((cache.evict(rng.randint(1, 8), lambda s: gone.append(s.tolist())), gone))
+            out.append((cache.evict(rng.randint(1, 8), lambda s, gone=gone: gone.append(s.tolist())), gone))
     return out
 
 

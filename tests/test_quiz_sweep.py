@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from radixviz.lessons.fixed import fixed_questions
-from radixviz.lessons.generate import DIFFICULTIES, GENERATORS, generate_question
+from radixviz.lessons.quiz.fixed import fixed_questions
+from radixviz.lessons.quiz.generate import DIFFICULTIES, GENERATORS, generate_question
 from radixviz.lessons.grading import LETTERS
 
 SEEDS = range(10)
@@ -103,7 +103,7 @@ def test_an_order_question_states_its_tie_rule(q):
 
 
 def test_ties_between_request_holding_siblings_are_never_asked():
-    from radixviz.lessons.generate import _walk, _weight_tie
+    from radixviz.lessons.quiz.generate import _walk, _weight_tie
     from radixviz.lessons.scenario import run_scenario
     for q in (q for q in QUESTIONS if q.topic == "policy" and q.difficulty == "hard"):
         session = run_scenario(q.scenario)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.render import graphviz
 from radixviz.render.graphviz import GraphvizError, to_dot, write
 from radixviz.script import Session
 

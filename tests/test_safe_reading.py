@@ -69,7 +69,7 @@ def test_devices_fifos_and_folders_are_refused_by_every_command(tmp_path):
             cases.append(argv + [path])
             labels.append(f"{command} on {kind}")
     results = run_child(cases, tmp_path / "data")
-    for label, (code, err, seconds), path in zip(labels, results, [c[-1] for c in cases]):
+    for label, (code, err, seconds), _path in zip(labels, results, [c[-1] for c in cases]):
         assert code == 2, f"{label}: exit {code}: {err}"
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, f"{label}: {err}"
         assert any(words in err for words in ("not a regular file", "is a folder")), f"{label}: {err}"

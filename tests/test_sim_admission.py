@@ -24,7 +24,7 @@ def setup():
 def waiting(cache, *specs):
     """Requests from (prompt, max_new) pairs, matched against the tree."""
     queue = [Request(100 + i, tuple(p), m) for i, (p, m) in enumerate(specs)]
-    match_requests(SimpleNamespace(engine=cache), queue)
+    match_requests(SimpleNamespace(host_tier=False, engine=cache), queue)
     return queue
 
 

@@ -18,7 +18,8 @@ SYSTEM = tuple(range(100, 140))          # 40 tokens: longer than #2442's thresh
 
 def matched(cache, *prompts):
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
-    match_requests(SimpleNamespace(engine=SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)), queue)
+    engine = SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)
+    match_requests(SimpleNamespace(host_tier=False, engine=engine), queue)
     return queue
 
 

@@ -13,7 +13,8 @@ from radixviz.sim.steps import match_requests
 def matched_queue(cache, *prompts):
     """Requests r0, r1, ... for ``prompts``, matched against ``cache`` as a prefill round does."""
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
-    match_requests(SimpleNamespace(engine=SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)), queue)
+    engine = SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)
+    match_requests(SimpleNamespace(host_tier=False, engine=engine), queue)
     return queue
 
 

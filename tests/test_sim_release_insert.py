@@ -34,7 +34,8 @@ def test_the_command_prints_the_drift(capsys):
         main(["simulate", "--insert", "release", "--requests", "8", "--pool-size", "256"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0
-    assert re.search(r"drift: evictable_size\(\) says -?\d+ but unreferenced\s+nodes hold \d+\s+tokens: off by -\d+", out)
+    assert re.search(r"drift: evictable_size\(\) says -?\d+ but unreferenced\s+nodes hold \d+\s+tokens: "
+                     r"off by -\d+", out)
 
 
 def test_an_unknown_insert_mode_is_refused():

@@ -8,9 +8,9 @@ import pytest
 from radixviz.cli import main
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.stepper import NO_MATCHER
+from tui_helpers import notifications, status, stepper, tree_text, wait_ready, watch_notifications
 
 NO_MATCHER_2026 = NO_MATCHER.format("2026")
-from tui_helpers import notifications, status, stepper, tree_text, wait_ready, watch_notifications
 
 
 def _sandbox_app(monkeypatch, *argv) -> RadixvizApp:

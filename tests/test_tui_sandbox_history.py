@@ -5,7 +5,7 @@ from radixviz.script import load_script
 from radixviz.tui.screens.dialogs import AskPath, ConfirmLeave
 from radixviz.tui.screens.home import HomeScreen
 from radixviz.tui.screens.stepper import StepperScreen
-from tui_helpers import CHAPTER, narration, notifications, shows, stepper, tree_text
+from tui_helpers import narration, notifications, shows, stepper, tree_text
 
 
 def op_texts(app) -> list[str]:

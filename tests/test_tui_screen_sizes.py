@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.widgets._toast import Toast
 
 from radixviz.tui.app import RadixvizApp, wait_until_ready
 from test_tui_challenges import open_challenge
-from tui_helpers import narration, pane_rows, screen_rows, stepper, wait_until
+from tui_helpers import narration, painted_strips, pane_rows, screen_rows, stepper, wait_until
 
 SCROLLBAR_MARKS = re.compile("[▁▂▃▄▅▆▇█▉▊▋▌▍▎▏▐]")
 RELEASE = "insert-slots release\ninsert Hello\ninsert Hello_world\nmatch Hello_w\n"
@@ -82,13 +81,13 @@ class TestNotifications:
             # autoplay speed notes and exports: each says something
             await pilot.press("plus", "plus", "minus", "e", "plus", "minus", "e", "minus")
             await pilot.pause()
-            assert len(app.screen.query(Toast)) <= 1
-            toast = app.screen.query_one(Toast).region
+            assert len(app.screen.query("Toast")) <= 1
+            toast = app.screen.query_one("Toast").region
             assert not toast.overlaps(app.screen.query_one("#narration-pane").region)
             await pilot.press("e")   # an export names its file: the last note is the one shown
             await pilot.pause()
             assert "svg" in "".join(screen_rows(app)) and "one step every" not in "".join(screen_rows(app))
-            await wait_until(pilot, lambda: not app.screen.query(Toast), timeout=15)
+            await wait_until(pilot, lambda: not app.screen.query("Toast"), timeout=15)
             await pilot.pause()
             after = pane_rows(app, "#narration-pane")
             assert after == before
@@ -107,7 +106,7 @@ class TestLightTheme:
             background = pane.rich_style.bgcolor
             assert background is not None and background.triplet is not None
             region = pane.scrollable_content_region   # the scrollbar keeps its own colours
-            strips = app.screen._compositor.render_strips()
+            strips = painted_strips(app)
             painted = 0
             for y in range(region.y, region.bottom):
                 x = 0

@@ -31,10 +31,10 @@ def fixed_code_pane(monkeypatch):
 @pytest.fixture
 def fixed_lessons(monkeypatch):
     """Two stand-in lessons, so the home snapshot does not change when lesson texts do."""
-    import radixviz.lessons as lessons
+    from radixviz.tui.screens import home
     fake = [Lesson("nodes", 1, "What a node holds", "1.md"),
             Lesson("matching", 2, "Matching and the #7 bug", "2.md")]
-    monkeypatch.setattr(lessons, "load_lessons", lambda *a, **k: list(fake))
+    monkeypatch.setattr(home, "load_lessons", lambda *a, **k: list(fake))
 
 
 async def _loaded(pilot):
@@ -47,8 +47,7 @@ def _go_to(kind: str, nth: int = 0):
         await _loaded(pilot)
         screen = pilot.app.screen
         frames = [f.index for f in screen.model.frames if f.kind == kind]
-        screen.model.go(frames[nth])
-        screen.refresh_view()
+        screen.position = frames[nth]
         await pilot.pause()
     return run_before
 
@@ -121,7 +120,7 @@ lookup never has to choose between two children. Press r to see the tree beside 
 
 def stand_in_lesson():
     """A lesson of the snapshots' own, so the pictures do not change when lesson texts do."""
-    from radixviz.lessons.parse import parse_lesson
+    from radixviz.lessons.lesson.parse import parse_lesson
     return parse_lesson(STAND_IN_LESSON, "01-stand-in.md")
 
 

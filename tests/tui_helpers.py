@@ -101,9 +101,18 @@ async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
     await pilot.pause()
 
 
+def painted_strips(app) -> list:
+    """Every row of the terminal as the app paints it now (toasts and all): a Strip of
+    styled segments each. The one place the tests read Textual's private compositor:
+    Textual offers no public way to read the painted screen as text (``export_screenshot()``
+    turns this same compositor output into SVG; ``Screen.get_style_at`` gives a cell's
+    style, not its character)."""
+    return app.screen._compositor.render_strips()
+
+
 def screen_rows(app) -> list[str]:
     """The text of every row of the terminal as the app paints it now (toasts and all)."""
-    return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
+    return ["".join(segment.text for segment in strip) for strip in painted_strips(app)]
 
 
 def pane_rows(app, selector: str) -> list[str]:

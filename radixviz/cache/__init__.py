@@ -1,9 +1,9 @@
 """The engines and what they share: keys, text, snapshots, tracing, the KV pool, the registry.
 
 Shared parts sit here (``keys``, ``text``, ``snapshot``, ``trace``, ``pool``, ``values``,
-``evict_policy``, ``invariants``, ``checks``, ``hashes``, ``kv_events``); each engine is a subpackage (``v2024/``: the
-first release's cache; ``v2026/``: today's; ``hicache/``: today's with a host tier); ``engines`` names them all and ``facade`` gives
-every caller the same verbs. Imports no UI library.
+``evict_policy``, ``invariants``, ``checks``, ``hashes``, ``kv_events``); each engine is a
+subpackage (``v2024/``: the first release's cache; ``v2026/``: today's; ``hicache/``: today's
+with a host tier); ``engines`` names them all and ``facade`` gives every caller the same verbs. Imports no UI library.
 
 Names load on first use, so a text helper, a policy name or the list of engines never loads
 torch: only an engine, a snapshot of one, or the pool does.

@@ -71,9 +71,9 @@ class Engine:
         An engine with namespaces also takes ``extra_key``."""
         raise NotImplementedError
 
-    def insert_key(self, key, slots, priority):
-        """The engine's own insert of whole pages; returns the prefix length it held. An
-        engine with namespaces also takes ``extra_key`` (passed only when one is given)."""
+    def insert_key(self, key, slots, priority, extra_key=None):
+        """The engine's own insert of whole pages; returns the prefix length it held. Only
+        an engine with namespaces is given an ``extra_key`` (``insert`` refuses one first)."""
         return self.cache.insert(key, slots)
 
     def change(self, option: str, value) -> None:

@@ -50,7 +50,7 @@ class TokenToKVPool:
         shape = (size, head_num, head_dim)
         self.k_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
         self.v_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
-        self._counted = None   # (the last SlotCounts given out, a copy of the counts it holds)
+        self._counted: tuple | None = None   # (the last SlotCounts given out, a copy of the counts it holds)
 
     def alloc(self, need_size: int) -> torch.Tensor | None:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""

@@ -17,6 +17,7 @@ CHUNK, MASK = 1 << SHIFT, (1 << SHIFT) - 1   # list of chunks stays short
 
 class SlotCounts(Sequence):
     __slots__ = ("_chunks", "_size", "new_bytes")
+    _chunks: tuple
 
     def __init__(self, counts, previous: "SlotCounts | None" = None):
         """The counts in ``counts`` (a sequence of ints); every chunk equal to the same chunk

@@ -67,7 +67,7 @@ class TreeSnapshot:
     @recent_property
     def parents(self) -> dict:
         """Node id -> parent id (the root maps to None)."""
-        out = {self.root.id: None}
+        out: dict[int, int | None] = {self.root.id: None}
         for node in self.root.walk():
             for child in node.children:
                 out[child.id] = node.id
@@ -76,9 +76,10 @@ class TreeSnapshot:
     def path_to(self, node_id: int) -> list:
         """Ids from the root down to ``node_id``."""
         path, parents = [], self.parents
-        while node_id is not None:
-            path.append(node_id)
-            node_id = parents[node_id]
+        at: int | None = node_id
+        while at is not None:
+            path.append(at)
+            at = parents[at]
         return path[::-1]
 
 

@@ -114,8 +114,10 @@ class Tracer:
 
     def emit_from(self, source: str, step: str, kind: EventKind, nodes, data: dict) -> None:
         """``emit`` for a step written in another module of the same engine (``branch``)."""
+        observer = self._observer
+        assert observer is not None, "emit() only while active: if tr.active: tr.emit(...)"
         self.seq += 1
-        self._observer(Event(self.seq, kind, step, self.op, source,
+        observer(Event(self.seq, kind, step, self.op, source,
                              tuple(n.id for n in nodes), MappingProxyType(data), self._snapshot()))
 
     def branch(self, source: str) -> "TracerBranch":

@@ -10,7 +10,7 @@ from rich.console import Console
 from radixviz.errors import UsageError
 from radixviz.files import ReadError, read_text
 from radixviz.lessons import LessonError
-from radixviz.lessons.challenge import (AttemptError, attempt, find_challenge, load_challenges,
+from radixviz.lessons.challenges.challenge import (AttemptError, attempt, find_challenge, load_challenges,
                                         start_session)
 from radixviz.lessons.progress import Progress, update_progress
 from radixviz.render.tree import TreeView

@@ -24,9 +24,11 @@ def register(subparsers) -> None:
         "export", help="write the tree as a diagram (.dot .svg .png .pdf), every step as a page (.html) or a GIF",
         description="Run a script, then draw the tree (with the Rich view's marks) with Graphviz.")
     add_script_args(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="the file to write; its extension picks the format: .dot .svg .png .pdf (a diagram), "
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="the file to write; its extension picks the format: .dot .svg .png .pdf (a diagram), "
                         ".html (a page stepping through every step), .gif (animated)")
-    p.add_argument("--step", type=int, metavar="K", help="draw the state at micro-step K, counted from 1 as run --steps and the app number them")
+    p.add_argument("--step", type=int, metavar="K",
+                   help="draw the state at micro-step K, counted from 1 as run --steps and the app number them")
     p.add_argument("--all-steps", metavar="DIR", nargs="?", const=True,
                    help="write one numbered diagram per micro-step into DIR; "
                         "with -o FILE.pdf and no DIR: one multi-page PDF, a step a page")

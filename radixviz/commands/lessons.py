@@ -7,9 +7,9 @@ from pathlib import Path
 from radixviz.errors import UsageError
 from radixviz.lessons import (LessonError, check_lesson, find_lesson, lesson_files, load_lessons,
                               shipped_lessons_dir)
-from radixviz.lessons.challenge import challenge_files, check_challenge, load_challenges
+from radixviz.lessons.challenges.challenge import challenge_files, check_challenge, load_challenges
 from radixviz.lessons.progress import Progress, save_lesson_completed
-from radixviz.lessons.reader import read_plain
+from radixviz.lessons.lesson.reader import read_plain
 
 
 def register(subparsers) -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from radixviz.errors import UsageError
 from radixviz.lessons import LessonError, load_lessons
-from radixviz.lessons.challenge import load_challenges
+from radixviz.lessons.challenges.challenge import load_challenges
 from radixviz.files import ReadError, atomic_write, read_text
 from radixviz.lessons.progress import Progress, ProgressError, update_progress
-from radixviz.lessons.progress_file import MAX_PROGRESS_BYTES
+from radixviz.lessons.progress.progress_file import MAX_PROGRESS_BYTES
 
 
 def register(subparsers) -> None:

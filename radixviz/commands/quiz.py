@@ -6,9 +6,9 @@ import sys
 
 from radixviz.errors import UsageError
 from radixviz.lessons.progress import update_progress
-from radixviz.lessons.questions import LETTERS
+from radixviz.lessons.quiz.questions import LETTERS
 from radixviz.lessons.quiz import make_quiz
-from radixviz.lessons.reader import echo_if_piped, result_text
+from radixviz.lessons.lesson.reader import echo_if_piped, result_text
 from radixviz.lessons.scenario import run_scenario
 from radixviz.script import parse_script   # the parser: no torch
 from radixviz.settings import QUIZ_QUESTIONS, SEED

@@ -168,7 +168,8 @@ def register(subparsers) -> None:
                "2 bad input (FILE:LINE:COL: message; what was applied is still printed).")
     add_script_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON document (see docs/json-schema.md)")
-    p.add_argument("--steps", action="store_true", help="print every micro-step with the engine line it came from (its step name without sources)")
+    p.add_argument("--steps", action="store_true",
+                   help="print every micro-step with the engine line it came from (its step name without sources)")
     add_compare_arg(p, "show them side by side")
     p.add_argument("--width", type=WIDTH.arg, default=None, help="output width in columns (default: the terminal's)")
     p.set_defaults(func=run)

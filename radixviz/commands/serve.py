@@ -11,7 +11,7 @@ import webbrowser
 from pathlib import Path
 
 from radixviz.errors import UsageError
-from radixviz.lessons.places import data_dir
+from radixviz.lessons.progress.places import data_dir
 from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, Limit
 
 from .lessons import load_or_refuse, pick_lesson

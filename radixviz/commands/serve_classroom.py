@@ -42,7 +42,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from radixviz.files import ReadError, atomic_write, decode_text, free_name
-from radixviz.lessons.places import ENV_VAR as DATA_DIR_ENV
+from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
 from radixviz.script import ScriptError, parse_script
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name

@@ -116,7 +116,8 @@ class SessionPriorities:
             elif (pid in self.confined and pid not in self.lowered and now - self.confined[pid] > STUBBORN
                   and lower_priority(pid)):
                 self.lowered.add(pid)
-                log.info("a session has been busy for %.0f s: its priority is lowered for good", now - self.confined[pid])
+                log.info("a session has been busy for %.0f s: its priority is lowered for good",
+                         now - self.confined[pid])
         return confined, released
 
     async def run(self) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from radixviz.files import ReadError, atomic_write, read_text, strip_controls
 from radixviz.lessons.progress import Progress
-from radixviz.lessons.progress_file import locked
+from radixviz.lessons.progress.progress_file import locked
 
 ROSTER = "students.json"
 MAX_NAME = 40

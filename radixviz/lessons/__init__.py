@@ -1,6 +1,11 @@
-"""Lessons, quizzes and progress: the content layer (no UI imports, no torch at import).
+"""Lessons, quizzes, challenges and progress: the content layer (no UI imports, no torch
+at import). One subpackage each: ``lesson/``, ``quiz/``, ``challenges/``, ``progress/``; what
+several of them use sits here: ``grading`` (the one grader of predictions and questions),
+``scenario`` (operations on a real session, the tree as text) and ``markdown_file`` (lesson
+and challenge files read with markdown-it). Inside the package, imports go down this list:
+progress, the shared modules, lesson, then quiz and challenges (siblings).
 
-Lessons
+Lessons (``radixviz.lessons`` re-exports these from ``lesson/``)
     ``load_lessons(extra_dirs=(), problems=None) -> list[Lesson]`` reads the shipped lessons
     (the top-level ``lessons/`` folder; ``radixviz/lessons_data/`` inside a wheel) and any
     folders a teacher adds, ordered by number. ``Lesson(id, number, title, path, blocks,
@@ -27,23 +32,23 @@ Quizzes
     slots, text), ``prompt``, ``choices``, ``nodes``, ``hint()``, ``grade(reply)``,
     ``example_reply()`` and ``scenario``: operation text that replays the question in the
     stepper (the part after ``# the question:`` is the asked operation).
-    ``radixviz.lessons.generate.generate_question(seed, difficulty, topic, lesson)`` makes one.
+    ``radixviz.lessons.quiz.generate.generate_question(seed, difficulty, topic, lesson)`` makes one.
 
 Progress
     ``radixviz.lessons.progress.Progress.load()`` (``.lessons``, ``.scores``, ``.warning``
     when a damaged file was set aside), ``mark_lesson_completed(lesson)`` for a player
     that reaches a lesson's end. ``$RADIXVIZ_DATA_DIR`` overrides the data folder.
+
+Challenges
+    ``radixviz.lessons.challenges.challenge.load_challenges(extra_dirs=())``, ``attempt(challenge,
+    script) -> Verdict``; goal conditions in ``radixviz.lessons.challenges.goals``.
 """
-from .loader import find_lesson, lesson_files, load_lessons, shipped_lessons_dir
-from .model import Lesson, LessonError, Narrative, Operations, Predict
-from .parse import parse_lesson, read_lesson_text
+from .lesson.checker import check_lesson
+from .lesson.loader import find_lesson, lesson_files, load_lessons, shipped_lessons_dir
+from .lesson.model import Lesson, LessonError, Narrative, Operations, Predict
+from .lesson.parse import parse_lesson, read_lesson_text
 
 __all__ = ["Lesson", "LessonError", "Narrative", "Operations", "Predict", "load_lessons",
            "find_lesson", "lesson_files", "shipped_lessons_dir", "parse_lesson", "read_lesson_text",
            "check_lesson"]
 
-
-def check_lesson(lesson, device="cpu"):
-    """Run a lesson's operations; return the problems found (empty list when it passes)."""
-    from .checker import check_lesson as _check
-    return _check(lesson, device=device)

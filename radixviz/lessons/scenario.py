@@ -1,12 +1,15 @@
 """Scenarios for questions: run operation text on a real Session and read the tree back."""
 from __future__ import annotations
 
+from radixviz.cache import tokens_text
+from radixviz.script import parse_script, slot_ranges
+
 QUIZ_POOL_SIZE = 128
 
 
 def run_scenario(text: str, file: str = "<quiz>"):
     """A CPU Session with ``text`` applied (raises ScriptError if an operation is refused)."""
-    from radixviz.script import Session
+    from radixviz.script import Session   # loads torch (the engine): only when a scenario runs
     session = Session(pool_size=QUIZ_POOL_SIZE, device="cpu")
     session.run(text, file)
     return session
@@ -14,14 +17,12 @@ def run_scenario(text: str, file: str = "<quiz>"):
 
 def apply_text(session, text: str, file: str = "<quiz>"):
     """Apply one operation line to ``session``; return its OpRecord."""
-    from radixviz.script import parse_script
     (op,) = parse_script(text, file)
     return session.apply(op)
 
 
 def edge_text(key) -> str:
     """An edge as a learner types it: unquoted, unescaped (``cache.tokens_text``)."""
-    from radixviz.cache import tokens_text
     return tokens_text(key)
 
 
@@ -37,7 +38,6 @@ def whole_key(tree, node_id: int) -> str:
 
 def tree_text(tree, show_time: bool = False, show_slots: bool = True) -> str:
     """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
-    from radixviz.script import slot_ranges
     lines = ["(root)"]
 
     def visit(node, prefix):

@@ -26,7 +26,8 @@ def _columns(side) -> list:
     """(cluster name, caption title, colour) for each column."""
     if not side.across_engines:
         return list(SIDES)
-    return [(c.engine, title, ENGINE_COLORS.get(c.engine, OTHER_COLOR)) for c, title in zip(side.configs, side.titles())]
+    return [(c.engine, title, ENGINE_COLORS.get(c.engine, OTHER_COLOR))
+            for c, title in zip(side.configs, side.titles())]
 
 
 def compare_graph(side, max_edge: int = 24) -> graphviz.Digraph:

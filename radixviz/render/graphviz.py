@@ -114,7 +114,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
             elif child.id in node_marks.path:
                 style = _attrs(color=PATH.color, penwidth=2)
             dot.edge(f"n{node.id}", f"n{child.id}", **style)
-    for i, (node_id, key) in enumerate(node_marks.evicted):
+    for i, (_node_id, key) in enumerate(node_marks.evicted):
         used.add(EVICTED)
         dot.node(f"ghost{i}", _label(f"{EVICTED.symbol} {edge_text(key, max_edge)}", ghost_word(tree)),
                  style="rounded,dashed", color=EVICTED.color, fontcolor=EVICTED.color)

@@ -7,17 +7,17 @@ fragment ``#step-N`` opens step N.
 """
 from __future__ import annotations
 
-import html
 import linecache
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
 
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from radixviz.script import describe, explain, key_text, slot_ranges
 
 from .badge import engine_badge
-from .html_assets import SCRIPT, STYLE
 from .pool import STATES, slot_symbol
 from .pool_host import HOST_STATES
 from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
@@ -27,6 +27,9 @@ CODE_CONTEXT = 4          # lines of the function shown above and below the line
 POOL_ROW = 32             # slots per row of the pool
 MAX_DRAWN_POOL = 4096     # larger pools are summed up, not drawn slot by slot in every step
 
+# raw HTML in a lesson is shown as text, never run
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
+
 
 @dataclass(frozen=True)
 class StepNote:
@@ -34,6 +37,14 @@ class StepNote:
     block answers (each answer behind a click)."""
     text: str = ""                 # Markdown
     predicts: tuple = ()           # lessons.Predict
+
+
+@dataclass(frozen=True)
+class CodeView:
+    """The engine lines around the one that ran: ``(number, text, mark)`` rows, the mark
+    ``hi`` for that line, ``dim`` for lines that only report steps, else ''."""
+    where: str
+    rows: tuple = ()
 
 
 def build_page(frames, records, *, title: str, theme: str = "light", notes=None,
@@ -46,79 +57,46 @@ def build_page(frames, records, *, title: str, theme: str = "light", notes=None,
     notes = notes or {}
     svgs = render_many([frame_dot(f, theme, max_edge=max_edge) for f in frames], "svg")
     total, op_count = len(frames), len(records)
-    sections = [_section(frame, svg, records, total, op_count, notes.get(frame.index))
-                for frame, svg in zip(frames, svgs)]
-    esc = html.escape
-    return "".join([
-        f'<!DOCTYPE html>\n<html lang="en" class="theme-{theme}">\n<head>\n<meta charset="utf-8">\n',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-        f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        '<header class="bar">\n',
-        f"<h1>{esc(title)}</h1>\n",
-        '<div class="controls">',
-        '<button id="prev" type="button" title="previous step (←)">←</button>',
-        f'<input id="slider" type="range" min="1" max="{max(total, 1)}" value="1" aria-label="step">',
-        '<button id="next" type="button" title="next step (→)">→</button>',
-        f'<span class="counter">step <span id="step-number">1</span> of {total}</span>',
-        "</div>\n",
-        '<span class="hint">→ ← step · [ ] operation · Home End</span>\n',
-        "</header>\n<main>\n",
-        "".join(sections),
-        "</main>\n",
-        f"<script>{SCRIPT}</script>\n</body>\n</html>\n",
-    ])
+    steps = [_step(frame, svg, records, notes.get(frame.index)) for frame, svg in zip(frames, svgs)]
+    return _page_template().render(title=title, theme=theme, total=total, op_count=op_count, steps=steps)
 
 
-def _section(frame, svg: bytes, records, total: int, op_count: int, note) -> str:
-    number = step_number(frame)
+@cache
+def _page_template():
+    # jinja2: 20 ms to import, paid only by an export (every command imports this module)
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    # autoescaped: a lesson's words, a key or a title are text in the page, never markup
+    templates = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
+                            autoescape=select_autoescape(default=True), trim_blocks=True,
+                            keep_trailing_newline=True)
+    return templates.get_template("step_page.html")
+
+
+def _step(frame, svg: bytes, records, note) -> dict:
+    """What the template shows of one step, in the stepper's order: the step in one line,
+    the matcher note, the lesson's words and predictions, the why, the code, pool, status."""
     record = records[frame.op_index] if frame.op_index < len(records) else None
-    op_start = record is not None and frame.index == record.first_frame
-    esc = html.escape
-    # the stepper's order: the step in one line, the matcher note, the lesson's words, the why
-    side = [f'<div class="what">{esc(describe(frame))}</div>']
-    diff = _disagreement(record, frame.tree.buggy_match)
-    if diff:
-        side.append(diff)
-    if note is not None and note.text:
-        side.append(f'<div class="lesson">{_markdown(note.text)}</div>')
-    if note is not None:
-        side.extend(_predict(block) for block in note.predicts)
-    why = explain(frame)
-    if why:
-        side.append(f'<div class="why">{esc(why)}</div>')
-    side.append(_code(frame))
-    side.append(f'<div><h2>KV pool</h2>{_pool(frame)}</div>')
-    if frame.pool.host:
-        side.append(f'<div><h2>host pool (CPU)</h2>{_host_pool(frame)}</div>')
-    side.append(_status(frame, total, op_count))
-    return (f'<section class="step" id="s{number}" data-step="{number}" data-op-start="{int(op_start)}" '
-            f'aria-label="step {number} of {total}">\n'
-            f'<figure class="tree">{inline_svg(svg)}</figure>\n'
-            f'<div class="side">{"".join(side)}</div>\n</section>\n')
+    return {
+        "number": step_number(frame),
+        "op_start": record is not None and frame.index == record.first_frame,
+        "svg": Markup(inline_svg(svg)),       # Graphviz escapes the labels it draws
+        "what": describe(frame),
+        "diff": _disagreement(record, frame.tree.buggy_match),
+        "lesson": Markup(_MARKDOWN.render(note.text)) if note is not None and note.text else None,
+        "predicts": note.predicts if note is not None else (),
+        "why": explain(frame),
+        "code": _code_block(frame.source, frame.label) if frame.source else None,
+        "pool": _pool(frame),
+        "host_pool": _host_pool(frame) if frame.pool.host else None,
+        "status": _status(frame, records),
+    }
 
 
-def _markdown(text: str) -> str:
-    # raw HTML in a lesson is shown as text, never run
-    return MarkdownIt("commonmark", {"html": False}).render(text)
-
-
-def _predict(block) -> str:
-    esc = html.escape
-    choices = ""
-    if block.choices:
-        items = "".join(f"<li>{esc(str(c))}</li>" for c in block.choices)
-        choices = f'<ol type="a">{items}</ol>'
-    answer = f"<p><b>Answer: {esc(str(block.answer))}</b></p>"
-    if block.explain:
-        answer += f"<p>{esc(block.explain)}</p>"
-    return (f'<div class="predict"><div class="q">Predict: {esc(block.question)}</div>{choices}'
-            f'<details><summary>Show the answer</summary>{answer}</details></div>')
-
-
-def _disagreement(record, buggy_now: bool) -> str:
+def _disagreement(record, buggy_now: bool) -> dict | None:
     """For a match the two matchers answer differently: both counts, the wrong tokens marked."""
     if record is None or record.op.name != "match" or not record.result.get("disagreement"):
-        return ""
+        return None
     diff, key = record.result["disagreement"], record.op.key
     if buggy_now:
         head = (f"✗ The fixed matcher (#7) would return {diff['fixed']} token(s); "
@@ -127,91 +105,76 @@ def _disagreement(record, buggy_now: bool) -> str:
         head = f"The buggy matcher (pre-#7) would return {diff['buggy']} token(s) here, not {diff['fixed']}."
     start, end = diff["wrong_from"], max(diff["fixed"], diff["buggy"])
 
-    def part(tokens):
-        return html.escape(key_text(tokens, limit=10**6)[1:-1])
-    return (f'<div class="diff"><b>{html.escape(head)}</b> Key: <code><span class="ok">{part(key[:start])}</span>'
-            f'<span class="wrong">⟦{part(key[start:end])}⟧</span>{part(key[end:])}</code> '
-            f"⟦…⟧ slots {html.escape(slot_ranges(diff['wrong_slots']))} belong to another request.</div>")
+    def part(tokens) -> str:
+        return key_text(tokens, limit=10**6)[1:-1]
+    return {"head": head, "agreed": part(key[:start]), "wrong": part(key[start:end]), "rest": part(key[end:]),
+            "slots": slot_ranges(diff["wrong_slots"])}
 
 
 @lru_cache(maxsize=1024)
-def _code_block(source: str, step: str) -> str:
+def _code_block(source: str, step: str) -> CodeView:
     """The lines around the one that did ``step``, that line highlighted; lines that only
     report steps dimmed, as in the app's code pane."""
     site = locate(source, step)
     if site.file is None or site.line is None:
-        return f'<div><h2>engine line</h2><div class="where">{html.escape(site.where)}</div></div>'
+        return CodeView(site.where)
     file, line, lines = site.file, site.line, linecache.getlines(site.file)
     first, last = max(1, line - CODE_CONTEXT), min(len(lines), line + CODE_CONTEXT)
     span = function_span(file, line)
     if span is not None:
         first, last = max(first, span[0]), min(last, span[1])
     dim = reporting_lines(file)
-    rows = []
-    for number in range(first, last + 1):
-        text = html.escape(strip_marker(lines[number - 1]).rstrip("\n"))
-        cls = "hi" if number == line else ("dim" if number in dim else "")
-        row = f'<span class="ln">{number:>4} </span>{text}'
-        rows.append(f'<span class="{cls}">{row}</span>' if cls else row)
+    rows = tuple((number, strip_marker(lines[number - 1]).rstrip("\n"),
+                  "hi" if number == line else ("dim" if number in dim else ""))
+                 for number in range(first, last + 1))
     where = f"{short_path(file)} · {site.function}() · line {line}" if site.function else \
         f"{short_path(file)} · line {line}"
-    return (f'<div><h2>engine line</h2><div class="where">{html.escape(where)}</div>'
-            f'<pre class="code">{chr(10).join(rows)}</pre></div>')
+    return CodeView(where, rows)
 
 
-def _code(frame) -> str:
-    return _code_block(frame.source, frame.label) if frame.source else ""
-
-
-def _pool(frame) -> str:
+def _pool(frame) -> dict:
+    """The pool slot by slot: rows of ``POOL_ROW`` slots, each a list of (class, symbols)
+    runs; ``rows`` None for a pool too large to draw in every step."""
     pool, touched = frame.pool, set(frame.marks.slots or ())
+    shown = {"used": pool.used, "size": pool.size, "touched": len(touched), "rows": None,
+             "legend": [(state, symbol, words) for state, (symbol, _style, words) in STATES.items()]}
     if pool.size > MAX_DRAWN_POOL:
-        return (f'<div class="where">{pool.used}/{pool.size} used, {len(touched)} touched by this step '
-                f"(a pool this large is not drawn slot by slot)</div>")
+        return shown
     rows = []
     for start in range(0, pool.size, POOL_ROW):
-        cells, run_class, run = [], None, []
+        runs: list = []
         for slot in range(start, min(start + POOL_ROW, pool.size)):
             state = pool.state(slot)
-            cls = f"p-{state}" + (" p-t" if slot in touched else "")
-            if cls != run_class and run:
-                cells.append(f'<span class="{run_class}">{"".join(run)}</span>')
-                run = []
-            run_class = cls
-            run.append(slot_symbol(state, pool.refcounts[slot]))
-        if run:
-            cells.append(f'<span class="{run_class}">{"".join(run)}</span>')
-        rows.append(f'<span class="ln">{start:>4}│</span>{"".join(cells)}')
-    legend = " ".join(f'<span class="p-{state}">{symbol} {words}</span>'
-                       for state, (symbol, _style, words) in STATES.items())
-    legend += '  <span class="p-t">touched</span>'
-    return (f'<pre class="pool">{chr(10).join(rows)}</pre>'
-            f'<div class="where">{pool.used}/{pool.size} used — {legend}</div>')
+            mark = f"p-{state}" + (" p-t" if slot in touched else "")
+            symbol = slot_symbol(state, pool.refcounts[slot])
+            if runs and runs[-1][0] == mark:
+                runs[-1][1] += symbol
+            else:
+                runs.append([mark, symbol])
+        rows.append((start, runs))
+    shown["rows"] = rows
+    return shown
 
 
-def _host_pool(frame) -> str:
-    """The host tier's pool, one character a slot, as the app's second grid shows it."""
+def _host_pool(frame) -> dict:
+    """The host tier's pool, one character a slot, as the app's second grid shows it:
+    rows of (start, [(class, symbol)]); ``rows`` None for a pool too large to draw."""
     pool, touched = frame.pool, set(frame.marks.host_slots or ())
+    shown = {"used": pool.host_used, "size": pool.host_size, "rows": None,
+             "legend": [(state, symbol, words) for state, (symbol, _style, words) in HOST_STATES.items()
+                        if state != "stray"]}
     if pool.host_size > MAX_DRAWN_POOL:
-        return f'<div class="where">{pool.host_used}/{pool.host_size} used</div>'
-    rows = []
-    for start in range(0, pool.host_size, POOL_ROW):
-        cells = []
-        for slot in range(start, min(start + POOL_ROW, pool.host_size)):
-            state = pool.host_state(slot)
-            cls = f"h-{state}" + (" p-t" if slot in touched else "")
-            cells.append(f'<span class="{cls}">{HOST_STATES[state][0]}</span>')
-        rows.append(f'<span class="ln">{start:>4}│</span>{"".join(cells)}')
-    legend = " ".join(f'<span class="h-{state}">{symbol} {words}</span>'
-                       for state, (symbol, _style, words) in HOST_STATES.items() if state != "stray")
-    return (f'<pre class="pool">{chr(10).join(rows)}</pre>'
-            f'<div class="where">{pool.host_used}/{pool.host_size} used — {legend}</div>')
+        return shown
+    shown["rows"] = [(start, [(f"h-{pool.host_state(slot)}" + (" p-t" if slot in touched else ""),
+                               HOST_STATES[pool.host_state(slot)][0])
+                              for slot in range(start, min(start + POOL_ROW, pool.host_size))])
+                     for start in range(0, pool.host_size, POOL_ROW)]
+    return shown
 
 
-def _status(frame, total: int, op_count: int) -> str:
+def _status(frame, records) -> dict:
     tree, pool = frame.tree, frame.pool
     text, tone = engine_badge(tree)
-    badge = f'<span class="badge {"buggy" if tone == "buggy" else "fixed"}">{html.escape(text)}</span>'
-    op = min(frame.op_index + 1, op_count)
-    return (f'<div class="status">{badge} evictable {tree.evictable_size} · total {tree.total_size} · '
-            f"free {pool.free}/{pool.size} · step {step_number(frame)}/{total} · op {op}/{op_count}</div>")
+    return {"badge": text, "tone": "buggy" if tone == "buggy" else "fixed", "evictable": tree.evictable_size,
+            "total_size": tree.total_size, "free": pool.free, "size": pool.size, "number": step_number(frame),
+            "op": min(frame.op_index + 1, len(records))}

@@ -38,7 +38,7 @@ DELETED_HOST_TIER = "deleted from both tiers"
 
 def mark_name(mark: Mark, tree) -> str:
     """What a legend calls ``mark`` for the engine ``tree`` (a snapshot) comes from."""
-    if mark is LOCKED and hasattr(tree, "page_size"):   # a 2026 snapshot
+    if mark is LOCKED and tree is not None and engine_spec(tree.engine).node_stats:
         return LOCKED_2026
     if mark is EVICTED and tree is not None and engine_spec(tree.engine).host_tier:
         return DELETED_HOST_TIER

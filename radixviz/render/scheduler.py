@@ -240,7 +240,7 @@ def summary_text(totals) -> Text:
     """The running totals up to this batch."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f" hit {totals.hit_rate:.1%}", style="bold")
-    host = getattr(totals, "host_hit_tokens", 0)
+    host = totals.host_hit_tokens
     text.append(f" · reused {totals.hit_tokens:,}" + (f" ({host:,} from host)" if host else "") + " · computed "
                 f"{totals.prefill_computed + totals.decode_computed:,} · evicted "
                 f"{totals.evicted_tokens:,} · ")

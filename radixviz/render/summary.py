@@ -72,7 +72,7 @@ _RESULTS = {
     "eviction": lambda r: f"evicts by {r['eviction_policy']} from now on",
     "events": lambda r: f"an empty cache, KV events {r['kv_events']}",
     "sync": lambda r: f"acknowledged {r['acknowledged']} copy/copies in flight",
-    "auto-sync": lambda r: (f"copies are acknowledged before each operation" if r["auto_sync"] == "on"
+    "auto-sync": lambda r: ("copies are acknowledged before each operation" if r["auto_sync"] == "on"
                             else "copies stay in flight until sync"),
     "write-policy": lambda r: f"writes to the host by {r['write_policy']} from now on",
     "host-size": lambda r: f"an empty cache with a host pool of {r['host_size']}",

@@ -60,8 +60,8 @@ class PoolSnapshot:
     def host_owners(self) -> tuple:
         """Per host slot: the tree node holding it there, or None."""
         owners: list = [None] * len(self.host)
-        for node in self.tree.root.walk():
-            for slot in getattr(node, "host_value", None) or ():
+        for node in self.tree.root.walk() if self.host else ():   # a host pool: host-tier nodes
+            for slot in node.host_value or ():
                 if 0 <= slot < len(owners):
                     owners[slot] = node
         return tuple(owners)

@@ -76,7 +76,8 @@ def describe(frame) -> str:
         return f"KV events {d['kv_events']}: a fresh, empty 2026 cache" + (
             " that reports every page it stores and frees" if d["kv_events"] == "on" else "")
     if kind == "free_tail":
-        return f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: a partial page of {d['page_size']} is not cached"
+        return (f"free {len(d['slots'])} slot(s) {slot_ranges(d['slots'])}: "
+                f"a partial page of {d['page_size']} is not cached")
     if kind == "engine":
         spec = engine_spec(d["engine"])
         return ", ".join((f"engine {spec.name}: {spec.title}", *spec.words(d))) + " (empty)"

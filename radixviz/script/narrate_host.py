@@ -29,7 +29,8 @@ def describe_host(frame) -> str | None:
         return (f"write {first} to the host ({why}): host slots {slot_ranges(d['host_slots'])}, "
                 f"copy started{lock}")
     if kind == "write":
-        return f"no room on the host for {first}'s {d['tokens']} tokens ({d['host_free']} free): evict host leaves first"
+        return (f"no room on the host for {first}'s {d['tokens']} tokens ({d['host_free']} free): "
+                "evict host leaves first")
     if kind == "ack":
         what = "write to the host" if d["transfer"] == "write" else "load to the device"
         then = "unlock it" if d["unlocked"] else "no lock to drop (write_back)"

@@ -245,7 +245,8 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     if mode not in modes:
         what = {"matcher": "matcher", "insert-slots": "insert-slots mode",
                 "events": "events switch"}.get(name, f"{name} mode")
-        raise ScriptError(file, lineno, args[0].col, f"unknown {what} {excerpt(args[0].text)}: use {' or '.join(modes)}")
+        raise ScriptError(file, lineno, args[0].col,
+                          f"unknown {what} {excerpt(args[0].text)}: use {' or '.join(modes)}")
     return Op(name, mode=mode, **where)
 
 
@@ -272,7 +273,8 @@ def load_script(path: str | Path) -> list[Op]:
         data = read_bytes(path, MAX_SCRIPT_BYTES)
     except ReadError as exc:
         reason = str(exc)
-        raise ScriptError(name, 1, 1, reason if reason.startswith("file too large") else f"cannot read: {reason}") from None
+        raise ScriptError(name, 1, 1, reason if reason.startswith("file too large")
+                          else f"cannot read: {reason}") from None
     if b"\x00" in data:
         raise ScriptError(name, 1, 1, "binary file: a script is plain text")
     try:

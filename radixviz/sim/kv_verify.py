@@ -1,10 +1,11 @@
 """Check a cache's matches on real numbers: reuse the matched K/V, compare with recompute.
 
 A ``KVChecker`` puts K/V computed by the tiny model into a radix cache's pool
-(``radixviz.script.kv_session.KVSession`` drives it from the operation language). Every insert runs the model on the tokens after the matched prefix, reusing the
-prefix's K/V as a prefill would; every match gathers the K/V at the slots it returned
-and compares them (and the next-token logits computed on top of them) with a
-from-scratch run of the same tokens. With the #7 fix they agree to float rounding; with
+(``radixviz.script.kv_session.KVSession`` drives it from the operation language). Every
+insert runs the model on the tokens after the matched prefix, reusing the prefix's K/V as
+a prefill would; every match gathers the K/V at the slots it returned and compares them
+(and the next-token logits computed on top of them) with a from-scratch run of the same
+tokens. With the #7 fix they agree to float rounding; with
 the matcher from before #7 a fork such as the chapter's ``Hello_world`` picks up K/V that
 were computed in another context, and the numbers say from which token on.
 """

@@ -21,7 +21,7 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
-    if getattr(s, "host_tier", False):   # (tests hand in a bare namespace for ``s``)
+    if s.host_tier:
         return match_tiers(s, queue)
     match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
     for req in queue:                                             # for every waiting request

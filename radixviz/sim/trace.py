@@ -128,7 +128,8 @@ def _tokens(prompt, where: str, encode) -> tuple:
     elif isinstance(prompt, list):
         bad = [t for t in prompt if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= MAX_ID]
         if bad:
-            raise TraceError(f"{where}: prompt token ids must be whole numbers from 0 to {MAX_ID}, not {_shown(bad[0])}")
+            raise TraceError(f"{where}: prompt token ids must be whole numbers from 0 to {MAX_ID}, "
+                             f"not {_shown(bad[0])}")
         tokens = tuple(prompt)
     else:
         raise TraceError(f"{where}: prompt must be text or a list of token ids, "

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
+import time
 from pathlib import Path
 from typing import Iterable
 
 from textual.app import App, SystemCommand
 
-from radixviz.lessons.places import data_dir
+from radixviz.lessons import LessonError
+from radixviz.lessons.challenges.challenge import load_challenges
+from radixviz.lessons.progress.places import data_dir
+from radixviz.lessons.progress import Progress
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.palette import screen_commands
 from radixviz.tui.sandbox_work import KeepsWork
@@ -23,7 +28,7 @@ def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "aut
     """A function for the stepper's worker: build a Session, apply the script; return
     (session, first error line or None). Runs off the UI thread (it imports torch)."""
     def load():
-        from radixviz.script import ScriptError, Session, load_script, parse_script
+        from radixviz.script import ScriptError, Session, load_script, parse_script   # torch, the engine
         limit = {} if history_mb is None else {"history_mb": history_mb}   # None: the default
         session = Session(pool_size, buggy, device, **limit, **(engine_options or {}))
         try:
@@ -127,7 +132,7 @@ class RadixvizApp(App):
             from radixviz.tui.screens.cluster import ClusterScreen
             self.push_screen(ClusterScreen(**self.cluster_options))
         else:
-            from radixviz.tui.screens.home import HomeScreen
+            from radixviz.tui.screens.home import HomeScreen   # Textual: a screen loads when it opens
             self.push_screen(HomeScreen(self.lesson_dirs))
             if self.start == "quiz":
                 # over the home screen, so "home" in a stepper opened by "show me" comes back here
@@ -167,8 +172,6 @@ class RadixvizApp(App):
             callback()
 
     def _painted(self) -> None:
-        import sys
-        import time
         self.first_paint = time.perf_counter()
         self.torch_at_first_paint = "torch" in sys.modules
         if self.start == "home" and self.preload_engine:
@@ -180,6 +183,7 @@ class RadixvizApp(App):
     def _warm_engine(self) -> None:
         """Import torch and the engine in a thread, so the first screen opened is ready sooner."""
         def warm():
+            # the panes' Textual widgets and renderers, off the UI thread
             import radixviz.tui.widgets.panes  # noqa: F401
         self.run_worker(warm, thread=True, group="warm")
 
@@ -187,22 +191,19 @@ class RadixvizApp(App):
                      title: str = "sandbox", screen_class=None) -> None:
         """A sandbox on a script file or text; ``screen_class``: a kind of StepperScreen
         (a quiz's "show me", which h leaves for the quiz)."""
-        from radixviz.tui.screens.stepper import StepperScreen
+        from radixviz.tui.screens.stepper import StepperScreen   # Textual: a screen loads when it opens
         load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
                               engine_options=self.engine_options, history_mb=self.history_mb)
         self.push_screen((screen_class or StepperScreen)(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:
-        from radixviz.tui.screens.lesson import LessonScreen
+        from radixviz.tui.screens.lesson import LessonScreen   # Textual: a screen loads when it opens
         load = session_loader(self.pool_size, self.buggy, self.device)
         self.push_screen(LessonScreen(lesson, load, export_dir=self.export_dir))
 
     def open_challenges(self) -> None:
         """The challenge list (files are small: read them here, no worker needed)."""
-        from radixviz.lessons import LessonError
-        from radixviz.lessons.challenge import load_challenges
-        from radixviz.lessons.progress import Progress
-        from radixviz.tui.screens.challenges import ChallengeListScreen
+        from radixviz.tui.screens.challenges import ChallengeListScreen   # Textual: a screen loads when it opens
         problems: list = []
         try:
             challenges = load_challenges(self.lesson_dirs, problems=problems)
@@ -213,7 +214,7 @@ class RadixvizApp(App):
         self.push_screen(ChallengeListScreen(challenges, Progress.load()))
 
     def open_challenge(self, challenge) -> None:
-        from radixviz.tui.screens.challenge import ChallengeScreen
+        from radixviz.tui.screens.challenge import ChallengeScreen   # Textual: a screen loads when it opens
         load = session_loader(self.pool_size, False, self.device, script_text=challenge.start or None)
         self.push_screen(ChallengeScreen(challenge, load, export_dir=self.export_dir))
 
@@ -224,7 +225,7 @@ class RadixvizApp(App):
 
     def open_home(self) -> None:
         """Back to the home screen: the one under this screen, or a new one."""
-        from radixviz.tui.screens.home import HomeScreen
+        from radixviz.tui.screens.home import HomeScreen   # Textual: a screen loads when it opens
         if any(isinstance(s, HomeScreen) for s in self.screen_stack):
             self.pop_screen()
         else:
@@ -232,12 +233,12 @@ class RadixvizApp(App):
 
     def open_quiz(self, **options) -> None:
         """The quiz screen; ``options`` go to QuizScreen (a ready quiz, save, exit_when_done)."""
-        from radixviz.tui.screens.quiz import QuizScreen
+        from radixviz.tui.screens.quiz import QuizScreen   # Textual: a screen loads when it opens
         self.push_screen(QuizScreen(**options))
 
     def open_scheduler(self, **options) -> None:
         """The scheduler screen; ``options`` go to SchedulerScreen (settings, autorun, ...)."""
-        from radixviz.tui.screens.scheduler import SchedulerScreen
+        from radixviz.tui.screens.scheduler import SchedulerScreen   # Textual: a screen loads when it opens
         self.push_screen(SchedulerScreen(**options))
 
 

@@ -1,27 +1,42 @@
-"""A small LRU cache keyed by frame identity (frames hold mappings, so they do not hash)."""
+"""A small LRU cache of what a view builds from a frame, kept by frame identity.
+
+``functools.lru_cache`` does the caching; frames cannot be its keys themselves (a Frame is a
+frozen dataclass holding mappings: it compares by value and does not hash), so each call is
+keyed by the frame's identity instead.
+"""
 from __future__ import annotations
 
-from collections import OrderedDict
-from functools import wraps
+from functools import lru_cache, wraps
+
+
+class _Same:
+    """A frame as a cache key: equal only to the same frame object. The key holds the frame,
+    so its id cannot be reused by another frame while the entry is cached."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame):
+        self.frame = frame
+
+    def __hash__(self) -> int:
+        return id(self.frame)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Same) and other.frame is self.frame
 
 
 def per_frame(maxsize: int = 256):
-    """Decorate ``build(frame)``: each frame's result is built once while it stays cached."""
+    """Decorate ``build(frame)``: each frame's result is built once while it stays among the
+    ``maxsize`` most recently used. The decorated function has ``cache_clear()``."""
     def decorate(build):
-        cache: OrderedDict = OrderedDict()
+        @lru_cache(maxsize=maxsize)
+        def by_identity(key: _Same):
+            return build(key.frame)
 
         @wraps(build)
         def cached(frame):
-            hit = cache.get(id(frame))
-            # the frame itself is kept in the entry, so its id cannot be reused while cached
-            if hit is not None and hit[0] is frame:
-                cache.move_to_end(id(frame))
-                return hit[1]
-            value = build(frame)
-            cache[id(frame)] = (frame, value)
-            if len(cache) > maxsize:
-                cache.popitem(last=False)
-            return value
-        cached.cache_clear = cache.clear
+            return by_identity(_Same(frame))
+        cached.cache_clear = by_identity.cache_clear
+        cached.cache_info = by_identity.cache_info
         return cached
     return decorate

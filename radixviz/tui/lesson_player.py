@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from radixviz.lessons.checker import engine_disagrees
-from radixviz.lessons.reader import answer_text
+from radixviz.lessons import Narrative
+from radixviz.lessons.lesson.checker import engine_disagrees
+from radixviz.lessons.lesson.reader import answer_text
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ class LessonWalk:
         """The closing words of the lesson: the score, the quiz, where to go next."""
         lesson = self.lesson
         score = f" You predicted {self.right} of {self.asked}." if self.asked else ""
-        last = next((b.in_app for b in reversed(lesson.blocks) if type(b).__name__ == "Narrative"), "")
+        last = next((b.in_app for b in reversed(lesson.blocks) if isinstance(b, Narrative)), "")
         quiz = "" if f"quiz --lesson {lesson.number}" in last else \
             f" Test yourself: radixviz quiz --lesson {lesson.number}."
         return (f"End of lesson {lesson.number}.{score}{quiz}\n"

@@ -21,9 +21,7 @@ async def save(path: Path) -> Path:
     async with app.run_test(size=SIZE) as pilot:
         await wait_until_ready(app, pilot)
         screen = app.screen
-        model = screen.model
-        model.go(model.session.records[-1].last_frame)
-        screen.refresh_view()
+        screen.position = screen.model.session.records[-1].last_frame
         await pilot.pause()
         app.save_screenshot(filename=path.name, path=str(path.parent))
     return path

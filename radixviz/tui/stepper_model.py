@@ -84,24 +84,30 @@ class StepperModel:
     def step(self, delta: int) -> bool:
         return self.go(self.position + delta)
 
-    def next_op(self) -> bool:
+    def next_op_start(self) -> int:
         """The first frame of the next operation (or the last frame)."""
         record = self.record
         if record is None:
-            return self.go(0)
+            return 0
         records = self.session.records
         if record.index + 1 < len(records):
-            return self.go(records[record.index + 1].first_frame)
-        return self.go(len(self.frames) - 1)
+            return records[record.index + 1].first_frame
+        return len(self.frames) - 1
 
-    def prev_op(self) -> bool:
+    def prev_op_start(self) -> int:
         """The start of this operation, or of the one before when already there."""
         record = self.record
         if record is None:
-            return False
+            return self.position
         if self.position > record.first_frame or record.index == 0:
-            return self.go(record.first_frame)
-        return self.go(self.session.records[record.index - 1].first_frame)
+            return record.first_frame
+        return self.session.records[record.index - 1].first_frame
+
+    def next_op(self) -> bool:
+        return self.go(self.next_op_start())
+
+    def prev_op(self) -> bool:
+        return self.go(self.prev_op_start())
 
     # --------------------------------------------------------------- changing
 

@@ -215,7 +215,7 @@ class NaiveRadixCache:
         return found
 
     def _delete_leaf(self, node) -> None:
-        for edge, child in node.parent.children.items():
+        for edge, child in node.parent.children.items():  # noqa: B007 - used after the loop
             if child is node:
                 break
         del node.parent.children[edge]

@@ -16,11 +16,15 @@ a write-back that finds no host room leaves its node on the device (SGLang asser
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..snapshot import invalidate
 from ..trace import EventKind as K
+
+if TYPE_CHECKING:
+    from .node import TreeNode
 
 
 class HostTransfers:

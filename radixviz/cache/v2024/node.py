@@ -21,12 +21,14 @@ class TreeNode:
     def __init__(self, id: int = -1, last_access_time: int = 0):
         self.id = id
         self.key: tuple = ()
-        self.value: torch.Tensor | None = None
+        # None only until the engine gives the new node its slots (the root: an empty tensor)
+        self.value: torch.Tensor = None  # type: ignore[assignment]
         self.children: dict = {}
-        self.parent: TreeNode | None = None
+        # None at the root only: every walk up the tree stops at the root
+        self.parent: TreeNode = None  # type: ignore[assignment]
         self.ref_counter = 0
         self.last_access_time = last_access_time
-        self._snap = None  # cached immutable snapshot, dropped whenever this subtree changes
+        self._snap: object | None = None  # cached immutable snapshot, dropped whenever this subtree changes
 
     def __lt__(self, other: "TreeNode") -> bool:
         # heapq orders leaves by this: least recently used first

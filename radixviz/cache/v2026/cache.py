@@ -269,7 +269,7 @@ class RadixCache(Watched, KVEventRecorder):
         if self.tracer.active: self.tracer.emit("split", K.SPLIT, (new_node, child), at=split_len)
         return new_node
 
-    def _insert_helper(self, node: TreeNode, key: tuple, value, priority: int = 0,
+    def _insert_helper(self, node: TreeNode, key: tuple, value, priority: int | None = 0,
                        extra_key=None) -> int:
         tr = self.tracer
         if priority is None:

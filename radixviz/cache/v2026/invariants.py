@@ -17,7 +17,8 @@ def check_modern_invariants(cache, pool=None, held=()) -> None:
     if root.parent is not None or root.key != () or root.lock_ref != 1:
         raise InvariantError("the root must have no parent, an empty key and its one permanent lock")
     evictable = protected = 0
-    candidates, owner, stack = set(), {}, [root]
+    candidates, stack = set(), [root]
+    owner: dict = {}
     while stack:
         node = stack.pop()
         for first, child in node.children.items():

@@ -10,12 +10,20 @@ from __future__ import annotations
 from ..hashes import compute_node_hash_values, hash_str_to_int64
 from ..kv_events import AllBlocksCleared, BlockRemoved, BlockStored
 from ..snapshot import invalidate
-from ..trace import EventKind as K
+from ..trace import EventKind as K, Tracer
+from .node import TreeNode
 
 
 class KVEventRecorder:
     """What a cache with ``enable_kv_events``, ``kv_event_queue``, ``page_size``, ``root_node``
     and ``tracer`` needs to queue SGLang's KV events."""
+
+    # set by the cache that inherits these methods (cache.py)
+    enable_kv_events: bool
+    kv_event_queue: list
+    page_size: int
+    root_node: TreeNode
+    tracer: Tracer
 
     def take_events(self) -> list:
         """The KV events queued since the last call, oldest first, and an empty queue after

@@ -26,9 +26,11 @@ class TreeNode:
     def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
         self.id = id
         self.key: tuple = ()
-        self.value: torch.Tensor | None = None
+        # None only until the engine gives the new node its slots (the root: an empty tensor)
+        self.value: torch.Tensor = None  # type: ignore[assignment]
         self.children: dict = {}
-        self.parent: TreeNode | None = None
+        # None at the root only: every walk up the tree stops at the root
+        self.parent: TreeNode = None  # type: ignore[assignment]
         self.lock_ref = 0
         self.hit_count = 0
         self.priority = priority
@@ -36,7 +38,7 @@ class TreeNode:
         self.creation_time = creation_time
         self.extra_key = None
         self.hash_value: list | None = None
-        self._snap = None  # cached snapshot for views, dropped when this subtree changes
+        self._snap: object | None = None  # cached snapshot for views, dropped when this subtree changes
 
     def is_leaf(self) -> bool:
         return not self.children

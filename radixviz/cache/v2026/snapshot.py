@@ -33,6 +33,7 @@ class ModernNodeSnapshot(NodeSnapshot):
 
 @dataclass(frozen=True)
 class ModernTreeSnapshot(TreeSnapshot):
+    root: ModernNodeSnapshot
     protected_size: int = 0
     page_size: int = 1
     eviction_policy: str = "lru"

@@ -5,14 +5,29 @@ an observer for its micro-steps, the heap an eviction would build, and a policy 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..evict_policy import eviction_key
-from ..trace import EventKind as K
+from ..trace import EventKind as K, Tracer
 from .candidates import CandidateHeap
+from .node import TreeNode
 from .snapshot import ModernTreeSnapshot, snapshot_modern_node
 
 
 class Watched:
     """Snapshots, the observer and the eviction-policy switch of a 2026 ``RadixCache``."""
+
+    # set by the cache that inherits these methods (cache.py)
+    root_node: TreeNode
+    evictable_size_: int
+    protected_size_: int
+    _clock: int
+    page_size: int
+    enable_kv_events: bool
+    tracer: Tracer
+    evictable_leaves: CandidateHeap
+    eviction_strategy: Callable
+    eviction_policy: str
 
     def snapshot(self) -> ModernTreeSnapshot:
         """An immutable picture of the whole tree as it is now."""

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+from radixviz.lessons.challenges.challenge import AttemptError, check_op_allowed, judge
+from radixviz.lessons.progress import update_progress
+from radixviz.script import Op, ScriptError, parse_script
+from radixviz.tui.screens.challenges import SolutionScreen, SolvedScreen
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+from radixviz.tui.widgets.goal_pane import GoalPane
 
 # ? reveals the next hint here; help stays on f1
 CHALLENGE_ONLY = [
@@ -39,7 +44,6 @@ class ChallengeScreen(StepperScreen):
         self._judged_at = -1          # how many records the verdict was computed on
 
     def compose(self):
-        from radixviz.tui.widgets.goal_pane import GoalPane
         yield GoalPane(self.challenge, id="goal-pane")
         yield from super().compose()
 
@@ -51,8 +55,7 @@ class ChallengeScreen(StepperScreen):
         self.start_ops = len(session.records)
         await super()._ready(session, error)
         if self.model is not None and self.model.frames:
-            self.model.go(len(self.model.frames) - 1)   # open on the starting tree, not its first step
-            self.refresh_view()
+            self.position = len(self.model.frames) - 1   # open on the starting tree, not its first step
 
     # ------------------------------------------------------------ the goal, live
 
@@ -60,7 +63,6 @@ class ChallengeScreen(StepperScreen):
         super().refresh_view()
         if self.model is None or not self.is_attached:
             return
-        from radixviz.lessons.challenge import judge
         records = len(self.model.session.records)
         if records != self._judged_at:
             self.verdict = judge(self.challenge, self.model.session, self.start_ops)
@@ -70,7 +72,6 @@ class ChallengeScreen(StepperScreen):
         self.query_one("#goal-pane").show(self.verdict, self.hints_shown, self.solution_seen)
 
     def _on_solved(self) -> None:
-        from radixviz.tui.screens.challenges import SolvedScreen
         self.solved = True
         self._hide_input()   # solved: back to stepping through what the learner did
         ops = [r.op.text for r in self.model.session.records[self.start_ops:]]
@@ -80,7 +81,6 @@ class ChallengeScreen(StepperScreen):
                                           self.verdict.debrief(self.challenge)))
 
     def _save(self, change) -> None:
-        from radixviz.lessons.progress import update_progress
         _, warnings = update_progress(change)
         if warnings:
             self.notify(warnings[-1], markup=False, severity="warning", timeout=6)
@@ -92,7 +92,6 @@ class ChallengeScreen(StepperScreen):
         stepper's own handler (called next by Textual, up the class tree) runs the rest."""
         if self.model is None:
             return
-        from radixviz.script import ScriptError, parse_script
         try:
             ops = parse_script(event.value, "<input>")
         except ScriptError:
@@ -104,7 +103,6 @@ class ChallengeScreen(StepperScreen):
             self._show_error(refused)
 
     def _refused(self, ops) -> str | None:
-        from radixviz.lessons.challenge import AttemptError, check_op_allowed
         for op in ops:
             try:
                 check_op_allowed(self.challenge, op)
@@ -115,7 +113,6 @@ class ChallengeScreen(StepperScreen):
 
     def _node_action(self, choice) -> None:
         if choice and self.model is not None:
-            from radixviz.script import Op
             refused = self._refused([Op(choice[0])])
             if refused:
                 self._show_error(refused)
@@ -123,7 +120,6 @@ class ChallengeScreen(StepperScreen):
         super()._node_action(choice)
 
     def action_toggle_matcher(self) -> None:
-        from radixviz.script import Op
         refused = self._refused([Op("matcher")])
         if refused:
             self.notify("the matcher stays fixed in this challenge: radixviz compares both for you",
@@ -142,7 +138,6 @@ class ChallengeScreen(StepperScreen):
             self.query_one("#goal-pane").show(None, self.hints_shown, self.solution_seen)
 
     def action_solution(self) -> None:
-        from radixviz.tui.screens.challenges import SolutionScreen
         if not self.solved:
             self.solution_seen = True
             self._save(lambda p: p.see_solution(self.challenge.id))

@@ -9,6 +9,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
+from radixviz.lessons.progress import Progress
+
 
 def status_text(challenge, record: dict) -> str:
     """``✓ 2/2`` solved (operations/par), ``·`` solution seen, or the par still to reach."""
@@ -57,7 +59,6 @@ class ChallengeListScreen(Screen):
         self.app.open_challenge(challenge)
 
     def on_screen_resume(self) -> None:
-        from radixviz.lessons.progress import Progress
         self.refresh_status(Progress.load())
 
     def action_home(self) -> None:

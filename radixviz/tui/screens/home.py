@@ -13,7 +13,12 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from radixviz.lessons import load_lessons
+from radixviz.lessons.progress import Progress
+from radixviz.script import parse_script
 from radixviz.script.sides import engine_sides
+from radixviz.tui.screens.compare import CompareScreen
+from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.widgets.footer import FittingFooter
 
 
@@ -86,7 +91,6 @@ class HomeScreen(Screen):
     def _load_lessons(self) -> None:
         problems: list = []
         try:
-            from radixviz.lessons import load_lessons
             lessons = load_lessons(self.lesson_dirs, problems=problems)
         except Exception as exc:  # noqa: BLE001 - a broken lesson folder must not stop the app
             lessons, problems = [], [exc]
@@ -95,7 +99,6 @@ class HomeScreen(Screen):
     def _read_completed(self) -> None:
         """The ✓ of each completed lesson; what is wrong with the progress file, on screen
         (it stays until the file is fixed: every good record is still counted)."""
-        from radixviz.lessons.progress import Progress
         progress = Progress.load()
         self.completed = set(progress.lessons)
         warning = self.query_one("#home-warning", Static)
@@ -146,14 +149,10 @@ class HomeScreen(Screen):
         self.app.open_sandbox(script_text=EXAMPLE, title="the #7 example")
 
     def action_example_compare(self) -> None:
-        from radixviz.script import parse_script
-        from radixviz.tui.screens.compare import CompareScreen
         self.app.push_screen(CompareScreen(parse_script(EXAMPLE, "the #7 example"), 128,
                                            getattr(self.app, "device", "auto")))
 
     def action_across_time(self) -> None:
-        from radixviz.script import parse_script
-        from radixviz.tui.screens.compare import CompareScreen
         self.app.push_screen(CompareScreen(parse_script(ACROSS_TIME, "across time"), 128,
                                            getattr(self.app, "device", "auto"), columns=engine_sides(page_size=2)))
 
@@ -167,7 +166,6 @@ class HomeScreen(Screen):
         self.app.open_challenges()
 
     def action_help(self) -> None:
-        from radixviz.tui.screens.help import HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_quit_app(self) -> None:

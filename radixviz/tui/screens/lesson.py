@@ -40,7 +40,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self._before = None                # the cache before the first operations
 
     def make_panes(self):
-        from radixviz.tui.widgets.lesson_panes import LessonPanes   # imports torch (the panes)
+        from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets: once the engine is ready
         return LessonPanes(id="stepper-panes")
 
     def watch_model(self, model) -> None:
@@ -142,7 +142,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.playing = False   # a prediction deserves a pause
         if first_time and stop.kind == "end":
             self._record_completed()
-        self.refresh_view()
+        self.model_changed()
 
     def _back(self) -> None:
         if not self.walk.back():
@@ -153,7 +153,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.model.go(frames[1])
         elif self.walk.shown_frame() is not None:
             self.model.go(self.walk.shown_frame())
-        self.refresh_view()
+        self.model_changed()
 
     def _go_to(self, at: int) -> None:
         while self.walk.at > at:
@@ -168,8 +168,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.notify(ANSWER_FIRST, timeout=4)
             return
         frames = self.walk.frames()
-        if frames is not None and self.model.position < frames[1]:
-            self._moved(self.model.step(1))
+        if frames is not None and self.position < frames[1]:
+            self.position += 1
         elif frames is None and self._page().more_below:
             self._page().page_down()
         else:
@@ -177,34 +177,30 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
 
     def action_prev(self) -> None:
         frames = self.walk.frames()
-        if frames is not None and self.model.position > frames[0]:
-            self._moved(self.model.step(-1))
+        if frames is not None and self.position > frames[0]:
+            self.position -= 1
         else:
             self._back()
 
     def action_next_op(self) -> None:
         frames = self.walk.frames()
-        if frames is not None and self.model.position < frames[1]:
-            self.model.next_op()
-            self.model.go(min(self.model.position, frames[1]))
-            self.refresh_view()
+        if frames is not None and self.position < frames[1]:
+            self.position = min(self.model.next_op_start(), frames[1])
         else:
             self.action_next()
 
     def action_prev_op(self) -> None:
         frames = self.walk.frames()
-        if frames is not None and self.model.position > frames[0]:
-            self.model.prev_op()
-            self.model.go(max(self.model.position, frames[0]))
-            self.refresh_view()
+        if frames is not None and self.position > frames[0]:
+            self.position = max(self.model.prev_op_start(), frames[0])
         else:
             self._back()
 
     def action_first(self) -> None:
         """The start of this block's operations; there already, the start of the page."""
         frames = self.walk.frames()
-        if frames is not None and self.model.position > frames[0]:
-            self._moved(self.model.go(frames[0]))
+        if frames is not None and self.position > frames[0]:
+            self.position = frames[0]
             return
         if self.walk.stop is None:
             return
@@ -214,13 +210,13 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def action_last(self) -> None:
         """The end of this block's operations; there already, the furthest point reached."""
         frames = self.walk.frames()
-        if frames is not None and self.model.position < frames[1]:
-            self._moved(self.model.go(frames[1]))
+        if frames is not None and self.position < frames[1]:
+            self.position = frames[1]
             return
         self._go_to(self.walk.reached)
         frames = self.walk.frames()
         if frames is not None:
-            self._moved(self.model.go(frames[1]))
+            self.position = frames[1]
 
     def _tick(self) -> None:
         """Autoplay plays operations, and pauses where it arrives at something to read or
@@ -228,8 +224,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if self.app.screen is not self:
             return
         frames = self.walk.frames()
-        if frames is not None and self.model.position < frames[1]:
-            self._moved(self.model.step(1))
+        if frames is not None and self.position < frames[1]:
+            self.position += 1
             return
         self._forward()
         if self.walk.frames() is None or self.walk.waiting is not None:

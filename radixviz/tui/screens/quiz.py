@@ -5,6 +5,8 @@ so the screen paints at once.
 """
 from __future__ import annotations
 
+import random
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +14,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
+
+from radixviz.lessons.progress import update_progress
+from radixviz.lessons.quiz import make_quiz
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -55,8 +60,6 @@ class QuizScreen(Screen):
 
     @work(thread=True, exclusive=True, group="quiz")
     def _build(self) -> None:
-        import random
-        from radixviz.lessons.quiz import make_quiz
         seed = self.options["seed"]
         seed = random.SystemRandom().randrange(1, 1_000_000) if seed is None else seed
         quiz = make_quiz(seed, self.options["difficulty"], self.options["lesson"], self.options["count"])
@@ -141,7 +144,6 @@ class QuizScreen(Screen):
             f"The same questions again: radixviz quiz --seed {quiz.seed} --difficulty {quiz.difficulty}")
         self._feedback("enter or esc to leave", None)
         if self.save and quiz.answers:
-            from radixviz.lessons.progress import update_progress
             saved, warnings = update_progress(
                 lambda p: p.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed))
             if warnings:
@@ -159,6 +161,7 @@ class QuizScreen(Screen):
         scenario = self.question.scenario
         if not self.answered:
             scenario = scenario.split("# the question:")[0]
+        # the stepper screens and their Textual widgets load when show-me is first pressed
         from radixviz.tui.screens.side_sandbox import QuizShowMe
         title = f"quiz question {self.index + 1}" + ("" if self.answered else " (set-up only)")
         self.app.open_sandbox(script_text=scenario, title=title, screen_class=QuizShowMe)

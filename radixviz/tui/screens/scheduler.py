@@ -15,6 +15,9 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from radixviz.render.scheduler import status_text, summary_text
+from radixviz.tui.scheduler_model import BatchTimeline
+from radixviz.tui.screens.help import SCHEDULER_GUIDE, HelpScreen
 from radixviz.tui.widgets.scheduler_form import SchedulerForm, SimSettings
 
 STEPPING = {"next", "prev", "first", "last", "next_round", "prev_round", "pool_grid",
@@ -107,10 +110,10 @@ class SchedulerScreen(Screen):
 
     @work(thread=True, exclusive=True, group="simulate")
     def _simulate(self, settings: SimSettings, run_id: int) -> None:
-        # all of this imports torch and the engine: never on the UI thread
+        # the simulation imports torch and the engine, and the panes their Textual widgets:
+        # never on the UI thread
         from radixviz.tui.widgets import scheduler_panes  # noqa: F401
         from radixviz.sim.runner import simulate
-        from radixviz.tui.scheduler_model import BatchTimeline
         timeline, error = None, None
         try:
             result = simulate(settings.workload, settings.policy, settings.requests,
@@ -138,6 +141,7 @@ class SchedulerScreen(Screen):
             form.focus_first()
             return
         if not self.query("#sched-panes"):
+            # Textual: the panes' widgets, imported by the worker already (off the UI thread)
             from radixviz.tui.widgets.scheduler_panes import SchedulerPanes
             await self.query_one("#sched-body").mount(SchedulerPanes(id="sched-panes"))
         self.settings, self.timeline = settings, timeline
@@ -155,7 +159,6 @@ class SchedulerScreen(Screen):
     def refresh_view(self) -> None:
         if self.timeline is None or self.form_open or self.busy:
             return
-        from radixviz.render.scheduler import status_text, summary_text
         self.query_one("#sched-panes").show(self.timeline)
         self.query_one("#sched-status", Static).update(status_text(self.timeline))
         self.query_one("#sched-summary", Static).update(summary_text(self.timeline.totals()))
@@ -213,5 +216,4 @@ class SchedulerScreen(Screen):
             self.app.exit()
 
     def action_help(self) -> None:
-        from radixviz.tui.screens.help import SCHEDULER_GUIDE, HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS, guide=SCHEDULER_GUIDE))

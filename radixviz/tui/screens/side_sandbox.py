@@ -72,7 +72,7 @@ class LessonCopy(SideSandbox):
         if model is None:
             return
         model.go(self._at)
-        self.refresh_view()
+        self.model_changed()
         self.notify(f"A sandbox copy of lesson {self.lesson_screen.lesson.number}: try anything "
                     "here, the lesson keeps its own operations. h goes back to it, where you left it.",
                     timeout=6)

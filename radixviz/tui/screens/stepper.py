@@ -21,9 +21,15 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from radixviz.cache.engines import engine_spec
+from radixviz.tui.kv_check import verify_session
+from radixviz.tui.screens.compare import CompareScreen, engine_columns
+from radixviz.tui.screens.dialogs import KVReport
 from radixviz.tui.screens.early_keys import EarlyKeys, bound_action, to_open_input
+from radixviz.tui.screens.help import HelpScreen
+from radixviz.tui.screens.node_picker import NodePicker
 from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+from radixviz.tui.stepper_model import StepperModel
 from radixviz.tui.widgets.footer import FittingFooter
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
@@ -48,6 +54,9 @@ class StepperScreen(SandboxFiles, Screen):
     """Autoplay is on: a timer steps forward every ``SPEEDS[speed]`` seconds."""
     speed = var(1, init=False, always_update=True)
     """Index into SPEEDS (0 is the slowest); pressing past either end says where it stopped."""
+    position = var(0, init=False)
+    """The frame shown, an index into the session's frames (kept within them). Moving it
+    repaints the panes; the model keeps it too, for a replay that stays on the same step."""
 
     def __init__(self, load: Callable, title: str = "sandbox", export_dir: Path | None = None):
         """``load()`` runs in a worker: returns (Session, error line or None)."""
@@ -74,18 +83,18 @@ class StepperScreen(SandboxFiles, Screen):
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
-        from radixviz.tui.widgets import panes  # noqa: F401 - imports torch, off the UI thread
+        # the panes' Textual widgets and renderers load here, off the UI thread, so the
+        # loading line paints first
+        from radixviz.tui.widgets import panes  # noqa: F401
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
 
     def make_panes(self):
         """The panes this screen draws its frames into (called once the engine has loaded)."""
-        from radixviz.tui.widgets.panes import StepperPanes
+        from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets: once the engine is ready
         return StepperPanes(id="stepper-panes")
 
     async def _ready(self, session, error) -> None:
-        from radixviz.tui.stepper_model import StepperModel
-
         if not self.is_attached:      # the learner left before the engine was ready
             return
         body = self.query_one("#stepper-body")
@@ -103,6 +112,18 @@ class StepperScreen(SandboxFiles, Screen):
 
     def watch_model(self, model) -> None:
         if model is not None:
+            self.model_changed()
+
+    def validate_position(self, index: int) -> int:
+        """Within the frames kept: older ones may have been dropped for memory."""
+        if self.model is None or not self.model.frames:
+            return 0
+        frames = self.model.frames
+        return max(frames.first, min(index, len(frames) - 1))
+
+    def watch_position(self, index: int) -> None:
+        if self.model is not None:
+            self.model.go(index)
             self.refresh_view()
 
     def on_key(self, event: events.Key) -> None:
@@ -117,6 +138,13 @@ class StepperScreen(SandboxFiles, Screen):
             event.stop()
             event.prevent_default()
             self.action_op_input()
+
+    def model_changed(self) -> None:
+        """The model changed more than the position (an operation, an undo, a replay; a
+        lesson's next stop): take the model's position without its own repaint, and
+        repaint once."""
+        self.set_reactive(StepperScreen.position, self.model.position)
+        self.refresh_view()
 
     def check_action(self, action: str, parameters) -> bool | None:
         """Before the engine has loaded, the keys that need it are shown disabled."""
@@ -144,10 +172,6 @@ class StepperScreen(SandboxFiles, Screen):
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
 
-    def _moved(self, moved: bool) -> None:
-        if moved:
-            self.refresh_view()
-
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)
         error.update(Text(f"✗ {message}"))   # may quote what was typed: never markup
@@ -156,27 +180,28 @@ class StepperScreen(SandboxFiles, Screen):
     # ----------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        self._moved(self.model.step(1))
+        self.position += 1
 
     def action_prev(self) -> None:
-        self._moved_back(self.model.step(-1))
+        self._move_back(self.position - 1)
 
     def action_first(self) -> None:
-        self._moved_back(self.model.go(0))
+        self._move_back(0)
 
     def action_last(self) -> None:
-        self._moved(self.model.go(len(self.model.frames) - 1))
+        self.position = len(self.model.frames) - 1
 
     def action_next_op(self) -> None:
-        self._moved(self.model.next_op())
+        self.position = self.model.next_op_start()
 
     def action_prev_op(self) -> None:
-        self._moved_back(self.model.prev_op())
+        self._move_back(self.model.prev_op_start())
 
-    def _moved_back(self, moved: bool) -> None:
+    def _move_back(self, index: int) -> None:
         """Stepping back stops at the oldest frame kept: pressing on there says why."""
-        self._moved(moved)
-        if not moved and self.model.at_oldest_kept:
+        before = self.position
+        self.position = index
+        if self.position == before and self.model.at_oldest_kept:
             self.notify(f"{self.model.dropped_note()[0][2:]}: this is the oldest step kept "
                         "(start with --history-mb to keep more)", title="No earlier steps")
 
@@ -268,7 +293,7 @@ class StepperScreen(SandboxFiles, Screen):
                 # act as keys (h from "matcher" used to go home); esc closes it
                 field.value = ""
         self.work_changed()
-        self.refresh_view()
+        self.model_changed()
 
     def action_toggle_matcher(self) -> None:
         if self.model is None:
@@ -287,7 +312,6 @@ class StepperScreen(SandboxFiles, Screen):
     def action_compare(self, kind: str = "matchers") -> None:
         """The compare view on this session's operations, at the operation shown: the two
         matchers (#7), or ``engines``: the 2024 and the 2026 engine (across time)."""
-        from radixviz.tui.screens.compare import CompareScreen, engine_columns
         session = self.model.session
         if not session.records:
             self.notify("nothing to compare yet: run an operation first (press :)", severity="warning")
@@ -316,10 +340,9 @@ class StepperScreen(SandboxFiles, Screen):
             self.query_one("#op-error").display = False
             self.notify(done, timeout=2)
         self.work_changed()
-        self.refresh_view()
+        self.model_changed()
 
     def action_select_node(self) -> None:
-        from radixviz.tui.screens.node_picker import NodePicker
         # before any step the picker still opens, to say there is nothing to pick yet
         frame = self.model.frame or self.model.session.live_frame()
         self.app.push_screen(NodePicker(frame, self.model.session.locks), self._node_action)
@@ -341,19 +364,16 @@ class StepperScreen(SandboxFiles, Screen):
 
     @work(thread=True, exclusive=True, group="kv")
     def _verify_kv(self, session) -> None:
-        from radixviz.tui.kv_check import verify_session
         lines = verify_session(session)
         self.app.call_from_thread(self._show_kv_report, lines)
 
     def _show_kv_report(self, lines) -> None:
-        from radixviz.tui.screens.dialogs import KVReport
         if self.is_attached:
             self.app.push_screen(KVReport(lines))
 
     # ------------------------------------------------------------------- others
 
     def action_help(self) -> None:
-        from radixviz.tui.screens.help import HelpScreen
         self.app.push_screen(HelpScreen(self.BINDINGS))
 
     def action_home(self) -> None:

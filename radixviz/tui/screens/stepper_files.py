@@ -186,7 +186,8 @@ class SandboxFiles(KeepsWork):
             if one:
                 data, name, kind = frame_svg(frames[0]), step_file_name(frames[0], "svg"), "image/svg+xml"
             else:
-                data, name, kind = frames_zip(frames, lambda: worker.is_cancelled), "radixviz-steps.zip", "application/zip"
+                data = frames_zip(frames, lambda: worker.is_cancelled)
+                name, kind = "radixviz-steps.zip", "application/zip"
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line in a notification
             self.app.call_from_thread(self.notify, failure(exc), severity="error", timeout=6)
             return

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 
 class FittingFooter(Footer):
@@ -43,8 +42,10 @@ class FittingFooter(Footer):
         self.call_after_refresh(self.recompose)   # another width: other keys fit
 
 
-def key_width(key: FooterKey, compact: bool) -> int:
+def key_width(key, compact: bool) -> int:
     """Cells a key takes: its key and description, plus the padding Footer's CSS gives them
-    (normal: " k desc ", compact: "k desc")."""
+    (normal: " k desc ", compact: "k desc"). ``key`` is one of the widgets ``Footer.compose``
+    yields (Textual's ``FooterKey``, which it keeps private: read through its public
+    ``key_display`` and ``description`` only)."""
     text = cell_len(key.key_display) + cell_len(key.description)
     return text + (1 if compact else 3) if key.description else cell_len(key.key_display) + 2

@@ -1,18 +1,18 @@
 """Find and load lessons: the shipped ones, then any a teacher adds with ``--lessons DIR``."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from radixviz.files import ReadError, read_text
 
+from ..markdown_file import FormatError, read_markdown
 from .model import Lesson, LessonError
-from .parse import MAX_LESSON_BYTES, parse_lesson, read_lesson_text
+from .parse import FRONT_MATTER, MAX_LESSON_BYTES, parse_lesson, read_lesson_text
 
 # In a wheel the top-level lessons/ folder is installed as radixviz/lessons_data/.
-_INSTALLED = Path(__file__).resolve().parent.parent / "lessons_data"
-_GOAL_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*goal\s*$", re.M)
-_CHECKOUT = Path(__file__).resolve().parent.parent.parent / "lessons"
+_PACKAGE = Path(__file__).resolve().parents[2]        # radixviz/
+_INSTALLED = _PACKAGE / "lessons_data"
+_CHECKOUT = _PACKAGE.parent / "lessons"
 
 
 def shipped_lessons_dir() -> Path:
@@ -31,9 +31,10 @@ def markdown_files(directory: Path) -> list[Path]:
 def is_challenge_file(path: Path) -> bool:
     """A file with a ```goal block is a challenge (challenge.py), not a lesson."""
     try:
-        return bool(_GOAL_FENCE.search(read_text(path, MAX_LESSON_BYTES)))
+        text = read_text(path, MAX_LESSON_BYTES)
     except ReadError:
         return False   # the lesson loader reports what is wrong with it
+    return any(fence.kind == "goal" for fence in read_markdown(text).fences)
 
 
 def lesson_files(directory: Path) -> list[Path]:
@@ -87,16 +88,10 @@ def _unique(lesson: Lesson, seen_ids: dict, seen_numbers: dict) -> None:
 def _meta_line(lesson: Lesson, key: str) -> int:
     """The front-matter line that set ``key`` (1 when it came from the file name)."""
     try:
-        lines = read_text(lesson.path, MAX_LESSON_BYTES).splitlines()
-    except ReadError:
+        _, where, _ = read_markdown(read_text(lesson.path, MAX_LESSON_BYTES)).front_matter(FRONT_MATTER)
+    except (ReadError, FormatError):
         return 1
-    if lines and lines[0].strip() == "---":
-        for index, raw in enumerate(lines[1:], start=2):
-            if raw.strip() == "---":
-                break
-            if raw.strip().lower().startswith(key + ":"):
-                return index
-    return 1
+    return where.get(key, 1)
 
 
 def find_lesson(lessons: list[Lesson], wanted: str) -> Lesson:

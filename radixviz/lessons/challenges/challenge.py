@@ -32,10 +32,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from radixviz.script.parser import ScriptError, parse_script
+
 from .goals import Check, Condition, GoalError, check_subject, evaluate, parse_goal, run_values, shown
-from .loader import is_challenge_file, markdown_files, shipped_lessons_dir
-from .model import LessonError
-from .parse import _FENCE, _closing, read_lesson_text
+from ..lesson.loader import is_challenge_file, markdown_files, shipped_lessons_dir
+from ..markdown_file import FormatError, Prose, read_markdown
+from ..lesson.model import LessonError
+from ..lesson.parse import read_lesson_text
 
 LEVELS = ("easy", "medium", "hard")
 BLOCKS = ("start", "goal", "hint", "solution")
@@ -137,28 +140,27 @@ def find_challenge(challenges: list[Challenge], wanted: str) -> Challenge:
 
 def parse_challenge(text: str, path, shipped: bool = True) -> Challenge:
     """Parse one challenge file; LessonError at the first problem, with its line."""
-    from radixviz.script import ScriptError, parse_script
-
     path, name = Path(path), str(path)
-    lines = text.splitlines()
-    meta, where, i = _front_matter(lines, name)
+    source = read_markdown(text)
+    if not source.starts_with_front_matter:
+        raise LessonError(name, 1, "a challenge starts with front matter (--- id:, title:, par: ... ---)")
+    try:
+        meta, where, body_start = source.front_matter(META)
+    except FormatError as exc:
+        raise LessonError(name, exc.line, exc.message) from None
+    unclosed = source.unclosed()
+    if unclosed is not None:
+        raise LessonError(name, unclosed.line, f"unclosed {unclosed.marks}{unclosed.kind} block: "
+                          f"add a line {unclosed.marks} to end it")
     blocks: dict = {b: [] for b in BLOCKS}
-    prose_before, prose_after = [], []
-    while i < len(lines):
-        fence = _FENCE.match(lines[i])
-        if not fence or fence.group(3) not in BLOCKS:
-            (prose_after if blocks["solution"] else prose_before).append(lines[i])
-            if fence:   # some other fenced block: keep it whole in the prose
-                close = _closing(lines, i + 1, fence.group(2)) or len(lines) - 1
-                (prose_after if blocks["solution"] else prose_before).extend(lines[i + 1:close + 1])
-                i = close
-            i += 1
-            continue
-        close = _closing(lines, i + 1, fence.group(2))
-        if close is None:
-            raise LessonError(name, i + 1, f"unclosed ```{fence.group(3)} block")
-        blocks[fence.group(3)].append(("\n".join(lines[i + 1:close]), i + 2))
-        i = close + 1
+    prose_before: list = []
+    prose_after: list = []      # (file line, text): after the solution, the debrief
+    for piece in source.pieces(body_start, BLOCKS):
+        if isinstance(piece, Prose):
+            prose = prose_after if blocks["solution"] else prose_before
+            prose.extend(enumerate(piece.lines, piece.line))
+        else:
+            blocks[piece.kind].append((piece.body, piece.line + 1))
 
     for needed in ("id", "title", "par"):
         if needed not in meta:
@@ -188,36 +190,17 @@ def parse_challenge(text: str, path, shipped: bool = True) -> Challenge:
                 parse_script(body, name, first_line=line)
             except ScriptError as exc:
                 raise LessonError(name, exc.line, f"{block}: {exc.message}") from None
-    debrief_start = len(lines) - len(prose_after)
-    for offset, line in enumerate(prose_after):
+    for line_number, line in prose_after:
         for found in _PLACEHOLDER.finditer(line):
             try:
                 check_subject(found.group(1))
             except GoalError as exc:
-                raise LessonError(name, debrief_start + offset + 1, f"debrief: {exc}") from None
+                raise LessonError(name, line_number, f"debrief: {exc}") from None
     return Challenge(meta["id"], number, meta["title"], level, par, allow,
-                     "\n".join(prose_before).strip(), "\n".join(b for b, _ in blocks["start"]).strip(),
+                     "\n".join(t for _, t in prose_before).strip(),
+                     "\n".join(b for b, _ in blocks["start"]).strip(),
                      goal, tuple(b.strip() for b, _ in blocks["hint"]), blocks["solution"][0][0].strip(),
-                     "\n".join(prose_after).strip(), path, shipped)
-
-
-def _front_matter(lines, name) -> tuple[dict, dict, int]:
-    if not lines or lines[0].strip() != "---":
-        raise LessonError(name, 1, "a challenge starts with front matter (--- id:, title:, par: ... ---)")
-    meta, where = {}, {}
-    for index in range(1, len(lines)):
-        raw = lines[index].strip()
-        if raw == "---":
-            return meta, where, index + 1
-        if not raw or raw.startswith("#"):
-            continue
-        key, sep, value = raw.partition(":")
-        key = key.strip().lower()
-        if not sep or key not in META:
-            raise LessonError(name, index + 1, f"bad front matter line {raw!r}: expected one of "
-                              f"{', '.join(k + ':' for k in META)}")
-        meta[key], where[key] = value.strip().strip('"'), index + 1
-    raise LessonError(name, 1, "unclosed front matter: end it with a line ---")
+                     "\n".join(t for _, t in prose_after).strip(), path, shipped)
 
 
 def _whole(text, field, name, where) -> int:
@@ -234,7 +217,7 @@ def _whole(text, field, name, where) -> int:
 
 def start_session(challenge: Challenge, device="cpu"):
     """A Session with the starting operations played; returns (session, start op count)."""
-    from radixviz.script import Session
+    from radixviz.script import Session   # loads torch (the engine): only when a challenge is played
 
     session = Session(device=device)
     if challenge.start:
@@ -259,8 +242,6 @@ def judge(challenge: Challenge, session, start_ops: int) -> Verdict:
 def attempt(challenge: Challenge, script: str, file: str = "<attempt>", device="cpu") -> Verdict:
     """Run ``script`` after the challenge's start and judge it. AttemptError (nothing run)
     for a bad line or a forbidden operation; a refused operation is an AttemptError too."""
-    from radixviz.script import ScriptError, parse_script
-
     try:
         ops = parse_script(script, file)
     except ScriptError as exc:

@@ -7,10 +7,13 @@ The scenario itself is written by builder.ScenarioBuilder.
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
+
+from radixviz.sim.policies import order_queue
 
 from .builder import DIFFICULTIES, ScenarioBuilder
 from .questions import FIXED_MATCHER, NAME_A_NODE, NAME_BY_KEY, Question, slots_key
-from .scenario import (apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text,
+from ..scenario import (apply_text, edge_text, first_evicted_leaf, indent, node_choices, run_scenario, tree_text,
                        whole_key)
 
 __all__ = ["DIFFICULTIES", "GENERATORS", "LESSON_TOPICS", "generate_question"]
@@ -51,7 +54,8 @@ def gen_match(build: ScenarioBuilder, seed: int) -> Question:
                         scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                         **build.tags(seed, "match", 2))
     return Question(f"gen-match-{build.difficulty}-{seed}", "number",
-                    build.setup_prompt(tree) + f"\n\nHow many tokens does match_prefix(\"{query}\") return?{FIXED_MATCHER}",
+                    build.setup_prompt(tree)
+                    + f"\n\nHow many tokens does match_prefix(\"{query}\") return?{FIXED_MATCHER}",
                     (str(result["matched"]),), f"{result['matched']} ({result['matched_text'] or 'nothing'!r})",
                     "The walk follows the child whose edge starts with the next token and stops at the "
                     "first token that differs (or when the query ends)." + _release_differs(result),
@@ -85,7 +89,8 @@ def gen_split(build: ScenarioBuilder, seed: int) -> Question:
     cut_node = tree.nodes[lower_id]       # the node that was cut keeps its id as the lower half
     asked = f'match "{query}"'
     explanation = (f"The match stops inside edge \"{edge_text(cut_node.key)}\" after "
-                   f"{_tokens(len(upper.key))}: a new node #{upper_id} takes \"{edge_text(upper.key)}\" and the old node "
+                   f"{_tokens(len(upper.key))}: a new node #{upper_id} takes \"{edge_text(upper.key)}\" "
+                   "and the old node "
                    "keeps the rest as its child.")
     if len(query) > len(whole_key(split.tree, upper_id)):
         explanation += (" The release as shipped, before #7, would not have split here: it cut an edge "
@@ -100,7 +105,8 @@ def gen_split(build: ScenarioBuilder, seed: int) -> Question:
     return Question(f"gen-split-{build.difficulty}-{seed}", "text",
                     build.setup_prompt(tree) + f"\n\nmatch_prefix(\"{query}\") splits an edge. "
                     f"Which tokens does the new upper node hold? (the tokens, or how many){FIXED_MATCHER}",
-                    (edge_text(upper.key), str(len(upper.key))), f"\"{edge_text(upper.key)}\" ({_tokens(len(upper.key))})",
+                    (edge_text(upper.key), str(len(upper.key))),
+                    f"\"{edge_text(upper.key)}\" ({_tokens(len(upper.key))})",
                     explanation, scenario=build.script_with_question(asked), tree_text=tree_text(tree),
                     **build.tags(seed, "split", 2))
 
@@ -164,7 +170,8 @@ def gen_lock(build: ScenarioBuilder, seed: int) -> Question:
                     (str(after),), str(after),
                     f"Locking walks from the matched node up to the root; each node whose count goes from "
                     f"0 to 1 stops being evictable (delta {delta}).",
-                    scenario=build.script_with_question(asked), tree_text=tree_text(tree), **build.tags(seed, "lock", 5))
+                    scenario=build.script_with_question(asked), tree_text=tree_text(tree),
+                    **build.tags(seed, "lock", 5))
 
 
 def gen_buggy(build: ScenarioBuilder, seed: int) -> Question:
@@ -194,17 +201,14 @@ def gen_buggy(build: ScenarioBuilder, seed: int) -> Question:
                     (str(result["matched"]),), str(result["matched"]),
                     "Before #7 a match that forked inside an edge kept walking into the child, so the "
                     "rest of the query could 'hit' tokens cached after a different prefix." + extra,
-                    scenario=build.script_with_question(asked), tree_text=tree_text(tree), **build.tags(seed, "buggy", 8))
+                    scenario=build.script_with_question(asked), tree_text=tree_text(tree),
+                    **build.tags(seed, "buggy", 8))
 
 
 def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
-    from types import SimpleNamespace
-
-    from radixviz.sim.policies import order_queue
-
     policy = "weight" if build.difficulty == "hard" else "lpm"
     count = 3 if build.difficulty == "easy" else 4
-    for attempt in range(50):
+    for _attempt in range(50):
         build.restart()
         build.inserts()
         session = run_scenario(build.text)
@@ -244,7 +248,8 @@ def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
                     build.setup_prompt(tree, show_tree=True) + f"\n\nThese requests wait, in arrival order (a first). "
                     f"In which order does the {policy} policy offer them a place? {tie}{FIXED_MATCHER}",
                     (letters,), " ".join(letters),
-                    f"{policy}: {rule}.", scenario=build.script_with_question("\n".join(f'match "{k}"' for k, _, _ in waiting)),
+                    f"{policy}: {rule}.",
+                    scenario=build.script_with_question("\n".join(f'match "{k}"' for k, _, _ in waiting)),
                     choices=items, tree_text=tree_text(tree), **build.tags(seed, "policy", 7))
 
 

@@ -201,6 +201,7 @@ def state_measures(session) -> dict:
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
     inserts = [r for r in session.records if r.op.name == "insert"]
+    host_tier = session.engine.spec.host_tier
     return {
         "nodes": len(nodes),
         "leaves": sum(1 for n in nodes if not n.children),
@@ -216,9 +217,9 @@ def state_measures(session) -> dict:
         "namespaces_hit": len({r.op.ns for r in inserts if r.result.get("prefix_len", 0) > 0}),
         "inserted": tuple(sorted(tokens_text(r.op.key) for r in inserts)),
         # the host tier (engine hicache; 0 elsewhere)
-        "host_only": sum(1 for n in nodes if getattr(n, "evicted", False)),
-        "host_used": getattr(tree, "host_used", 0),
-        "in_flight": getattr(tree, "writes_in_flight", 0) + getattr(tree, "loads_in_flight", 0),
+        "host_only": sum(1 for n in nodes if n.evicted) if host_tier else 0,
+        "host_used": tree.host_used if host_tier else 0,
+        "in_flight": tree.writes_in_flight + tree.loads_in_flight if host_tier else 0,
     }
 
 
@@ -302,7 +303,7 @@ def _evaluate(condition: Condition, views: dict) -> Check:
         return Check(condition, False, f"no {op} yet")
     if condition.any_op:
         for index in where:
-            check = _compare(condition, lambda subject: _value(views, subject, index))
+            check = _compare(condition, lambda subject, index=index: _value(views, subject, index))
             if check.held:
                 return check
         return Check(condition, False, f"none of your {len(where)} {op} operations does")

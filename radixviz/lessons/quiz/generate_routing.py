@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from .builder import ScenarioBuilder
 from .questions import Question
-from .route_checks import placements
-from .scenario import apply_text, run_scenario
+from ..route_checks import placements
+from ..scenario import apply_text, run_scenario
 
 _SPACES = {"easy": ("a",), "medium": ("a", "b"), "hard": ("a", "b")}
 _WORKERS = {"easy": 2, "medium": 2, "hard": 3}

@@ -26,16 +26,19 @@ file name and ``number`` to its leading digits (``03-insert.md`` is lesson 3).
 """
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
 from radixviz.files import BOM, ReadError, read_bytes, strip_controls
+from radixviz.script.parser import ScriptError, parse_script
 
+from ..markdown_file import FormatError, Prose, read_markdown
 from .model import Lesson, LessonError, Narrative, Operations, Predict
 
 MAX_LESSON_BYTES = 500_000
 OPS_FENCE, PREDICT_FENCE = "radixviz", "predict"
-_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w-]*)\s*$")
+FRONT_MATTER = ("id", "number", "title")
 _FIELD = re.compile(r"^([A-Za-z_]+)\s*:\s*(.*)$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
@@ -53,7 +56,8 @@ def read_lesson_text(path: Path) -> str:
         data = read_bytes(path, MAX_LESSON_BYTES)
     except ReadError as exc:
         reason = str(exc)
-        raise LessonError(name, 1, reason if reason.startswith("file too large") else f"cannot read: {reason}") from None
+        raise LessonError(name, 1, reason if reason.startswith("file too large")
+                          else f"cannot read: {reason}") from None
     if b"\x00" in data:
         raise LessonError(name, 1, "binary file: a lesson is Markdown text")
     try:
@@ -67,57 +71,40 @@ def read_lesson_text(path: Path) -> str:
 def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
     """Parse a lesson's text; raise LessonError for a bad file, its ``problems`` listing
     every problem found (bad predict and operation blocks do not stop the reading)."""
-    from radixviz.script import ScriptError, parse_script
-
     path, name = Path(path), str(path)
-    lines = text.splitlines()
-    meta, meta_lines, body_start = _front_matter(lines, name)
+    source = read_markdown(text)
+    try:
+        meta, meta_lines, body_start = source.front_matter(FRONT_MATTER)
+    except FormatError as exc:
+        raise LessonError(name, exc.line, exc.message) from None
+    unclosed = source.unclosed()
+    if unclosed is not None:
+        raise LessonError(name, unclosed.line, f"unclosed {unclosed.marks}{unclosed.kind} block: "
+                          f"add a line {unclosed.marks} to end it")
     blocks: list = []
     found: list[LessonError] = []      # problems that do not stop the reading of the file
-    prose: list[str] = []
-    prose_start = body_start + 1
-    i = body_start
-    while i < len(lines):
-        fence = _FENCE.match(lines[i])
-        if not fence:
-            if not prose:
-                prose_start = i + 1
-            prose.append(lines[i])
-            i += 1
-            continue
-        indent, marks, info = fence.groups()
-        close = _closing(lines, i + 1, marks)
-        if close is None:
-            raise LessonError(name, i + 1, f"unclosed {marks}{info} block: add a line {marks} to end it")
-        if info not in (OPS_FENCE, PREDICT_FENCE):
-            if info.lower() in (OPS_FENCE, PREDICT_FENCE) or _near(info):
-                raise LessonError(name, i + 1, f"unknown block {info!r}: use ```radixviz or ```predict")
-            if not prose:
-                prose_start = i + 1
-            prose.extend(lines[i:close + 1])   # another language: part of the narrative
-            i = close + 1
-            continue
-        _flush(blocks, prose, prose_start)
-        prose = []
-        body = lines[i + 1:close]
-        if info == OPS_FENCE:
-            block_text = "\n".join(body)
+    for fence in source.fences:
+        if fence.kind not in (OPS_FENCE, PREDICT_FENCE) and (
+                fence.kind.lower() in (OPS_FENCE, PREDICT_FENCE) or _near(fence.kind)):
+            raise LessonError(name, fence.line, f"unknown block {fence.kind!r}: use ```radixviz or ```predict")
+    for piece in source.pieces(body_start, (OPS_FENCE, PREDICT_FENCE)):
+        if isinstance(piece, Prose):
+            _flush(blocks, list(piece.lines), piece.line)
+        elif piece.kind == OPS_FENCE:
             try:
-                ops = parse_script(block_text, name, first_line=i + 2)
+                ops = parse_script(piece.body, name, first_line=piece.line + 1)
             except ScriptError as exc:
                 found.append(LessonError(name, exc.line, f"{exc.message} (column {exc.col})"))
                 ops = None
             if ops == []:
-                found.append(LessonError(name, i + 1, "empty ```radixviz block: give at least one operation"))
+                found.append(LessonError(name, piece.line, "empty ```radixviz block: give at least one operation"))
             # a refused block still stands in its place, so the predict before it is not also reported
-            blocks.append(Operations(block_text, i + 2, tuple(ops or ())))
+            blocks.append(Operations(piece.body, piece.line + 1, tuple(ops or ())))
         else:
             try:
-                blocks.append(_predict(body, i + 1, name))
+                blocks.append(_predict(piece.body_lines, piece.line, name))
             except LessonError as exc:
                 found.append(exc)
-        i = close + 1
-    _flush(blocks, prose, prose_start)
     found.extend(_check_predicts(blocks, name))
     found.extend(_check_app_marks(blocks, name))
     if found:
@@ -129,7 +116,8 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
         raise LessonError(name, 1, "missing title: add 'title: ...' to the front matter or a '# Title' line")
     lesson_id = meta.get("id") or re.sub(r"^\d+[-_ ]*", "", path.stem).lower() or path.stem.lower()
     if not _ID.match(lesson_id):
-        raise LessonError(name, meta_lines.get("id", 1), f"bad id {lesson_id!r}: use lower-case letters, digits, - and _")
+        raise LessonError(name, meta_lines.get("id", 1),
+                          f"bad id {lesson_id!r}: use lower-case letters, digits, - and _")
     number_text = meta.get("number") or (re.match(r"^(\d+)", path.stem) or [None, None])[1]
     if number_text is None:
         raise LessonError(name, 1, "missing number: add 'number: N' to the front matter or start the file name with it")
@@ -142,38 +130,7 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
     return Lesson(lesson_id, number, title, path, tuple(blocks), shipped)
 
 
-def _front_matter(lines: list[str], name: str) -> tuple[dict, dict, int]:
-    """(fields, line of each field, index of the first body line)."""
-    if not lines or lines[0].strip() != "---":
-        return {}, {}, 0
-    meta, where = {}, {}
-    for index in range(1, len(lines)):
-        raw = lines[index].strip()
-        if raw == "---":
-            return meta, where, index + 1
-        if not raw or raw.startswith("#"):
-            continue
-        field = _FIELD.match(raw)
-        if not field or field.group(1).lower() not in ("id", "number", "title"):
-            raise LessonError(name, index + 1, f"bad front matter line {raw!r}: expected id:, number: or title: "
-                              "(or a line --- to end the front matter)")
-        key = field.group(1).lower()
-        if key in meta:
-            raise LessonError(name, index + 1, f"{key} given twice in the front matter")
-        meta[key], where[key] = field.group(2).strip().strip('"'), index + 1
-    raise LessonError(name, 1, "unclosed front matter: end it with a line ---")
-
-
-def _closing(lines: list[str], start: int, marks: str) -> int | None:
-    for j in range(start, len(lines)):
-        stripped = lines[j].strip()
-        if stripped.startswith(marks[0] * 3) and set(stripped) == {marks[0]} and len(stripped) >= len(marks):
-            return j
-    return None
-
-
 def _near(info: str) -> bool:
-    import difflib
     return bool(difflib.get_close_matches(info.lower(), (OPS_FENCE, PREDICT_FENCE), n=1, cutoff=0.75))
 
 
@@ -228,7 +185,8 @@ def _predict(body: list[str], fence_line: int, name: str) -> Predict:
             raise LessonError(name, fence_line, f"predict block without {needed}: add '{needed}: ...'")
     choices = tuple(c.strip() for c in text.get("choices", "").split("|") if c.strip())
     if choices and text["answer"] not in choices:
-        raise LessonError(name, fence_line, f"answer {text['answer']!r} is not one of the choices {' | '.join(choices)}")
+        raise LessonError(name, fence_line,
+                          f"answer {text['answer']!r} is not one of the choices {' | '.join(choices)}")
     return Predict(text["question"], choices, text["answer"], fence_line, text.get("check"), text.get("explain", ""))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from .scenario import indent, tree_text
+from ..scenario import indent, tree_text
 
 DIFFICULTIES = ("easy", "medium", "hard")
 _LEVEL = {  # alphabet, (inserts lo, hi), (key length lo, hi), locks

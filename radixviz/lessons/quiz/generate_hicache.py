@@ -9,7 +9,7 @@ from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_NAMES,
 
 from .builder import ScenarioBuilder
 from .questions import Question
-from .scenario import apply_text, run_scenario
+from ..scenario import apply_text, run_scenario
 
 _LENGTH = {"easy": (10, 14), "medium": (6, 14), "hard": (4, 12)}
 

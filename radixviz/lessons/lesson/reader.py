@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import sys
 
-from .grading import LETTERS
+from radixviz.script import ScriptError
+
+from ..grading import LETTERS
 from .model import Narrative, Operations, Predict
+from ..progress import save_lesson_completed
+from ..scenario import tree_text
 
 
 def read_plain(lesson, stdin, out, save: bool = True) -> int:
     """Play ``lesson`` on a real Session; mark it completed when the end is reached."""
-    from radixviz.script import ScriptError, Session
-
-    from .scenario import tree_text
+    from radixviz.script import Session   # loads torch (the engine): only when a lesson is read
 
     session = Session(device="cpu")
     print(f"Lesson {lesson.number}: {lesson.title}\n", file=out)
@@ -40,13 +42,13 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
                     print(f"  {exc}", file=out)
                     return 1
                 print(f"  ▶ {op.text:<30} → {result_text(record)}", file=out)
-            print("\n" + "\n".join("    " + l for l in tree_text(session.cache.snapshot()).splitlines()) + "\n", file=out)
+            drawn = tree_text(session.cache.snapshot()).splitlines()
+            print("\n" + "\n".join("    " + l for l in drawn) + "\n", file=out)
             for predict, verdict in pending:
                 print(f"  {answer_text(predict, verdict)}\n", file=out)
             pending = []
     saved = False
     if save:
-        from .progress import save_lesson_completed
         saved, warnings = save_lesson_completed(lesson, right, asked)
         for warning in warnings:
             print(f"radixviz: {warning}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .grading import Expected, grade, read_number, read_reply
+from ..grading import Expected, grade, read_number, read_reply
 
 
 class LessonError(Exception):

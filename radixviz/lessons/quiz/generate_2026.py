@@ -8,7 +8,7 @@ from radixviz.cache import POLICY_SUMMARY
 
 from .builder import ScenarioBuilder
 from .questions import NAME_BY_KEY, Question
-from .scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
+from ..scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
 
 _PAGE = {"easy": (2, 2), "medium": (2, 4), "hard": (3, 8)}
 # the policies asked about at each level: the plain ones first, the two-part keys later
@@ -28,7 +28,7 @@ def gen_pages(build: ScenarioBuilder, seed: int) -> Question:
     session = run_scenario(build.text)
     held = apply_text(session, asked).result["prefix_len"]
     return Question(f"gen-pages-{build.difficulty}-{seed}", "number",
-                    f"Scenario:\n\n    " + "\n    ".join(build.lines)
+                    "Scenario:\n\n    " + "\n    ".join(build.lines)
                     + f"\n\nWhat does {asked} return (tokens the tree already held)?",
                     (str(held),), str(held),
                     f"The keys share {_common_prefix(first, second)} token(s), but pages of {page} "
@@ -65,7 +65,7 @@ def gen_eviction_policy(build: ScenarioBuilder, seed: int) -> Question:
     leaf, _ = first_evicted_leaf(session, 1)
     victim = tree.nodes[leaf]
     return Question(f"gen-eviction-{build.difficulty}-{seed}", "node",
-                    f"Scenario:\n\n    " + "\n    ".join(lines)
+                    "Scenario:\n\n    " + "\n    ".join(lines)
                     + f"\n\nevict(1) is called under the {policy} policy. Which leaf goes first?" + NAME_BY_KEY,
                     (str(leaf),), f"#{leaf} \"{''.join(victim.key)}\"",
                     f"{policy}: {_why(policy)} Inserts raise hit counts and take the max priority; "

@@ -24,8 +24,8 @@ from radixviz.sim.policies import IN_BATCH_THRESHOLD, order_queue
 
 from radixviz.cache.hashes import hash_str_to_int64
 
-from .route_checks import is_route_check, route_value
-from .scenario import edge_text
+from ..route_checks import is_route_check, route_value
+from ..scenario import edge_text
 
 _POLICIES = ("lpm", "fcfs", "weight", "lpm-2442", "weight-2442")
 KV_CHECKS = ("kv_events", "stored_pages", "removed_pages", "stored_after", "stored_known", "created_ns")

@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from radixviz.script import PoolSnapshot
+from radixviz.sim.policies import get_policy
+
 from .questions import FIXED_MATCHER, NAME_A_NODE, Question, slots_key
-from .scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
+from ..scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,6 @@ def _node_roles(s, asked) -> str:
     """Which choice describes a node, read off the tree after ``insert Hello; insert Help``."""
     tree = s.cache.snapshot()
     leaf = next(n for n in tree.root.walk() if n.key and not n.children and n.key[0] == "l" and len(n.key) > 1)
-    from radixviz.script import PoolSnapshot
     pool = PoolSnapshot(s.pool.refcounts(), tree)
     stretch = 1 < len(leaf.key) < len("Hello")
     slots_are_pool_slots = all(pool.owners[slot] == leaf.id for slot in leaf.value)
@@ -103,7 +105,8 @@ def _evict_step_order(s, asked) -> str:
 
 def _call_order(s, asked) -> str:
     calls: list = []
-    s.cache.observer = _chain(s.cache.observer, lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
+    s.cache.observer = _chain(s.cache.observer,
+                              lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
     s.run(asked)
     shown = ["insert", "dec_ref_counter", "match_prefix", "inc_ref_counter"]
     return "".join("abcd"[shown.index(c)] for c in calls)
@@ -118,7 +121,6 @@ def _chain(first, second):
 
 def _ratio(policy: str):
     def compute(s, asked):
-        from radixviz.sim.policies import get_policy
         return str(["0.4", "0.5", "1.0"].index(str(get_policy(policy)[1])))
     return compute
 

@@ -5,7 +5,7 @@ from radixviz.script.parser import ScriptError
 
 from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
 from .model import Lesson, LessonError, Operations, Predict
-from .scenario import edge_text
+from ..scenario import edge_text
 
 STATE_CHECKS = {
     "evictable_size": lambda s: s.engine.evictable_size(),
@@ -21,8 +21,8 @@ STATE_CHECKS = {
     # acknowledged, nodes whose KV is on the host only
     "host_used": lambda s: s.engine.host_pool.used_size() if s.engine.spec.host_tier else 0,
     "in_flight": lambda s: s.engine.in_flight() if s.engine.spec.host_tier else 0,
-    "host_only_nodes": lambda s: sum(1 for n in s.engine.snapshot().root.walk()
-                                     if getattr(n, "evicted", False)),
+    "host_only_nodes": lambda s: sum(1 for n in s.engine.snapshot().root.walk() if n.evicted)
+                                 if s.engine.spec.host_tier else 0,
 }
 
 

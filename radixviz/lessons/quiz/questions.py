@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .grading import LETTERS, Expected, grade, read_reply, read_slots, slots_key  # noqa: F401
+from ..grading import LETTERS, Expected, grade, read_reply, read_slots, slots_key  # noqa: F401
 
 KINDS = ("choice", "number", "node", "order", "slots", "text")
 # how a node question asks to be answered, so that two nodes with the same edge text are
