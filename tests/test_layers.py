@@ -178,7 +178,8 @@ def test_siblings_do_not_import_each_other():
 # re-exports the lesson API, stands above them all.
 LESSONS_INSIDE = [
     ("radixviz.lessons.progress",),
-    ("radixviz.lessons.grading", "radixviz.lessons.scenario", "radixviz.lessons.markdown_file"),
+    ("radixviz.lessons.grading", "radixviz.lessons.scenario", "radixviz.lessons.markdown_file",
+     "radixviz.lessons.route_checks"),
     ("radixviz.lessons.lesson",),
     ("radixviz.lessons.quiz", "radixviz.lessons.challenges"),
 ]

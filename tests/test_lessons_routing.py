@@ -13,7 +13,7 @@ import pytest
 
 from radixviz.cli import main
 from radixviz.lessons import load_lessons
-from radixviz.lessons.challenge import attempt, load_challenges
+from radixviz.lessons.challenges.challenge import attempt, load_challenges
 from radixviz.lessons.route_checks import CACHE_ONLY, placements
 from radixviz.sim import cluster
 from radixviz.sim.router_tree import ApproxTree

@@ -1,7 +1,6 @@
 """Home, help, the command palette, lessons, quitting, and the entry points' exit codes."""
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 
@@ -9,6 +8,7 @@ import pytest
 from textual.command import CommandList, CommandPalette
 from textual.widgets import OptionList
 
+from radixviz.cli import build_parser
 from radixviz.lessons import load_lessons
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.help import HelpScreen
@@ -81,9 +81,9 @@ class TestQuit:
                 await pilot.press("n")
             return original_run(self, headless=True, auto_pilot=press_next)
         monkeypatch.setattr(RadixvizApp, "run", headless_run)
-        args = argparse.Namespace(script=None, buggy=False, pool_size=16, device="cpu",
-                                  export_dir="unused", engine=None, page_size=None,
-                                  eviction_policy=None)
+        # the arguments as the command line gives them, so a new option reaches the test too
+        args = build_parser().parse_args(["sandbox", "--pool-size", "16", "--device", "cpu",
+                                          "--export-dir", "unused"])
         assert sandbox.run(args) == 1
 
 

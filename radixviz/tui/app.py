@@ -129,7 +129,7 @@ class RadixvizApp(App):
         elif self.start == "scheduler":   # radixviz simulate --app
             self.open_scheduler(**self.scheduler_options)
         elif self.start == "cluster":     # radixviz simulate --app --workers N
-            from radixviz.tui.screens.cluster import ClusterScreen
+            from radixviz.tui.screens.cluster import ClusterScreen   # Textual: a screen loads when it opens
             self.push_screen(ClusterScreen(**self.cluster_options))
         else:
             from radixviz.tui.screens.home import HomeScreen   # Textual: a screen loads when it opens

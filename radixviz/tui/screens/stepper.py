@@ -355,7 +355,7 @@ class StepperScreen(SandboxFiles, Screen):
     # --------------------------------------------------------------- KV check
 
     def action_kv_events(self) -> None:
-        from radixviz.tui.screens.kv_events import KVEventsScreen
+        from radixviz.tui.screens.kv_events import KVEventsScreen   # Textual: a screen loads when it opens
         self.app.push_screen(KVEventsScreen(self.model))
 
     def action_verify_kv(self) -> None:
