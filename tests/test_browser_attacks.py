@@ -5,14 +5,16 @@ cookies and a real ticket, gets no session and no student. The teacher's files (
 HOME) are compared before and after, and never reach a tab."""
 from __future__ import annotations
 
+import html
 import http.server
+import re
 import threading
 
 import pytest
 
 from browser_helpers import browser  # noqa: F401 - a fixture
 from serve_helpers import SECRET, load, start, teacher_home
-from test_browser_serve import KEEP_TEXT, WAIT_MS, drawn, join, raw_length, wait_drawn
+from test_browser_serve import KEEP_TEXT, WAIT_MS, drawn, join, raw_length, wait_drawn, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -47,7 +49,7 @@ def press_after_repaint(page, key: str) -> None:
     at once by other bytes would read as alt+key)."""
     mark = raw_length(page)
     page.keyboard.press(key)
-    page.wait_for_function("(m) => window.__drawn.length > m", arg=mark, timeout=WAIT_MS)
+    wait_for(page, "(m) => window.__drawn.length > m", mark, "repainted")
 
 
 def test_a_save_is_a_download_in_the_students_browser(browser, classroom):  # noqa: F811
@@ -71,7 +73,7 @@ def test_a_save_is_a_download_in_the_students_browser(browser, classroom):  # no
         page.keyboard.press("Enter")
         # the page opens the download's address (window.open, kept by OPENED); this browser
         # fetches it with its own cookies, as the new tab would
-        page.wait_for_function("() => window.__opened.length > 0", timeout=WAIT_MS)
+        wait_for(page, "() => window.__opened.length > 0", what="a download opened")
         address = page.evaluate("() => window.__opened[0]")
         assert address.startswith(url.rstrip("/") + "/download/")
         other = browser.new_context()           # another browser (student) gets nothing
@@ -106,11 +108,10 @@ def test_a_page_on_another_origin_gets_no_session(browser, classroom):  # noqa: 
     context, page = student_tab(browser, url, "Bea")
     base = url.rstrip("/")
     try:
-        # a real, unused ticket of Bea's: her own page holds it; the attacker learned it somehow
-        spare = context.new_page()
-        spare.goto(url)
-        ws_url = spare.locator("#terminal").get_attribute("data-session-websocket-url")
-        spare.close()
+        # a real, unused ticket of Bea's: her own page holds it; the attacker learned it somehow.
+        # The page is fetched with her cookies but not opened, so no app starts for it
+        page_text = context.request.get(url).text()
+        ws_url = html.unescape(re.search(r'data-session-websocket-url="([^"]+)"', page_text).group(1))
 
         class Evil(http.server.BaseHTTPRequestHandler):
             def do_GET(self):

@@ -13,6 +13,7 @@ from browser_helpers import browser  # noqa: F401 - a fixture
 from serve_helpers import load, start, teacher_home
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
+PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
 WAIT_MS = 90_000          # an app process starts in a second or two; the machine may be busy
 KEEP_TEXT = """
@@ -40,11 +41,21 @@ def drawn(page) -> str:
 
 def wait_drawn(page, needle: str, after: int = 0) -> None:
     """Wait until ``needle`` is drawn (after the first ``after`` characters of the raw stream)."""
-    page.wait_for_function(
-        "([needle, after, pattern]) => "
-        "window.__drawn.slice(after).replace(new RegExp(pattern, 'g'), '').includes(needle)",
-        arg=[needle, after, load.ANSI.pattern.replace("\\x07", "\\u0007").replace("\\x1b", "\\u001b")],
-        timeout=WAIT_MS, polling=200)
+    wait_for(page, "([needle, after, pattern]) => "
+             "window.__drawn.slice(after).replace(new RegExp(pattern, 'g'), '').includes(needle)",
+             [needle, after, load.ANSI.pattern.replace("\\x07", "\\u0007").replace("\\x1b", "\\u001b")],
+             what=f"{needle!r} drawn")
+
+
+def wait_for(page, expression: str, arg=None, what: str = "") -> None:
+    """Wait until ``expression`` holds in the page; if it never does, fail showing the end of
+    what the tab was drawn (the screen the person would have been looking at)."""
+    try:
+        page.wait_for_function(expression, arg=arg, timeout=WAIT_MS, polling=200)
+    except PlaywrightTimeout:
+        tail = " ".join(drawn(page)[-1500:].split())
+        raise AssertionError(f"not {what or expression} in {WAIT_MS // 1000} s; the tab's last text: "
+                             f"{tail}") from None
 
 
 def raw_length(page) -> int:
@@ -110,7 +121,7 @@ class TestServedApp:
         # it, or the arrow's bytes would follow the escape at once and read as alt+right
         mark = raw_length(first)
         first.keyboard.press("Escape")
-        first.wait_for_function("(m) => window.__drawn.length > m", arg=mark, timeout=WAIT_MS)
+        wait_for(first, "(m) => window.__drawn.length > m", mark, "repainted")
         mark = raw_length(first)
         first.keyboard.press("ArrowRight")
         wait_drawn(first, "step 2/", after=mark)

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from radixviz.tui.widgets.ordered_input import OrderedInput
+
 
 class ConfirmLeave(ModalScreen[str | None]):
     """Leaving a sandbox that has operations: ``save``, ``leave`` or None (stay)."""
@@ -59,7 +61,7 @@ class AskPath(ModalScreen):
             box.border_title = self.title_text
             if self.hint:
                 yield Static(Text(self.hint, style="dim"))
-            yield Input(self.value, id="dialog-input", max_length=self.max_length)
+            yield OrderedInput(self.value, id="dialog-input", max_length=self.max_length)
             yield Static("", id="dialog-error")
 
     def on_mount(self) -> None:

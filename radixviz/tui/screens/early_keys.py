@@ -14,10 +14,12 @@ import asyncio
 
 from textual import events
 
+from radixviz.tui.widgets.ordered_input import bindings_for
+
 
 def bound_action(screen, key: str) -> str | None:
     """The name of the action ``key`` runs on ``screen`` (its arguments cut off), or None."""
-    for binding in screen._bindings.key_to_bindings.get(key, ()):
+    for binding in bindings_for(screen, key):
         return binding.action.split("(", 1)[0]
     return None
 

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Input, Static
 
 from radixviz.lessons.progress import update_progress
 from radixviz.lessons.quiz import make_quiz
+from radixviz.tui.widgets.ordered_input import OrderedInput
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -49,7 +50,7 @@ class QuizScreen(Screen):
             with VerticalScroll(id="quiz-scroll"):
                 yield Static("", id="quiz-prompt")
             yield Static("", id="quiz-feedback")
-            yield Input(placeholder="your answer, then enter", id="quiz-answer", disabled=True)
+            yield OrderedInput(placeholder="your answer, then enter", id="quiz-answer", disabled=True)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -31,6 +31,7 @@ from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 from radixviz.tui.stepper_model import StepperModel
 from radixviz.tui.widgets.footer import FittingFooter
+from radixviz.tui.widgets.ordered_input import OrderedInput
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
 NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
@@ -72,8 +73,11 @@ class StepperScreen(SandboxFiles, Screen):
                         id="stepper-body")
         yield Static("", id="op-error")
         caps = self.app.caps   # a served session: a typed line has a length limit
-        yield Input(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
-                                'esc closes)', id="op-input", max_length=caps.line_chars if caps else 0)
+        yield OrderedInput(placeholder='operation, e.g. insert "Hello"   (enter runs it and stays open; '
+                                'esc closes)', id="op-input", max_length=caps.line_chars if caps else 0,
+                    # letters typed in one burst with ":" are in the field before its focus
+                    # event: selecting them then would let the next letter replace them
+                    select_on_focus=False)
         yield FittingFooter()
 
     def on_mount(self) -> None:

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 
 from radixviz.lessons.grading import LETTERS, Chosen
+from radixviz.tui.widgets.ordered_input import OrderedInput
 
 MAX_CHOICES = 8
 
@@ -54,7 +55,7 @@ class PredictionDock(Vertical):
     def compose(self):
         yield Static("", id="predict-question")
         yield Choices(id="predict-choices")
-        yield Input(id="predict-answer")
+        yield OrderedInput(id="predict-answer")
         yield Static("", id="predict-hint", classes="hint")
 
     def ask(self, predict) -> None:
