@@ -38,3 +38,36 @@ async def test_a_burst_of_editing_keys_and_letters_acts_in_typing_order():
     value, submitted = await typed_in_one_burst(OrderedInput)
     assert value == "notx"
     assert submitted == ["notx"]
+
+
+class SteppingApp(App):
+    """A field that esc closes, and → that steps, as in the stepper."""
+    BINDINGS = [("escape", "close"), ("right", "step")]
+
+    def __init__(self):
+        super().__init__()
+        self.steps = 0
+
+    def compose(self) -> ComposeResult:
+        yield OrderedInput(id="field")
+
+    def action_close(self) -> None:
+        field = self.query_one("#field")
+        field.display = False
+        self.set_focus(None)
+
+    def action_step(self) -> None:
+        self.steps += 1
+
+
+async def test_a_key_queued_behind_the_one_that_closed_the_field_goes_where_the_focus_is_now():
+    app = SteppingApp()
+    async with app.run_test() as pilot:
+        app.query_one("#field").focus()
+        await pilot.pause()
+        for key, character in [("a", "a"), ("escape", None), ("right", None), ("right", None)]:
+            app.post_message(events.Key(key, character))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.query_one("#field").value == "a"
+        assert app.steps == 2

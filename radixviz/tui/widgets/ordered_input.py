@@ -1,11 +1,12 @@
 """A text input that takes a burst of keys in the order they were typed.
 
-Textual runs a widget's key bindings only once the key has bubbled back up to the app, while
-the input types a letter the moment it receives it. Keys that arrive together (a browser
-sends a burst in one packet; a busy machine lets keys queue up) are then applied out of order:
-``ctrl+a ctrl+k ~/notes`` typed fast cleared the name *after* it was typed, and a backspace
-could delete a later letter. Here the input's own bindings run when the key reaches it, in
-line with the letters.
+Textual runs key bindings only once a key has bubbled back up to the app, while an input
+types a letter the moment it receives it; and it hands every key to the widget that had the
+focus when the key arrived. Keys that arrive together (a browser sends a burst in one packet;
+a busy machine lets keys queue up) were then applied out of order: ``ctrl+a ctrl+k ~/notes``
+typed fast cleared the name *after* it was typed, a backspace could delete a later letter.
+Here each key's binding runs when the key reaches the input, in line with the letters; a key
+queued here before ``esc`` or ``enter`` moved the focus goes on to where the focus is now.
 """
 from __future__ import annotations
 
@@ -16,19 +17,30 @@ from textual.widgets import Input
 
 def bindings_for(node, key: str) -> tuple[Binding, ...]:
     """The bindings ``node`` itself declares for ``key`` (not its ancestors'). Textual offers
-    no public lookup by key: this is the one place that reads its private binding map."""
+    no public lookup by key: this is one of the two places that read its private binding map."""
     return tuple(node._bindings.key_to_bindings.get(key, ()))
 
 
+async def run_key_bindings(app, key: str) -> bool:
+    """Run ``key``'s non-priority binding as the app would on the key's way back up: from the
+    focused widget (as focused now) up to the screen and the app. Whether one ran. Textual
+    does this only in its private ``App._check_bindings``; the other reader of its map."""
+    return await app._check_bindings(key)
+
+
 class OrderedInput(Input):
-    """An Input whose editing keys (backspace, ctrl+k, home, enter…) act in typing order."""
+    """An Input whose editing keys (backspace, ctrl+k, home, enter, esc…) act in typing order."""
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.screen is not self.app.screen or self.screen.focused is not self:
+            # queued here before the focus moved on (``esc`` closed the field, ``enter`` a
+            # dialog): the key belongs to what has the focus now
+            event.stop()
+            event.prevent_default()
+            self.app.post_message(events.Key(event.key, event.character))
+            return
         if event.is_printable:
             return   # Input types it
-        for binding in bindings_for(self, event.key):
-            if not binding.priority:   # a priority binding already ran on the way down
-                event.stop()
-                event.prevent_default()   # neither Input's handler nor the app runs it again
-                await self.run_action(binding.action)
-                return
+        event.stop()
+        event.prevent_default()   # neither Input's handler nor the app runs it again
+        await run_key_bindings(self.app, event.key)
