@@ -62,11 +62,11 @@ install_radixviz() {   # $1: "app" or "dev" (the test tools too)
   else
     if [ -n "${RADIXVIZ_TORCH_INDEX:-}" ]; then
       stage "2/3 installing torch from $RADIXVIZ_TORCH_INDEX"
-      "${PIP[@]}" install "torch>=2.1,<3" --index-url "$RADIXVIZ_TORCH_INDEX"
+      "${PIP[@]}" install "torch>=2.1,<3" numpy --index-url "$RADIXVIZ_TORCH_INDEX"
     else
       stage "2/3 installing torch $TORCH_VERSION from the default index (on Linux x86-64 PyPI's"
       stage "    wheel is the CUDA build, several GB; for the CPU build see RADIXVIZ_TORCH_INDEX in README.md)"
-      "${PIP[@]}" install "torch==$TORCH_VERSION"
+      "${PIP[@]}" install "torch==$TORCH_VERSION" numpy
     fi
     stage "    installed: $(torch_in_venv)"
   fi
