@@ -80,11 +80,13 @@ class ClusterScreen(Screen):
     async def _ready(self, cluster) -> None:
         if not self.is_attached:
             return
-        self.cluster, self.ticks = cluster, cluster.ticks
         row = self.query_one("#cluster-trees")
         await row.mount_all([VerticalScroll(Static("", classes="cluster-tree-body"), classes="cluster-tree")
                              for _ in cluster.workers])
+        # the passes become steppable only now: a key that arrived during the mount would
+        # otherwise move a position that is then reset to 0
         self.position = 0
+        self.cluster, self.ticks = cluster, cluster.ticks
         self._draw()
 
     # ------------------------------------------------------------------ drawing
