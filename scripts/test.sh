@@ -12,6 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install.sh
 install_radixviz dev
+# some machines set PYTHONDONTWRITEBYTECODE: then each of the workers (and each command a test
+# starts) compiled the package and pytest rewrote every test file again, 9 s of collection
+# per worker instead of 6
+unset PYTHONDONTWRITEBYTECODE
 
 args=() named=0 parallel=1
 for arg in "$@"; do

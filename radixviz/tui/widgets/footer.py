@@ -20,8 +20,10 @@ class FittingFooter(Footer):
     FittingFooter.-compact FooterKey.-command-palette { margin-right: 0; padding-right: 1; }
     """
     COMPACT_BELOW = 100
+    _composed_for: tuple | None = None
 
     def compose(self):
+        self._composed_for = self._shown_bindings() if self._bindings_ready else None
         compact = self.app.size.width < self.COMPACT_BELOW
         self.set_reactive(Footer.compact, compact)
         self.set_class(compact, "-compact")
@@ -37,6 +39,21 @@ class FittingFooter(Footer):
                 break
             yield key
         yield from palette
+
+    def bindings_changed(self, screen) -> None:
+        # a focus change republishes the bindings even when the keys shown stay the same
+        # (an Input's own bindings are hidden): composing twenty keys again for nothing cost
+        # a lesson about 50 ms each time its prediction took or gave back the focus
+        if self._composed_for is not None and screen is self.screen \
+                and self._shown_bindings() == self._composed_for:
+            return
+        super().bindings_changed(screen)
+
+    def _shown_bindings(self) -> tuple:
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return tuple((key, binding.action, binding.description, enabled, tooltip)
+                     for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
+                     if binding.show or key == palette)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.recompose)   # another width: other keys fit
