@@ -53,6 +53,13 @@ SLOW = (
 )
 
 
+# The longest files are handed out first, so that no worker starts one of them while the
+# others have nothing left to do (with them last, the run waited up to a minute on one worker).
+# Whole files move, in their own order, so a module's fixtures are still set up once.
+LONGEST_FIRST = ("test_lesson_painted.py", "test_browser_", "test_tui_monkey.py", "test_sim_speedups.py",
+                 "test_serve_load.py", "test_serve_security.py", "test_serve_students.py")
+
+
 def _matches(nodeid: str, pattern: str) -> bool:
     path, _, name = nodeid.partition("::")
     file, _, test = pattern.partition("::")
@@ -86,6 +93,13 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.tui)
         if any(_matches(item.nodeid, pattern) for pattern in SLOW):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=_hand_out_order)
+
+
+def _hand_out_order(item) -> int:
+    name = item.path.name
+    return next((rank for rank, start in enumerate(LONGEST_FIRST) if name.startswith(start)),
+                len(LONGEST_FIRST))
 
 
 @pytest.fixture(autouse=True)
