@@ -10,18 +10,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 FIRST_PAINT = r"""
 import asyncio, json, sys
+sys.path.insert(0, sys.argv.pop(1))   # the tests folder: its one reader of the painted screen
 from radixviz.tui.app import RadixvizApp
+from tui_helpers import painted_strips
 
 seen = {}
 painted = RadixvizApp._painted
 
 def note_first_paint(self):
-    rows = self.screen._compositor.render_strips()
+    rows = painted_strips(self)
     seen["torch"] = "torch" in sys.modules
     seen["text"] = "\n".join("".join(s.text for s in row) for row in rows)
     painted(self)
@@ -57,7 +60,7 @@ ENTRY_POINTS = [
 
 
 def first_paint(argv: list[str]) -> dict:
-    done = subprocess.run([sys.executable, "-c", FIRST_PAINT, *argv], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", FIRST_PAINT, str(Path(__file__).parent), *argv], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

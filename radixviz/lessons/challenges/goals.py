@@ -43,6 +43,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from radixviz.cache import slot_ranges, tokens_text
+from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.script.narrate import node_namespace
 
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -60,7 +61,7 @@ OP_FIELDS = {
     "lock": ("delta",),
     "unlock": ("delta",),
 }
-POLICIES = ("lru", "lfu", "fifo", "mru", "filo", "priority", "slru")   # as the 2026 engine names them
+POLICIES = POLICY_NAMES   # a goal may ask for a run under any policy the 2026 engine has
 VARIANTS = ("page1", "buggy", "fixed") + POLICIES
 VARIANT_WORDS = {"page1": "with pages of 1 token", "buggy": "with the pre-#7 matcher",
                  "fixed": "with the fixed matcher", **{p: f"under {p.upper()}" for p in POLICIES}}
