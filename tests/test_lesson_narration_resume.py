@@ -116,3 +116,16 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
         ops = [b for b in second.blocks[:left_at + 1] if type(b).__name__ == "Operations"]
         assert len(resumed.model.session.records) == sum(len(b.ops) for b in ops) <= ran
         assert f"page {resumed.walk.stop.page + 1}" in joined(screen_rows(app))
+
+
+async def test_the_place_is_on_disk_while_the_lesson_is_open():
+    """A terminal or a browser tab closed mid-lesson gives no key a chance to save the
+    place: the progress file on disk already holds it, block by block."""
+    lesson = LESSONS[1]
+    app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        assert lesson.id not in Progress.load().positions
+        await walk_until(app, pilot, lambda: screen.walk.reached >= 6, key="right_square_bracket")
+        assert Progress.load().positions[lesson.id]["block"] == screen.walk.resume_block > 0

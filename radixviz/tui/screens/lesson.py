@@ -38,6 +38,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self.walk = LessonWalk(lesson)
         self.reading: bool | None = None   # r's choice for the stop shown; None: by the screen's size
         self._before = None                # the cache before the first operations
+        self._kept_block = 0               # the place last saved as the learner went on
+        self._place_warned = False         # a "could not save" warning was shown once
 
     def make_panes(self):
         from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets: once the engine is ready
@@ -142,6 +144,11 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.playing = False   # a prediction deserves a pause
         if first_time and stop.kind == "end":
             self._record_completed()
+        elif first_time and self.walk.resume_block > self._kept_block:
+            # keep the place as the learner goes, not only when a key leaves the lesson: a
+            # terminal or a browser tab closed mid-lesson leaves no chance to save it then
+            self._kept_block = self.walk.resume_block
+            self.remember_position(quiet=self._place_warned)
         self.model_changed()
 
     def _back(self) -> None:
@@ -295,13 +302,15 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
 
     # ------------------------------------------------------------ progress
 
-    def remember_position(self) -> None:
-        """Leaving a lesson before its end: keep the place, so opening it again can resume."""
+    def remember_position(self, quiet: bool = False) -> None:
+        """Keep the place (on leaving, and at each new block), so opening the lesson again
+        can resume; ``quiet``: a warning already shown is not shown again."""
         walk = self.walk
         if walk.completed or walk.reached < 1:
             return
         warning = save_lesson_position(self.lesson, walk.resume_block, walk.right, walk.asked)
-        if warning:
+        if warning and not quiet:
+            self._place_warned = True
             self.notify(warning, severity="warning", timeout=6)
 
     def _record_completed(self) -> None:
