@@ -268,7 +268,8 @@ class TestCodePane:
 
     @pytest.mark.parametrize("engine, marked_text", [
         ("2024", "siblings[get_child_key(new_node.key)] = new_node"),
-        ("2026", "new_node.parent.children[self.get_child_key_fn(key, extra_key=extra_key)] = new_node")])
+        ("2026", "new_node.parent.children[self.get_child_key_fn(key, extra_key=extra_key)] = new_node"),
+        ("hicache", "new_node.parent.children[self.get_child_key_fn(key, extra_key=extra_key)] = new_node")])
     def test_tracing_lines_are_hidden_and_t_shows_them_dimmed(self, engine, marked_text):
         texts, _ = self.rendered(engine, "split", trace=False)
         marked = next(t for t in texts if "❱" in t)
