@@ -8,8 +8,8 @@ from radixviz.lessons.progress import Progress
 from radixviz.script import explain
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.screens.resume import ResumeScreen
-from tui_helpers import (answer_docked, dock_shown, painted_text, screen_rows, wait_ready, wait_until,
-                         walk_until)
+from tui_helpers import (answer_docked, dock_shown, painted_text, screen_rows, settled_text, wait_ready,
+                         wait_until, walk_until)
 
 LESSONS = load_lessons()
 
@@ -69,7 +69,8 @@ async def test_going_back_shows_the_same_text_again():
                 await answer_docked(app, pilot)
                 continue
             if screen.walk.frames() is None:      # a paragraph or the answers: read them
-                seen.setdefault(screen.walk.at, joined(painted_text(app, "#lesson-pane")))
+                if screen.walk.at not in seen:
+                    seen[screen.walk.at] = joined(await settled_text(app, pilot, "#lesson-pane"))
             await pilot.press("right_square_bracket")
         assert len(seen) > 8
         back = {}
@@ -78,7 +79,7 @@ async def test_going_back_shows_the_same_text_again():
                 break
             await pilot.press("left_square_bracket")
             if screen.walk.frames() is None and screen.walk.stop.kind != "ask":
-                back[screen.walk.at] = joined(painted_text(app, "#lesson-pane"))
+                back[screen.walk.at] = joined(await settled_text(app, pilot, "#lesson-pane"))
         assert back and all(back[at] == seen[at] for at in back), "going back shows another text"
 
 

@@ -131,6 +131,20 @@ def painted_text(app, selector: str) -> list[str]:
     return [row[box.x:box.right].rstrip() for row in screen_rows(app)[box.y:box.bottom]]
 
 
+async def settled_text(app, pilot, selector: str) -> list[str]:
+    """``painted_text`` once the pane has stopped changing: a page scrolls to its part after
+    the refresh that drew it, which a busy machine may not have painted yet when Pilot's
+    key press returns."""
+    rows = painted_text(app, selector)
+    for _ in range(20):
+        await pilot.pause()
+        again = painted_text(app, selector)
+        if again == rows:
+            return rows
+        rows = again
+    return rows
+
+
 def dock_shown(app) -> bool:
     """A lesson's prediction is docked on screen (its border title is painted)."""
     return any("predict, then watch" in row for row in screen_rows(app))
