@@ -7,13 +7,14 @@ both call these; today's cache comes in as a cache factory and a header to print
 from __future__ import annotations
 
 import json
+import sys
 
 from rich.console import Console
 
 from radixviz.errors import UsageError
 from radixviz.settings import check_settings
 from radixviz.sim.model_api import VOCAB_SIZE
-from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
+from radixviz.sim.trace import TraceError, load_tokenizer
 from radixviz.sim.workloads import request_count
 
 from . import simulate_report as report
@@ -27,12 +28,22 @@ def later_options(args) -> dict:
 
 
 def load_trace_option(args, model: str):
-    """The trace's RequestSpecs, checked whole before anything runs."""
+    """The trace's RequestSpecs, checked whole before anything runs (our own format), or a
+    StreamedTrace (sim/traces: Mooncake, OpenAI logs, or timed), its first line checked."""
+    from radixviz.sim.traces import open_trace
+
     try:
-        encode = load_tokenizer(args.tokenizer) if args.tokenizer else None
-        specs = load_trace(args.trace, encode)
+        specs = open_trace(args.trace, getattr(args, "format", "auto"),
+                           block_size=getattr(args, "block_size", None), tokenizer=args.tokenizer,
+                           ms_per_pass=getattr(args, "pass_ms", None), hf_tokenizer=load_tokenizer)
     except TraceError as error:
         raise UsageError(str(error)) from None
+    if hasattr(specs, "note"):
+        if model == "tiny":
+            raise UsageError(f"{args.trace}: --model tiny needs the radixviz format's small token "
+                             "ids: use --model fake")
+        print(specs.note(), file=sys.stderr)
+        return specs
     if model == "tiny":
         highest = max(max(s.input_ids) for s in _every_spec(specs))
         if highest >= VOCAB_SIZE:

@@ -45,12 +45,16 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     ``arrivals()``, when given instead of ``specs`` (pass None), returns a fresh iterator
     of ``(arrival_pass or None, RequestSpec)`` sorted by arrival: a trace streamed from its
     file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate."""
+    if hasattr(specs, "arrivals"):   # a StreamedTrace (sim/traces): read as the run goes
+        arrivals, specs = specs.arrivals, None
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
     # the pool is built first so a real model can own its KV there
     sched.model = factory(sched.pool, seed)
     total = request_count(specs) if specs is not None else None
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
+    if arrivals is not None and hasattr(arrivals, "__self__"):
+        sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
     observer = RunObserver(sched)
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
     drive(sched, feed, observer, progress, total, keep_outputs)
