@@ -108,6 +108,7 @@ class TestTiming:
     def test_a_later_arrival_finds_the_earlier_prompt_cached(self, tmp_path):
         late = replay(open_trace(self.shared_pair(tmp_path, 10_000), block_size=16), "lpm", 1024)
         assert late.stats.hit_tokens == 48          # three shared blocks
+        assert late.traffic["latency"]["ttft_passes"]["max"] == 1   # neither waited
 
     def test_arrivals_in_one_pass_share_the_batch_and_both_compute(self, tmp_path):
         together = replay(open_trace(self.shared_pair(tmp_path, 10), ms_per_pass=1000, block_size=16),

@@ -52,6 +52,20 @@ def _optimum_rows(table, results) -> None:
                                     else f"{o['percent_of_optimal']:.1%}" for o in optima))
 
 
+def _latency_rows(table, results) -> None:
+    """Time to first token in passes, and the share of it that the requests that missed took."""
+    latencies = [r.traffic.get("latency") for r in results]
+    if not all(latencies):
+        return
+    table.add_row("TTFT p50/p95/p99 (passes)", *(
+        "{p50}/{p95}/{p99}".format(**lat["ttft_passes"]) for lat in latencies))
+    table.add_row("missed (no hit): requests", *(
+        f"{lat['missed']['requests']:,}" for lat in latencies))
+    table.add_row("missed: share of TTFT", *(
+        "-" if lat["missed"]["share_of_ttft_passes"] is None
+        else f"{lat['missed']['share_of_ttft_passes']:.1%}" for lat in latencies))
+
+
 def optimum_note(results) -> str:
     """One line under the table: what the optimum is, and whether its condition holds."""
     optimum = next(iter(results)).traffic.get("optimum")
@@ -78,6 +92,7 @@ def print_single(workload: str, result) -> None:
     for label, attribute in _ROWS:
         table.add_row(label, _cell(stats, attribute))
     _optimum_rows(table, [result])
+    _latency_rows(table, [result])
     _priority_rows(table, [result])
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
@@ -103,6 +118,7 @@ def print_compare(workload: str, results: dict) -> None:
     for label, attribute in _ROWS:
         table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
     _optimum_rows(table, list(results.values()))
+    _latency_rows(table, list(results.values()))
     _priority_rows(table, list(results.values()))
     console = Console()
     console.print(_title(workload, first), highlight=False)

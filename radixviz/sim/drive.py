@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from .latency import LatencyTally
 from .optimum import PromptTree
 
 # a long stream keeps at most this many events (refusals, follow-ups, ...) and counts the rest
@@ -26,7 +27,9 @@ class RunObserver:
         self.offset = 0                  # passes the clock jumped while the loop was idle
         self.in_step = False
         self.tree = PromptTree(getattr(sched.engine, "page_size", 1))
-        self.entered: dict = {}          # rid -> pass it entered the queue, until first prefill
+        self.latency = LatencyTally()
+        self.work = 0                    # tokens the loop has computed: the second clock
+        self.entered: dict = {}          # rid -> (pass, work) it entered the queue, until first prefill
         self._pending: dict = {}         # rid -> the request, admitted in the pass under way
         self.dropped_events = 0
         submit, admit = sched.submit, sched.admit
@@ -34,7 +37,7 @@ class RunObserver:
         def watched_submit(specs):
             queued = submit(specs)
             # a request queued during a pass (a follow-up) can be scheduled from the next one
-            when = self.clock() + (1 if self.in_step else 0)
+            when = (self.clock() + (1 if self.in_step else 0), self.work)
             for req in queued:
                 self.entered.setdefault(req.rid, when)
             return queued
@@ -53,11 +56,13 @@ class RunObserver:
 
     def after(self, record) -> None:
         """Note the first prefills of the pass just run (a deferred admission is not one)."""
+        self.work += record.computed_tokens
         for rid in record.admitted:
             req = self._pending.get(rid)
             if req is None or rid not in self.entered:
                 continue
-            self.entered.pop(rid)
+            passes, work = self.entered.pop(rid)
+            self.latency.add(record.index + self.offset - passes, self.work - work, req.prefix_len)
             self.tree.add(req.input_ids, req.max_new_tokens)
         self._pending.clear()
         events = self.sched.events
@@ -67,7 +72,7 @@ class RunObserver:
 
     def report(self, hit_rate: float) -> dict:
         optimum = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate)
-        out: dict = {"optimum": optimum}
+        out: dict = {"optimum": optimum, "latency": self.latency.report()}
         if self.dropped_events:
             out["events_dropped"] = self.dropped_events
         return out
