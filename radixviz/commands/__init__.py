@@ -11,6 +11,7 @@ COMMAND_MODULES = [
     "export",
     "verify_kv",
     "simulate",
+    "why_miss",
     "lessons",
     "quiz",
     "challenges",
