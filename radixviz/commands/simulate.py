@@ -27,6 +27,7 @@ from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args
 from .simulate_hicache import run_hicache
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 from .simulate_progress import progress_for
+from .capacity_charts import add_capacity_args, check_figure
 from .simulate_traces import add_trace_args, check_trace_args
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
@@ -72,6 +73,7 @@ def register(subparsers) -> None:
                         "tokenizers package) or a Hugging Face name (needs transformers); "
                         "default: one token per UTF-8 byte (OpenAI logs: per character)")
     add_trace_args(p)
+    add_capacity_args(p)
     p.add_argument("--context-len", type=CONTEXT_LEN.arg, metavar="N",
                    help="longest sequence a request may reach (default 1024)")
     p.add_argument("--max-running", type=MAX_RUNNING.arg, metavar="N",
@@ -151,7 +153,11 @@ def parse_options(args) -> dict:
             options[name] = getattr(args, name)
     if args.compare is not None and args.policy:
         raise UsageError("give --policy or --compare, not both")
-    if args.sweep is not None:
+    check_figure(args)
+    if args.sweep is not None and args.sweep.count("=") > 1:   # several settings at once
+        from .simulate_capacity import parse_grid_option
+        options["grid"] = parse_grid_option(args.sweep)
+    elif args.sweep is not None:
         options["sweep"] = parse_sweep_option(args)
     default = list(POLICIES) if args.sweep is not None else [D.POLICY]
     names = args.compare.split(",") if args.compare is not None else (
@@ -200,6 +206,9 @@ def run(args) -> int:
     if args.workers is not None and isinstance(args.requests, _DefaultNumber):
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     options = parse_options(args)
+    if "grid" in options:
+        from .simulate_capacity import run_grid_cli
+        return run_grid_cli(args, options, options.pop("policies"))
     spec = engine_spec(args.engine)
     if args.workers is not None:
         page_size, evictions = parse_cache_options(args) if spec.pages else (1, ["lru"])

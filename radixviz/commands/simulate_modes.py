@@ -85,9 +85,24 @@ def run_sweep(args, name, sweep, policies, specs, options, common, header=None) 
     fixed.pop(SWEEPABLE[key], None)   # page: not among these
     shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
     report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
+    sweep_extras(args, key, points)
     if not header:
         print_ignored_priorities(p.stats for p in points)
     return 0
+
+
+def sweep_extras(args, key: str, points) -> None:
+    """% of optimal and p95 TTFT under a one-setting sweep's hit rates, and ``--figure``."""
+    from radixviz.sim.capacity import GridPoint
+
+    from . import capacity_charts as charts
+
+    grid = [GridPoint({key: p.value}, p.column, p.stats, p.traffic) for p in points if p.traffic]
+    if len(grid) != len(points):
+        return
+    charts.print_latency_charts(Console(), [(f"{g.label} {g.policy}", g) for g in grid])
+    if getattr(args, "figure", None):
+        print(charts.save_figure(args.figure, grid))
 
 
 def open_app(args, options: dict, cache: dict | None = None) -> int:

@@ -31,6 +31,7 @@ class RunObserver:
         self.work = 0                    # tokens the loop has computed: the second clock
         self.entered: dict = {}          # rid -> (pass, work) it entered the queue, until first prefill
         self._pending: dict = {}         # rid -> the request, admitted in the pass under way
+        self._running: dict = {}         # rid -> request, admitted and not finished (live window)
         self.dropped_events = 0
         submit, admit = sched.submit, sched.admit
 
@@ -64,7 +65,13 @@ class RunObserver:
             passes, work = self.entered.pop(rid)
             self.latency.add(record.index + self.offset - passes, self.work - work, req.prefix_len)
             self.tree.add(req.input_ids, req.max_new_tokens)
+        for rid, req in self._pending.items():
+            self._running[rid] = req
         self._pending.clear()
+        for rid in record.finished:
+            req = self._running.pop(rid, None)
+            if req is not None and req.output_ids:   # what it inserted: the newest token has no KV
+                self.tree.add_decoded(req.input_ids + tuple(req.output_ids[:-1]))
         events = self.sched.events
         if len(events) > MAX_EVENTS:
             self.dropped_events += len(events) - MAX_EVENTS

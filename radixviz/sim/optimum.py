@@ -15,6 +15,8 @@ Two honest corrections sit beside the theorem's number, never replacing it:
 
 - ``last_token_bound``: a prompt already cached whole still computes its last token (the
   scheduler needs its logits), so exact duplicates each cost one token more;
+- decode's tokens are free: a finished request's answer is in the cache when the chat's
+  next turn quotes it, so the tree counts only prompt tokens no earlier answer produced;
 - ``condition``: whether the pool holds the longest request that ran. Requests bigger
   than the pool are refused before they run, so they are left out of the prompts counted,
   and the report says how many.
@@ -42,11 +44,13 @@ class PromptTree:
         self.longest = 0           # prompt + output of the longest request added
         self._ends: set = set()    # id of nodes where a prompt ends at a node's end
         self._tail = 0             # the partial page of the prompt being added
+        self._grow = True          # False while adding decoded tokens: no prompt ends there
 
     def add(self, tokens, output_len: int = 0) -> int:
         """Count one request's prompt; returns how many tokens the tree grew by."""
         n, page = len(tokens), self.page_size
         whole = n - n % page
+        self._grow = True
         self.requests += 1
         self.prompt_tokens += n
         self.tail_tokens += n - whole
@@ -57,6 +61,16 @@ class PromptTree:
         grown = self._insert(key) * page
         self.tree_tokens += grown
         return grown
+
+    def add_decoded(self, tokens) -> None:
+        """A finished request's sequence, whose answer decode computed: a later prompt that
+        quotes it (a chat's next turn) finds those tokens already made, so they cost nothing."""
+        page = self.page_size
+        whole = len(tokens) - len(tokens) % page
+        key = tuple(tokens[:whole]) if page == 1 else tuple(
+            tuple(tokens[i:i + page]) for i in range(0, whole, page))
+        self._grow = False
+        self._insert(key)
 
     def _insert(self, key: tuple) -> int:
         node, i = self.root, 0
@@ -86,6 +100,8 @@ class PromptTree:
         return 0
 
     def _end(self, node, new: bool) -> None:
+        if not self._grow:
+            return
         # a duplicate with a partial last page computes that page anyway: no extra token
         if not new and self._tail == 0 and id(node) in self._ends:
             self.duplicates += 1
@@ -126,8 +142,8 @@ def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
         note += f"; {refused:,} refused request(s) (never fit) are not counted"
     share = percent_of_optimal(hit_rate, optimal) if hit_rate is not None else None
     if share is not None and share > 1:
-        note += ("; above 100 %: later turns reuse answers that decode computed, which the "
-                 "theorem counts as prompt tokens")
+        note += ("; above 100 %: the run counts hits the theorem does not model (a retracted "
+                 "request's second prefill, loads from a host tier)")
     return {"optimal_hit_rate": round(optimal, 6), "percent_of_optimal": None if share is None
             else round(share, 6), "last_token_bound": round(bound, 6),
             "tree_tokens": tree.tree_tokens + tree.tail_tokens, "prompt_tokens": total,
