@@ -119,3 +119,12 @@ class TestShownEverywhere:
         assert code == 0 and 0 < optimum["optimal_hit_rate"] < 1
         assert optimum["percent_of_optimal"] == pytest.approx(
             doc["stats"]["hit_rate"] / optimum["optimal_hit_rate"], abs=1e-5)
+
+
+def test_tokens_that_are_not_int64_ids_fall_back_to_tuples():
+    tree = PromptTree()
+    tree.add((1, 2, 3))
+    tree.add(("a", "b"))          # one-character tokens, as a text model may hand them
+    tree.add((1, 2, 4))
+    tree.add((2**70, 1))          # beyond int64
+    assert tree.report()["tree_tokens"] == distinct_prefixes([(1, 2, 3), ("a", "b"), (1, 2, 4), (2**70, 1)])

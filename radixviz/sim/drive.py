@@ -22,11 +22,13 @@ MAX_EVENTS = 10_000
 
 
 class RunObserver:
-    def __init__(self, sched):
+    def __init__(self, sched, optimum: bool = True):
+        """``optimum=False`` skips the prompts' tree, the one thing here that grows with the
+        trace's distinct content rather than the live window (a long stream's choice)."""
         self.sched = sched
         self.offset = 0                  # passes the clock jumped while the loop was idle
         self.in_step = False
-        self.tree = PromptTree(getattr(sched.engine, "page_size", 1))
+        self.tree = PromptTree(getattr(sched.engine, "page_size", 1)) if optimum else None
         self.latency = LatencyTally()
         self.work = 0                    # tokens the loop has computed: the second clock
         self.entered: dict = {}          # rid -> (pass, work) it entered the queue, until first prefill
@@ -64,13 +66,14 @@ class RunObserver:
                 continue
             passes, work = self.entered.pop(rid)
             self.latency.add(record.index + self.offset - passes, self.work - work, req.prefix_len)
-            self.tree.add(req.input_ids, req.max_new_tokens)
+            if self.tree is not None:
+                self.tree.add(req.input_ids, req.max_new_tokens)
         for rid, req in self._pending.items():
             self._running[rid] = req
         self._pending.clear()
         for rid in record.finished:
             req = self._running.pop(rid, None)
-            if req is not None and req.output_ids:   # what it inserted: the newest token has no KV
+            if req is not None and req.output_ids and self.tree is not None:   # the newest token has no KV
                 self.tree.add_decoded(req.input_ids + tuple(req.output_ids[:-1]))
         events = self.sched.events
         if len(events) > MAX_EVENTS:
@@ -78,8 +81,9 @@ class RunObserver:
             del events[MAX_EVENTS:]
 
     def report(self, hit_rate: float) -> dict:
-        optimum = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate)
-        out: dict = {"optimum": optimum, "latency": self.latency.report()}
+        out: dict = {"latency": self.latency.report()}
+        if self.tree is not None:
+            out["optimum"] = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate)
         if self.dropped_events:
             out["events_dropped"] = self.dropped_events
         return out

@@ -23,6 +23,8 @@ Two honest corrections sit beside the theorem's number, never replacing it:
 """
 from __future__ import annotations
 
+from array import array
+
 
 class PromptTree:
     """A radix tree of prompts that only counts: distinct tokens, prompts, requests.
@@ -35,7 +37,7 @@ class PromptTree:
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         self.page_size = page_size
-        self.root: list = [(), {}]
+        self.root: list = [array("q") if page_size == 1 else (), {}]
         self.tree_tokens = 0       # whole pages held by the tree, in tokens
         self.tail_tokens = 0       # partial last pages: computed by every request
         self.prompt_tokens = 0
@@ -45,6 +47,9 @@ class PromptTree:
         self._ends: set = set()    # id of nodes where a prompt ends at a node's end
         self._tail = 0             # the partial page of the prompt being added
         self._grow = True          # False while adding decoded tokens: no prompt ends there
+        # token ids packed 8 bytes each (a tuple of large ints costs about 36): a long trace's
+        # tree is the one thing here that grows with it; anything else falls back to tuples
+        self._packed = page_size == 1
 
     def add(self, tokens, output_len: int = 0) -> int:
         """Count one request's prompt; returns how many tokens the tree grew by."""
@@ -56,9 +61,7 @@ class PromptTree:
         self.tail_tokens += n - whole
         self._tail = n - whole
         self.longest = max(self.longest, n + output_len)
-        key = tuple(tokens[:whole]) if page == 1 else tuple(
-            tuple(tokens[i:i + page]) for i in range(0, whole, page))
-        grown = self._insert(key) * page
+        grown = self._insert(self._key(tokens, whole)) * page
         self.tree_tokens += grown
         return grown
 
@@ -67,12 +70,29 @@ class PromptTree:
         quotes it (a chat's next turn) finds those tokens already made, so they cost nothing."""
         page = self.page_size
         whole = len(tokens) - len(tokens) % page
-        key = tuple(tokens[:whole]) if page == 1 else tuple(
-            tuple(tokens[i:i + page]) for i in range(0, whole, page))
         self._grow = False
-        self._insert(key)
+        self._insert(self._key(tokens, whole))
 
-    def _insert(self, key: tuple) -> int:
+    def _key(self, tokens, whole: int):
+        page = self.page_size
+        if page > 1:
+            return tuple(tuple(tokens[i:i + page]) for i in range(0, whole, page))
+        if self._packed:
+            try:
+                return array("q", tokens[:whole])
+            except (TypeError, OverflowError):   # not all int64 token ids: tuples from now on
+                self._unpack()
+        return tuple(tokens[:whole])
+
+    def _unpack(self) -> None:
+        self._packed = False
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            node[0] = tuple(node[0])
+            stack.extend(node[1].values())
+
+    def _insert(self, key) -> int:
         node, i = self.root, 0
         while i < len(key):
             child = node[1].get(key[i])
@@ -112,7 +132,7 @@ class PromptTree:
         return optimum_report(self, pool_size, refused, hit_rate)
 
 
-def _common(edge: tuple, key: tuple, start: int) -> int:
+def _common(edge, key, start: int) -> int:
     """How many leading elements of ``edge`` equal ``key[start:]`` (fewer than len(edge))."""
     n = 0
     limit = min(len(edge), len(key) - start)

@@ -38,13 +38,15 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
 def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
            progress: Callable | None = None, arrivals: Callable | None = None,
-           keep_outputs: bool = True, **options) -> SimResult:
+           keep_outputs: bool = True, optimum: bool = True, **options) -> SimResult:
     """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end.
 
     ``progress(finished, total)``, when given, is called after every scheduler pass.
     ``arrivals()``, when given instead of ``specs`` (pass None), returns a fresh iterator
     of ``(arrival_pass or None, RequestSpec)`` sorted by arrival: a trace streamed from its
-    file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate."""
+    file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate (unless
+    ``optimum=False``: its tree grows with the distinct prompts) and the latency;
+    ``keep_outputs=False`` forgets generated tokens as requests finish."""
     if hasattr(specs, "arrivals"):   # a StreamedTrace (sim/traces): read as the run goes
         arrivals, specs = specs.arrivals, None
     factory = _model_factory(model)
@@ -55,7 +57,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
     if arrivals is not None and hasattr(arrivals, "__self__"):
         sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
-    observer = RunObserver(sched)
+    observer = RunObserver(sched, optimum)
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
     drive(sched, feed, observer, progress, total, keep_outputs)
     if total is None:
