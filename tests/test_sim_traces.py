@@ -144,3 +144,9 @@ class TestExamplesReplay:
     def test_a_streamed_trace_counts_its_lines(self):
         trace = open_trace(EXAMPLES / "openai.jsonl")
         assert isinstance(trace, StreamedTrace) and trace.request_count() == 60
+
+
+def test_workers_replay_a_streamed_trace_at_their_own_rate(capsys):
+    code, out, _ = run_cli(capsys, "--trace", str(EXAMPLES / "openai.jsonl"), "--workers", "2",
+                           "--router", "cache-aware", "--json")
+    assert code == 0 and json.loads(out)["requests"] == 60

@@ -82,6 +82,10 @@ class StreamedTrace:
         except TraceError as error:
             raise StreamError(str(error)) from None
 
+    def __iter__(self):
+        """The RequestSpecs alone, in file order (a caller with its own arrivals: --workers' --rate)."""
+        return (spec for _, spec in self.arrivals())
+
     def request_count(self) -> int:
         """Non-blank lines: one request each (counted without parsing them)."""
         with open(self.path, "rb") as handle:
