@@ -87,6 +87,24 @@ class TestSimulation:
         assert info.value.code == 0 and doc["settings"]["engine"] == "toy" and doc["stats"]["finished"] == 12
 
 
+def test_a_name_is_registered_once():
+    with pytest.raises(ValueError, match="engine 'toy' is registered already"):
+        register(toy_engine.SPEC)
+    assert engine_names().count("toy") == 1
+
+
+def test_an_engine_lacking_a_verb_cannot_be_opened():
+    from radixviz.cache import TokenToKVPool
+    from radixviz.cache.facade import Engine as Facade
+
+    class Half(Facade):      # no lock, unlock, invariants or preview
+        def make_cache(self):
+            return toy_engine.TrieCache()
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half(toy_engine.SPEC, TokenToKVPool(4, device="cpu"), {})
+
+
 def test_unregistered_it_is_gone_again():
     unregister("toy")
     assert "toy" not in engine_names()

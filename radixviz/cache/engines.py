@@ -82,7 +82,11 @@ _ENGINES: dict[str, EngineSpec] = {}
 
 
 def register(spec: EngineSpec) -> EngineSpec:
-    """Add (or replace) an engine; return its spec."""
+    """Add an engine; return its spec. ValueError for a name already taken: two engines
+    under one name would silently change what every script with ``engine NAME`` runs."""
+    if spec.name in _ENGINES:
+        raise ValueError(f"engine {spec.name!r} is registered already ({_ENGINES[spec.name].package}): "
+                         "unregister it first or pick another name")
     _ENGINES[spec.name] = spec
     return spec
 
