@@ -112,7 +112,7 @@ class TestCommandLine:
 
     def test_host_options_need_the_hicache_engine(self, capsys):
         code, _, err = self.run(capsys, "run", "--engine", "2026", "--write-policy", "write_back", "-e", "sync")
-        assert code == 2 and "need an engine with a host tier" in err
+        assert code == 2 and "--write-policy needs an engine with a host tier: --engine hicache" in err
 
     def test_the_html_export_draws_the_host_pool(self, capsys, tmp_path):
         pytest.importorskip("graphviz")
