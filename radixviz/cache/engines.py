@@ -44,6 +44,9 @@ class EngineSpec:
     words: Callable[[Mapping], tuple] = lambda settings: ()   # settings -> ("page 4", "lfu")
     # the options checked together, with the pool they are for (ValueError: one line)
     check: Callable[[dict, int], None] = lambda settings, pool_size: None
+    # the module that registers the views of this engine's snapshot types (render/views/),
+    # imported when one of its trees is first drawn; None: the shared views of plain snapshots
+    views: str | None = None
     matcher_switch: bool = False
     release_insert: bool = False
     pages: bool = False
@@ -182,10 +185,12 @@ def _host_tier(settings: Mapping) -> tuple:
 register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
                     (MATCHER, STRICT), _matcher, matcher_switch=True, release_insert=True))
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
-                    (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, pages=True, priorities=True,
-                    eviction_policies=True, node_stats=True, namespaces=True, kv_events=True))
+                    (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.render.views.v2026",
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True,
+                    namespaces=True, kv_events=True))
 register(EngineSpec("hicache", "radixviz.cache.hicache",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY), _host_tier, check_host_size,
+                    views="radixviz.render.views.hicache",
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))
