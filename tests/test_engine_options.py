@@ -9,7 +9,7 @@ import json
 import pytest
 
 from radixviz.cache.engines import engine_names, register, unregister
-from radixviz.cli import build_parser, main
+from radixviz.cli import build_parser
 from radixviz.commands.engine_args import engine_options
 from radixviz.script import ScriptError, Session, parse_script
 
@@ -23,54 +23,47 @@ def toyw():
     unregister("toyw")
 
 
-def cli(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
+def run(cli, *argv):
+    return cli("run", "--device", "cpu", "--pool-size", "16", "--width", "100", *argv)
 
 
-def run(capsys, *argv):
-    return cli(capsys, "run", "--device", "cpu", "--pool-size", "16", "--width", "100", *argv)
-
-
-def test_the_flag_reaches_the_engine(capsys):
-    code, out, err = run(capsys, "--engine", "toyw", "--window", "4", "--json", "-e", 'insert "abc"')
+def test_the_flag_reaches_the_engine(cli):
+    code, out, err = run(cli, "--engine", "toyw", "--window", "4", "--json", "-e", 'insert "abc"')
     doc = json.loads(out)
     assert (code, err) == (0, "") and doc["engine"] == "toyw"
     assert doc["window"] == 4     # the toy's snapshot reports its setting
 
 
-def test_without_the_flag_the_declared_default_holds(capsys):
-    code, out, _ = run(capsys, "--engine", "toyw", "--json", "-e", 'insert "ab"')
+def test_without_the_flag_the_declared_default_holds(cli):
+    code, out, _ = run(cli, "--engine", "toyw", "--json", "-e", 'insert "ab"')
     assert code == 0 and json.loads(out)["window"] == toy_window.WINDOW.default
 
 
-def test_the_script_operation_sets_it_on_a_fresh_cache(capsys):
-    code, out, err = run(capsys, "--engine", "toyw", "--json", "-e", 'insert "ab"; window 3; insert "cd"')
+def test_the_script_operation_sets_it_on_a_fresh_cache(cli):
+    code, out, err = run(cli, "--engine", "toyw", "--json", "-e", 'insert "ab"; window 3; insert "cd"')
     doc = json.loads(out)
     assert (code, err) == (0, "")
     assert doc["ops"][1]["result"] == {"window": 3} and doc["window"] == 3
     assert [n["key"] for n in doc["tree"]["children"]] == ["c"]   # a fresh trie: "ab" is gone
 
 
-def test_the_limits_are_the_declared_ones(capsys):
-    code, _, err = run(capsys, "--engine", "toyw", "--window", "65", "-e", 'insert "ab"')
+def test_the_limits_are_the_declared_ones(cli):
+    code, _, err = run(cli, "--engine", "toyw", "--window", "65", "-e", 'insert "ab"')
     assert code == 2 and "argument --window: must be between 1 and 64, not 65" in err
     with pytest.raises(ScriptError, match=r"<input>:1:8: window must be between 1 and 64, not 0"):
         parse_script("window 0")
 
 
-def test_another_engine_refuses_the_flag_and_the_operation(capsys):
-    code, _, err = run(capsys, "--engine", "2026", "--window", "4", "-e", 'insert "ab"')
+def test_another_engine_refuses_the_flag_and_the_operation(cli):
+    code, _, err = run(cli, "--engine", "2026", "--window", "4", "-e", 'insert "ab"')
     assert code == 2 and "--window needs an engine with a sliding window: --engine toyw" in err
     session = Session(16, device="cpu")
     with pytest.raises(ScriptError, match="window belongs to the toyw engine"):
         session.apply(parse_script("window 4")[0])
 
 
-def test_help_offers_it_with_its_default(capsys):
-    code, out, _ = cli(capsys, "run", "--help")
+def test_help_offers_it_with_its_default(cli):
+    code, out, _ = cli("run", "--help")
     assert code == 0 and "--window N" in out and "tokens the sliding window keeps" in out
     assert "--engine toyw; default 8" in " ".join(out.split())
 
@@ -82,8 +75,8 @@ def test_export_and_sandbox_take_it():
         assert engine_options(args, command) == {"engine": "toyw", "window": 5}
 
 
-def test_simulate_takes_it(capsys):
-    code, out, _ = cli(capsys, "simulate", "--engine", "toyw", "--window", "6", "--workload", "few-shot",
+def test_simulate_takes_it(cli):
+    code, out, _ = cli("simulate", "--engine", "toyw", "--window", "6", "--workload", "few-shot",
                        "--requests", "8", "--pool-size", "600", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["settings"]["window"] == 6 and doc["stats"]["finished"] == 8
