@@ -1,7 +1,8 @@
 """An engine's options are data: a toy engine registered here declares one option, ``window``
 (tests/toy_window.py, an ``Option`` and a spec), and gets its flag in ``run``, ``export``,
-``sandbox`` and ``simulate``, its script operation ``window N``, its limits, help and refusals,
-with no other change to radixviz."""
+``sandbox`` and ``simulate``, its script operation ``window N``, its limits, help and refusals;
+its nodes' own field (``depth``) is drawn by its own views (tests/toy_window_views.py, named in
+its spec) in the tree, the diagram and the JSON: with no other change to radixviz."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import pytest
 from radixviz.cache.engines import engine_names, register, unregister
 from radixviz.cli import build_parser
 from radixviz.commands.engine_args import engine_options
+from radixviz.render.graphviz import to_dot
 from radixviz.script import ScriptError, Session, parse_script
 
 import toy_window
@@ -66,6 +68,19 @@ def test_help_offers_it_with_its_default(cli):
     code, out, _ = cli("run", "--help")
     assert code == 0 and "--window N" in out and "tokens the sliding window keeps" in out
     assert "--engine toyw; default 8" in " ".join(out.split())
+
+
+def test_its_node_field_is_shown_by_its_own_views(cli):
+    code, out, _ = run(cli, "--engine", "toyw", "--window", "4", "-e", 'insert "abc"')
+    assert code == 0 and "root  3 tokens · 3 evictable · toyw, window 4" in out
+    assert "'c'  slots 2  ref 0  t 1  depth 3" in out           # the tree view
+    code, out, _ = run(cli, "--engine", "toyw", "--json", "-e", 'insert "ab"')
+    (a,) = json.loads(out)["tree"]["children"]
+    assert (a["depth"], a["children"][0]["depth"]) == (1, 2)     # run --json
+    session = Session(16, device="cpu", engine="toyw", window=4)
+    session.run('insert "ab"')
+    dot = to_dot(session.engine.snapshot())
+    assert "depth 2" in dot and "toyw engine, window 4" in dot  # the Graphviz box and caption
 
 
 def test_export_and_sandbox_take_it():
