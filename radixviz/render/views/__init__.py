@@ -17,11 +17,12 @@ from importlib import import_module
 
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.snapshot import ReleaseTreeSnapshot
+from radixviz.cache.text import slot_ranges
 
-from ..marks import compact_ranges
 from ..subtree import unreferenced_tokens
 
 DETAIL_STYLE = "dim"
+REMOVED = "evicted"   # what a view calls a leaf a step took out of the tree
 WARN_STYLE = "bold red"
 _loaded: set[str] = set()
 
@@ -33,6 +34,25 @@ def load_views(tree) -> None:
     if module and module not in _loaded:
         import_module(module)
         _loaded.add(module)
+
+
+def compact_ranges(slots) -> str:
+    """``0–5,22–26`` (marks.compact_ranges, which imports this module for the words below)."""
+    return slot_ranges(slots, compact=True, max_runs=3)
+
+
+# ------------------------------------------------------------------ marks and words
+
+@singledispatch
+def mark_words(tree) -> dict[str, str]:
+    """A mark's name -> what a legend calls it on this tree, where it says it otherwise."""
+    return {}
+
+
+@singledispatch
+def removed_word(tree) -> str:
+    """How a view names a leaf a step removed from the tree."""
+    return REMOVED
 
 
 # ---------------------------------------------------------------- the tree's header

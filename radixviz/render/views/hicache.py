@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from radixviz.cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
 
+from ..marks import DELETED_HOST_TIER, EVICTED
 from ..tiers import TIERS, host_summary, tier_legend, tier_of, tier_slots, tier_tag
-from . import (DETAIL_STYLE, box_lines, box_style, caption_parts, extra_lines, header_parts, node_counts,
-               node_details, node_fields, tree_fields)
+from . import (DETAIL_STYLE, box_lines, box_style, caption_parts, extra_lines, header_parts, mark_words,
+               node_counts, node_details, node_fields, removed_word, tree_fields)
 from .v2026 import stats_lines
 
 
@@ -21,6 +22,17 @@ def _(tree: HiTreeSnapshot) -> list[tuple[str, str]]:
 def _(tree: HiTreeSnapshot) -> tuple[str, str, str]:
     engine = caption_parts.dispatch(object)(tree)[0]   # the policy as a word, not "lru eviction"
     return engine, f" · {tree.protected_size} protected · {host_summary(tree)}", ""
+
+
+@mark_words.register
+def _(tree: HiTreeSnapshot) -> dict[str, str]:
+    # "evicted" means "no device copy" here: a node gone from both tiers is "deleted"
+    return {**mark_words.dispatch(HiTreeSnapshot.__mro__[1])(tree), EVICTED.name: DELETED_HOST_TIER}
+
+
+@removed_word.register
+def _(tree: HiTreeSnapshot) -> str:
+    return "deleted"
 
 
 @extra_lines.register

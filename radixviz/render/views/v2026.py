@@ -7,8 +7,8 @@ from radixviz.cache.engines import engine_spec
 from radixviz.cache.v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
 from radixviz.script.kv_text import hash_text
 
-from ..marks import compact_ranges
-from . import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_parts, node_counts,
+from ..marks import LOCKED, LOCKED_2026, compact_ranges
+from . import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_parts, mark_words, node_counts,
                node_details, node_fields, page_size_shown, slot_mismatch, tree_fields)
 
 HASH_STYLE = "dim cyan"
@@ -31,6 +31,11 @@ def _(tree: ModernTreeSnapshot) -> list[tuple[str, str]]:
 @caption_parts.register
 def _(tree: ModernTreeSnapshot) -> tuple[str, str, str]:
     return ", ".join((f"{tree.engine} engine", *_policy_words(tree))), f" · {tree.protected_size} protected", ""
+
+
+@mark_words.register
+def _(tree: ModernTreeSnapshot) -> dict[str, str]:
+    return {LOCKED.name: LOCKED_2026}   # its nodes carry lock_ref, shown as "lock N"
 
 
 @page_size_shown.register
