@@ -55,6 +55,17 @@ def removed_word(tree) -> str:
     return REMOVED
 
 
+@singledispatch
+def badge(tree) -> tuple[str, str]:
+    """``(text, tone)`` a status line starts with: the engine and its settings in words."""
+    return engine_spec(tree.engine).badge(tree.settings), "engine"
+
+
+@badge.register
+def _(tree: ReleaseTreeSnapshot) -> tuple[str, str]:
+    return ("matcher BUGGY", "buggy") if tree.buggy_match else ("matcher fixed", "fixed")
+
+
 # ---------------------------------------------------------------- the tree's header
 
 @singledispatch
@@ -116,6 +127,12 @@ def extra_lines(tree) -> list[tuple[str, str]]:
 @singledispatch
 def node_counts(node, sep: str) -> str:
     """A node's counts as the views show them: ``ref 2`` on a plain node."""
+    return f"ref {node.ref}"
+
+
+@singledispatch
+def held_text(node) -> str:
+    """What holds a node, as the side-by-side diagram says it: ``ref 2`` on a plain node."""
     return f"ref {node.ref}"
 
 

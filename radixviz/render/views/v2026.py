@@ -8,8 +8,8 @@ from radixviz.cache.v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
 from radixviz.script.kv_text import hash_text
 
 from ..marks import LOCKED, LOCKED_2026, compact_ranges
-from . import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_parts, mark_words, node_counts,
-               node_details, node_fields, page_size_shown, slot_mismatch, tree_fields)
+from . import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_parts, held_text, mark_words,
+               node_counts, node_details, node_fields, page_size_shown, slot_mismatch, tree_fields)
 
 HASH_STYLE = "dim cyan"
 
@@ -56,6 +56,11 @@ def _(tree: ModernTreeSnapshot) -> dict:
 @node_counts.register
 def _(node: ModernNodeSnapshot, sep: str) -> str:
     return sep.join((f"lock {node.ref}", f"hits {node.hit_count}", f"prio {node.priority}"))
+
+
+@held_text.register
+def _(node: ModernNodeSnapshot) -> str:
+    return f"lock_ref {node.ref} · hits {node.hit_count} · prio {node.priority}"
 
 
 @node_details.register
