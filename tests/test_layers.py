@@ -5,6 +5,7 @@ level, inside functions, and under ``if TYPE_CHECKING``. Layers, lowest first; a
 import its own layer and the layers below it, never one above:
 
     radixviz (the package), errors   exit codes and UsageError; import nothing of radixviz
+    limits                           Limit: the bounds of a typed number (engine options use it)
     files                            safe reading (regular files, a byte limit) and atomic writes
     cache                            the engines, pools, tracing, invariants
     sim                              scheduler simulation, workloads, tiny KV model
@@ -43,7 +44,7 @@ PACKAGE = ROOT / "radixviz"
 
 # lowest first; names in one tuple share a layer (as siblings when they are packages)
 LAYERS = [
-    ("radixviz", "radixviz.errors", "radixviz.files"),
+    ("radixviz", "radixviz.errors", "radixviz.files", "radixviz.limits"),
     ("radixviz.cache",),
     ("radixviz.sim",),
     ("radixviz.settings",),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from radixviz.cache.engines import engine_spec, engines_with
+from radixviz.cache.options import EVICTION, PAGE
 from radixviz.errors import UsageError
 from radixviz.settings import Limit, arg_type
 from radixviz.sim.routers import RouterConfig
@@ -97,7 +98,7 @@ def check_cluster_args(args, options: dict) -> list:
     return routers
 
 
-def run_cluster(args, options: dict, page_size: int = 1, eviction: str | None = None) -> int:
+def run_cluster(args, options: dict, page_size: int = PAGE.default, eviction: str | None = None) -> int:
     routers = check_cluster_args(args, options)
     if getattr(args, "app", False):
         return open_cluster_app(args, options, routers, page_size, eviction)
@@ -130,7 +131,7 @@ def make_cluster(args, options: dict, router: str, page_size: int, eviction, rec
                           max_tree_size=args.max_tree_size or 4 * options["pool_size"],
                           low_match=args.low_match)
     engine_options = engine_spec(args.engine).pick({"page_size": page_size,
-                                                     "eviction_policy": eviction or "lru"})
+                                                     "eviction_policy": eviction or EVICTION.default})
     extra = {k: options[k] for k in ("max_running", "context_len") if k in options}
     return Cluster(args.workers, router, pool_size=options["pool_size"], policy=options["policies"][0],
                    seed=options["seed"], rate=args.rate, engine=args.engine,

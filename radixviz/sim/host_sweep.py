@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
+
 from .runner import replay
 from .workloads import make_workload
 
@@ -30,16 +32,16 @@ class HostPoint:
         return {"host_size": self.host_size, "engine": self.settings["engine"], **stats}
 
 
-def host_options(page_size: int = 1, eviction_policy: str = "lru", write_policy: str = "write_through",
-                 host_size: int | None = None) -> dict:
+def host_options(page_size: int = PAGE.default, eviction_policy: str = EVICTION.default,
+                 write_policy: str = WRITE_POLICY.default, host_size: int | None = None) -> dict:
     """The hicache engine's options for the Scheduler (``engine_options``)."""
     return {"page_size": page_size, "eviction_policy": eviction_policy, "write_policy": write_policy,
             "host_size": host_size}
 
 
 def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = None, specs=None,
-                   requests: int = 64, pool_size: int = 2048, seed: int = 0, page_size: int = 1,
-                   eviction_policy: str = "lru", write_policy: str = "write_through",
+                   requests: int = 64, pool_size: int = 2048, seed: int = 0, page_size: int = PAGE.default,
+                   eviction_policy: str = EVICTION.default, write_policy: str = WRITE_POLICY.default,
                    **options) -> list[HostPoint]:
     """The GPU-only baseline, then the hierarchical cache at each host size, all on the same
     requests (``specs``, or ``workload``'s). ``options`` go to the Scheduler."""
