@@ -56,3 +56,22 @@ def test_lesson_16_quotes_each_write_policy(capsys):
             for p in ("write_through_selective", "write_through", "write_back")}
     assert (f"{chat['write_through_selective']} %, against {chat['write_through']} % for `write_through` "
             f"(lesson 15) and {chat['write_back']} % for `write_back`") in prose
+    assert "Start with the release's loop, which inserts a request once" in prose
+
+
+def test_lesson_16_quotes_todays_loop_too(capsys):
+    """The same two commands with --cache-unfinished (the prefill-end insert): the figures the
+    lesson gives for today's loop."""
+    mix, chats = (c + " --cache-unfinished" for c in commands(16))
+    prose = text(16)
+    assert "Add `--cache-unfinished` to both commands" in prose
+    chat = {p: run(with_policy(chats, p), capsys)[1025]
+            for p in ("write_through_selective", "write_through", "write_back")}
+    assert (f"on the chats it reuses {chat['write_through_selective']} % against {chat['write_through']} % "
+            f"for `write_through` and {chat['write_back']} % for `write_back`") in prose
+    one_off = {p: run(with_policy(mix, p), capsys)[1025]
+               for p in ("write_through_selective", "write_through", "write_back")}
+    assert (f"its lead shrinks to {one_off['write_through_selective']} % against "
+            f"{one_off['write_through']} % ({one_off['write_back']} % for `write_back`)") in prose
+    # the prefill-end insert is what makes selective copy: it closes most of the chats' gap
+    assert chat["write_through"] - chat["write_through_selective"] < 5
