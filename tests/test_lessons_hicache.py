@@ -75,3 +75,21 @@ def test_lesson_16_quotes_todays_loop_too(capsys):
             f"{one_off['write_through']} % ({one_off['write_back']} % for `write_back`)") in prose
     # the prefill-end insert is what makes selective copy: it closes most of the chats' gap
     assert chat["write_through"] - chat["write_through_selective"] < 5
+
+
+def test_the_readme_gives_both_loops_write_policy_figures(capsys):
+    from pathlib import Path
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    base = "simulate --engine hicache --requests 128 --pool-size 512 --host-size 1025"
+    figures = {}
+    for workload in ("multi-turn", "priority-mix"):
+        for loop in ("", " --cache-unfinished"):
+            for policy in ("write_through_selective", "write_through", "write_back"):
+                command = f"{base} --workload {workload} --write-policy {policy}{loop}"
+                figures[workload, loop, policy] = run(command, capsys)[1025]
+    assert (f"on chats it lands far below ({figures['multi-turn', '', 'write_through_selective']} % at 1,025; "
+            f"`write_back` {figures['multi-turn', '', 'write_back']} %)") in readme
+    today = [figures[w, " --cache-unfinished", p] for w in ("multi-turn", "priority-mix")
+             for p in ("write_through_selective", "write_through", "write_back")]
+    assert ("slots multi-turn gives {} % selective, {} % `write_through`, {} % `write_back`, and "
+            "priority-mix {} %, {} % and {} %").format(*today) in readme
