@@ -44,6 +44,11 @@ def test_lesson_15_quotes_its_sweep(capsys):
     assert f"1025 slots the hit rate is {rates[1025]} %" in prose
     assert f"with 4096 slots {rates[4096]} %" in prose
     assert rates[None] < rates[1025] < rates[2048] < rates[4096]
+    assert "This is the release's loop, which inserts a request once" in prose
+    today = run(sweep + " --cache-unfinished", capsys)
+    assert (f"with `--cache-unfinished` the GPU-only cache reaches {today[None]} %, and the host pools "
+            f"{today[1025]} % (1025 slots) and {today[4096]} % (4096)") in prose
+    assert today[None] > rates[None] and today[1025] - today[None] < rates[1025] - rates[None]
 
 
 def test_lesson_16_quotes_each_write_policy(capsys):
