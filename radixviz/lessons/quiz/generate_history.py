@@ -42,7 +42,10 @@ def gen_cache_unfinished(build: ScenarioBuilder, seed: int) -> Question:
     rng = build.rng
     system = rng.choice(_SYSTEM)
     first = system + build.word(3, 6)
-    second = (system[:rng.randint(4, len(system))] if rng.random() < 0.3 else system) + build.word(3, 6)
+    while True:      # B must end on a token of its own (a match never takes a prompt's last token)
+        second = (system[:rng.randint(4, len(system))] if rng.random() < 0.3 else system) + build.word(3, 6)
+        if _shared(first, second) < len(second) - 1:
+            break
     with_418 = rng.random() < 0.5
     hit = b_hit(first, second, with_418)
     loop = ("with #418 (the prompt is inserted when its prefill ends)" if with_418
