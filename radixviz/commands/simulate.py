@@ -20,6 +20,7 @@ from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, 
                                SIM_REQUESTS)
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
+from radixviz.sim.routers import LAUNCHED_DEFAULTS as LAUNCHED
 from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
 from . import simulate_report as report
@@ -133,9 +134,11 @@ def engine_flags(args, spec) -> dict:
 def _cluster_only(args) -> str:
     """The first option given that only means something with --workers ('' if none)."""
     for flag, value, default in (("--router", args.router, None), ("--rate", args.rate, 2),
-                                 ("--cache-threshold", args.cache_threshold, 0.5),
-                                 ("--balance-abs-threshold", args.balance_abs_threshold, 32),
-                                 ("--balance-rel-threshold", args.balance_rel_threshold, 1.1),
+                                 ("--cache-threshold", args.cache_threshold, LAUNCHED.cache_threshold),
+                                 ("--balance-abs-threshold", args.balance_abs_threshold,
+                                  LAUNCHED.balance_abs_threshold),
+                                 ("--balance-rel-threshold", args.balance_rel_threshold,
+                                  LAUNCHED.balance_rel_threshold),
                                  ("--max-tree-size", args.max_tree_size, None),
                                  ("--low-match", args.low_match, "min-load")):
         if value != default:
