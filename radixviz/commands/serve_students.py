@@ -134,9 +134,17 @@ def report_csv(rows: list[dict]) -> str:
     writer = csv.DictWriter(out, REPORT_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        # a cell starting with = + - @ would run as a formula in a spreadsheet
-        writer.writerow({k: ("'" + v if isinstance(v, str) and v[:1] in "=+-@" else v) for k, v in row.items()})
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
+
+
+def csv_cell(value):
+    """``value`` as a spreadsheet should read it: a text starting with = + - @ (or a tab or
+    carriage return before one) would run as a formula, so it gets a leading quote; an
+    empty text stays empty (``""[:1] in "=+-@"`` is true: every empty cell was a lone ')."""
+    if isinstance(value, str) and value and value[0] in "=+-@\t\r":
+        return "'" + value
+    return value
 
 
 def report_text(rows: list[dict], folder: Path) -> str:
