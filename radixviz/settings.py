@@ -11,6 +11,7 @@ import argparse
 import re
 from dataclasses import dataclass
 
+from radixviz.errors import excerpt
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
@@ -30,7 +31,7 @@ class Limit:
         try:
             value = int(str(raw).strip())
         except ValueError:
-            raise ValueError(f"must be a whole number, not {str(raw)!r}") from None
+            raise ValueError(f"must be a whole number, not {excerpt(str(raw))}") from None
         if not self.low <= value <= self.high:
             raise ValueError(f"must be between {self.low} and {self.high}, not {value}")
         return value
@@ -123,14 +124,14 @@ def check_device(device: str) -> str:
     """``device`` when the pool would accept it; ValueError otherwise. Refused here, before
     an app opens, it is one line instead of a crash in the app's loading worker."""
     if not _DEVICE.fullmatch(device):
-        raise ValueError(f"{device}: use auto, cpu or cuda")
+        raise ValueError(f"{excerpt(device)[1:-1]}: use auto, cpu or cuda")
     if device.startswith("cuda"):
         # torch only for an explicit cuda, to ask whether that GPU is there
         from radixviz.cache import resolve_device
         try:
             resolve_device(device)
         except ValueError as exc:
-            raise ValueError(f"{device}: {exc}") from None
+            raise ValueError(f"{excerpt(device)[1:-1]}: {exc}") from None
     return device
 
 
