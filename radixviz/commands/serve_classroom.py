@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ipaddress
-import json
 import logging
 import secrets
 import signal
@@ -37,16 +36,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from radixviz.files import ReadError, atomic_write, decode_text, free_name
+from radixviz.files import ReadError, atomic_write, decode_text, excerpt, free_name
 from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
 from radixviz.script import ScriptError, parse_script
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
+from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
 from .serve_students import MAX_NAME, Roster, RosterError, class_rows, report_csv
@@ -327,36 +327,35 @@ class ClassroomServer(Server):
             await service.start(width, height)
             self.priorities.watch(service._process.pid)
             try:
-                await self._process_messages(websocket, service)
+                await self._process_messages(websocket, service, request.remote or "")
             finally:
                 self.priorities.forget(service._process.pid)
                 await service.stop()
         except asyncio.CancelledError:
             await websocket.close()
         except Exception as error:  # noqa: BLE001 - one session's failure must not stop the class
-            log.exception(error)
+            # one line: the traceback (with its locals: what the tab sent) only in debug mode
+            if self.debug:
+                log.exception(error)
+            else:
+                log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
 
-    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
+    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
         (within SERVED_CAPS), pings, focus; anything else is ignored."""
         caps, budget, pending = SERVED_CAPS, KeyBudget(), {}
+        refusals = Refusals(client)
         sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
         try:
             async for message in websocket:
-                await self._one_message(message, service, websocket, budget, pending, caps)
+                read = envelope(message, refusals)     # None: dropped (logged once) or not for us
+                if read is not None:
+                    await self._one_message(*read, service, websocket, budget, pending, caps)
         finally:
             sizes.cancel()
+            refusals.summary()
 
-    async def _one_message(self, message, service, websocket, budget, pending: dict, caps) -> None:
-        if message.type != WSMsgType.TEXT:
-            return
-        try:
-            envelope = json.loads(message.data)
-        except ValueError:
-            return
-        if not (isinstance(envelope, list) and envelope and isinstance(envelope[0], str)):
-            return
-        kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+    async def _one_message(self, kind: str, data, service, websocket, budget, pending: dict, caps) -> None:
         if kind == "stdin" and isinstance(data, str):
             allowed = budget.take(min(len(data), MAX_KEYS))
             if allowed:
