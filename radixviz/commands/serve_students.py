@@ -21,6 +21,8 @@ from radixviz.files import ReadError, atomic_write, read_text, strip_controls
 from radixviz.lessons.progress import Progress
 from radixviz.lessons.progress.progress_file import locked
 
+from .serve_names import NameRefused, name_keys, shown_name
+
 ROSTER = "students.json"
 MAX_NAME = 40
 MAX_STUDENTS = 2000
@@ -60,7 +62,8 @@ class Roster:
         name = clean_name(typed_name)
         with locked(self.path):
             roster = self._load()
-            if any(s.name.casefold() == name.casefold() for s in roster.values()):
+            keys = name_keys(name)
+            if any(keys & name_keys(s.name) for s in roster.values()):
                 raise RosterError(f"{name} is already in this class: if that is you, open your personal "
                                   "link; otherwise add an initial")
             if len(roster) >= MAX_STUDENTS:
@@ -90,9 +93,14 @@ class Roster:
 
 
 def clean_name(typed: str) -> str:
-    """A student's name as shown: control characters dropped, spaces collapsed, at most
-    ``MAX_NAME`` characters; RosterError when nothing is left."""
-    name = " ".join(strip_controls(typed).split())[:MAX_NAME]
+    """A student's name as shown: control and format characters dropped, look-alikes
+    folded (``shown_name``), spaces collapsed, at most ``MAX_NAME`` characters;
+    RosterError when nothing is left or the name mixes scripts."""
+    try:
+        folded = shown_name(strip_controls(typed))
+    except NameRefused as exc:
+        raise RosterError(str(exc)) from None
+    name = " ".join(folded.split())[:MAX_NAME]
     if not name:
         raise RosterError("type your name (at most 40 characters)")
     return name
