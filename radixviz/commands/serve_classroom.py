@@ -49,7 +49,9 @@ from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
-from .serve_students import MAX_NAME, Roster, RosterError, class_rows, report_csv
+from .serve_limits import DiskBudget, JoinLimiter
+from .serve_students import DEFAULT_STUDENTS, MAX_NAME, Roster, RosterError
+from .serve_teacher import TeacherRoutes
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
@@ -59,6 +61,8 @@ KEYS_PER_SECOND = 400     # sustained keystroke characters a session takes (a pa
 RESIZE_EVERY = 0.25       # seconds between two terminal sizes passed on (the last one always is)
 MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys are cut to MAX_KEYS)
 MAX_UPLOAD = 100_000      # bytes in an uploaded script
+JOINS_PER_MINUTE = 10     # joins one address may make in a minute (serve --joins-per-minute)
+DISK_MB = 300             # the class folder's budget (serve --disk-mb), shared out by --max-students
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
 COOKIE_SECONDS = 365 * 24 * 3600
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
@@ -114,15 +118,19 @@ class ClassroomAppService(AppService):
         return process
 
 
-class ClassroomServer(Server):
+class ClassroomServer(TeacherRoutes, Server):
     """textual-serve's server with students, a class code, checked origins and caps."""
 
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
-                 title: str = "radixviz", on_start=None):
+                 title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
+                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
-        self.roster = Roster(class_dir)
+        self.roster = Roster(class_dir, max_students)
+        self.joins = JoinLimiter(joins_per_minute)
+        self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
+        self.open_sockets: dict[str, set] = {}
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)
         self.loopback = is_loopback(host)
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
@@ -214,6 +222,7 @@ class ClassroomServer(Server):
             web.post("/upload", self.handle_upload, name="upload"),
             web.get("/teacher", self.handle_teacher, name="teacher"),
             web.get("/teacher.csv", self.handle_teacher_csv, name="teacher-csv"),
+            web.post("/teacher/remove", self.handle_teacher_remove, name="teacher-remove"),
             web.static("/static", self.statics_path, name="static"),
         ])
         app.on_startup.append(self.on_startup)
@@ -268,6 +277,12 @@ class ClassroomServer(Server):
         refusal = self._gate(request, post=True)
         if refusal is not None:
             return refusal
+        wait = self.joins.wait(request.remote or "")
+        if wait:
+            log.info("refused a join: %s joined %d times in a minute", request.remote, self.joins.per_minute)
+            return web.Response(status=429, content_type="text/html", headers={"Retry-After": str(int(wait) + 1)},
+                                text=page("join", title=self.title, max_name=MAX_NAME, name="", error=(
+                                    f"Too many joins from this computer: try again in {int(wait) + 1} s.")))
         form = await request.post()
         typed = str(form.get("name", ""))[:200]
         try:
@@ -304,10 +319,15 @@ class ClassroomServer(Server):
             return websocket
         self.live += 1
         self.live_by_client[client] += 1
+        self.open_sockets.setdefault(student.id, set()).add(websocket)
         log.info("session opened (%d of %d)", self.live, self.max_sessions)
         try:
             await self._run_session(websocket, request, student)
         finally:
+            mine = self.open_sockets.get(student.id, set())
+            mine.discard(websocket)
+            if not mine:
+                self.open_sockets.pop(student.id, None)
             self.live -= 1
             self.live_by_client[client] -= 1
             if not self.live_by_client[client]:
@@ -408,30 +428,17 @@ class ClassroomServer(Server):
             parse_script(decode_text(data), "the upload")
         except (ReadError, ScriptError) as exc:
             return web.Response(status=400, text=f"not uploaded: {exc}")
+        full = await asyncio.get_running_loop().run_in_executor(None, self.budget.refusal, student, len(data))
+        if full is not None:
+            return web.Response(status=507, text=f"not uploaded: {full}")
         folder = self.roster.home(student) / "scripts"
         folder.mkdir(parents=True, exist_ok=True)
         if len(list(folder.glob(f"*{SUFFIX}"))) >= MAX_SCRIPTS:
             return web.Response(status=507, text=f"not uploaded: your folder already holds {MAX_SCRIPTS} scripts")
         target = free_name(folder / safe_name(unquote(request.headers.get("X-File-Name", ""))[:200]))
         atomic_write(target, data)
+        self.budget.added(student, len(data))
         return web.Response(text=f"uploaded {target.name}: in the sandbox, ctrl+o opens it")
-
-    def _teacher(self, request: web.Request) -> bool:
-        return self.host_allowed(request) and secrets.compare_digest(request.query.get("key", ""), self.teacher_key)
-
-    async def handle_teacher(self, request: web.Request) -> web.StreamResponse:
-        if not self._teacher(request):
-            return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
-        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
-        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
-            "teacher", title=self.title, rows=rows, live=self.live, key=self.teacher_key))
-
-    async def handle_teacher_csv(self, request: web.Request) -> web.StreamResponse:
-        if not self._teacher(request):
-            return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
-        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
-        return web.Response(text=report_csv(rows), content_type="text/csv", charset="utf-8",
-                            headers={"Content-Disposition": "attachment; filename=class-report.csv"})
 
     # ---------------------------------------------------------------- running
 

@@ -37,7 +37,7 @@ def shown_name(typed: str) -> str:
     letters); NameRefused when it mixes scripts."""
     name = unicodedata.normalize("NFKC", typed)
     name = "".join(c for c in name if unicodedata.category(c) != "Cf").translate(_INVISIBLE)
-    scripts = {script_of(c) for c in name} - {None}
+    scripts = {script for script in map(script_of, name) if script is not None}
     if len(scripts) > 1 and not any(scripts <= allowed for allowed in _TOGETHER):
         raise NameRefused("write your name in one alphabet (it mixes " + " and ".join(sorted(
             s.title() for s in scripts)) + " letters)")
