@@ -50,6 +50,7 @@ from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
 from .serve_limits import DiskBudget, JoinLimiter
+from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
 from .serve_students import DEFAULT_STUDENTS, MAX_NAME, Roster, RosterError
 from .serve_teacher import TeacherRoutes
 
@@ -63,7 +64,6 @@ MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys a
 MAX_UPLOAD = 100_000      # bytes in an uploaded script
 JOINS_PER_MINUTE = 10     # joins one address may make in a minute (serve --joins-per-minute)
 DISK_MB = 300             # the class folder's budget (serve --disk-mb), shared out by --max-students
-CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
 COOKIE_SECONDS = 365 * 24 * 3600
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
 
@@ -118,7 +118,7 @@ class ClassroomAppService(AppService):
         return process
 
 
-class ClassroomServer(TeacherRoutes, Server):
+class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     """textual-serve's server with students, a class code, checked origins and caps."""
 
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
@@ -131,6 +131,7 @@ class ClassroomServer(TeacherRoutes, Server):
         self.joins = JoinLimiter(joins_per_minute)
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
+        self._pending = {}
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)
         self.loopback = is_loopback(host)
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
@@ -157,7 +158,11 @@ class ClassroomServer(TeacherRoutes, Server):
         websocket and a form post; one missing is refused)."""
         origin = request.headers.get("Origin", "")
         parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
+        # a browser also says where the request comes from: a page of another site, or of
+        # another port of this host ("same-site"), is not this server's own page
+        fetched_from = request.headers.get("Sec-Fetch-Site", "same-origin")
+        return (parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
+                and fetched_from == "same-origin")
 
     def has_code(self, request: web.Request) -> bool:
         if self.token is None:
@@ -217,6 +222,7 @@ class ClassroomServer(TeacherRoutes, Server):
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
+            web.post("/link", self.handle_link_confirm, name="link"),
             web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
             web.get("/download/{key}", self.handle_download, name="download"),
             web.post("/upload", self.handle_upload, name="upload"),
@@ -251,25 +257,12 @@ class ClassroomServer(TeacherRoutes, Server):
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
             font_size=_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
-    def _remember_link(self, request: web.Request) -> web.StreamResponse:
-        """``/?class=CODE`` and ``/?student=KEY``: keep them in cookies, then the plain page."""
-        query = request.query
-        code = query.get("class")
-        if self.token is not None and code is not None and not secrets.compare_digest(code, self.token):
-            return self._refused(403, "Wrong class link", "This link's class code is not this class's.")
-        key = query.get("student")
-        if key is not None and self.roster.get(key) is None:
-            return self._refused(404, "Unknown personal link", "No student of this class has this link.")
-        response = web.Response(status=303, headers={"Location": "/"})
-        if self.token is not None and code is not None:
-            self._cookie(response, request, CLASS_COOKIE, self.token)
-        if key is not None:
-            self._cookie(response, request, STUDENT_COOKIE, key)
-        return response
-
     def _cookie(self, response, request, name: str, value: str) -> None:
         # Lax: sent when the student follows the shared link, never with another site's
-        # websocket or form; HttpOnly: no script reads it
+        # websocket or form (Strict would drop it when a student follows the class's link
+        # from another site, an LMS page: they would be shown the join page again, though
+        # joined; a link key never binds from another site, serve_links); HttpOnly: no
+        # script reads it
         response.set_cookie(name, value, max_age=COOKIE_SECONDS, httponly=True, samesite="Lax",
                             secure=request.secure, path="/")
 
