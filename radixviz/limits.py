@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from radixviz.errors import excerpt
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -23,7 +25,7 @@ class Limit:
         try:
             value = int(str(raw).strip())
         except ValueError:
-            raise ValueError(f"must be a whole number, not {str(raw)!r}") from None
+            raise ValueError(f"must be a whole number, not {excerpt(str(raw))}") from None
         if not self.low <= value <= self.high:
             raise ValueError(f"must be between {self.low} and {self.high}, not {value}")
         return value

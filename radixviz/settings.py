@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 # the limits an engine's options use live one layer down; they are re-exported here
 from radixviz.limits import HOST_SLOTS as HOST_SLOTS, PAGE_SIZE as PAGE_SIZE, Limit, arg_type
+from radixviz.errors import excerpt
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
@@ -71,14 +72,14 @@ def check_device(device: str) -> str:
     """``device`` when the pool would accept it; ValueError otherwise. Refused here, before
     an app opens, it is one line instead of a crash in the app's loading worker."""
     if not _DEVICE.fullmatch(device):
-        raise ValueError(f"{device}: use auto, cpu or cuda")
+        raise ValueError(f"{excerpt(device)[1:-1]}: use auto, cpu or cuda")
     if device.startswith("cuda"):
         # torch only for an explicit cuda, to ask whether that GPU is there
         from radixviz.cache import resolve_device
         try:
             resolve_device(device)
         except ValueError as exc:
-            raise ValueError(f"{device}: {exc}") from None
+            raise ValueError(f"{excerpt(device)[1:-1]}: {exc}") from None
     return device
 
 

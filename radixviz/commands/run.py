@@ -13,7 +13,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError, shorten_typed
 from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
 from radixviz.render.log import step_line
@@ -124,7 +124,8 @@ def reports_script_errors(handler):
 
 def refused(error) -> int:
     """Print a refused script's error as one line on stderr; the exit code for bad input."""
-    print(error, file=sys.stderr)
+    # the file's name as typed is cut to an excerpt if it is long (a 100,000-character path)
+    print(shorten_typed(str(error), [str(getattr(error, "file", ""))]), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
