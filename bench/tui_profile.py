@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tui  # noqa: E402  (bench/tui.py: the session, Pilot's settings, the timed step)
 
-IDLE = {"select", "poll", "epoll", "_run_once", "sleep", "wait"}
+IDLE = {"select", "poll", "epoll.poll", "select.select", "sleep", "wait"}
 
 
 async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str | None) -> dict:
@@ -40,19 +40,28 @@ async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str
             await tui._timed_step(pilot, "right")
         profiler.stop()
     if text:
-        Path(text).write_text(profiler.output_text(show_all=False, timeline=False))
+        from pyinstrument.renderers import ConsoleRenderer   # idle is most of the run: a finer cut
+        renderer = ConsoleRenderer(unicode=True, processor_options={"filter_threshold": 0.002})
+        Path(text).write_text(profiler.output(renderer))
     own: dict = {}
     total = [0.0]
 
-    def walk(frame) -> None:
+    ours: dict = {}   # radixviz's functions by total time (children included), once a path
+
+    def walk(frame, seen=frozenset()) -> None:
+        if frame.is_synthetic:   # pyinstrument's [self] frames: counted in their parent's own time
+            return
+        key = f"{frame.function} ({Path(frame.file_path or '?').name}:{frame.line_no})"
+        if "radixviz" in (frame.file_path or "") and key not in seen:
+            ours[key] = ours.get(key, 0.0) + frame.time
+            seen = seen | {key}
         if frame.function not in IDLE:
             mine = frame.total_self_time
             if mine > 0:
-                key = f"{frame.function} ({Path(frame.file_path or '?').name}:{frame.line_no})"
                 own[key] = own.get(key, 0.0) + mine
                 total[0] += mine
         for child in frame.children:
-            walk(child)
+            walk(child, seen)
 
     root = profiler.last_session.root_frame() if profiler.last_session else None
     if root is not None:
@@ -60,7 +69,9 @@ async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str
     ranked = sorted(own.items(), key=lambda item: -item[1])[:top]
     return {"tree_nodes": nodes, "steps": steps, "busy_s": round(total[0], 3),
             "top_own_time": [{"function": name, "ms_per_step": round(1000 * t / max(1, steps), 2),
-                              "share": round(t / max(total[0], 1e-9), 3)} for name, t in ranked]}
+                              "share": round(t / max(total[0], 1e-9), 3)} for name, t in ranked],
+            "top_radixviz_total": [{"function": name, "ms_per_step": round(1000 * t / max(1, steps), 2)}
+                                   for name, t in sorted(ours.items(), key=lambda item: -item[1])[:top]]}
 
 
 def main() -> None:
