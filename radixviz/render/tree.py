@@ -10,6 +10,8 @@ labelled line per namespace; page hashes, once computed, end each node's line in
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
@@ -24,6 +26,7 @@ from .views import (DETAIL_STYLE, extra_lines, header_parts, load_views, node_de
 from .views import node_counts as node_counts  # graphviz and the oracles import it here
 
 GUIDE_STYLE = "dim"
+_NODE_LINES: OrderedDict = OrderedDict()   # see TreeView.node_line
 NAMESPACE_STYLE = "bold magenta"
 
 
@@ -80,12 +83,29 @@ class TreeView:
         return header
 
     def node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
+        """The node's line. Node snapshots are immutable and a step shares the ones it did
+        not change, so the line of such a node, marked and placed as before, is the Text
+        built before (a view that shows it again repaints nothing). Read-only: copy to change."""
+        taken = self.node_marks.taken(node)
+        key = (id(node), tuple(node_marks), prefix, last, taken, self.tree.engine,
+               getattr(self.tree, "page_size", 1), self.max_edge)
+        known = _NODE_LINES.get(key)
+        if known is not None and known[0] is node:   # the entry keeps the node: the id is its own
+            _NODE_LINES.move_to_end(key)
+            return known[1]
+        line = self._node_line(node, node_marks, prefix, last, taken)
+        _NODE_LINES[key] = (node, line)
+        if len(_NODE_LINES) > 8192:
+            _NODE_LINES.popitem(last=False)
+        return line
+
+    def _node_line(self, node, node_marks, prefix: str, last: bool, taken) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
         if node_marks:
             line.append("".join(m.symbol for m in node_marks) + " ", style=style)
-        taken = self.node_marks.taken(node)   # only the pre-#7 matcher takes part of an edge
+        # taken: only the pre-#7 matcher takes part of an edge
         page_size = page_size_shown(self.tree)
         if page_size is not None:
             line.append(paged_text(node.key, page_size, self.max_edge), style=style)
