@@ -7,6 +7,7 @@ import its own layer and the layers below it, never one above:
     radixviz (the package), errors   exit codes and UsageError; import nothing of radixviz
     files                            safe reading (regular files, a byte limit) and atomic writes
     cache                            the engines, pools, tracing, invariants
+    wire                             the KV-event wire: messages, block tree, sockets
     sim                              scheduler simulation, workloads, tiny KV model
     settings                         limits for the numbers and names people type
     script                           the operation language, sessions, the KV session
@@ -45,6 +46,7 @@ PACKAGE = ROOT / "radixviz"
 LAYERS = [
     ("radixviz", "radixviz.errors", "radixviz.files"),
     ("radixviz.cache",),
+    ("radixviz.wire",),
     ("radixviz.sim",),
     ("radixviz.settings",),
     ("radixviz.script",),
@@ -54,7 +56,7 @@ LAYERS = [
     ("radixviz.cli", "radixviz.__main__"),
 ]
 SIBLINGS = {"radixviz.render", "radixviz.lessons"}
-NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.sim", "radixviz.settings",
+NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.wire", "radixviz.sim", "radixviz.settings",
            "radixviz.script", "radixviz.lessons")
 # what a function-local import may put off loading, and the words its reason comment uses
 DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2")
