@@ -10,6 +10,7 @@ COMMAND_MODULES = [
     "run",
     "export",
     "verify_kv",
+    "publish",
     "simulate",
     "lessons",
     "quiz",
