@@ -11,6 +11,7 @@ COMMAND_MODULES = [
     "export",
     "verify_kv",
     "publish",
+    "watch",
     "simulate",
     "lessons",
     "quiz",

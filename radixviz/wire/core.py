@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .blocks import DEFAULT_MAX_BLOCKS, BlockTree, Problems
 from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, decode_seq,
@@ -62,6 +63,10 @@ class WatchCore:
         self.trees: dict[int, BlockTree] = {}
         self.log: deque = deque(maxlen=LOG_LINES)
         self.batches = 0
+        self.notes = 0           # lines noted so far (the log holds the newest LOG_LINES)
+        # called right after each batch is applied, while the trees show its effect (a replay
+        # applies several at once: a caller reading the trees later sees only the last)
+        self.listeners: list[Callable[[Applied], None]] = []
 
     def tree(self, rank: int) -> BlockTree:
         if rank not in self.trees:
@@ -70,6 +75,12 @@ class WatchCore:
 
     def note(self, text: str) -> None:
         self.log.append(text)
+        self.notes += 1
+
+    def notes_since(self, count: int) -> list[str]:
+        """The lines noted after the first ``count`` (those still in the log)."""
+        new = self.notes - count
+        return list(self.log)[-new:] if new > 0 else []
 
     # ------------------------------------------------------------------ live frames
 
@@ -92,7 +103,7 @@ class WatchCore:
         if state.expected is not None and message.seq > state.expected:
             self.problems.gaps += 1
         if state.expected is not None and message.seq > state.expected and state.has_replay:
-            self.note(f"stream {stream}: gap, seq {state.expected} to {message.seq - 1} missing: asking replay")
+            self.note(f"stream {stream}: gap, {_span(state.expected, message.seq)} missing: asking replay")
             return self._ask(state, stream, state.expected, message, history=False)
         return self._in_order(state, stream, [message]), []
 
@@ -186,5 +197,12 @@ class WatchCore:
             for line in self.tree(rank).apply(message.batch, message.seq):
                 self.note(f"rank {rank} seq {message.seq}: {line}")
             self.batches += 1
-            applied.append(Applied(stream, message.seq, rank, message))
+            done = Applied(stream, message.seq, rank, message)
+            applied.append(done)
+            for listener in self.listeners:
+                listener(done)
         return applied
+
+
+def _span(first: int, end: int) -> str:
+    return f"seq {first}" if end - first == 1 else f"seq {first} to {end - 1}"
