@@ -25,10 +25,12 @@ from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.script.kv_text import event_line
 from radixviz.cache.options import EVICTION, PAGE
+from radixviz.wire.from_engine import wire_event
 from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
 from .engine_args import add_engine_args, engine_options
 
+from .wire_args import ENDPOINT, add_publisher_args, open_publisher
 
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
@@ -107,6 +109,10 @@ def register(subparsers) -> None:
                    help="print every micro-step with the engine line it came from (its step name without sources)")
     add_compare_arg(p, "show them side by side")
     p.add_argument("--width", type=WIDTH.arg, default=None, help="output width in columns (default: the terminal's)")
+    p.add_argument("--publish", type=ENDPOINT, default=None, metavar="ENDPOINT",
+                   help="also send each operation's KV events on SGLang's wire (implies --events; "
+                        "see radixviz publish), e.g. tcp://*:5557")
+    add_publisher_args(p, prefix="publish-")
     p.set_defaults(func=run)
 
 
@@ -177,8 +183,12 @@ def run(args) -> int:
     ops = read_ops(args)
     if args.compare:
         return run_compare(args, ops)
+    if args.publish:
+        args.events = True
     session = new_session(args)
     error = apply_all(session, ops)
+    if args.publish:
+        publish_records(args, session.records)
     if args.json:
         json.dump(session_document(session, error=error, steps=args.steps), sys.stdout,
                   ensure_ascii=False, indent=2)
@@ -189,6 +199,22 @@ def run(args) -> int:
     if error is not None:
         return refused(error)
     return check(session)
+
+
+def publish_records(args, records) -> None:
+    """Send each applied operation's KV events as one batch (``--publish``), once a subscriber
+    has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
+    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic)
+    try:
+        if not pub.wait_for_subscriber(args.publish_wait):
+            print(f"note: no subscriber on {pub.endpoint} after {args.publish_wait:g} s; publishing anyway",
+                  file=sys.stderr)
+        for record in records:
+            if record.kv_events:
+                pub.publish([wire_event(e) for e in record.kv_events])
+        pub.serve(args.publish_wait if pub.replay else 0)
+    finally:
+        pub.close()
 
 
 def run_compare(args, ops) -> int:
