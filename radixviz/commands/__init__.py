@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "publish",
     "watch",
     "simulate",
+    "why_miss",
     "lessons",
     "quiz",
     "challenges",

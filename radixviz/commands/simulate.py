@@ -30,6 +30,8 @@ from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args
 from .simulate_hicache import run_hicache
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 from .simulate_progress import progress_for
+from .capacity_charts import add_capacity_args, check_figure
+from .simulate_traces import add_trace_args, check_trace_args
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE, "host": HOST_SLOTS}
@@ -67,10 +69,14 @@ def register(subparsers) -> None:
                         "prints a table and a chart of hit rates")
     p.add_argument("--trace", metavar="FILE.jsonl",
                    help="replay your own requests: one JSON object a line with prompt (text or "
-                        "token ids), output_len, optional arrival and session")
+                        "token ids), output_len, optional arrival and session; or a Mooncake "
+                        "trace or an OpenAI-style log (--format)")
     p.add_argument("--tokenizer", metavar="NAME",
-                   help="with --trace: tokenize text prompts with this Hugging Face tokenizer "
-                        "(needs transformers); default: one token per UTF-8 byte")
+                   help="with --trace: tokenize text prompts with a local tokenizer.json (the "
+                        "tokenizers package) or a Hugging Face name (needs transformers); "
+                        "default: one token per UTF-8 byte (OpenAI logs: per character)")
+    add_trace_args(p)
+    add_capacity_args(p)
     p.add_argument("--context-len", type=CONTEXT_LEN.arg, metavar="N",
                    help="longest sequence a request may reach (default 1024)")
     p.add_argument("--max-running", type=MAX_RUNNING.arg, metavar="N",
@@ -158,6 +164,7 @@ def parse_options(args) -> dict:
         raise UsageError("--trace replays the file's requests: drop --workload and --requests")
     if args.tokenizer is not None and args.trace is None:
         raise UsageError("--tokenizer applies to text prompts in a --trace file")
+    check_trace_args(args)
     if args.trace is None and args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
     options = {"requests": int(args.requests), "pool_size": args.pool_size, "seed": args.seed}
@@ -166,7 +173,11 @@ def parse_options(args) -> dict:
             options[name] = getattr(args, name)
     if args.compare is not None and args.policy:
         raise UsageError("give --policy or --compare, not both")
-    if args.sweep is not None:
+    check_figure(args)
+    if args.sweep is not None and args.sweep.count("=") > 1:   # several settings at once
+        from .simulate_capacity import parse_grid_option
+        options["grid"] = parse_grid_option(args.sweep)
+    elif args.sweep is not None:
         options["sweep"] = parse_sweep_option(args)
     default = list(POLICIES) if args.sweep is not None else [D.POLICY]
     names = args.compare.split(",") if args.compare is not None else (
@@ -215,6 +226,9 @@ def run(args) -> int:
     if args.workers is not None and isinstance(args.requests, _DefaultNumber):
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     options = parse_options(args)
+    if "grid" in options:
+        from .simulate_capacity import run_grid_cli
+        return run_grid_cli(args, options, options.pop("policies"))
     spec = engine_spec(args.engine)
     own = engine_flags(args, spec)   # refuses a flag of another engine's before any path runs
     if args.workers is not None:
