@@ -29,7 +29,8 @@ class EngineSpec:
     keep a priority and a creation time and locks counted as a protected size, ``host_tier``
     a second tier of KV in host memory, ``namespaces`` keys with an extra key (``insert "…" ns
     lora-a``) that never share nodes across namespaces, ``kv_events`` page hashes and KV events
-    (the option ``kv_events`` turns them on).
+    (the option ``kv_events`` turns them on). The host-tier engine's option ``head_bugs``
+    brings back SGLang's two write_back bugs of 9fbe6800a (``hicache-fixes off``).
     """
     name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
     package: str                    # the subpackage whose ``Engine`` opens it
@@ -133,9 +134,16 @@ def _pages_and_policy(settings: Mapping) -> tuple:
     return words + ("kv events",) if settings.get("kv_events") else words
 
 
+# the host tier's 9fbe6800a bugs (hicache/head_bugs.py, which loads torch: named again here)
+_HEAD_BUG_WORDS = {"load_back_unprotected": "load-back", "host_leaf_by_evicted": "host-leaf"}
+
+
 def _host_tier(settings: Mapping) -> tuple:
     host = settings.get("host_size")
-    return (*_pages_and_policy(settings), settings.get("write_policy", "write_through"),
+    bugs = settings.get("head_bugs") or ()
+    # first, so a narrow status line that keeps only the badge's first words keeps this
+    flagged = (f"BUGS 9fbe6800a: {', '.join(_HEAD_BUG_WORDS.get(b, b) for b in bugs)}",) if bugs else ()
+    return (*flagged, *_pages_and_policy(settings), settings.get("write_policy", "write_through"),
             f"host {host}" if host else "host 2x")
 
 
@@ -151,6 +159,7 @@ register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, Marc
 register(EngineSpec("hicache", "radixviz.cache.hicache",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
                     MappingProxyType({"page_size": 1, "eviction_policy": "lru", "kv_events": False,
-                                      "host_size": None, "write_policy": "write_through"}), _host_tier,
+                                      "host_size": None, "write_policy": "write_through",
+                                      "head_bugs": ()}), _host_tier,
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))

@@ -85,6 +85,30 @@ def add_engine_args(p) -> None:
     p.add_argument("--write-policy", default=None, choices=WRITE_POLICY_NAMES, metavar="P",
                    help=f"{', '.join(WRITE_POLICY_NAMES)} (--engine {_owner('host_tier')}; "
                         "default write_through)")
+    add_head_bugs_arg(p)
+
+
+HEAD_BUGS = ("load_back_unprotected", "host_leaf_by_evicted")   # cache/hicache/head_bugs.py
+
+
+def add_head_bugs_arg(p) -> None:
+    """``--head-bugs [all|NAME,NAME]``: SGLang's 9fbe6800a write_back bugs back (hicache)."""
+    p.add_argument("--head-bugs", nargs="?", const="all", default=None, type=head_bugs_arg, metavar="NAMES",
+                   help=f"--engine {_owner('host_tier')}: bring back SGLang's two write_back bugs of "
+                        f"9fbe6800a: all (the default when given) or {', '.join(HEAD_BUGS)}")
+
+
+def head_bugs_arg(text: str) -> tuple:
+    """``all`` or comma-separated bug names (dashes or underscores) -> the names, in order."""
+    names = {part.strip().replace("-", "_").lower() for part in text.split(",") if part.strip()}
+    if "all" in names:
+        return HEAD_BUGS
+    unknown = sorted(names - set(HEAD_BUGS))
+    if unknown or not names:
+        import argparse
+        raise argparse.ArgumentTypeError(f"unknown head bug {unknown[0] if unknown else text!r}: "
+                                         f"use all or {', '.join(HEAD_BUGS)}")
+    return tuple(name for name in HEAD_BUGS if name in names)
 
 
 def _owner(capability: str) -> str:
@@ -144,6 +168,11 @@ def engine_options(args) -> dict:
     if (host is not None or write is not None) and not spec.host_tier:
         raise UsageError(f"--host-size and --write-policy need an engine with a host tier: "
                          f"--engine {_owner('host_tier')}")
+    bugs = getattr(args, "head_bugs", None)
+    if bugs and not spec.host_tier:
+        raise UsageError(f"--head-bugs are the host tier's: --engine {_owner('host_tier')}")
+    if bugs:
+        options["head_bugs"] = bugs
     if host is not None:
         pool = getattr(args, "pool_size", POOL_SLOTS.default)
         if host <= pool:

@@ -14,6 +14,7 @@ import json
 from radixviz.cache.engines import engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
+from radixviz.commands.run import add_head_bugs_arg
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
 from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
                                SIM_REQUESTS)
@@ -102,6 +103,7 @@ def register(subparsers) -> None:
     p.add_argument("--write-policy", choices=WRITE_POLICY_NAMES, default="write_through", metavar="P",
                    help=f"with --engine {_owner('host_tier')}: {', '.join(WRITE_POLICY_NAMES)} "
                         "(default write_through)")
+    add_head_bugs_arg(p)
     p.add_argument("--insert", choices=("fixed", "release"), default="fixed",
                    help="release: finish requests with the first release's insert (the whole "
                         "sequence as the key, one slot fewer as the value, bug #4) and report "
@@ -206,6 +208,8 @@ def run(args) -> int:
                          f"{_owner('release_insert')}, without --sweep or --app")
     if (args.host_size is not None or args.write_policy != "write_through") and not spec.host_tier:
         raise UsageError(f"--host-size and --write-policy need --engine {_owner('host_tier')}")
+    if args.head_bugs and not spec.host_tier:
+        raise UsageError(f"--head-bugs are the host tier's: --engine {_owner('host_tier')}")
     if spec.host_tier:
         return run_hicache(args, options)
     if spec.pages or spec.eviction_policies:   # an engine with cache options of its own

@@ -67,6 +67,11 @@ def _engine_fields(tree) -> dict:
         fields["host_pool"] = {"size": tree.host_size, "used": tree.host_used,
                                "free": tree.host_size - tree.host_used}
         fields["in_flight"] = {"writes": tree.writes_in_flight, "loads": tree.loads_in_flight}
+        fields["head_bugs"] = list(tree.head_bugs)
+        if tree.head_bugs:   # what SGLang's 9fbe6800a lines did to the tree and the host pool
+            fields["head_bug_damage"] = {"unreachable": [n[0] for n in tree.unreachable],
+                                         "double_freed": list(tree.double_freed),
+                                         "reports": list(tree.reports), "host_accounting": tree.host_accounting}
     return fields
 
 

@@ -21,12 +21,14 @@ __all__ = ["Engine", "HiRadixCache", "MatchResult", "TokenToKVPoolHost", "TreeNo
 
 class Engine(_Facade):
     """The host-tier engine: settings ``page_size``, ``eviction_policy``, ``kv_events``,
-    ``host_size`` (None: SGLang's default, twice the device pool) and ``write_policy``."""
+    ``host_size`` (None: SGLang's default, twice the device pool), ``write_policy`` and
+    ``head_bugs`` (the 9fbe6800a write_back bugs brought back, head_bugs.py; () by default)."""
 
     def make_cache(self) -> HiRadixCache:
         s = self.settings
         return HiRadixCache(self.pool, s["page_size"], s["eviction_policy"], s.get("host_size"),
-                            s["write_policy"], enable_kv_events=s.get("kv_events", False))
+                            s["write_policy"], enable_kv_events=s.get("kv_events", False),
+                            head_bugs=s.get("head_bugs", ()))
 
     def lock(self, node) -> int:
         return self.cache.inc_lock_ref(node)
@@ -53,6 +55,10 @@ class Engine(_Facade):
         return {**self.settings, "host_size": self.cache.token_to_kv_pool_host.size}
 
     def change(self, option: str, value) -> None:
+        if option == "head_bugs":   # a switch, as the 2024 engine's matcher: the tree stays
+            self.cache.set_head_bugs(value)
+            self.settings["head_bugs"] = self.cache.head_bugs
+            return
         if option not in ("eviction_policy", "write_policy"):
             super().change(option, value)
         if option == "write_policy" and self.cache.in_flight():

@@ -277,6 +277,9 @@ class HostTransfers:
 
             key = self.get_child_key_fn(x.key, extra_key=x.extra_key)
             v = x.parent.children.pop(key, None)  # step: evict_host.delete
+            if v is not x and self.head_bugs:
+                self._report_lost_child(x, v, key)  # step: evict_host.assert
+                break
             assert v is x, f"parent does not have child key, {key}"
             invalidate(x.parent)
             if tr.active: tr.emit("evict_host.delete", K.DELETE, (x.parent,), leaf=x.id, key=x.key, tier="host")
@@ -325,11 +328,14 @@ class HostTransfers:
             if tr.active: tr.emit("load.alloc", K.LOAD, (last_hit_node,), tokens=len(host_indices), free=self.kv_cache.available_size(), issued=False)
             # radixviz: the room-making eviction may write back (write_back) and so evict
             # host leaves; SGLang leaves the copy being loaded open to that
-            last_hit_node.protect_host()
-            invalidate(last_hit_node)
+            protect = "load_back_unprotected" not in self.head_bugs  # off: 9fbe6800a's line
+            if protect:
+                last_hit_node.protect_host()
+                invalidate(last_hit_node)
             self.evict(len(host_indices))  # step: load.evict
-            last_hit_node.release_host()
-            invalidate(last_hit_node)
+            if protect:
+                last_hit_node.release_host()
+                invalidate(last_hit_node)
             device_indices = self.cache_controller.load(host_indices=host_indices, node_id=last_hit_node.id)  # step: load.retry
         self.dec_lock_ref(ancester_node)
         if device_indices is None:
@@ -359,7 +365,7 @@ class HostTransfers:
         outer = tr.op
         tr.op = outer or "load_back"
         last_node = last_host_node
-        if not self._in_tree(last_node):
+        if not self._in_tree(last_node) and "load_back_unprotected" not in self.head_bugs:
             # radixviz: a host eviction deleted it after the match (SGLang takes it on trust)
             while not self._in_tree(last_node) or last_node.evicted:
                 last_node = last_node.parent
@@ -374,6 +380,20 @@ class HostTransfers:
                 last_node = last_node.parent
         tr.op = outer
         return self._empty, last_node
+
+    def _report_lost_child(self, x, v, key) -> None:
+        """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :993)
+        would stop the scheduler here. radixviz puts back what the pop took from the wrong
+        place, drops ``x`` from the candidates (or every later host eviction would free its
+        slots once more), records why, and ends this host eviction (head_bugs.py)."""
+        if v is not None:
+            x.parent.children[key] = v
+        self.evictable_host_leaves.remove(x, gone=True)
+        why = (f"evict_host: node #{x.id} was already deleted (its parent no longer holds it); "
+               f"its host slots {x.host_value.tolist()} were just freed again. SGLang's "
+               f"assert at hiradix_cache.py:993 stops the scheduler here")
+        self.head_bug_reports.append(why)
+        if self.transfer_tracer.active: self.transfer_tracer.emit("evict_host.assert", K.RESULT, (x,), host_slots=tuple(x.host_value.tolist()), report=why, tier="host")
 
     def _in_tree(self, node) -> bool:
         """Whether ``node`` is still reachable from the root (a deleted node keeps its parent
