@@ -2,9 +2,9 @@
 
 ``·`` free, ``■`` held by a node that is on the host only, ``▣`` a copy of a node that is on
 the device too, ``▤`` a slot a write in flight is filling; with SGLang's 9fbe6800a bugs on,
-``?`` held by a node nobody can reach, ``!`` freed twice, ``×`` free while a node holds it. Slots the current step touches sit
-in brackets, as in the device grid. ``TieredPoolRows`` stacks both grids (titled ``GPU`` and
-``CPU``) for the panes that show one sequence of lines.
+``?`` held by a node nobody can reach, ``!`` freed twice, ``×`` free while a node holds it.
+Slots the current step touches sit in brackets, as in the device grid. ``TieredPoolRows``
+stacks both grids (titled ``GPU`` and ``CPU``) for the panes that show one sequence of lines.
 """
 from __future__ import annotations
 
