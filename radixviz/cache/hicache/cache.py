@@ -33,7 +33,7 @@ from ..values import as_value
 from ..v2026.cache import RadixCache
 from ..write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
 from .controller import HiCacheController
-from .head_bugs import check_head_bugs
+from .head_bugs import check_head_bugs, stops_on_head_bug
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .leaves import LeafSet, Moved
 from .node import TreeNode
@@ -76,6 +76,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.evictable_host_leaves = LeafSet()
         self.moved = Moved()  # radixviz: tokens copied and dropped, per tier (SGLang's metrics)
         self.head_bug_reports: list = []  # where SGLang's file would have stopped (head_bugs.py)
+        self._head_depth = 0              # decorated operations running (stops_on_head_bug)
         self.set_head_bugs(head_bugs)
         super().__init__(page_size, eviction_policy, device=device_pool.device,
                          enable_kv_events=enable_kv_events)
@@ -310,6 +311,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # ----------------------------------------------------------------- insertion
 
+    @stops_on_head_bug(lambda cache, *args: 0)
     def insert(self, key, value=None, priority: int = 0, extra_key=None, chunked: bool = False) -> int:
         """Insert ``key`` (whole pages) with its device slots; return how many leading
         tokens the tree already held on the device. A host-only node on the way takes the

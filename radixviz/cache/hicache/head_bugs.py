@@ -15,12 +15,16 @@ sound; each departure has a name here, and turning a name on brings SGLang's lin
   (unreachable, holding host slots); the child's own host eviction later frees the parent's
   host slots a second time.
 
-With a name on, the engine follows SGLang line for line. Where SGLang's file would stop on
-an ``assert`` (a node that is no longer its parent's child), radixviz records it in
-``cache.head_bug_reports`` and leaves the loop, so the app shows the damage instead of
-crashing; the host pool records every slot freed twice (host_pool.py).
+With a name on, the engine follows SGLang line for line. Where SGLang's file would raise
+(its ``assert`` on a node that is no longer its parent's child, or a node popped twice that
+has no device slots left to free), radixviz raises ``HeadBugStop`` there; the outermost
+operation (``stops_on_head_bug``) records the message in ``cache.head_bug_reports`` and
+returns, with the tree as SGLang's would be when its scheduler died, so the app shows the
+damage instead of crashing. The host pool records every slot freed twice (host_pool.py).
 """
 from __future__ import annotations
+
+import functools
 
 HEAD_BUGS = {
     "load_back_unprotected": "load-back evicts the host copy it is loading (9fbe6800a :1036)",
@@ -63,3 +67,29 @@ def head_bug_words(bugs) -> str:
 def fix_mode(bugs) -> str:
     """The ``hicache-fixes`` word that gives ``bugs``."""
     return next(mode for mode, names in FIX_MODES.items() if names == tuple(bugs))
+
+
+class HeadBugStop(Exception):
+    """SGLang's file would raise here (only with a head bug on)."""
+
+
+def stops_on_head_bug(default):
+    """Decorate a cache operation: a ``HeadBugStop`` raised inside it (however deep) is
+    recorded in ``cache.head_bug_reports`` by the outermost decorated call, which then
+    returns ``default(cache, *args)``; nested decorated calls let it through."""
+    def wrap(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            outermost = not self._head_depth
+            self._head_depth += 1
+            try:
+                return method(self, *args, **kwargs)
+            except HeadBugStop as stop:
+                if not outermost:
+                    raise
+                self.head_bug_reports.append(str(stop))
+                return default(self, *args)
+            finally:
+                self._head_depth -= 1
+        return run
+    return wrap
