@@ -217,9 +217,13 @@ def test_a_host_leaf_with_a_child_orphans_it_then_frees_twice(mode):
     assert [(key, host) for _, key, _, host in tree.unreachable] == [((1, 2, 3), (0, 1, 2)), ((4, 5), (3, 4))]
     pool = session.frames[after_first.last_frame].pool
     assert [pool.host_state(s) for s in (3, 4)] == ["stray", "stray"]   # taken, no node reaches them
+    from radixviz.render.pool_host import pool_rows
+    shown = [line.plain for line in pool_rows(pool, width=60)]
+    assert any("? taken, no node reaches it" in line for line in shown)
+    assert any("'⟨4⟩⟨5⟩' is out of the tree" in line and "host slots 3–4" in line for line in shown)
     end = session.engine.snapshot()
     assert end.double_freed == (0, 1, 2)
-    assert "hiradix_cache.py:993" in end.reports[0]
+    assert "hiradix_cache.py:994" in end.reports[0]
     assert "freed twice" in end.host_accounting
     assert [session.live_frame().pool.host_state(s) for s in (0, 1, 2)] == ["twice"] * 3
 
@@ -232,3 +236,28 @@ def test_a_host_leaf_with_a_child_stays_with_the_fix():
     end = session.engine.snapshot()
     assert not end.unreachable and not end.double_freed and not end.reports
     session.check_invariants()
+
+
+# ------------------------------------------------------------ the harm, in numbers
+
+def test_the_kv_check_marks_the_loaded_slots_as_another_contexts():
+    """With the tiny model filling the pool, the ten slots load-back hands out for A hold B's
+    K/V in the first eight (host slots 0-7 were rewritten by B's write-back) and A's own,
+    left behind in freed host slots 8-9, in the last two."""
+    from radixviz.script import parse_script
+    from radixviz.script.kv_session import KVSession
+    from radixviz.tui.kv_check import match_block
+
+    checks = {}
+    for mode in ("off", "on"):
+        kv = KVSession(device="cpu", pool_size=12, engine="hicache", host_size=14, write_policy="write_back")
+        for op in parse_script(LOAD_BACK.format(mode=mode)):
+            check = kv.apply(op)
+        checks[mode] = check
+    bad = checks["off"]
+    assert bad.matched == 10 and not bad.agree and bad.first_bad == 0
+    wrong = [i for i, diff in enumerate(bad.token_diffs) if diff > 1e-3]
+    assert wrong == list(range(8))
+    text = "\n".join(match_block(bad, "load-back"))
+    assert "load-back" in text and "WRONG" in text and "another context" in text
+    assert checks["on"].matched == 0 and checks["on"].agree   # the fix loads nothing: recomputed

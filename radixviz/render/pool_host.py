@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from .head_bugs import damage_lines
 from .pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
 
 HOST_STATES = {   # state -> (symbol, style, legend words)
@@ -75,7 +76,8 @@ class TieredPoolRows:
         host = HostPoolGrid(pool, marks)
         self.host_grid, self.host_cols = host, host.columns(width)
         self.host_rows = -(-host.pool.size // self.host_cols)
-        self.host_legend = host.legend_lines(width)
+        # with SGLang's 9fbe6800a bugs on: the lost nodes and the broken accounting, named
+        self.host_legend = host.legend_lines(width) + damage_lines(pool.tree)
         self.host_touched = tuple(sorted(host._touched))
         self._built: dict = {}
         self.titles = (Text("GPU · device pool", style="bold green"),

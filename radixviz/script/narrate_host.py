@@ -114,7 +114,10 @@ def _result(frame) -> str | None:
         return f"the write of {d['tokens']} token(s) is dropped: no room on the host"
     if step == "evict_host.assert":
         return (f"that node was deleted already: host slots {slot_ranges(d['host_slots'])} were freed "
-                "a second time, and SGLang's assert (hiradix_cache.py:993) stops here")
+                "a second time, and SGLang's assert (hiradix_cache.py:994) stops here")
+    if step == "evict.assert":
+        return ("that node came off the heap a second time with no device slots left: "
+                "SGLang's evict_device(None) stops here")
     if step == "evict_host.result":
         return f"evict_host freed {d['evicted']} host token(s) of the {d['target']} asked for"
     if step == "evict.result":

@@ -17,8 +17,8 @@ sound; each departure has a name here, and turning a name on brings SGLang's lin
 
 With a name on, the engine follows SGLang line for line. Where SGLang's file would raise
 (its ``assert`` on a node that is no longer its parent's child, or a node popped twice that
-has no device slots left to free), radixviz raises ``HeadBugStop`` there; the outermost
-operation (``stops_on_head_bug``) records the message in ``cache.head_bug_reports`` and
+has no device slots left to free), radixviz records why in ``cache.head_bug_reports`` and
+raises ``HeadBugStop`` there; the outermost operation (``stops_on_head_bug``) catches it and
 returns, with the tree as SGLang's would be when its scheduler died, so the app shows the
 damage instead of crashing. The host pool records every slot freed twice (host_pool.py).
 """
@@ -74,9 +74,9 @@ class HeadBugStop(Exception):
 
 
 def stops_on_head_bug(default):
-    """Decorate a cache operation: a ``HeadBugStop`` raised inside it (however deep) is
-    recorded in ``cache.head_bug_reports`` by the outermost decorated call, which then
-    returns ``default(cache, *args)``; nested decorated calls let it through."""
+    """Decorate a cache operation: a ``HeadBugStop`` raised inside it (however deep) ends
+    the outermost decorated call, which returns ``default(cache, *args)``; nested decorated
+    calls let it through."""
     def wrap(method):
         @functools.wraps(method)
         def run(self, *args, **kwargs):
@@ -84,11 +84,10 @@ def stops_on_head_bug(default):
             self._head_depth += 1
             try:
                 return method(self, *args, **kwargs)
-            except HeadBugStop as stop:
+            except HeadBugStop:
                 if not outermost:
                     raise
-                self.head_bug_reports.append(str(stop))
-                return default(self, *args)
+                return default(self, *args)   # the report is in head_bug_reports already
             finally:
                 self._head_depth -= 1
         return run

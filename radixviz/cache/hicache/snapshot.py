@@ -81,7 +81,9 @@ def hicache_snapshot(cache) -> HiTreeSnapshot:
                           protected_size=cache.protected_size_, page_size=cache.page_size,
                           eviction_policy=cache.eviction_policy, kv_events=cache.enable_kv_events,
                           write_policy=cache.write_policy,
-                          host_size=host.size, host_used=host.used_size(),
+                          # distinct slots: a slot freed twice is in the free queue twice
+                          host_used=host.size - len(set(host.free_slots.tolist())) if host.double_freed
+                          else host.used_size(), host_size=host.size,
                           device_tokens=cache.evictable_size_ + cache.protected_size_,
                           writes_in_flight=len(writing), loads_in_flight=len(cache.ongoing_load_back),
                           head_bugs=cache.head_bugs, unreachable=_unreachable(cache) if cache.head_bugs else (),

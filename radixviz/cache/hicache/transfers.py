@@ -212,8 +212,11 @@ class HostTransfers:
         if slots is None and self.head_bugs:
             # popped a second time (a head bug put it in the heap twice): SGLang's
             # ``evict_device(None)`` raises here
-            raise HeadBugStop(f"evict: node #{node.id} came off the heap twice and has no device "
-                              f"slots left to free; SGLang's evict_device(None) stops the scheduler here")
+            why = (f"evict: node #{node.id} came off the heap twice and has no device slots "
+                   f"left to free; SGLang's evict_device(None) (hiradix_cache.py:945) stops the scheduler here")
+            self.head_bug_reports.append(why)
+            if tr.active: tr.emit("evict.assert", K.RESULT, (node,), report=why)
+            raise HeadBugStop(why)  # step: evict.assert
         num_evicted = self.cache_controller.evict_device(node.value)  # step: evict.demote
         assert num_evicted > 0
         self.evictable_size_ -= num_evicted
@@ -390,7 +393,7 @@ class HostTransfers:
         return self._empty, last_node
 
     def _report_lost_child(self, x, v, key) -> None:
-        """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :993)
+        """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :994)
         stops the scheduler here. radixviz puts back what the pop took from the wrong place,
         drops ``x`` from the candidates (or every later host eviction would free its slots
         once more) and stops the operation (head_bugs.py)."""
@@ -399,7 +402,8 @@ class HostTransfers:
         self.evictable_host_leaves.remove(x, gone=True)
         why = (f"evict_host: node #{x.id} was already deleted (its parent no longer holds it); "
                f"its host slots {x.host_value.tolist()} were just freed again. SGLang's "
-               f"assert at hiradix_cache.py:993 stops the scheduler here")
+               f"assert at hiradix_cache.py:994 stops the scheduler here")
+        self.head_bug_reports.append(why)   # before the step, so its picture carries it
         if self.transfer_tracer.active: self.transfer_tracer.emit("evict_host.assert", K.RESULT, (x,), host_slots=tuple(x.host_value.tolist()), report=why, tier="host")
         raise HeadBugStop(why)
 
