@@ -12,7 +12,7 @@ def engine_badge(tree) -> tuple[str, str]:
     if spec.matcher_switch:
         return ("matcher BUGGY", "buggy") if tree.buggy_match else ("matcher fixed", "fixed")
     if tree.settings.get("head_bugs"):
-        # the host tier's 9fbe6800a bugs are on: red, and kept when the badge shrinks to its
-        # first words on a narrow line
-        return spec.badge(tree.settings).replace(" · BUGS", " BUGS", 1), "buggy"
+        # the host tier's 9fbe6800a bugs are on: red, and "hicache BUGS" stays when a narrow
+        # line shrinks the badge to its first part (the step counter must fit at 80 columns)
+        return spec.badge(tree.settings).replace(" · BUGS ", " BUGS · ", 1), "buggy"
     return spec.badge(tree.settings), "engine"
