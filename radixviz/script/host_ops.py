@@ -67,6 +67,8 @@ class HostTierOps:
     def _do_hicache_fixes(self, op: Op) -> dict:  # step: op.hicache-fixes
         bugs = FIX_MODES[op.mode]
         self.options["head_bugs"] = bugs
+        # SGLang's lines break the tree's invariants on purpose, until the next reset
+        self.knowingly_broken |= bool(bugs)
         self.engine.change("head_bugs", bugs)  # step: head_bugs
         self._step("head_bugs", "head_bugs", __name__, mode=op.mode, bugs=bugs)
         return {"mode": op.mode, "head_bugs": list(bugs)}

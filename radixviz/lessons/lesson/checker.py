@@ -23,7 +23,19 @@ STATE_CHECKS = {
     "in_flight": lambda s: s.engine.in_flight() if s.engine.spec.host_tier else 0,
     "host_only_nodes": lambda s: sum(1 for n in s.engine.snapshot().root.walk() if n.evicted)
                                  if s.engine.spec.host_tier else 0,
+    # SGLang's 9fbe6800a write_back bugs (hicache-fixes off): host-eviction candidates, host
+    # slots in use that no node the root reaches holds, host slots freed twice
+    "host_leaves": lambda s: len(s.cache.evictable_host_leaves) if s.engine.spec.host_tier else 0,
+    "stray_host_slots": lambda s: _stray_host_slots(s),
+    "double_freed": lambda s: len(set(s.engine.host_pool.double_freed)) if s.engine.spec.host_tier else 0,
 }
+
+
+def _stray_host_slots(session) -> int:
+    if not session.engine.spec.host_tier:
+        return 0
+    frame = session.live_frame()
+    return sum(1 for slot in range(frame.pool.host_size) if frame.pool.host_state(slot) == "stray")
 
 
 def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
