@@ -261,3 +261,23 @@ def test_the_kv_check_marks_the_loaded_slots_as_another_contexts():
     text = "\n".join(match_block(bad, "load-back"))
     assert "load-back" in text and "WRONG" in text and "another context" in text
     assert checks["on"].matched == 0 and checks["on"].agree   # the fix loads nothing: recomputed
+
+
+# ------------------------------------------------------------ the two challenges
+
+@pytest.mark.parametrize("challenge_id", ("someone-elses-kv", "nobody-can-reach-it"))
+def test_challenges_solve_with_sglangs_lines_and_fail_with_the_fixes(challenge_id):
+    """Graded by the engine: the reference solution meets the goal with 9fbe6800a's lines
+    on, and the same operations miss it once the start turns the fixes back on."""
+    from dataclasses import replace
+
+    from radixviz.lessons.challenges.challenge import attempt, load_challenges
+
+    challenge = {c.id: c for c in load_challenges()}[challenge_id]
+    assert "hicache-fixes off" in challenge.start
+    assert attempt(challenge, challenge.solution).solved
+    fixed = replace(challenge, start=challenge.start.replace("hicache-fixes off", "hicache-fixes on"))
+    verdict = attempt(fixed, challenge.solution)
+    assert not verdict.solved
+    assert {c.condition.left for c in verdict.missing} & {"load-back.foreign", "unreachable"}
+
