@@ -281,3 +281,23 @@ def test_challenges_solve_with_sglangs_lines_and_fail_with_the_fixes(challenge_i
     assert not verdict.solved
     assert {c.condition.left for c in verdict.missing} & {"load-back.foreign", "unreachable"}
 
+
+# ------------------------------------------------------------ the quiz topic
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_lesson_17_questions_replay_to_their_answer(difficulty):
+    """Random small host pools and keys: the answer is what SGLang's lines leave behind,
+    and "show me" replays the scenario to the same count; both outcomes occur."""
+    from radixviz.lessons.quiz.generate import generate_question
+    from radixviz.lessons.scenario import run_scenario
+
+    answers = set()
+    for seed in range(10):
+        question = generate_question(seed, difficulty, lesson=17)
+        assert question.topic == "host-leaf" and question == generate_question(seed, difficulty, lesson=17)
+        session = run_scenario(question.scenario)
+        frame = session.live_frame()
+        stray = sum(1 for s in range(frame.pool.host_size) if frame.pool.host_state(s) == "stray")
+        assert question.accepted == (str(stray),)
+        answers.add(stray)
+    assert 0 in answers and answers - {0}
