@@ -34,6 +34,10 @@ WRONG = {
     # also demotes the system prompt, which has a host copy
     "host-only-hit": ('match "Hello_world!"', "match.matched == 0"),
     "eviction-before-the-write": ("evict 27", "evict.demoted == 0"),
+    # SGLang's 9fbe6800a bugs: with room on the device the load is right; a host leaf
+    # without a child leaves nothing behind
+    "someone-elses-kv": ('load-back "greetings!"', "load-back.foreign > 0"),
+    "nobody-can-reach-it": ('insert "xyz"; evict 3; evict-host 3', "unreachable > 0"),
 }
 
 

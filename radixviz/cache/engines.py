@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
-from .options import (EVICTION, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT, WRITE_POLICY, Option,
-                      check_host_size)
+from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
+                      WRITE_POLICY, Option, check_host_size)
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class EngineSpec:
     keep a priority and a creation time and locks counted as a protected size, ``host_tier``
     a second tier of KV in host memory, ``namespaces`` keys with an extra key (``insert "…" ns
     lora-a``) that never share nodes across namespaces, ``kv_events`` page hashes and KV events
-    (the option ``kv_events`` turns them on).
+    (the option ``kv_events`` turns them on). The host-tier engine's option ``head_bugs``
+    brings back SGLang's two write_back bugs of 9fbe6800a (``hicache-fixes off``).
     """
     name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
     package: str                    # the subpackage whose ``Engine`` opens it
@@ -174,9 +175,16 @@ def _pages_and_policy(settings: Mapping) -> tuple:
     return words + ("kv events",) if settings.get("kv_events") else words
 
 
+# the host tier's 9fbe6800a bugs (hicache/head_bugs.py, which loads torch: named again here)
+_HEAD_BUG_WORDS = {"load_back_unprotected": "load-back", "host_leaf_by_evicted": "host-leaf"}
+
+
 def _host_tier(settings: Mapping) -> tuple:
     host = settings.get("host_size")
-    return (*_pages_and_policy(settings), settings.get("write_policy", WRITE_POLICY.default),
+    bugs = settings.get("head_bugs") or ()
+    # first, so a narrow status line that keeps only the badge's first words keeps this
+    flagged = (f"BUGS 9fbe6800a: {', '.join(_HEAD_BUG_WORDS.get(b, b) for b in bugs)}",) if bugs else ()
+    return (*flagged, *_pages_and_policy(settings), settings.get("write_policy", WRITE_POLICY.default),
             f"host {host}" if host else f"host {HOST_TO_DEVICE_RATIO:g}x")
 
 
@@ -190,7 +198,7 @@ register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, Marc
                     namespaces=True, kv_events=True))
 register(EngineSpec("hicache", "radixviz.cache.hicache",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
-                    (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY), _host_tier, check_host_size,
+                    (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY, HEAD_BUGS), _host_tier, check_host_size,
                     views="radixviz.render.views.hicache",
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))

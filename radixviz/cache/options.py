@@ -37,6 +37,7 @@ class Option:
     op: str | None = ""         # the script operation ("": from the name; None: none)
     commands: tuple[str, ...] = COMMANDS   # the commands that offer the flag
     live: bool = False          # the live cache changes it in place (Engine.change); else a fresh cache
+    many: bool = False          # with ``choices``: any of them, comma-separated ("all": every one)
 
     @property
     def flag_name(self) -> str | None:
@@ -57,6 +58,8 @@ class Option:
         return self.limit is None and not self.choices
 
     def metavar(self) -> str:
+        if self.many:
+            return "all|" + ",".join(self.choices)
         return "N" if self.limit is not None else "|".join(self.choices) or ""
 
     def usage(self) -> str:
@@ -69,6 +72,8 @@ class Option:
     def parse(self, text: str) -> Any:
         """The value ``text`` names; ValueError with the words of a one-line refusal."""
         word = str(text).strip()
+        if self.many:
+            return self._parse_names(word)
         if self.limit is not None:
             return self.limit.check(word)
         words = self.choices or SWITCH_WORDS
@@ -77,7 +82,19 @@ class Option:
             raise ValueError(f"unknown {self.name.replace('_', ' ')} {word!r}: use {', '.join(words)}")
         return value == "on" if self.is_switch else value
 
+    def _parse_names(self, word: str) -> tuple[str, ...]:
+        names = {part.strip().replace("-", "_").lower() for part in word.split(",") if part.strip()}
+        if "all" in names:
+            return self.choices
+        unknown = sorted(names - set(self.choices))
+        if unknown or not names:
+            shown = unknown[0] if unknown else word
+            raise ValueError(f"unknown {self.name.replace('_', ' ')} {shown!r}: use all or {', '.join(self.choices)}")
+        return tuple(name for name in self.choices if name in names)
+
     def default_text(self) -> str:
+        if self.many:
+            return ",".join(self.default) or "none"
         return "off" if self.default is False else "on" if self.default is True else str(self.default)
 
 
@@ -99,6 +116,13 @@ HOST_SIZE = Option("host_size", None, f"host pool slots, more than --pool-size (
 WRITE_POLICY = Option("write_policy", "write_through", f"when a node is copied to the host: "
                       f"{', '.join(WRITE_POLICY_NAMES)}", choices=WRITE_POLICY_NAMES,
                       what="a host tier", live=True)
+
+# SGLang's two write_back bugs of 9fbe6800a the host tier can bring back (hicache/head_bugs.py,
+# which loads torch, holds the same names); the script's ``hicache-fixes`` sets them too
+HEAD_BUG_NAMES = ("load_back_unprotected", "host_leaf_by_evicted")
+HEAD_BUGS = Option("head_bugs", (), "bring back SGLang's write_back bugs of 9fbe6800a: all (when "
+                   "given alone) or " + ", ".join(HEAD_BUG_NAMES), choices=HEAD_BUG_NAMES, many=True,
+                   what="a host tier", op=None, live=True)
 
 
 def check_host_size(settings: dict, pool_size: int) -> None:

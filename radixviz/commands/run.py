@@ -18,6 +18,7 @@ from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
 from radixviz.render.log import step_line
 from radixviz.render.pool import PoolGrid
+from radixviz.render.head_bugs import damage_lines
 from radixviz.render.pool_host import HostPoolGrid
 from radixviz.render.source_map import locate
 from radixviz.render.summary import op_result, op_summary
@@ -256,6 +257,8 @@ def print_human(session, args) -> None:
         if final.pool.host:
             console.print(Text("host pool (CPU)", style="bold"))
             console.print(HostPoolGrid(final.pool, final.marks))
+            for line in damage_lines(final.tree):   # SGLang's 9fbe6800a bugs on: what they broke
+                console.print(line)
 
 
 def check(session) -> int:

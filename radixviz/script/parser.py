@@ -7,6 +7,7 @@
     insert "Hi" ns lora-a     match "Hi" ns lora-a   events on         (2026: namespaces, KV events)
     engine hicache            host-size 300          write-policy write_back
     sync                      auto-sync off          load-back "Hello_"        evict-host 8
+    hicache-fixes off         (SGLang's two write_back bugs of 9fbe6800a back; on: fixed)
 
 A key is one word, each character a token, or ``tokens`` followed by integer ids.
 A bare ``tokens 12 7 3`` line inserts those ids. ``engine 2024|2026`` picks the cache (a
@@ -20,6 +21,8 @@ them), ``auto-sync on|off`` (acknowledge them before each operation, as the sche
 every round; on by default), ``load-back KEY`` (match, then bring the host-only part back to
 the device) and ``evict-host N``. An option a registered engine declares with an operation
 of its own (radixviz/cache/options.py: ``window 4``) is parsed by that option's limits or words.
+``hicache-fixes on|off|load-back-unprotected|host-leaf-by-evicted`` (off brings back both of
+SGLang's 9fbe6800a write_back bugs, a bug's name just that one).
 """
 from __future__ import annotations
 
@@ -37,11 +40,14 @@ from radixviz.settings import HOST_SLOTS, PAGE_SIZE
 MAX_SCRIPT_BYTES = 1_000_000
 KEY_OPS = ("insert", "match", "lock", "unlock", "load-back")
 OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "engine", "page-size", "eviction",
-                      "host-size", "write-policy", "sync", "auto-sync", "evict-host", "events")
+                      "host-size", "write-policy", "sync", "auto-sync", "evict-host", "events", "hicache-fixes")
 MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release"), "auto-sync": ("on", "off"),
-         "events": ("on", "off")}
+         "events": ("on", "off"),
+         # which 9fbe6800a bugs are back (cache/hicache/head_bugs.py FIX_MODES: same words)
+         "hicache-fixes": ("on", "off", "load-back-unprotected", "host-leaf-by-evicted")}
 COUNT_OPS = ("evict", "page-size", "host-size", "evict-host")
-MODE_OPS = ("matcher", "insert-slots", "engine", "eviction", "write-policy", "auto-sync", "events")
+MODE_OPS = ("matcher", "insert-slots", "engine", "eviction", "write-policy", "auto-sync", "events",
+            "hicache-fixes")
 NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,39}")
 MAX_DIGITS = 18          # every number in the language fits in 64 bits
 USAGE = {
@@ -54,6 +60,7 @@ USAGE = {
     "load-back": 'load-back "Hello"', "host-size": "host-size 300", "sync": "sync",
     "write-policy": "write-policy " + "|".join(WRITE_POLICY_NAMES), "auto-sync": "auto-sync on|off",
     "evict-host": "evict-host 8",
+    "hicache-fixes": "hicache-fixes on|off|load-back-unprotected|host-leaf-by-evicted",
 }
 
 
@@ -250,7 +257,7 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     modes = MODES[name]
     if mode not in modes:
         what = {"matcher": "matcher", "insert-slots": "insert-slots mode",
-                "events": "events switch"}.get(name, f"{name} mode")
+                "events": "events switch", "hicache-fixes": "hicache-fixes mode"}.get(name, f"{name} mode")
         raise ScriptError(file, lineno, args[0].col,
                           f"unknown {what} {excerpt(args[0].text)}: use {' or '.join(modes)}")
     return Op(name, mode=mode, **where)

@@ -23,12 +23,14 @@ class Engine(_TodaysEngine):
     """The host-tier engine: the 2026 engine's settings and verbs (lock, unlock, insert,
     protected size, the edge comparison), plus ``host_size`` (None: SGLang's default, twice
     the device pool) and ``write_policy``; what differs is the cache, its checks and the
-    two-tier match and eviction."""
+    two-tier match and eviction; ``head_bugs`` brings back SGLang's 9fbe6800a write_back bugs
+    (head_bugs.py; () by default)."""
 
     def make_cache(self) -> HiRadixCache:
         s = self.settings
         return HiRadixCache(self.pool, s["page_size"], s["eviction_policy"], s.get("host_size"),
-                            s["write_policy"], enable_kv_events=s.get("kv_events", False))
+                            s["write_policy"], enable_kv_events=s.get("kv_events", False),
+                            head_bugs=s.get("head_bugs", ()))
 
     def check_invariants(self, held=()) -> None:
         check_hicache_invariants(self.cache, self.pool, held)
@@ -40,6 +42,10 @@ class Engine(_TodaysEngine):
         return {**self.settings, "host_size": self.cache.token_to_kv_pool_host.size}
 
     def change(self, option: str, value) -> None:
+        if option == "head_bugs":   # a switch, as the 2024 engine's matcher: the tree stays
+            self.cache.set_head_bugs(value)
+            self.settings["head_bugs"] = self.cache.head_bugs
+            return
         if option != "write_policy":
             super().change(option, value)   # the eviction policy, as the 2026 engine
             return

@@ -18,8 +18,17 @@ STATE_CHECKS = {
     "protected_size": lambda s: s.engine.protected_size(),
     # what the tree's type holds (tree_counts): its namespaces, its host tier
     **{name: (lambda s, name=name: tree_counts(s.engine.snapshot())[name])
-       for name in ("namespaces", "host_used", "in_flight", "host_only_nodes")},
+       for name in ("namespaces", "host_used", "in_flight", "host_only_nodes", "double_freed")},
+    # SGLang's 9fbe6800a write_back bugs (hicache-fixes off): host-eviction candidates and host
+    # slots in use that no node the root reaches holds (0 where the cache has no host tier)
+    "host_leaves": lambda s: len(getattr(s.cache, "evictable_host_leaves", ())),
+    "stray_host_slots": lambda s: _stray_host_slots(s),
 }
+
+
+def _stray_host_slots(session) -> int:
+    pool = session.live_frame().pool
+    return sum(1 for slot in range(getattr(pool, "host_size", 0)) if pool.host_state(slot) == "stray")
 
 
 @singledispatch
@@ -27,7 +36,7 @@ def tree_counts(tree) -> dict:
     """The counts a lesson may predict that depend on the tree's type: the subtrees of
     different namespaces under the root (1 where keys carry none) and the host tier's host
     slots in use, copies not yet acknowledged and host-only nodes (0 without a host tier)."""
-    return {"namespaces": 1, "host_used": 0, "in_flight": 0, "host_only_nodes": 0}
+    return {"namespaces": 1, "host_used": 0, "in_flight": 0, "host_only_nodes": 0, "double_freed": 0}
 
 
 def _register_tree_counts() -> None:
@@ -48,7 +57,8 @@ def _register_tree_counts() -> None:
     def _(tree) -> dict:
         return {**tree_counts.dispatch(ModernTreeSnapshot)(tree), "host_used": tree.host_used,
                 "in_flight": tree.writes_in_flight + tree.loads_in_flight,
-                "host_only_nodes": sum(1 for n in tree.root.walk() if n.evicted)}
+                "host_only_nodes": sum(1 for n in tree.root.walk() if n.evicted),
+                "double_freed": len(set(tree.double_freed))}   # host slots freed twice (head bugs)
 
 
 def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:

@@ -7,7 +7,9 @@ from radixviz.cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
 
 from ..marks import DELETED_HOST_TIER, EVICTED
 from ..tiers import TIERS, host_summary, tier_legend, tier_of, tier_slots, tier_tag
-from . import (DETAIL_STYLE, box_lines, box_style, caption_parts, extra_lines, header_parts, mark_words,
+from radixviz.cache.engines import engine_spec
+
+from . import (DETAIL_STYLE, badge, box_lines, box_style, caption_parts, extra_lines, header_parts, mark_words,
                node_counts, node_details, node_fields, removed_word, tree_fields)
 from .v2026 import stats_lines
 
@@ -40,11 +42,27 @@ def _(tree: HiTreeSnapshot) -> list:
     return [tier_legend(tree)] if tree.root.children else []
 
 
+@badge.register
+def _(tree: HiTreeSnapshot) -> tuple[str, str]:
+    words = engine_spec(tree.engine).badge(tree.settings)
+    if not tree.settings.get("head_bugs"):
+        return words, "engine"
+    # the 9fbe6800a bugs are on: red, and "hicache BUGS" stays when a narrow line shrinks the
+    # badge to its first part (the step counter must fit at 80 columns)
+    return words.replace(" · BUGS ", " BUGS · ", 1), "buggy"
+
+
 @tree_fields.register
 def _(tree: HiTreeSnapshot) -> dict:
-    return {"protected_size": tree.protected_size,
-            "host_pool": {"size": tree.host_size, "used": tree.host_used, "free": tree.host_size - tree.host_used},
-            "in_flight": {"writes": tree.writes_in_flight, "loads": tree.loads_in_flight}}
+    fields = {"protected_size": tree.protected_size,
+              "host_pool": {"size": tree.host_size, "used": tree.host_used, "free": tree.host_size - tree.host_used},
+              "in_flight": {"writes": tree.writes_in_flight, "loads": tree.loads_in_flight},
+              "head_bugs": list(tree.head_bugs)}
+    if tree.head_bugs:   # what SGLang's 9fbe6800a lines did to the tree and the host pool
+        fields["head_bug_damage"] = {"unreachable": [n[0] for n in tree.unreachable],
+                                     "double_freed": list(tree.double_freed),
+                                     "reports": list(tree.reports), "host_accounting": tree.host_accounting}
+    return fields
 
 
 @node_details.register

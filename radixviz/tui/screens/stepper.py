@@ -319,6 +319,9 @@ class StepperScreen(SandboxFiles, Screen):
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
+        if self.model.session.engine.spec.host_tier:
+            self._toggle_head_bugs()
+            return
         if not self.model.session.engine.spec.matcher_switch:
             self.notify(NO_MATCHER.format(self.model.session.engine.name), timeout=5)
             return
@@ -329,6 +332,16 @@ class StepperScreen(SandboxFiles, Screen):
             count = len(self.model.session.records)
             self.notify(f"replayed {count} operation(s) from the start with the {matcher} matcher; "
                         "same operation shown", timeout=4)
+
+    def _toggle_head_bugs(self) -> None:
+        """``b`` on the host-tier engine: SGLang's two 9fbe6800a write_back bugs back, or
+        fixed again, as one operation (``hicache-fixes off|on``) from this point on."""
+        on = bool(self.model.session.engine.settings.get("head_bugs"))
+        applied = self.model.apply_text("hicache-fixes on" if on else "hicache-fixes off")
+        self._applied(applied)
+        if applied.error is None:
+            self.notify("host-tier fixes on: radixviz's lines" if on else
+                        "SGLang's 9fbe6800a write_back bugs are back (hicache-fixes off)", timeout=4)
 
     def action_compare(self, kind: str = "matchers") -> None:
         """The compare view on this session's operations, at the operation shown: the two
