@@ -10,6 +10,8 @@ COMMAND_MODULES = [
     "run",
     "export",
     "verify_kv",
+    "publish",
+    "watch",
     "simulate",
     "why_miss",
     "lessons",

@@ -62,7 +62,8 @@ def run_hicache(args, options: dict) -> int:
                              f"({pool} slots), as SGLang requires")
         if host is not None and host % page_size:
             raise UsageError(f"host size {host} is not whole pages of {page_size}")
-    cache = {"page_size": page_size, "eviction_policy": evictions[0], "write_policy": args.write_policy}
+    cache = {"page_size": page_size, "eviction_policy": evictions[0], "write_policy": args.write_policy,
+             "head_bugs": args.head_bugs or ()}
     if getattr(args, "app", False):
         from radixviz.sim.host_sweep import host_options  # imports torch
         return cli.open_app(args, dict(options, policies=policies), cache={
@@ -83,6 +84,7 @@ def run_hicache(args, options: dict) -> int:
     header = {"engine": "hicache", "scheduler_loop": "2024 (first release) + host-tier hooks",
               "page_size": page_size, "eviction_policy": evictions[0],
               "write_policy": args.write_policy, "policy": policies[0], "workload": name,
+              **({"head_bugs": list(args.head_bugs)} if args.head_bugs else {}),
               "requests": request_count(specs), "pool_size": pool_size, "seed": seed,
               "baseline": "engine 2026, same page size and eviction policy (GPU only)"}
     if args.json:

@@ -19,7 +19,7 @@ from radixviz.script import describe, explain, key_text, slot_ranges
 
 from .badge import engine_badge
 from .pool import STATES, slot_symbol
-from .pool_host import HOST_STATES
+from .pool_host import BROKEN_STATES, HOST_STATES
 from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
 from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
 
@@ -162,7 +162,7 @@ def _host_pool(frame) -> dict:
     pool, touched = frame.pool, set(frame.marks.host_slots or ())
     shown = {"used": pool.host_used, "size": pool.host_size, "rows": None,
              "legend": [(state, symbol, words) for state, (symbol, _style, words) in HOST_STATES.items()
-                        if state != "stray"]}
+                        if state not in BROKEN_STATES]}
     if pool.host_size > MAX_DRAWN_POOL:
         return shown
     shown["rows"] = [(start, [(f"h-{pool.host_state(slot)}" + (" p-t" if slot in touched else ""),

@@ -1,14 +1,16 @@
 """The host tier's pool beside the device's: a second grid, one cell per host slot.
 
 ``·`` free, ``■`` held by a node that is on the host only, ``▣`` a copy of a node that is on
-the device too, ``▤`` a slot a write in flight is filling. Slots the current step touches sit
-in brackets, as in the device grid. ``TieredPoolRows`` stacks both grids (titled ``GPU`` and
-``CPU``) for the panes that show one sequence of lines.
+the device too, ``▤`` a slot a write in flight is filling; with SGLang's 9fbe6800a bugs on,
+``?`` held by a node nobody can reach, ``!`` freed twice, ``×`` free while a node holds it.
+Slots the current step touches sit in brackets, as in the device grid. ``TieredPoolRows``
+stacks both grids (titled ``GPU`` and ``CPU``) for the panes that show one sequence of lines.
 """
 from __future__ import annotations
 
 from rich.text import Text
 
+from .head_bugs import damage_lines
 from .pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
 
 HOST_STATES = {   # state -> (symbol, style, legend words)
@@ -16,8 +18,12 @@ HOST_STATES = {   # state -> (symbol, style, legend words)
     "host": ("■", "blue", "host only"),
     "both": ("▣", "cyan", "copy of a device node"),
     "writing": ("▤", "bold yellow", "write in flight"),
-    "stray": ("?", "bold red", "taken, no node"),
+    # only SGLang's 9fbe6800a bugs make these (cache/hicache/head_bugs.py): legend when present
+    "stray": ("?", "bold red", "taken, no node reaches it"),
+    "twice": ("!", "bold reverse red", "freed twice"),
+    "held": ("×", "bold magenta", "free, yet a node holds it"),
 }
+BROKEN_STATES = ("stray", "twice", "held")
 
 
 class _HostPool:
@@ -54,8 +60,10 @@ class HostPoolGrid(PoolGrid):
 
     def _legend_entries(self) -> list[Text]:
         entries = [Text(f"{self.pool.used}/{self.pool.size} used", style="bold")]
+        seen = {self.pool.state(slot) for slot in range(self.pool.size)}
         entries += [Text(f"{symbol} {words}", style=style)
-                    for name, (symbol, style, words) in HOST_STATES.items() if name != "stray"]
+                    for name, (symbol, style, words) in HOST_STATES.items()
+                    if name not in BROKEN_STATES or name in seen]
         return entries
 
 
@@ -68,7 +76,8 @@ class TieredPoolRows:
         host = HostPoolGrid(pool, marks)
         self.host_grid, self.host_cols = host, host.columns(width)
         self.host_rows = -(-host.pool.size // self.host_cols)
-        self.host_legend = host.legend_lines(width)
+        # with SGLang's 9fbe6800a bugs on: the lost nodes and the broken accounting, named
+        self.host_legend = host.legend_lines(width) + damage_lines(pool.tree)
         self.host_touched = tuple(sorted(host._touched))
         self._built: dict = {}
         self.titles = (Text("GPU · device pool", style="bold green"),

@@ -77,6 +77,8 @@ _RESULTS = {
     "write-policy": lambda r: f"writes to the host by {r['write_policy']} from now on",
     "host-size": lambda r: f"an empty cache with a host pool of {r['host_size']}",
     "evict-host": lambda r: f"evicted {r['evicted']} host token(s)",
+    "hicache-fixes": lambda r: (f"SGLang's 9fbe6800a bugs back: {', '.join(r['head_bugs'])}" if r["head_bugs"]
+                                else "host-tier fixes on (radixviz's lines)"),
     "load-back": lambda r: (f"loaded {r['loaded']} token(s) {r['loaded_text']!r} back to slots "
                             f"{slot_ranges(r['slots'])}" if r["loaded"] else
                             f"nothing loaded ({r['host_hit_length']} token(s) on the host only)"),

@@ -17,7 +17,7 @@ class PoolSnapshot:
     refcounts: Sequence       # per slot: 0 free, 1 one holder, 2+ shared (a tuple, or a
                               # SlotCounts sharing unchanged slots with the step before)
     tree: TreeSnapshot        # to tell which node owns a slot
-    host: tuple = ()          # the host tier's pool, per slot: 0 free, 1 in use (engine hicache)
+    host: tuple = ()          # the host tier's pool, per slot: 0 free, 1 in use, 2 freed twice (hicache)
 
     @property
     def size(self) -> int:
@@ -68,13 +68,17 @@ class PoolSnapshot:
 
     @cached_property
     def host_used(self) -> int:
-        return sum(self.host)
+        return self.host.count(1)
 
     def host_state(self, slot: int) -> str:
         """free; host (its node has no device copy); both (the node is on both tiers);
-        writing (a copy to it is in flight); or stray (taken, but no node holds it)."""
+        writing (a copy to it is in flight); or stray (taken, but no node holds it). Only the
+        9fbe6800a bugs (cache/hicache/head_bugs.py) make the last three: twice (in the free
+        queue twice), held (free, yet a node in the tree holds it), and stray."""
+        if self.host[slot] == 2:
+            return "twice"
         if not self.host[slot]:
-            return "free"
+            return "held" if self.host_owners[slot] is not None else "free"
         node = self.host_owners[slot]
         if node is None:
             return "stray"

@@ -15,9 +15,14 @@ from radixviz.cache import tokens_text
 from .parser import Op
 
 # operations that change settings or acknowledge by themselves: no sync first
-NO_AUTO_SYNC = ("sync", "auto-sync", "engine", "reset", "host-size", "page-size")
+NO_AUTO_SYNC = ("sync", "auto-sync", "engine", "reset", "host-size", "page-size", "hicache-fixes")
 HOST_NEEDS = {"host-size": "host_tier", "write-policy": "host_tier", "sync": "host_tier",
-              "auto-sync": "host_tier", "load-back": "host_tier", "evict-host": "host_tier"}
+              "auto-sync": "host_tier", "load-back": "host_tier", "evict-host": "host_tier",
+              "hicache-fixes": "host_tier"}
+# hicache-fixes MODE -> the 9fbe6800a bugs it brings back (cache/hicache/head_bugs.py FIX_MODES)
+FIX_MODES = {"on": (), "off": ("load_back_unprotected", "host_leaf_by_evicted"),
+             "load-back-unprotected": ("load_back_unprotected",),
+             "host-leaf-by-evicted": ("host_leaf_by_evicted",)}
 
 
 class HostTierOps:
@@ -58,6 +63,15 @@ class HostTierOps:
         self.engine.change("write_policy", op.mode)  # step: write_policy
         self._step("write_policy", "write_policy", __name__, policy=op.mode)
         return {"write_policy": op.mode}
+
+    def _do_hicache_fixes(self, op: Op) -> dict:  # step: op.hicache-fixes
+        bugs = FIX_MODES[op.mode]
+        self.options["head_bugs"] = bugs
+        # SGLang's lines break the tree's invariants on purpose, until the next reset
+        self.knowingly_broken |= bool(bugs)
+        self.engine.change("head_bugs", bugs)  # step: head_bugs
+        self._step("head_bugs", "head_bugs", __name__, mode=op.mode, bugs=bugs)
+        return {"mode": op.mode, "head_bugs": list(bugs)}
 
     def _do_host_size(self, op: Op) -> dict:  # step: op.host-size
         self.options["host_size"] = op.count

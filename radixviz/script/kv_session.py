@@ -93,8 +93,11 @@ class KVSession:
         if plan is not None and not early:
             self.checker.fill(plan, record.result)
         elif op.name in ("match", "load-back") and ids:  # an empty key reuses nothing: nothing to check
-            found = record.result["slots"] if op.name == "match" else \
-                self.session.engine.preview(op.key).slots   # load-back: the device prefix and what came back
+            result = record.result
+            # load-back: the device prefix, then the slots it loaded, as handed to the request
+            # (not the tree's view after it: a head bug can load a node no longer in the tree)
+            found = result["slots"] if op.name == "match" else \
+                list(self.session.engine.preview(op.key).slots[:result["matched"]]) + list(result["slots"])
             slots = torch.as_tensor(found, dtype=torch.int64)
             check = self.checker.check(len(self.session.records), op.where() if parsed else "",
                                        op.key, self.session.engine.snapshot().buggy_match, ids, slots)

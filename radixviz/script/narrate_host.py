@@ -86,6 +86,9 @@ def describe_host(frame) -> str | None:
                 else "auto-sync off: copies stay in flight until you sync")
     if kind == "write_policy":
         return f"write policy {d['policy']}: {WRITE_POLICY_SUMMARY[d['policy']]}"
+    if kind == "head_bugs":
+        return (f"SGLang's 9fbe6800a lines are back for: {', '.join(d['bugs'])}" if d["bugs"]
+                else "both host-tier fixes on: radixviz's lines, not 9fbe6800a's")
     if kind == "host_size":
         return f"host size {d['host_size']}: a fresh, empty cache with a host pool of {d['host_size']} tokens"
     if kind == "visit" and step == "sync.wait":
@@ -109,6 +112,12 @@ def _result(frame) -> str | None:
         return f"load_back returns None: no room for {d['tokens']} token(s) even after evicting"
     if step == "write.no_room":
         return f"the write of {d['tokens']} token(s) is dropped: no room on the host"
+    if step == "evict_host.assert":
+        return (f"that node was deleted already: host slots {slot_ranges(d['host_slots'])} were freed "
+                "a second time, and SGLang's assert (hiradix_cache.py:994) stops here")
+    if step == "evict.assert":
+        return ("that node came off the heap a second time with no device slots left: "
+                "SGLang's evict_device(None) stops here")
     if step == "evict_host.result":
         return f"evict_host freed {d['evicted']} host token(s) of the {d['target']} asked for"
     if step == "evict.result":
@@ -139,6 +148,9 @@ _WHY_HOST = {
     "write_policy": "The write policy decides when a node is copied to the host: at its first hit, "
                     "its second, or only when eviction would otherwise lose it.",
     "host_size": "A new host pool size starts a fresh cache: both tiers empty.",
+    "head_bugs": "SGLang's hiradix_cache.py at 9fbe6800a has two write_back bugs radixviz fixes: "
+                 "load-back can evict the host copy it is loading, and a host leaf may still have "
+                 "a child. This switch brings SGLang's own lines back, to watch what they do.",
 }
 
 

@@ -11,7 +11,7 @@ def verify_session(session) -> list[str]:
     difference, next token both ways), then a one-line summary."""
     from radixviz.script.kv_session import verify_ops   # the tiny model: torch, in a worker
 
-    if not any(op.name == "match" for op in session.ops):
+    if not any(op.name in ("match", "load-back") for op in session.ops):
         return ['No match yet: nothing to check. Type : match "…" first.']
     try:
         report = verify_ops(session.ops, buggy=session.initial_buggy, device=session.device,
@@ -21,17 +21,19 @@ def verify_session(session) -> list[str]:
     lines = [f"Each match's reused K/V against a recompute from scratch (tiny model, seed "
              f"{report.seed}, {report.device}).", ""]
     for check in report.checks:
-        lines += match_block(check) + [""]
+        lines += match_block(check, session.ops[check.index - 1].name) + [""]
     bad = sum(not c.agree for c in report.checks)
     lines.append(f"{bad} of {len(report.checks)} match(es) reuse wrong K/V." if bad else
                  f"All {len(report.checks)} match(es) reuse the right K/V.")
     return lines
 
 
-def match_block(check) -> list[str]:
+def match_block(check, op_name: str = "match") -> list[str]:
     """The lines of one match's check: what it reused and whether that K/V was right."""
     matcher = "buggy (pre-#7)" if check.buggy else "fixed"
     head = f"op {check.index}: match {tokens_text(check.key)!r}, {matcher} matcher"
+    if op_name == "load-back":   # the host tier: what the device held plus what came back
+        head = f"op {check.index}: load-back {tokens_text(check.key)!r}"
     reused = f"  {check.matched} token(s) reused from the cache"
     if check.agree:
         return [head, reused + ": right",

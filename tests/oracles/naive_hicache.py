@@ -18,6 +18,11 @@ What it models and what it leaves out:
   node with a child that has a host copy is no host-eviction candidate (9fbe6800a asks
   whether the child is evicted; ``head_host_leaf_rule=True`` brings that back), and
   ``init_load_back`` loads nothing for a node deleted since it was matched.
+
+``head_load_back=True`` brings back 9fbe6800a's ``load_back`` and ``init_load_back``: the
+copy being loaded is not protected while ``load_back`` makes room, and a node deleted since
+its match is loaded all the same. With either switch on, SGLang's ``assert v == x`` in
+``evict_host`` stays an assert here (the engine reports it instead: head_bugs.py).
 """
 from __future__ import annotations
 
@@ -144,7 +149,8 @@ class RefController:
 
 class NaiveHiRadixCache(NaiveModernRadixCache):
     def __init__(self, device_size, host_size, page_size=1, eviction_policy="lru",
-                 write_policy="write_through", check_ties=False, head_host_leaf_rule=False):
+                 write_policy="write_through", check_ties=False, head_host_leaf_rule=False,
+                 head_load_back=False):
         # head_host_leaf_rule: decide host leaves as 9fbe6800a does (by child.evicted), to show
         # what radixviz's rule prevents
         self.device = LowestFirstAllocator(device_size)
@@ -156,6 +162,7 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
         self.load_back_threshold = 10
         self.evictable_host_leaves = set()
         self.head_host_leaf_rule = head_host_leaf_rule
+        self.head_load_back = head_load_back
         super().__init__(page_size, eviction_policy, check_ties)
 
     def _node(self, priority=0):
@@ -389,7 +396,10 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
             self.dec_lock_ref(ancester_node)
             return None
         device_indices = self.cache_controller.load(host_indices=host_indices, node_id=last_hit_node.number)
-        if device_indices is None:
+        if device_indices is None and self.head_load_back:
+            self.evict(len(host_indices))   # 9fbe6800a: nothing keeps the copy being loaded
+            device_indices = self.cache_controller.load(host_indices=host_indices, node_id=last_hit_node.number)
+        elif device_indices is None:
             last_hit_node.protect_host()  # radixviz's difference: the copy being loaded stays
             self.evict(len(host_indices))
             last_hit_node.release_host()
@@ -408,7 +418,7 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
 
     def init_load_back(self, last_host_node, mem_quota=None):
         last_node = last_host_node
-        if not self._attached(last_node):   # radixviz's fifth difference: deleted since the match
+        if not self._attached(last_node) and not self.head_load_back:   # radixviz's fifth difference
             while not self._attached(last_node) or last_node.evicted:
                 last_node = last_node.parent
             return torch.empty((0,), dtype=torch.int64), last_node

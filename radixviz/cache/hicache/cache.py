@@ -33,6 +33,7 @@ from ..values import as_value
 from ..v2026.cache import RadixCache
 from ..write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
 from .controller import HiCacheController
+from .head_bugs import check_head_bugs, stops_on_head_bug
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .leaves import LeafSet, Moved
 from .node import TreeNode
@@ -51,7 +52,7 @@ class MatchResult(NamedTuple):
 class HiRadixCache(HostTransfers, RadixCache):
     def __init__(self, device_pool, page_size: int = 1, eviction_policy: str = "lru",
                  host_size: int | None = None, write_policy: str = "write_through",
-                 enable_kv_events: bool = False):
+                 enable_kv_events: bool = False, head_bugs=()):
         write_policy = check_write_policy(write_policy)
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
@@ -74,6 +75,9 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.load_back_threshold = LOAD_BACK_THRESHOLD
         self.evictable_host_leaves = LeafSet()
         self.moved = Moved()  # radixviz: tokens copied and dropped, per tier (SGLang's metrics)
+        self.head_bug_reports: list = []  # where SGLang's file would have stopped (head_bugs.py)
+        self._head_depth = 0              # decorated operations running (stops_on_head_bug)
+        self.set_head_bugs(head_bugs)
         super().__init__(page_size, eviction_policy, device=device_pool.device,
                          enable_kv_events=enable_kv_events)
         self.tracer = Tracer(__name__, self.snapshot)
@@ -93,6 +97,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.ongoing_load_back.clear()
         self.loading_nodes.clear()
         self.moved = Moved()
+        self.head_bug_reports.clear()
         super().reset()  # step: kv.cleared
         self.evictable_leaves = LeafSet()  # SGLang's set; evict() heaps it afresh, as SGLang does
         self.root_node.host_value = self._empty  # the root counts as backed up, never evicted
@@ -103,6 +108,18 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.cache_controller.write_policy = policy
         self.write_through_threshold = WRITE_THROUGH_THRESHOLD[policy]
 
+    def set_head_bugs(self, bugs) -> None:
+        """Bring back SGLang's 9fbe6800a lines for the bugs named (head_bugs.py); () fixes both."""
+        self.head_bugs = check_head_bugs(bugs)
+        self.token_to_kv_pool_host.watch_double_free = bool(self.head_bugs)
+
+    def _check_lock(self, node, releasing: bool = False) -> None:
+        # radixviz refuses a node outside the tree; with a head bug on, SGLang's file locks and
+        # unlocks the node it is handed, in the tree or not (a load-back may have lost it)
+        if self.head_bugs and not self._in_tree(node):
+            return
+        check_release(self, node, _lock_ref, releasing=releasing, page_size=self.page_size, namespaced=True)
+
     def set_eviction_policy(self, policy: str) -> None:
         """Order the eviction candidates of both tiers by ``policy`` from now on."""
         self.eviction_strategy, self.eviction_policy = eviction_key(policy), str(policy).lower()
@@ -111,7 +128,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     def inc_lock_ref(self, node: TreeNode) -> int:
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
-        check_release(self, node, _lock_ref, page_size=self.page_size, namespaced=True)
+        self._check_lock(node)
         tr = self.tracer
         outer = tr.op
         tr.op = outer or "inc_lock_ref"
@@ -134,7 +151,7 @@ class HiRadixCache(HostTransfers, RadixCache):
     def dec_lock_ref(self, node: TreeNode) -> int:
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0).
         ValueError, changing nothing, when no lock was taken at ``node`` (checks.py)."""
-        check_release(self, node, _lock_ref, releasing=True, page_size=self.page_size, namespaced=True)
+        self._check_lock(node, releasing=True)
         tr = self.tracer
         outer = tr.op
         tr.op = outer or "dec_lock_ref"
@@ -159,13 +176,17 @@ class HiRadixCache(HostTransfers, RadixCache):
         if not node.evicted or node.lock_ref > 0:
             self.evictable_host_leaves.remove(node)
             return
+        by_evicted = "host_leaf_by_evicted" in self.head_bugs
         for child in node.children.values():
+            if by_evicted and child.evicted:  # 9fbe6800a's line (head_bugs.py)
+                self.evictable_host_leaves.remove(node)
+                return
             # radixviz: 9fbe6800a asks ``child.evicted``. Under write_back a parent that is
             # demoted while its child's write-back is still pending then counts as a host
             # leaf, and a host eviction can delete it from above the child (orphaning the
             # child's host copy). A child that has a host copy, written or being written,
             # keeps its parent's host copy in place.
-            if child.backuped:
+            if child.backuped and not by_evicted:
                 self.evictable_host_leaves.remove(node)
                 return
         self.evictable_host_leaves.add(node)
@@ -290,6 +311,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # ----------------------------------------------------------------- insertion
 
+    @stops_on_head_bug(lambda cache, *args: 0)
     def insert(self, key, value=None, priority: int = 0, extra_key=None, chunked: bool = False) -> int:
         """Insert ``key`` (whole pages) with its device slots; return how many leading
         tokens the tree already held on the device. A host-only node on the way takes the

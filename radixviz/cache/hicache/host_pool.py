@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import torch
 
-# SGLang's --hicache-ratio default: the host pool holds twice the device pool's tokens
-HOST_TO_DEVICE_RATIO = 2.0
+from ..options import HOST_TO_DEVICE_RATIO   # declared with the host_size option
 
 
 def default_host_size(device_size: int, page_size: int = 1, ratio: float = HOST_TO_DEVICE_RATIO) -> int:
@@ -45,11 +44,13 @@ class TokenToKVPoolHost:
         self.v_buffer = [torch.zeros(shape, dtype=device_pool.dtype, pin_memory=self.pin_memory)
                          for _ in range(self.layer_num)]
         self.version = 0
+        self.watch_double_free = False
         self.clear()
 
     def clear(self) -> None:
         """Every slot free again, in order."""
         self.free_slots = torch.arange(self.size, dtype=torch.int64)
+        self.double_freed: list = []   # slots freed while already free, oldest first
         self.version += 1
 
     def available_size(self) -> int:
@@ -70,15 +71,39 @@ class TokenToKVPoolHost:
         return select_index
 
     def free(self, indices: torch.Tensor) -> int:
-        """Put ``indices`` back at the end of the free queue; return how many."""
-        self.free_slots = torch.cat([self.free_slots, indices.to(torch.int64).cpu()])
+        """Put ``indices`` back at the end of the free queue; return how many.
+
+        A slot that is already free goes in again, as in SGLang's pool, so the queue then
+        holds it twice and two later allocations can both get it; it is recorded in
+        ``double_freed`` (only the 9fbe6800a bugs, head_bugs.py, ever do this)."""
+        indices = indices.to(torch.int64).cpu()
+        if self.watch_double_free:   # set by the cache while a head bug is on (costs a set)
+            free_now = set(self.free_slots.tolist())
+            for slot in indices.tolist():
+                if slot in free_now:
+                    self.double_freed.append(slot)
+                free_now.add(slot)
+        self.free_slots = torch.cat([self.free_slots, indices])
         self.version += 1
         return len(indices)
 
+    def accounting(self) -> str:
+        """One line on broken slot accounting ('' when sound): slots freed twice, and how
+        many entries the free queue holds for how many distinct free slots."""
+        if not self.double_freed:
+            return ""
+        entries, distinct = len(self.free_slots), len(set(self.free_slots.tolist()))
+        slots = ", ".join(str(s) for s in sorted(set(self.double_freed)))
+        return (f"host pool broken: slot(s) {slots} freed twice; the free queue holds {entries} "
+                f"entries for {distinct} free slots, so one slot can go to two nodes")
+
     def states(self) -> tuple:
-        """Per slot: 0 free, 1 in use (for views)."""
+        """Per slot: 0 free, 1 in use, 2 in the free queue more than once (for views)."""
         used = torch.ones(self.size, dtype=torch.int8)
         used[self.free_slots] = 0
+        if len(self.free_slots) > len(set(self.free_slots.tolist())):
+            counts = torch.bincount(self.free_slots, minlength=self.size)
+            used[counts > 1] = 2
         return tuple(used.tolist())
 
     # ----------------------------------------------------------- the copies themselves

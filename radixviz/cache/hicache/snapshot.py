@@ -36,12 +36,19 @@ class HiTreeSnapshot(ModernTreeSnapshot):
     device_tokens: int = 0      # tokens with a device copy (locked or evictable)
     writes_in_flight: int = 0
     loads_in_flight: int = 0
+    # the 9fbe6800a bugs (head_bugs.py): which are on, and the damage they did
+    head_bugs: tuple = ()
+    unreachable: tuple = ()     # (node id, key, device slots, host slots) of nodes the cache
+                                # still holds (candidates, loads, or below one) but the root cannot reach
+    double_freed: tuple = ()    # host slots freed while already free, oldest first
+    reports: tuple = ()         # where SGLang's file would have stopped on an assert
+    host_accounting: str = ""   # the host pool's one line on its broken accounting ('' if sound)
 
     @property
     def settings(self) -> dict:
         return {"page_size": self.page_size, "eviction_policy": self.eviction_policy,
                 "kv_events": self.kv_events, "host_size": self.host_size,
-                "write_policy": self.write_policy}
+                "write_policy": self.write_policy, "head_bugs": self.head_bugs}
 
     @property
     def total_size(self) -> int:
@@ -74,6 +81,33 @@ def hicache_snapshot(cache) -> HiTreeSnapshot:
                           protected_size=cache.protected_size_, page_size=cache.page_size,
                           eviction_policy=cache.eviction_policy, kv_events=cache.enable_kv_events,
                           write_policy=cache.write_policy,
-                          host_size=host.size, host_used=host.used_size(),
+                          # distinct slots: a slot freed twice is in the free queue twice
+                          host_used=host.size - len(set(host.free_slots.tolist())) if host.double_freed
+                          else host.used_size(), host_size=host.size,
                           device_tokens=cache.evictable_size_ + cache.protected_size_,
-                          writes_in_flight=len(writing), loads_in_flight=len(cache.ongoing_load_back))
+                          writes_in_flight=len(writing), loads_in_flight=len(cache.ongoing_load_back),
+                          head_bugs=cache.head_bugs, unreachable=_unreachable(cache) if cache.head_bugs else (),
+                          double_freed=tuple(host.double_freed), reports=tuple(cache.head_bug_reports),
+                          host_accounting=host.accounting())
+
+
+def _unreachable(cache) -> tuple:
+    """Nodes the cache still refers to that the root cannot reach: its eviction candidates,
+    its loads and writes in flight, and every deleted ancestor and child of one (only a head
+    bug makes any: a node deleted above a child, or a load-back of a deleted node)."""
+    held = [*cache.evictable_leaves, *cache.evictable_host_leaves,
+            *cache.ongoing_load_back.values(), *cache.ongoing_write_through.values()]
+    lost: dict = {}
+    for node in held:
+        if node.id in lost or cache._in_tree(node):
+            continue
+        top = node
+        while top.parent is not None and not cache._in_tree(top.parent):
+            top = top.parent   # the highest deleted ancestor: everything below it is lost
+        stack = [top]
+        while stack:
+            n = stack.pop()
+            lost[n.id] = (n.id, n.key, () if n.value is None else tuple(n.value.tolist()),
+                          None if n.host_value is None else tuple(n.host_value.tolist()))
+            stack.extend(n.children.values())
+    return tuple(lost[i] for i in sorted(lost))

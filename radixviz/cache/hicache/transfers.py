@@ -22,6 +22,7 @@ import torch
 
 from ..snapshot import invalidate
 from ..trace import EventKind as K
+from .head_bugs import HeadBugStop, stops_on_head_bug
 
 if TYPE_CHECKING:
     from .node import TreeNode
@@ -147,6 +148,7 @@ class HostTransfers:
 
     # ------------------------------------------------------------------ eviction
 
+    @stops_on_head_bug(lambda cache, *args: 0)
     def evict(self, num_tokens: int, evict_callback=None) -> int:
         """Free at least ``num_tokens`` device tokens: a backed-up leaf loses its device slots
         and stays on the host; any other leaf is deleted, or under write_back written to the
@@ -207,6 +209,14 @@ class HostTransfers:
         # event: a router may still send the prefix here, to be loaded back)
         tr = self.transfer_tracer
         slots = node.value
+        if slots is None and self.head_bugs:
+            # popped a second time (a head bug put it in the heap twice): SGLang's
+            # ``evict_device(None)`` raises here
+            why = (f"evict: node #{node.id} came off the heap twice and has no device slots "
+                   f"left to free; SGLang's evict_device(None) (hiradix_cache.py:945) stops the scheduler here")
+            self.head_bug_reports.append(why)
+            if tr.active: tr.emit("evict.assert", K.RESULT, (node,), report=why)
+            raise HeadBugStop(why)  # step: evict.assert
         num_evicted = self.cache_controller.evict_device(node.value)  # step: evict.demote
         assert num_evicted > 0
         self.evictable_size_ -= num_evicted
@@ -244,6 +254,7 @@ class HostTransfers:
         self.evictable_leaves.remove(node, gone=True)
         self._update_leaf_status(node.parent)
 
+    @stops_on_head_bug(lambda cache, *args: 0)
     def evict_host(self, num_tokens: int) -> int:
         """Free at least ``num_tokens`` host tokens by deleting host-only leaves nobody
         protects, smallest policy key first; return the host tokens freed."""
@@ -277,6 +288,8 @@ class HostTransfers:
 
             key = self.get_child_key_fn(x.key, extra_key=x.extra_key)
             v = x.parent.children.pop(key, None)  # step: evict_host.delete
+            if v is not x and self.head_bugs:
+                self._report_lost_child(x, v, key)  # step: evict_host.assert
             assert v is x, f"parent does not have child key, {key}"
             invalidate(x.parent)
             if tr.active: tr.emit("evict_host.delete", K.DELETE, (x.parent,), leaf=x.id, key=x.key, tier="host")
@@ -325,11 +338,14 @@ class HostTransfers:
             if tr.active: tr.emit("load.alloc", K.LOAD, (last_hit_node,), tokens=len(host_indices), free=self.kv_cache.available_size(), issued=False)
             # radixviz: the room-making eviction may write back (write_back) and so evict
             # host leaves; SGLang leaves the copy being loaded open to that
-            last_hit_node.protect_host()
-            invalidate(last_hit_node)
+            protect = "load_back_unprotected" not in self.head_bugs  # off: 9fbe6800a's line
+            if protect:
+                last_hit_node.protect_host()
+                invalidate(last_hit_node)
             self.evict(len(host_indices))  # step: load.evict
-            last_hit_node.release_host()
-            invalidate(last_hit_node)
+            if protect:
+                last_hit_node.release_host()
+                invalidate(last_hit_node)
             device_indices = self.cache_controller.load(host_indices=host_indices, node_id=last_hit_node.id)  # step: load.retry
         self.dec_lock_ref(ancester_node)
         if device_indices is None:
@@ -352,6 +368,7 @@ class HostTransfers:
         if tr.active: tr.emit("load.result", K.RESULT, (last_hit_node,), loaded=len(device_indices), slots=tuple(device_indices.tolist()))
         return device_indices  # step: load.result
 
+    @stops_on_head_bug(lambda cache, node, *args: (cache._empty, cache._deepest_device_node(node)))
     def init_load_back(self, last_host_node: TreeNode, mem_quota: int | None = None):
         """``(device slots loaded, node)``: loads the host-only stretch ending at
         ``last_host_node`` if it can; otherwise nothing and the deepest node on the device."""
@@ -359,7 +376,7 @@ class HostTransfers:
         outer = tr.op
         tr.op = outer or "load_back"
         last_node = last_host_node
-        if not self._in_tree(last_node):
+        if not self._in_tree(last_node) and "load_back_unprotected" not in self.head_bugs:
             # radixviz: a host eviction deleted it after the match (SGLang takes it on trust)
             while not self._in_tree(last_node) or last_node.evicted:
                 last_node = last_node.parent
@@ -374,6 +391,27 @@ class HostTransfers:
                 last_node = last_node.parent
         tr.op = outer
         return self._empty, last_node
+
+    def _report_lost_child(self, x, v, key) -> None:
+        """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :994)
+        stops the scheduler here. radixviz puts back what the pop took from the wrong place,
+        drops ``x`` from the candidates (or every later host eviction would free its slots
+        once more) and stops the operation (head_bugs.py)."""
+        if v is not None:
+            x.parent.children[key] = v
+        self.evictable_host_leaves.remove(x, gone=True)
+        why = (f"evict_host: node #{x.id} was already deleted (its parent no longer holds it); "
+               f"its host slots {x.host_value.tolist()} were just freed again. SGLang's "
+               f"assert at hiradix_cache.py:994 stops the scheduler here")
+        self.head_bug_reports.append(why)   # before the step, so its picture carries it
+        if self.transfer_tracer.active: self.transfer_tracer.emit("evict_host.assert", K.RESULT, (x,), host_slots=tuple(x.host_value.tolist()), report=why, tier="host")
+        raise HeadBugStop(why)
+
+    def _deepest_device_node(self, node):
+        """``node`` or its nearest ancestor that is in the tree with a device copy."""
+        while node is not self.root_node and (not self._in_tree(node) or node.evicted):
+            node = node.parent
+        return node
 
     def _in_tree(self, node) -> bool:
         """Whether ``node`` is still reachable from the root (a deleted node keeps its parent

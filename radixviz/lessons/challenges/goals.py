@@ -26,7 +26,10 @@ are measured after the learner's operations:
   ``host_used`` (host slots in use), ``in_flight`` (copies not yet acknowledged);
   ``match.host_hit`` (tokens after the device prefix found on the host only),
   ``evict.demoted`` (nodes that lost their device copy and kept the host's; ``evict.leaves``
-  counts those deleted outright), ``load-back.loaded`` and ``load-back.host_hit``.
+  counts those deleted outright), ``load-back.loaded`` and ``load-back.host_hit``;
+  with SGLang's 9fbe6800a bugs on (``hicache-fixes off``): ``unreachable`` (nodes the cache
+  still holds that the root cannot reach) and ``load-back.foreign`` (loaded slots copied
+  from host slots that another node holds: another request's KV).
 
 A subject may name a replay: ``lru:evict.slots`` is what the same operations give when
 replayed under LRU (any policy name works), ``page1:`` with pages of one token, ``buggy:`` /
@@ -51,13 +54,13 @@ CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.l
 
 STATE = ("nodes", "leaves", "total_size", "evictable_size", "free_slots", "locks",
          "locked_nodes", "edges", "namespaces", "namespaces_hit", "inserted", "host_only", "host_used",
-         "in_flight")
+         "in_flight", "unreachable")
 LISTS = ("edges", "inserted")   # compared as multisets of texts
 OP_FIELDS = {
     "insert": ("prefix_len", "created", "splits"),
     "match": ("matched", "splits", "foreign", "host_hit"),
     "evict": ("asked", "freed", "skipped", "leaves", "slots", "demoted"),
-    "load-back": ("loaded", "host_hit"),
+    "load-back": ("loaded", "host_hit", "foreign"),
     "lock": ("delta",),
     "unlock": ("delta",),
 }
@@ -71,7 +74,7 @@ SUBJECT_WORDS = {"nodes": "nodes", "leaves": "leaves", "total_size": "total size
                  "namespaces": "namespaces", "namespaces_hit": "namespaces with a hit",
                  "inserted": "keys inserted",
                  "host_only": "nodes on the host only", "host_used": "host slots in use",
-                 "in_flight": "copies in flight"}
+                 "in_flight": "copies in flight", "unreachable": "nodes nobody can reach"}
 
 
 class GoalError(ValueError):
@@ -191,7 +194,8 @@ def op_measures(session, record) -> dict:
                 "skipped": kinds["skip"], "leaves": kinds["delete"],
                 "slots": tuple(result["freed_slots"]), "demoted": kinds["demote"]}
     if name == "load-back":
-        return {"loaded": result["loaded"], "host_hit": result["host_hit_length"]}
+        return {"loaded": result["loaded"], "host_hit": result["host_hit_length"],
+                "foreign": _foreign_loaded(session, record)}
     if name in ("lock", "unlock"):
         return {"delta": result["delta"]}
     return {}
@@ -221,7 +225,19 @@ def state_measures(session) -> dict:
         "host_only": sum(1 for n in nodes if n.evicted) if host_tier else 0,
         "host_used": tree.host_used if host_tier else 0,
         "in_flight": tree.writes_in_flight + tree.loads_in_flight if host_tier else 0,
+        "unreachable": len(getattr(tree, "unreachable", ())) if host_tier else 0,
     }
+
+
+def _foreign_loaded(session, record) -> int:
+    """Slots a load-back copied from host slots that, when it ended, another node held: the
+    KV it handed out is that node's (only SGLang's 9fbe6800a load-back does this)."""
+    frames = session.frames.kept(record.frame_range)
+    read = [(f.nodes[0], slot) for f in frames if f.label == "load.assign" for slot in f.data["host_slots"]]
+    if not read:
+        return 0
+    owners = frames[-1].pool.host_owners
+    return sum(1 for node, slot in read if owners[slot] is not None and owners[slot].id != node)
 
 
 def evaluate(conditions, session, learner_records) -> list[Check]:

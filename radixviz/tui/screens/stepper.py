@@ -2,8 +2,9 @@
 
 The sandbox is this screen; a lesson (``lesson.py``), a challenge (``challenge.py``) and a
 sandbox opened from another screen (``side_sandbox.py``) are kinds of it. The engine (and
-torch) loads in a worker thread; the screen paints a loading line first and mounts the
-panes when the session is ready.
+torch) loads in a worker thread; the screen paints a loading line first, then the panes,
+empty, while torch loads (the sandbox's and a challenge's), and draws the session into them
+when it is ready.
 """
 from __future__ import annotations
 
@@ -88,10 +89,29 @@ class StepperScreen(SandboxFiles, Screen):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         # the panes' Textual widgets and renderers load here, off the UI thread, so the
-        # loading line paints first
+        # loading line paints first; the panes are shown empty (they need no torch) while
+        # the engine loads, and keys typed meanwhile wait for it (early_keys)
         from radixviz.tui.widgets import panes  # noqa: F401
+        self.app.call_from_thread(self._mount_panes, True)
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
+
+    async def _mount_panes(self, early: bool = False) -> bool:
+        """Put the panes in place of the loading line (once); ``early``: only panes that can
+        show themselves without a session (``show_loading``). Whether they are mounted."""
+        if not self.is_attached:
+            return False
+        if self.query("#stepper-panes"):
+            return True
+        panes = self.make_panes()
+        if early and not hasattr(panes, "show_loading"):
+            return False   # a lesson's panes: the loading line stays until the engine is there
+        body = self.query_one("#stepper-body")
+        await body.remove_children()
+        await body.mount(panes)
+        if early and self.is_attached and self.model is None:
+            panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
+        return self.is_attached
 
     def make_panes(self):
         """The panes this screen draws its frames into (called once the engine has loaded)."""
@@ -101,10 +121,7 @@ class StepperScreen(SandboxFiles, Screen):
     async def _ready(self, session, error) -> None:
         if not self.is_attached:      # the learner left before the engine was ready
             return
-        body = self.query_one("#stepper-body")
-        await body.remove_children()
-        await body.mount(self.make_panes())
-        if not self.is_attached:
+        if not await self._mount_panes():
             return
         if error:
             self._show_error(error)
@@ -302,6 +319,9 @@ class StepperScreen(SandboxFiles, Screen):
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
+        if self.model.session.engine.spec.host_tier:
+            self._toggle_head_bugs()
+            return
         if not self.model.session.engine.spec.matcher_switch:
             self.notify(NO_MATCHER.format(self.model.session.engine.name), timeout=5)
             return
@@ -312,6 +332,16 @@ class StepperScreen(SandboxFiles, Screen):
             count = len(self.model.session.records)
             self.notify(f"replayed {count} operation(s) from the start with the {matcher} matcher; "
                         "same operation shown", timeout=4)
+
+    def _toggle_head_bugs(self) -> None:
+        """``b`` on the host-tier engine: SGLang's two 9fbe6800a write_back bugs back, or
+        fixed again, as one operation (``hicache-fixes off|on``) from this point on."""
+        on = bool(self.model.session.engine.settings.get("head_bugs"))
+        applied = self.model.apply_text("hicache-fixes on" if on else "hicache-fixes off")
+        self._applied(applied)
+        if applied.error is None:
+            self.notify("host-tier fixes on: radixviz's lines" if on else
+                        "SGLang's 9fbe6800a write_back bugs are back (hicache-fixes off)", timeout=4)
 
     def action_compare(self, kind: str = "matchers") -> None:
         """The compare view on this session's operations, at the operation shown: the two

@@ -21,7 +21,8 @@ STEPPER_KEYS = [
     Binding("colon,i", "op_input", "Op", key_display=":",
             tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset"),
     Binding("b", "toggle_matcher", "Bug #7",
-            tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
+            tooltip="switch between the fixed matcher and the buggy one from before PR #7 (on the "
+                    "host-tier engine: SGLang's 9fbe6800a write_back bugs on or off)"),
     Binding("ctrl+z,u", "undo", "Undo", tooltip="take back the last operation (ctrl+z or u)", show=False),
     Binding("ctrl+y,U", "redo", "Redo", tooltip="apply again what undo took back (ctrl+y or U)", show=False),
     Binding("ctrl+s", "save_script", "Save script", show=False,
