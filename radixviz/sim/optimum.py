@@ -29,8 +29,9 @@ from array import array
 class PromptTree:
     """A radix tree of prompts that only counts: distinct tokens, prompts, requests.
 
-    A node is ``[edge, children]``: ``edge`` a tuple of elements (tokens, or pages of
-    tokens), ``children`` keyed by the first element of each child's edge.
+    A node is ``[edge, children]``: ``edge`` the elements (token ids packed in an array, or
+    pages of tokens as tuples), ``children`` keyed by the first element of each child's edge,
+    None at a leaf.
     """
 
     def __init__(self, page_size: int = 1):
@@ -90,15 +91,19 @@ class PromptTree:
         while stack:
             node = stack.pop()
             node[0] = tuple(node[0])
-            stack.extend(node[1].values())
+            stack.extend((node[1] or {}).values())
 
     def _insert(self, key) -> int:
         node, i = self.root, 0
         while i < len(key):
-            child = node[1].get(key[i])
+            children = node[1]
+            child = children.get(key[i]) if children is not None else None
             if child is None:
-                node[1][key[i]] = [key[i:], {}]
-                self._end(node[1][key[i]], new=True)
+                leaf = [key[i:], None]          # a leaf has no children dict (half the nodes)
+                if children is None:
+                    node[1] = children = {}
+                children[key[i]] = leaf
+                self._end(leaf, new=True)
                 return len(key) - i
             edge = child[0]
             if key[i:i + len(edge)] == edge:     # the whole edge matches: compare in C
