@@ -69,6 +69,12 @@ class TestCommand:
         doc = json.loads(out)
         assert code == 0 and doc["settings"]["between"] == 1 and doc["common_prefix"] > 50
 
+    def test_two_requests_of_a_mooncake_trace_share_their_system_blocks(self, capsys):
+        code, out, _ = run_cli(capsys, "1", "3", "--trace", str(EXAMPLES / "mooncake.jsonl"),
+                               "--block-size", "16", "--json")
+        doc = json.loads(out)   # requests 1 and 3 open with the same two system blocks
+        assert code == 0 and doc["common_prefix"] == 32 and doc["causes"][0]["kind"] == "differ"
+
     @pytest.mark.parametrize("argv, message", [
         (["a", "b", "--trace", "examples/trace.jsonl"], "request numbers"),
         (["3", "1", "--trace", "examples/trace.jsonl"], "A must come before B"),

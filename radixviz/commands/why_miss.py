@@ -31,6 +31,8 @@ def register(subparsers) -> None:
                    help="KV pool slots (default: room for every request, so nothing is evicted)")
     p.add_argument("--eviction-policy", default="lru", metavar="E", help="how the pool makes room (default lru)")
     p.add_argument("--trace", metavar="FILE", help="A and B are request numbers of this trace")
+    p.add_argument("--block-size", type=int, default=None, metavar="N",
+                   help="with a Mooncake --trace: tokens per hash id (default 512)")
     p.add_argument("--tokenizer", metavar="FILE", help="a local tokenizer.json for text prompts")
     p.add_argument("-o", "--output", metavar="FILE.svg", help="also save the screen as SVG")
     p.add_argument("--json", action="store_true", help="print the explanation as JSON")
@@ -60,7 +62,7 @@ def _from_trace(args) -> tuple:
     if not 1 <= first < second:
         raise UsageError(f"with --trace, A must come before B (1 <= A < B), not {first} and {second}")
     try:
-        trace = open_trace(args.trace, tokenizer=args.tokenizer)
+        trace = open_trace(args.trace, tokenizer=args.tokenizer, block_size=args.block_size)
         specs = [s for _, s in trace.arrivals()] if hasattr(trace, "arrivals") else list(trace)
     except TraceError as error:
         raise UsageError(str(error)) from None
@@ -76,6 +78,8 @@ def run(args) -> int:
 
     if args.eviction_policy not in POLICY_NAMES:
         raise UsageError(f"unknown eviction policy {args.eviction_policy!r}: choose from {', '.join(POLICY_NAMES)}")
+    if args.block_size is not None and (args.trace is None or args.block_size < 1):
+        raise UsageError("--block-size (a whole number from 1) goes with a Mooncake --trace")
     if args.trace is not None:
         if args.between:
             raise UsageError("--between lists requests by hand: with --trace they are the trace's")
