@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from aiohttp import WSMsgType
 
@@ -48,7 +49,7 @@ class Refusals:
             log.warning("dropped %d websocket frames from %s in one session", self.count, self.client)
 
 
-def envelope(message, refusals: Refusals):
+def envelope(message, refusals: Refusals) -> tuple[str, Any] | None:
     """``(kind, data)`` of a message the page sends, or None (refused, or a frame the
     session has nothing to do with, such as aiohttp's own close notices)."""
     if message.type == WSMsgType.ERROR:
