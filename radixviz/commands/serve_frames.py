@@ -40,9 +40,9 @@ class Refusals:
                         self.client, why)
 
     def failed(self, error) -> None:
-        """The connection failed on a frame the protocol forbids (aiohttp's ERROR message)."""
-        log.warning("closed a session from %s: it sent a frame the websocket protocol refuses (%s)",
-                    self.client, excerpt(str(error), 80)[1:-1])
+        """The connection failed (aiohttp's ERROR message): a frame the protocol forbids, or
+        no answer to the heartbeat (a laptop gone to sleep)."""
+        log.warning("closed a session from %s: its websocket failed (%s)", self.client, excerpt(str(error), 80)[1:-1])
 
     def summary(self) -> None:
         if self.count > 1:
