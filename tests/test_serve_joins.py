@@ -59,6 +59,7 @@ async def test_the_teacher_sets_the_roster_size_and_removes_a_squatter(tmp_path)
         async with http.get(f"{base}/teacher?key={key}") as response:
             page = await response.text()
         assert "at most 5 students" in page and "10 joins per address per minute" not in page
+        assert "connections at once" in page and "32 per address" in page
         squatter = next(k for k, name in roster(teacher.classroom).items() if name == "Alice")
         assert (teacher.classroom / "students" / squatter).is_dir()
         form = {"key": key, "student": squatter}
