@@ -46,6 +46,7 @@ from radixviz.script import ScriptError, parse_script
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
+from .serve_connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, serve_forever
 from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
@@ -132,6 +133,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
         self._pending = {}
+        self.processes: set = set()      # the sessions' app processes not yet reaped
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)
         self.loopback = is_loopback(host)
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
@@ -218,7 +220,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     # ---------------------------------------------------------------- routes
 
     async def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_UPLOAD + 1024)
+        app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=[body_deadline])
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
@@ -338,6 +340,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             student=student.id, env={DATA_DIR_ENV: str(self.roster.home(student)), SERVED_ENV: "1"})
         try:
             await service.start(width, height)
+            self.processes = {p for p in self.processes if p.returncode is None} | {service._process}
             self.priorities.watch(service._process.pid)
             try:
                 await self._process_messages(websocket, service, request.remote or "")
@@ -414,7 +417,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         student = self.student_of(request)
         if student is None:
             return web.Response(status=403, text="join the class first")
-        data = await request.content.read(MAX_UPLOAD + 1)
+        data = await request.read()      # read already, within its deadline (body_deadline)
         if len(data) > MAX_UPLOAD:
             return web.Response(status=413, text=f"not uploaded: a script has at most {MAX_UPLOAD:,} bytes")
         try:
@@ -437,17 +440,43 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
 
     def serve(self, debug: bool = False) -> None:
         """Serve until Ctrl+C; ``on_start`` runs once the port is bound (not before, so a port
-        in use is not announced as served)."""
+        in use is not announced as served). Connections are capped below the file limit
+        (raised to the hard one first), per address too, and timed (serve_connections)."""
         self.debug = debug
         self.initialize_logging()
+        files = raise_file_limit()
+        total, per_address = connection_caps(files, self.max_sessions, self.per_client)
+        self.guard = ConnectionGuard(total, per_address)
         loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 loop.add_signal_handler(sig, self.request_exit)
             except NotImplementedError:
                 pass
-        web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
-                    print=lambda *_: self._on_start and self._on_start(), access_log=None)
+        app = loop.run_until_complete(self._make_app())
+        app.on_shutdown.append(self._end_sessions)
+
+        def started() -> None:
+            if self._on_start is not None:
+                self._on_start()        # the links first: a test or a teacher reads them from the top
+            log.info("file limit %d: at most %d connections at once, %d per address", files, total, per_address)
+        serve_forever(app, self.host, self.port, self.guard, loop, started)
+
+    async def _end_sessions(self, app: web.Application) -> None:
+        """On the way out: end the app processes still running and reap them (bounded), so
+        none outlives the event loop that watches it."""
+        for process in list(self.processes):
+            if process.returncode is None:
+                try:
+                    process.kill()
+                except ProcessLookupError:
+                    pass
+        for process in list(self.processes):
+            try:
+                await asyncio.wait_for(process.wait(), 5)
+            except asyncio.TimeoutError:
+                pass
 
     async def on_startup(self, app: web.Application) -> None:
         """textual-serve prints its banner here; the classroom says its own lines once bound,

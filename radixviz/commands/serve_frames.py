@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from aiohttp import WSMsgType
 
@@ -39,16 +40,16 @@ class Refusals:
                         self.client, why)
 
     def failed(self, error) -> None:
-        """The connection failed on a frame the protocol forbids (aiohttp's ERROR message)."""
-        log.warning("closed a session from %s: it sent a frame the websocket protocol refuses (%s)",
-                    self.client, excerpt(str(error), 80)[1:-1])
+        """The connection failed (aiohttp's ERROR message): a frame the protocol forbids, or
+        no answer to the heartbeat (a laptop gone to sleep)."""
+        log.warning("closed a session from %s: its websocket failed (%s)", self.client, excerpt(str(error), 80)[1:-1])
 
     def summary(self) -> None:
         if self.count > 1:
             log.warning("dropped %d websocket frames from %s in one session", self.count, self.client)
 
 
-def envelope(message, refusals: Refusals):
+def envelope(message, refusals: Refusals) -> tuple[str, Any] | None:
     """``(kind, data)`` of a message the page sends, or None (refused, or a frame the
     session has nothing to do with, such as aiohttp's own close notices)."""
     if message.type == WSMsgType.ERROR:

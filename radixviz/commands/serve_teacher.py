@@ -63,7 +63,8 @@ class TeacherRoutes:
         limits = {"students": len(rows), "max_students": self.roster.max_students,
                   "joins": self.joins.per_minute, "used": mb(sum(used.values())),
                   "budget": mb(self.budget.total), "share": mb(self.budget.share),
-                  "sessions": self.max_sessions, "per_client": self.per_client}
+                  "sessions": self.max_sessions, "per_client": self.per_client,
+                  "guard": getattr(self, "guard", None)}       # the connection caps, once serving
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
             "teacher", title=self.title, rows=rows, live=self.live, key=self.teacher_key, limits=limits,
             removed=request.query.get("removed", "")[:80]))
