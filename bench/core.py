@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -33,34 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))   # th
 
 import torch  # noqa: E402
 
+import modern_core  # noqa: E402
 from oracles.naive_radix import NaiveRadixCache  # noqa: E402
 from radixviz.cache import RadixCache, TokenToKVPool  # noqa: E402
-
-DEFAULT = dict(requests=2000, system_prompts=12, system_len=(800, 3000), shots=(0, 3),
-               shot_len=(100, 400), user_len=(100, 800), output_len=(20, 200), pool=150_000)
-QUICK = dict(DEFAULT, requests=300, pool=40_000)
-
-
-def make_workload(seed: int, requests: int, system_prompts: int, system_len, shots, shot_len,
-                  user_len, output_len, vocab: int = 32_000, **_) -> list:
-    """(prompt, output) token tuples: a popular system prompt, shared shots, a unique question."""
-    rng = random.Random(seed)
-
-    def tokens(bounds):
-        return tuple(rng.randrange(vocab) for _ in range(rng.randint(*bounds)))
-
-    systems = [tokens(system_len) for _ in range(system_prompts)]
-    examples = [tokens(shot_len) for _ in range(4 * system_prompts)]
-    weights = [1 / (i + 1) for i in range(system_prompts)]  # a few prompts are very popular
-    out = []
-    for _ in range(requests):
-        prompt = rng.choices(systems, weights)[0]
-        for _ in range(rng.randint(*shots)):
-            prompt += rng.choice(examples)
-        prompt += tokens(user_len)
-        out.append((prompt, tokens(output_len)))
-    return out
-
+from workload import DEFAULT, QUICK, make_workload  # noqa: E402,F401  (tests read them here)
 
 def drive(cache, workload, pool_size: int) -> dict:
     """Run every request through ``cache`` and a real TokenToKVPool; time and record it all.
@@ -210,7 +185,6 @@ def main(argv=None) -> int:
         "idle_trace_checks_cost": round(eng["cache_seconds"] / runs["engine_bare"]["cache_seconds"], 3),
     }
     # the 2026 engine against its own reference, pages of 1 and 16 (bench/modern_core.py)
-    import modern_core
     # five rounds by default: the two take turns and the machine is shared (modern_core.py)
     engine_2026 = modern_core.run(workload, params["pool"], repeat if args.quick or args.repeat else 5)
     identical &= engine_2026["identical"]

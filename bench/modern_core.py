@@ -32,6 +32,7 @@ import torch  # noqa: E402
 
 from oracles.naive_modern import NaiveModernRadixCache  # noqa: E402
 from radixviz.cache import ModernRadixCache, TokenToKVPool  # noqa: E402
+from workload import DEFAULT, QUICK, make_workload  # noqa: E402  (bench/core.py's workload)
 
 PAGE_SIZES = (1, 16)
 POLICY = "lru"
@@ -141,19 +142,17 @@ def run(workload, pool_size: int, repeat: int = 1, page_sizes=PAGE_SIZES, policy
 
 
 def main(argv=None) -> int:
-    import core  # bench/core.py: the same seeded workload
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--requests", type=int)
     parser.add_argument("--repeat", type=int)
     args = parser.parse_args(argv)
-    params = dict(core.QUICK if args.quick else core.DEFAULT)
+    params = dict(QUICK if args.quick else DEFAULT)
     if args.requests:
         params["requests"] = args.requests
     torch.set_num_threads(1)
-    report = run(core.make_workload(args.seed, **params), params["pool"],
+    report = run(make_workload(args.seed, **params), params["pool"],
                  args.repeat or (1 if args.quick else 5))
     print(json.dumps(dict(workload=dict(params, seed=args.seed), **report), indent=2))
     return 0 if report["identical"] else 1

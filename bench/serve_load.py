@@ -41,11 +41,13 @@ def free_port() -> int:
 def start_server(max_sessions: int, *extra: str, port: int | None = None, env: dict | None = None):
     """``radixviz serve`` on 127.0.0.1; returns (process, base url) once it listens.
     ``env``: the server's environment (a test's fake HOME); one computer may hold every
-    session unless ``extra`` says ``--per-client``."""
+    session unless ``extra`` says ``--per-client``, and join as many students a minute
+    unless it says ``--joins-per-minute`` (every tab here comes from this one computer)."""
     port = port or free_port()
     per_client = [] if "--per-client" in extra else ["--per-client", str(max_sessions)]
+    joins = [] if "--joins-per-minute" in extra else ["--joins-per-minute", "1000"]
     proc = subprocess.Popen([sys.executable, "-m", "radixviz", "serve", "--port", str(port),
-                             "--max-sessions", str(max_sessions), *per_client, *extra],
+                             "--max-sessions", str(max_sessions), *per_client, *joins, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -102,8 +102,7 @@ async def step_latency(nodes: int, steps: int, size: tuple) -> dict:
         screen = app.screen
         model = screen.model
         tree_nodes = len(model.frames[-1].tree.nodes) - 1
-        model.go(0)
-        screen.refresh_view()
+        screen.position = 0   # the screen's reactive position moves the model (and repaints)
         await pilot.pause()
         forward = [await _timed_step(pilot, "right") for _ in range(min(steps, len(model.frames) - 1))]
         back = [await _timed_step(pilot, "left") for _ in range(min(steps, 50))]
@@ -142,8 +141,7 @@ async def _autoplay(pilot, screen, seconds: float = 3.0) -> dict:
     timer asked for (keeping up: close to 1)."""
     from radixviz.tui.screens.stepper import SPEEDS
     model = screen.model
-    model.go(0)
-    screen.refresh_view()
+    screen.position = 0   # not model.go: the screen's position would stay where it was
     screen.speed = len(SPEEDS) - 1
     await pilot.pause()
     start_index, start = model.position, time.perf_counter()

@@ -8,7 +8,7 @@ import sys
 
 from radixviz import __version__
 from radixviz.commands import COMMAND_MODULES
-from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, UsageError
+from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, UsageError, shorten_typed
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -22,7 +22,8 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        # argparse quotes the value it refused (an invalid choice, an unknown argument) whole
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {shorten_typed(message, _typed())} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_TYPED: list = []
+
+
+def _typed() -> list:
+    """The words of this command line (``main``'s, else the process's)."""
+    return _TYPED or sys.argv[1:]
+
+
 def main(argv: list[str] | None = None) -> None:
+    _TYPED[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -49,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = args.func(args)
     except UsageError as exc:
-        print(f"radixviz: {exc}", file=sys.stderr)
+        print(f"radixviz: {shorten_typed(str(exc), _typed())}", file=sys.stderr)
         code = EXIT_BAD_INPUT
     except KeyboardInterrupt:
         code = 130
@@ -61,6 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - one clear line unless --debug
         if args.debug:
             raise
-        print(f"radixviz: error: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        print(f"radixviz: error: {shorten_typed(str(exc), _typed())} (run with --debug for the traceback)",
+              file=sys.stderr)
         code = EXIT_BAD_INPUT if isinstance(exc, (ValueError, OSError)) else EXIT_CHECK_FAILED
     sys.exit(code or 0)

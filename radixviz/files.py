@@ -7,7 +7,7 @@ than a byte limit. Text is UTF-8; a leading byte-order mark is dropped.
 Writing: a temporary file beside the target, then one rename, so a full disk or a crash
 leaves the old file whole instead of a truncated new one.
 
-Messages never repeat a file's content beyond ``excerpt``: a short, escaped piece.
+Messages never repeat a file's content beyond ``excerpt`` (radixviz.errors): a short, escaped piece.
 """
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ import secrets
 import stat
 from pathlib import Path
 
+from radixviz.errors import EXCERPT_CHARS, excerpt  # noqa: F401 - the one excerpt, re-exported
+
 BOM = "\ufeff"
 # escape sequences (CSI, OSC, DCS and the two-character ones), then any other C0/C1 control
 # character but tab, newline and carriage return, and DEL
 _CONTROLS = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(\x07|\x1b\\)?|[ -/]*[0-~])?"
                        r"|\x9b[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-EXCERPT_CHARS = 16
 
 
 class ReadError(Exception):
@@ -138,11 +139,3 @@ def strip_controls(text: str) -> str:
     and carriage return stay): what a file says can be printed without driving the
     terminal (moving the cursor, retitling the window, hiding what follows)."""
     return _CONTROLS.sub("", text)
-
-
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """A short, quoted and escaped piece of ``text`` for an error message (control
-    characters, quotes and non-printing characters escaped; cut with … past ``limit``)."""
-    cut = text[:limit]
-    shown = repr(cut)
-    return shown[:-1] + "…" + shown[-1] if len(text) > limit else shown

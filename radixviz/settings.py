@@ -7,70 +7,19 @@ commands and ``script`` sessions all import it.
 """
 from __future__ import annotations
 
-import argparse
 import re
 from dataclasses import dataclass
 
+# the limits an engine's options use live one layer down; they are re-exported here
+from radixviz.limits import HOST_SLOTS as HOST_SLOTS, PAGE_SIZE as PAGE_SIZE, Limit, arg_type
+from radixviz.errors import excerpt
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
 
 
-@dataclass(frozen=True)
-class Limit:
-    """A whole number from ``low`` to ``high``; ``label`` names it in a refusal."""
-    label: str
-    low: int
-    high: int
-    default: int | None = None
-
-    def parse(self, raw) -> int:
-        """The number in ``raw`` (an int or text such as ``" 1_024 "``); ValueError with a
-        message to put after the label (``must be between 1 and 500, not 0``) otherwise."""
-        try:
-            value = int(str(raw).strip())
-        except ValueError:
-            raise ValueError(f"must be a whole number, not {str(raw)!r}") from None
-        if not self.low <= value <= self.high:
-            raise ValueError(f"must be between {self.low} and {self.high}, not {value}")
-        return value
-
-    def check(self, raw) -> int:
-        """``parse``, with the label in front of the message."""
-        try:
-            return self.parse(raw)
-        except ValueError as exc:
-            raise ValueError(f"{self.label} {exc}") from None
-
-    @property
-    def arg(self):
-        """An argparse ``type=``: a refusal is argparse's one line, ``argument --x: must ...``."""
-        return arg_type(self.parse)
-
-
-def arg_type(check):
-    """An argparse ``type=`` from ``check(text) -> value``, which raises ValueError with the
-    words to show; argparse prints them after ``argument --flag:`` and exits 2."""
-    def parse_arg(text: str):
-        try:
-            return check(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    parse_arg.__name__ = getattr(check, "__name__", "value")
-    return parse_arg
-
-
-# Tokens per page of an engine with pages (engine 2026): the one rule the script's
-# ``page-size N``, ``run``/``export``/``sandbox --page-size`` and ``simulate --page-size`` and
-# ``--sweep page=`` share. SGLang's own are powers of two up to a few hundred; past a pool or
-# a context length a page just caches nothing, which a lesson may want to show.
-PAGE_SIZE = Limit("page size", 1, 4096, default=1)
-
 # A session's KV pool (sandbox, home, run, export, verify-kv): every slot is a tensor row.
 POOL_SLOTS = Limit("pool size", 1, 1_000_000, default=128)
-# The host tier's pool (engine hicache: ``host-size N``, ``--host-size``, ``--sweep host=``);
-# it must also be larger than the device pool, as SGLang requires (checked where both are known)
-HOST_SLOTS = Limit("host size", 2, 1 << 24)
 # How much of a session's history (its frames) is kept, in MiB (estimated): past it the
 # oldest steps are dropped (script/frame_history.py). With torch, Textual and a 5,000-node
 # tree's 50,000 steps (about 120 MiB of frames) a sandbox stays under 1 GB (bench/memory.py).
@@ -123,14 +72,14 @@ def check_device(device: str) -> str:
     """``device`` when the pool would accept it; ValueError otherwise. Refused here, before
     an app opens, it is one line instead of a crash in the app's loading worker."""
     if not _DEVICE.fullmatch(device):
-        raise ValueError(f"{device}: use auto, cpu or cuda")
+        raise ValueError(f"{excerpt(device)[1:-1]}: use auto, cpu or cuda")
     if device.startswith("cuda"):
         # torch only for an explicit cuda, to ask whether that GPU is there
         from radixviz.cache import resolve_device
         try:
             resolve_device(device)
         except ValueError as exc:
-            raise ValueError(f"{device}: {exc}") from None
+            raise ValueError(f"{excerpt(device)[1:-1]}: {exc}") from None
     return device
 
 

@@ -3,11 +3,15 @@
 # pyproject.toml changes) check it with ruff and mypy, and run the tests.
 #
 #   bash scripts/test.sh                   every test, spread over a few processes
-#   bash scripts/test.sh --fast            all but the slow and browser tests (the edit-test loop)
+#   bash scripts/test.sh --fast            all but the slow and browser tests
+#   bash scripts/test.sh --changed         only the tests that ran code changed since the last
+#                                          --changed run (pytest-testmon; the first run runs all)
 #   bash scripts/test.sh tests/test_x.py   pytest's own arguments; named files run in one process
 #
 # RADIXVIZ_TEST_WORKERS=N sets the number of processes (default: CPU cores + 1, since a TUI
-# test spends much of its time waiting for the app to settle).
+# test spends much of its time waiting for the app to settle). The tests run in a new random
+# order each time (pytest-randomly), so a test that needs another to run first shows up; the
+# order's seed is printed at the end, and RADIXVIZ_TEST_SEED=N runs that order again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install.sh
@@ -21,6 +25,9 @@ args=() named=0 parallel=1
 for arg in "$@"; do
   case "$arg" in
     --fast) args+=(-m "not slow and not browser") ;;
+    # testmon keeps which code each test ran in .testmondata; tests started as a child process
+    # (the CLI's own runs) are followed by the files they name, not by the code they run
+    --changed) args+=(--testmon) ;;
     -n|-n[0-9]*|--numprocesses*|--snapshot-update|--pdb|--trace) parallel=0; args+=("$arg") ;;
     *) [[ "$arg" != -* && ( -e "${arg%%::*}" ) ]] && named=1; args+=("$arg") ;;
   esac
@@ -33,8 +40,11 @@ fi
 # lint (ruff) and types (mypy on radixviz/cache) first: seconds, and they name the line at fault
 .venv/bin/ruff check --quiet
 .venv/bin/mypy
+seed=${RADIXVIZ_TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}
+[[ " ${args[*]} " == *" no:randomly "* ]] || args=("--randomly-seed=$seed" "${args[@]}")
 started=$SECONDS
 status=0
 .venv/bin/python -m pytest "${args[@]}" || status=$?
-echo "tests: $((SECONDS - started)) s wall, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+echo "tests: $((SECONDS - started)) s wall, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')," \
+     "order seed $seed (RADIXVIZ_TEST_SEED=$seed runs this order again)"
 exit $status

@@ -122,3 +122,37 @@ def _quicker_pilot():
     screen.UPDATE_PERIOD = 1 / 250
     yield
     wait.SLEEP_GRANULARITY, wait.SLEEP_IDLE, screen.UPDATE_PERIOD = saved
+
+
+class Cli:
+    """``radixviz ARGV`` for a test: ``cli("run", "-e", "insert a")`` runs it in this process
+    and returns (exit code, stdout, stderr); ``cli.process(...)`` runs it in a fresh Python
+    (a subprocess.CompletedProcess); ``cli.bound("simulate")`` is a Cli that puts those words
+    first (a test file's usual command)."""
+
+    def __init__(self, capsys, head: tuple = ()):
+        self.capsys, self.head = capsys, head
+
+    def __call__(self, *argv) -> tuple:
+        from radixviz.cli import main   # the package, once a test asks for the command line
+
+        with pytest.raises(SystemExit) as info:
+            main([*self.head, *map(str, argv)])
+        out, err = self.capsys.readouterr()
+        return info.value.code, out, err
+
+    def bound(self, *head: str) -> Cli:
+        return Cli(self.capsys, (*self.head, *head))
+
+    def process(self, *argv, stdin: str | None = None, env: dict | None = None, timeout: float = 120):
+        import subprocess
+        import sys
+
+        return subprocess.run([sys.executable, "-m", "radixviz", *self.head, *map(str, argv)],
+                              input=stdin, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def cli(capsys) -> Cli:
+    """The command line, in this process or a fresh one (``Cli``)."""
+    return Cli(capsys)

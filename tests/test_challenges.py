@@ -2,8 +2,6 @@
 fail naming the condition they miss — graded by running the engine, through the CLI a
 learner uses."""
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -43,9 +41,10 @@ WRONG = {
 }
 
 
-def run_cli(*args, stdin=None, env=None):
-    return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True,
-                          input=stdin, env=env, timeout=120)
+@pytest.fixture
+def run_cli(cli):
+    """``radixviz ARGS`` in a fresh Python (the command as a person runs it)."""
+    return cli.process
 
 
 def test_at_least_ten_ship_with_the_required_ids():
@@ -95,7 +94,7 @@ def test_goal_lines_are_validated():
 
 
 class TestCommand:
-    def test_check_exit_codes_solved_not_solved_bad_input(self, tmp_path):
+    def test_check_exit_codes_solved_not_solved_bad_input(self, run_cli, tmp_path):
         env = _data_env(tmp_path)
         good = tmp_path / "good.rv"
         good.write_text('lock "Hello_there"\nevict 11\n')
@@ -116,7 +115,7 @@ class TestCommand:
         assert result.returncode == 2
         assert len(result.stderr.strip().splitlines()) == 1 and "typo.rv:2" in result.stderr
 
-    def test_solved_and_seen_are_recorded_and_listed(self, tmp_path):
+    def test_solved_and_seen_are_recorded_and_listed(self, run_cli, tmp_path):
         env = _data_env(tmp_path)
         assert run_cli("challenge", "first-hit", "--check", "-", env=env,
                        stdin='insert "Hello_there"\nmatch "Hello_world"\n').returncode == 0
@@ -131,18 +130,18 @@ class TestCommand:
         assert saved["first-hit"]["solved"] and saved["first-hit"]["ops"] == 2
         assert saved["whole-tree"] == {"seen_solution": True, "when": saved["whole-tree"]["when"]}
 
-    def test_show_prints_goal_and_starting_tree(self):
+    def test_show_prints_goal_and_starting_tree(self, run_cli):
         result = run_cli("challenge", "lru-victim", "--show")
         assert result.returncode == 0
         assert "the eviction deletes one leaf" in result.stdout
         assert 'insert "Hello_there"' in result.stdout and "L.A.!" in result.stdout
 
-    def test_unknown_id_is_one_line_exit_2(self):
+    def test_unknown_id_is_one_line_exit_2(self, run_cli):
         result = run_cli("challenge", "nope", "--show")
         assert result.returncode == 2 and "no challenge 'nope'" in result.stderr
 
 
-def test_lessons_check_plays_a_teachers_challenge(tmp_path):
+def test_lessons_check_plays_a_teachers_challenge(run_cli, tmp_path):
     (tmp_path / "mine.md").write_text(textwrap.dedent('''\
         ---
         id: mine

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.cli import main
 from radixviz.script import compare_ops, parse_script
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -20,13 +19,6 @@ def golden(name: str, text: str) -> str:
     if os.environ.get("RADIXVIZ_UPDATE_GOLDEN"):
         path.write_text(text, encoding="utf-8")
     return path.read_text(encoding="utf-8")
-
-
-def cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
 
 
 class TestSideBySide:
@@ -47,15 +39,15 @@ class TestSideBySide:
 
 
 class TestGolden:
-    def test_run_compare(self, capsys):
-        code, out, err = cli(capsys, "run", "--compare", "--device", "cpu", "--width", "120", "-e", CHAPTER)
+    def test_run_compare(self, cli):
+        code, out, err = cli("run", "--compare", "--device", "cpu", "--width", "120", "-e", CHAPTER)
         assert code == 0 and err == ""
         assert out == golden("compare-chapter.txt", out)
         assert "◀ first divergence" in out and "'Hello_│L.A.!' 6/11" in out
 
-    def test_export_compare_one_diagram_with_both_trees(self, capsys, tmp_path):
+    def test_export_compare_one_diagram_with_both_trees(self, cli, tmp_path):
         target = tmp_path / "both.dot"
-        code, out, _ = cli(capsys, "export", "--compare", "--device", "cpu", "-e", CHAPTER, "-o", str(target))
+        code, out, _ = cli("export", "--compare", "--device", "cpu", "-e", CHAPTER, "-o", str(target))
         text = target.read_text(encoding="utf-8")
         assert code == 0 and out == f"wrote {target}\n"
         assert "subgraph cluster_fixed" in text and "subgraph cluster_buggy" in text
@@ -66,6 +58,6 @@ class TestGolden:
         ["export", "--compare", "-e", "insert a", "--all-steps", "d"],
         ["export", "--compare", "--buggy", "-e", "insert a", "-o", "x.dot"],
     ])
-    def test_options_that_make_no_sense_together_are_one_line(self, capsys, argv):
-        code, _, err = cli(capsys, *argv)
+    def test_options_that_make_no_sense_together_are_one_line(self, cli, argv):
+        code, _, err = cli(*argv)
         assert code == 2 and err.count("\n") == 1 and "--compare" in err

@@ -9,7 +9,7 @@ import pytest
 
 from radixviz.script import compare_engines, parse_script
 from radixviz.render.summary import op_result
-from test_compare import cli, golden
+from test_compare import golden
 
 README = 'insert "Hello_world"; insert "Hello_there"; lock "Hello_wo"; evict 100'
 
@@ -77,24 +77,24 @@ class TestSettingLines:
 
 
 class TestHeadless:
-    def test_run_compare_engines_golden(self, capsys):
-        code, out, err = cli(capsys, "run", "--compare", "engines", "--page-size", "2", "--device", "cpu",
+    def test_run_compare_engines_golden(self, cli):
+        code, out, err = cli("run", "--compare", "engines", "--page-size", "2", "--device", "cpu",
                              "--width", "100", "-e", README)
         assert code == 0 and err == ""
         assert out == golden("compare-engines.txt", out)
         assert "2026 engine, page 2, lru" in out and "◀ first divergence" in out
         assert "† evicted 'ther'" in out and "† evicted 'rld'" in out
 
-    def test_run_compare_engines_lfu_marks_the_evict(self, capsys):
-        code, out, _ = cli(capsys, "run", "--compare", "engines", "--eviction-policy", "lfu", "--device", "cpu",
+    def test_run_compare_engines_lfu_marks_the_evict(self, cli):
+        code, out, _ = cli("run", "--compare", "engines", "--eviction-policy", "lfu", "--device", "cpu",
                            "--width", "120", "-e", "insert aaa; insert aaa; insert bbb; evict 3")
         assert code == 0 and "They part ways at operation 4: evict 3" in out
         row = next(line for line in out.splitlines() if line.lstrip().startswith("4 "))
         assert "slots 0–2" in row and "slots 3–5" in row and "◀" in row
 
-    def test_export_compare_engines_golden(self, capsys, tmp_path):
+    def test_export_compare_engines_golden(self, cli, tmp_path):
         target = tmp_path / "time.dot"
-        code, out, _ = cli(capsys, "export", "--compare", "engines", "--page-size", "2", "--device", "cpu",
+        code, out, _ = cli("export", "--compare", "engines", "--page-size", "2", "--device", "cpu",
                            "-e", README, "-o", str(target))
         text = target.read_text(encoding="utf-8")
         assert code == 0 and out == f"wrote {target}\n"
@@ -102,8 +102,8 @@ class TestHeadless:
         assert "lock_ref 1 · hits 2" in text and "ref 1" in text
         assert text == golden("compare-engines.dot", text)
 
-    def test_the_buggy_matcher_on_the_2024_side(self, capsys):
-        code, out, _ = cli(capsys, "run", "--compare", "engines", "--buggy", "--device", "cpu", "--width", "160",
+    def test_the_buggy_matcher_on_the_2024_side(self, cli):
+        code, out, _ = cli("run", "--compare", "engines", "--buggy", "--device", "cpu", "--width", "160",
                            "-e", 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"')
         assert code == 0 and "2024 engine, BUGGY matcher (pre-#7)" in out
         assert "They part ways at operation 3" in out
@@ -116,8 +116,8 @@ class TestHeadless:
         (["run", "-e", "insert a", "--compare", "time"], "invalid choice"),
         (["export", "--compare", "engines", "-e", "insert a"], "-o FILE"),
     ])
-    def test_options_that_make_no_sense_are_one_line(self, capsys, argv, words):
-        code, _, err = cli(capsys, *argv)
+    def test_options_that_make_no_sense_are_one_line(self, cli, argv, words):
+        code, _, err = cli(*argv)
         assert code == 2 and err.count("\n") == 1 and words in err
 
 

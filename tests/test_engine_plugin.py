@@ -24,16 +24,15 @@ def toy():
     unregister("toy")
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main(["run", "--device", "cpu", "--pool-size", "16", "--width", "100", *argv])
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
+@pytest.fixture
+def run(cli):
+    """``radixviz run --device cpu --pool-size 16 --width 100 ARGV`` in this process: (exit code, stdout, stderr)."""
+    return cli.bound("run", "--device", "cpu", "--pool-size", "16", "--width", "100")
 
 
 class TestRun:
-    def test_a_script_runs_on_the_toy_and_its_invariants_hold(self, capsys):
-        code, out, err = run(capsys, "-e", SCRIPT)
+    def test_a_script_runs_on_the_toy_and_its_invariants_hold(self, run):
+        code, out, err = run("-e", SCRIPT)
         assert (code, err) == (0, "")
         lines = out.splitlines()
         assert lines[2].startswith('  3  insert "abd"  →  prefix_len 2')   # a, b held; d new
@@ -42,16 +41,16 @@ class TestRun:
         assert lines[5].startswith("  6  evict 9  →  evicted 2")
         assert "root  2 tokens · 2 evictable · toy" in out
 
-    def test_the_engine_option_offers_it_and_json_names_it(self, capsys):
-        code, out, _ = run(capsys, "--engine", "toy", "--json", "-e", 'insert "ab"; match "a"')
+    def test_the_engine_option_offers_it_and_json_names_it(self, run):
+        code, out, _ = run("--engine", "toy", "--json", "-e", 'insert "ab"; match "a"')
         doc = json.loads(out)
         assert code == 0 and doc["engine"] == "toy" and doc["ops"][1]["result"]["matched"] == 1
         assert [n["key"] for n in doc["tree"]["children"]] == ["a"]   # one token per node
 
-    def test_what_the_toy_lacks_is_refused_with_its_place(self, capsys):
-        code, _, err = run(capsys, "--engine", "toy", "-e", 'insert "ab"\nmatcher buggy')
+    def test_what_the_toy_lacks_is_refused_with_its_place(self, run):
+        code, _, err = run("--engine", "toy", "-e", 'insert "ab"\nmatcher buggy')
         assert code == 2 and err.startswith("<-e>:2:1: matcher belongs to the 2024 engine")
-        code, _, err = run(capsys, "--engine", "toy", "--page-size", "2", "-e", 'insert "ab"')
+        code, _, err = run("--engine", "toy", "--page-size", "2", "-e", 'insert "ab"')
         assert code == 2 and "--page-size needs an engine with pages: --engine 2026" in err
 
 
@@ -85,6 +84,24 @@ class TestSimulation:
                   "--pool-size", "600", "--json"])
         doc = json.loads(capsys.readouterr().out)
         assert info.value.code == 0 and doc["settings"]["engine"] == "toy" and doc["stats"]["finished"] == 12
+
+
+def test_a_name_is_registered_once():
+    with pytest.raises(ValueError, match="engine 'toy' is registered already"):
+        register(toy_engine.SPEC)
+    assert engine_names().count("toy") == 1
+
+
+def test_an_engine_lacking_a_verb_cannot_be_opened():
+    from radixviz.cache import TokenToKVPool
+    from radixviz.cache.facade import Engine as Facade
+
+    class Half(Facade):      # no lock, unlock, invariants or preview
+        def make_cache(self):
+            return toy_engine.TrieCache()
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half(toy_engine.SPEC, TokenToKVPool(4, device="cpu"), {})
 
 
 def test_unregistered_it_is_gone_again():

@@ -155,3 +155,22 @@ def test_check_reports_every_problem_of_a_file(tmp_path, capsys):
     assert done.value.code == 1
     assert [line.split(":")[1] for line in out] == ["8", "16"], out
     assert "answer '3' is not one of the choices 1 | 2" in out[0] and "frob" in out[1]
+
+
+def test_a_typed_number_names_the_option_that_carries_it_not_its_place():
+    # the routing quiz: options "worker 0", "worker 1"; typing 1 means worker 1
+    from radixviz.lessons.quiz.generate import generate_question
+    workers = Expected("choice", ("1",), ("worker 0", "worker 1"))
+    assert grade(workers, "1").correct and not grade(workers, "0").correct
+    for seed in range(40):
+        q = generate_question(seed, "medium", topic="routing")
+        worker = q.answer_text.split()[-1]
+        assert q.grade(worker).correct, (seed, q.answer_text)
+        wrong = next(c for c in q.choices if c != q.answer_text).split()[-1]
+        assert not q.grade(wrong).correct
+    # options that are lists of numbers: a bare number is none of them, not the first
+    lists = Expected("choice", ("1",), ("0 0 1 0", "0 1 0 1"))
+    assert not grade(lists, "1").understood
+    # no digit anywhere: the 1-based place still works
+    words = Expected("choice", ("1",), ("yes", "no"))
+    assert grade(words, "2").correct

@@ -290,7 +290,7 @@ class TestSettings:
     def test_the_registry_names_the_host_tier(self):
         spec = engine_spec("hicache")
         assert spec.host_tier and spec.pages and spec.eviction_policies
-        assert spec.badge({**spec.options, "host_size": 80}) == \
+        assert spec.badge({**spec.defaults, "host_size": 80}) == \
             "hicache · page 1 · lru · write_through · host 80"
 
     def test_invariants_catch_a_host_slot_freed_under_a_node(self):

@@ -86,15 +86,9 @@ class TestOperations:
 
 
 class TestCommandLine:
-    def run(self, capsys, *argv):
-        with pytest.raises(SystemExit) as done:
-            main(list(argv))
-        out = capsys.readouterr()
-        return done.value.code, out.out, out.err
-
-    def test_run_json_says_where_each_node_lives(self, capsys):
-        code, out, _ = self.run(capsys, "run", "--device", "cpu", "--engine", "hicache", "--pool-size", "32",
-                                "--json", "-e", 'insert "Hello_"; insert "Hello_world!"; evict 6')
+    def test_run_json_says_where_each_node_lives(self, cli):
+        code, out, _ = cli("run", "--device", "cpu", "--engine", "hicache", "--pool-size", "32",
+                           "--json", "-e", 'insert "Hello_"; insert "Hello_world!"; evict 6')
         doc = json.loads(out)
         assert code in (0, None) and doc["engine"] == "hicache" and doc["host_pool"]["size"] == 65
         (hello,) = doc["tree"]["children"]
@@ -103,25 +97,25 @@ class TestCommandLine:
         assert world["value"] == [] and world["host_value"] == [6, 7, 8, 9, 10, 11]
         assert doc["ops"][2]["result"]["acknowledged_first"] == 1
 
-    def test_run_prints_both_pools(self, capsys):
-        code, out, _ = self.run(capsys, "run", "--device", "cpu", "--engine", "hicache", "--pool-size", "32",
-                                "--host-size", "40", "-e", 'insert "Hello_world!"; evict 12')
+    def test_run_prints_both_pools(self, cli):
+        code, out, _ = cli("run", "--device", "cpu", "--engine", "hicache", "--pool-size", "32",
+                           "--host-size", "40", "-e", 'insert "Hello_world!"; evict 12')
         assert code in (0, None)
         assert "'Hello_world!'  [CPU]  slots — · host 0–11" in out
         assert "host pool (CPU)" in out and "12/40 used" in out
 
-    def test_host_options_need_the_hicache_engine(self, capsys):
-        code, _, err = self.run(capsys, "run", "--engine", "2026", "--write-policy", "write_back", "-e", "sync")
-        assert code == 2 and "need an engine with a host tier" in err
+    def test_host_options_need_the_hicache_engine(self, cli):
+        code, _, err = cli("run", "--engine", "2026", "--write-policy", "write_back", "-e", "sync")
+        assert code == 2 and "--write-policy needs an engine with a host tier: --engine hicache" in err
 
-    def test_the_html_export_draws_the_host_pool(self, capsys, tmp_path):
+    def test_the_html_export_draws_the_host_pool(self, cli, tmp_path):
         pytest.importorskip("graphviz")
         import shutil
         if shutil.which("dot") is None:
             pytest.skip("Graphviz's dot is not installed")
         page = tmp_path / "page.html"
-        code, _, _ = self.run(capsys, "export", "--device", "cpu", "--engine", "hicache", "--pool-size", "32",
-                              "-e", 'insert "Hello_world!"; evict 12; load-back "Hello_world!"', "-o", str(page))
+        code, _, _ = cli("export", "--device", "cpu", "--engine", "hicache", "--pool-size", "32",
+                         "-e", 'insert "Hello_world!"; evict 12; load-back "Hello_world!"', "-o", str(page))
         html = page.read_text()
         assert code in (0, None) and "host pool (CPU)" in html and "h-writing" in html
         from html import unescape   # the page escapes quotes: read it as a browser shows it

@@ -5,7 +5,6 @@ import json
 import pytest
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cli import main
 from radixviz.sim.host_sweep import run_host_sweep
 from radixviz.sim.scheduler import Scheduler
 from radixviz.sim.tiny_model import TinyModel
@@ -60,20 +59,19 @@ def test_kv_loaded_back_from_the_host_generates_the_same_text():
         assert out == greedy(inputs[rid], len(out)), f"request {rid}"
 
 
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as done:
-        main(["simulate", *argv])
-    captured = capsys.readouterr()
-    return done.value.code, captured.out, captured.err
+@pytest.fixture
+def run_cli(cli):
+    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
+    return cli.bound("simulate")
 
 
-def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(capsys):
-    code, out, _ = run_cli(capsys, "--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
+def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(run_cli):
+    code, out, _ = run_cli("--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
                            "--pool-size", "384", "--sweep", "host=400,800")
     assert code in (0, None)
     assert "what the host tier adds" in out and "GPU only" in out and "hits loaded from host" in out
     assert "tokens written to host" in out and "▓ loaded back from the host" in out
-    code, out, _ = run_cli(capsys, "--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
+    code, out, _ = run_cli("--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
                            "--pool-size", "384", "--sweep", "host=400,800", "--json")
     doc = json.loads(out)
     assert [r["host_size"] for r in doc["results"]] == [None, 400, 800]
@@ -86,6 +84,6 @@ def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(capsys):
     (["--sweep", "host=5000"], "add --engine hicache"),
     (["--engine", "hicache", "--sweep", "pool=512,1024"], "sweeps host sizes"),
 ])
-def test_simulate_refuses_host_options_that_make_no_sense(capsys, argv, words):
-    code, out, err = run_cli(capsys, *argv)
+def test_simulate_refuses_host_options_that_make_no_sense(run_cli, argv, words):
+    code, out, err = run_cli(*argv)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1

@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from radixviz.cli import main
 from radixviz.render.graphviz import to_dot
 from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, Session, parse_script, script_source
@@ -33,11 +32,10 @@ DD = page_hash("dd", BB)
 EE = page_hash("ee", BB)
 
 
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main(["run", "--device", "cpu", *argv])
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
+@pytest.fixture
+def run_cli(cli):
+    """``radixviz run --device cpu ARGV`` in this process: (exit code, stdout, stderr)."""
+    return cli.bound("run", "--device", "cpu")
 
 
 def test_the_language_reads_namespaces_and_the_events_switch():
@@ -76,8 +74,8 @@ def test_locks_are_held_per_namespace():
     assert session.cache.protected_size() == 0
 
 
-def test_run_events_prints_every_event_with_its_hash(capsys):
-    code, out, _ = run_cli(capsys, "--events", "--page-size", "2", "--width", "140", "-e", SCRIPT)
+def test_run_events_prints_every_event_with_its_hash(run_cli):
+    code, out, _ = run_cli("--events", "--page-size", "2", "--width", "140", "-e", SCRIPT)
     assert code == 0
     lines = out.splitlines()
     events = [line.strip() for line in lines if "⇢" in line]
@@ -101,15 +99,15 @@ def test_run_events_prints_every_event_with_its_hash(capsys):
     assert f"#{AA[:8]}…#{CC[:8]}" in tree and f"#{AA[:8]} #{BB[:8]}" in tree
 
 
-def test_run_events_picks_the_engine_with_events_and_refuses_one_without(capsys):
-    code, _, err = run_cli(capsys, "--events", "--engine", "2024", "-e", "insert a")
+def test_run_events_picks_the_engine_with_events_and_refuses_one_without(run_cli):
+    code, _, err = run_cli("--events", "--engine", "2024", "-e", "insert a")
     assert code == 2 and "--events needs an engine with KV events" in err
-    code, out, _ = run_cli(capsys, "--events", "-e", "insert ab")
+    code, out, _ = run_cli("--events", "-e", "insert ab")
     assert code == 0 and "2026" in out and f"#{page_hash('a')[:8]}" in out
 
 
-def test_run_json_carries_namespaces_hashes_and_events(capsys):
-    code, out, _ = run_cli(capsys, "--json", "--events", "--page-size", "2", "-e", SCRIPT)
+def test_run_json_carries_namespaces_hashes_and_events(run_cli):
+    code, out, _ = run_cli("--json", "--events", "--page-size", "2", "-e", SCRIPT)
     doc = json.loads(out)
     validate(doc, schema(), schema())
     assert code == 0 and doc["kv_events"] is True

@@ -5,8 +5,10 @@ level, inside functions, and under ``if TYPE_CHECKING``. Layers, lowest first; a
 import its own layer and the layers below it, never one above:
 
     radixviz (the package), errors   exit codes and UsageError; import nothing of radixviz
+    limits                           Limit: the bounds of a typed number (engine options use it)
     files                            safe reading (regular files, a byte limit) and atomic writes
     cache                            the engines, pools, tracing, invariants
+    wire                             the KV-event wire: messages, block tree, sockets
     sim                              scheduler simulation, workloads, tiny KV model
     settings                         limits for the numbers and names people type
     script                           the operation language, sessions, the KV session
@@ -43,8 +45,9 @@ PACKAGE = ROOT / "radixviz"
 
 # lowest first; names in one tuple share a layer (as siblings when they are packages)
 LAYERS = [
-    ("radixviz", "radixviz.errors", "radixviz.files"),
+    ("radixviz", "radixviz.errors", "radixviz.files", "radixviz.limits"),
     ("radixviz.cache",),
+    ("radixviz.wire",),
     ("radixviz.sim",),
     ("radixviz.settings",),
     ("radixviz.script",),
@@ -54,7 +57,7 @@ LAYERS = [
     ("radixviz.cli", "radixviz.__main__"),
 ]
 SIBLINGS = {"radixviz.render", "radixviz.lessons"}
-NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.sim", "radixviz.settings",
+NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.wire", "radixviz.sim", "radixviz.settings",
            "radixviz.script", "radixviz.lessons")
 # what a function-local import may put off loading, and the words its reason comment uses
 DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2")

@@ -197,3 +197,23 @@ def test_lesson_11_policy_figures_are_measured(capsys):
     assert f"which count its inserts: {rate('lfu')} and {rate('lfu', 1)}" in text
     assert f"`mru` does worst ({rate('mru')})" in text
     assert min(stats, key=lambda p: stats[p]["hit_rate"]) == "mru"
+
+
+def test_lesson_11_todays_loop_figures_are_measured(capsys):
+    (command,) = [c for c in simulate_commands(11) if "priority-mix" in c]
+    text = text_of(11)
+    assert "Add `--cache-unfinished` for today's loop" in text and "That is the release's loop" in text
+    doc = run_json(command, capsys, "--cache-unfinished")
+    stats = {p: r["stats"] for p, r in doc["results"].items()}
+
+    def rate(policy, level=None):
+        s = stats[policy]
+        return percent(s["hit_rate"] if level is None else s["by_priority"][str(level)]["hit_rate"])
+    assert f"LRU gains a little ({rate('lru')}, {rate('lru', 1)} for priority 1)" in text
+    release = run_json(command, capsys)["results"]["lru"]["stats"]["hit_rate"]
+    assert stats["lru"]["hit_rate"] > release
+    assert (f"`slru` falls behind `lfu` ({rate('slru')} against {rate('lfu')}, {rate('slru', 1)} against "
+            f"{rate('lfu', 1)})") in text
+    assert stats["slru"]["hit_rate"] < stats["lfu"]["hit_rate"]
+    assert f"`mru` rises to {rate('mru')}, level with `lfu` and `priority`" in text
+    assert rate("mru") == rate("lfu") == rate("priority")

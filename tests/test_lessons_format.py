@@ -217,12 +217,13 @@ def load_challenges_in(folder, text):
     return [parse_challenge(p.read_text(encoding="utf-8"), p, shipped=False) for p in challenge_files(folder)]
 
 
-def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+@pytest.fixture
+def cli(cli):
+    """``radixviz ARGS`` in a fresh Python (the command as a person runs it)."""
+    return cli.process
 
 
-def test_check_command_exit_codes(tmp_path):
+def test_check_command_exit_codes(cli, tmp_path):
     write(tmp_path, "ok.md", GOOD)
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
@@ -243,7 +244,7 @@ def test_lessons_package_imports_no_ui_and_no_torch():
     assert out.stdout.strip() == "[]"
 
 
-def test_listing_with_a_broken_teacher_folder_names_the_check_for_that_folder(tmp_path):
+def test_listing_with_a_broken_teacher_folder_names_the_check_for_that_folder(cli, tmp_path):
     write(tmp_path, "bad.md", GOOD.replace("```radixviz\nmatch", "```radixviz\nfrob 1\nmatch"))
     done = cli("lessons", "--lessons", str(tmp_path))
     assert done.returncode == 2 and done.stdout == ""

@@ -44,6 +44,11 @@ def test_lesson_15_quotes_its_sweep(capsys):
     assert f"1025 slots the hit rate is {rates[1025]} %" in prose
     assert f"with 4096 slots {rates[4096]} %" in prose
     assert rates[None] < rates[1025] < rates[2048] < rates[4096]
+    assert "This is the release's loop, which inserts a request once" in prose
+    today = run(sweep + " --cache-unfinished", capsys)
+    assert (f"with `--cache-unfinished` the GPU-only cache reaches {today[None]} %, and the host pools "
+            f"{today[1025]} % (1025 slots) and {today[4096]} % (4096)") in prose
+    assert today[None] > rates[None] and today[1025] - today[None] < rates[1025] - rates[None]
 
 
 def test_lesson_16_quotes_each_write_policy(capsys):
@@ -56,3 +61,40 @@ def test_lesson_16_quotes_each_write_policy(capsys):
             for p in ("write_through_selective", "write_through", "write_back")}
     assert (f"{chat['write_through_selective']} %, against {chat['write_through']} % for `write_through` "
             f"(lesson 15) and {chat['write_back']} % for `write_back`") in prose
+    assert "Start with the release's loop, which inserts a request once" in prose
+
+
+def test_lesson_16_quotes_todays_loop_too(capsys):
+    """The same two commands with --cache-unfinished (the prefill-end insert): the figures the
+    lesson gives for today's loop."""
+    mix, chats = (c + " --cache-unfinished" for c in commands(16))
+    prose = text(16)
+    assert "Add `--cache-unfinished` to both commands" in prose
+    chat = {p: run(with_policy(chats, p), capsys)[1025]
+            for p in ("write_through_selective", "write_through", "write_back")}
+    assert (f"on the chats it reuses {chat['write_through_selective']} % against {chat['write_through']} % "
+            f"for `write_through` and {chat['write_back']} % for `write_back`") in prose
+    one_off = {p: run(with_policy(mix, p), capsys)[1025]
+               for p in ("write_through_selective", "write_through", "write_back")}
+    assert (f"its lead shrinks to {one_off['write_through_selective']} % against "
+            f"{one_off['write_through']} % ({one_off['write_back']} % for `write_back`)") in prose
+    # the prefill-end insert is what makes selective copy: it closes most of the chats' gap
+    assert chat["write_through"] - chat["write_through_selective"] < 5
+
+
+def test_the_readme_gives_both_loops_write_policy_figures(capsys):
+    from pathlib import Path
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    base = "simulate --engine hicache --requests 128 --pool-size 512 --host-size 1025"
+    figures = {}
+    for workload in ("multi-turn", "priority-mix"):
+        for loop in ("", " --cache-unfinished"):
+            for policy in ("write_through_selective", "write_through", "write_back"):
+                command = f"{base} --workload {workload} --write-policy {policy}{loop}"
+                figures[workload, loop, policy] = run(command, capsys)[1025]
+    assert (f"on chats it lands far below ({figures['multi-turn', '', 'write_through_selective']} % at 1,025; "
+            f"`write_back` {figures['multi-turn', '', 'write_back']} %)") in readme
+    today = [figures[w, " --cache-unfinished", p] for w in ("multi-turn", "priority-mix")
+             for p in ("write_through_selective", "write_through", "write_back")]
+    assert ("slots multi-turn gives {} % selective, {} % `write_through`, {} % `write_back`, and "
+            "priority-mix {} %, {} % and {} %").format(*today) in readme

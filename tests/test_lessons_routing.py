@@ -14,10 +14,10 @@ import pytest
 from radixviz.cli import main
 from radixviz.lessons import load_lessons
 from radixviz.lessons.challenges.challenge import attempt, load_challenges
-from radixviz.lessons.route_checks import CACHE_ONLY, placements
+from radixviz.lessons.route_checks import CACHE_LIBRARY, CACHE_ONLY, placements, reused_tokens
 from radixviz.sim import cluster
 from radixviz.sim.router_tree import ApproxTree
-from radixviz.sim.routers import RouterConfig
+from radixviz.sim.routers import LIBRARY_DEFAULTS, RouterConfig
 from radixviz.sim.workloads import WORKLOADS, make_workload
 
 LESSONS = {l.number: l for l in load_lessons()}
@@ -74,21 +74,37 @@ def _system_lengths(specs) -> list:
     return out
 
 
+LIBRARY_FLAGS = ("--cache-threshold", "0.5", "--balance-abs-threshold", "32",
+                 "--balance-rel-threshold", "1.1", "--max-tree-size", "10000")
+
+
 def test_lesson_14_hot_prefix_figures(capsys):
     text = text_of(14)
     on = run_json(capsys, commands(14)[1])["results"]["cache-aware"]
+    library = run_json(capsys, commands(14)[1], *LIBRARY_FLAGS)["results"]["cache-aware"]
     off = run_json(capsys, commands(14)[1], "--balance-abs-threshold", "1000000000")["results"]["cache-aware"]
-    assert "the same command with `--balance-abs-threshold 1000000000`" in text
-    assert f"the busiest worker gets {on['balance_requests']:.2f} times the mean and the run ends " \
-           f"after {on['passes']} passes" in text
-    busiest = max(w["requests"] for w in off["workers"])
-    assert f"one worker takes {busiest} of the 256 requests ({off['balance_requests']:.2f} times the " \
-           f"mean) and the run needs {off['passes']} passes" in text
-    assert f"({off['hit_rate']:.1%} against {on['hit_rate']:.1%})" in text
-    assert off["hit_rate"] > on["hit_rate"] and off["passes"] > on["passes"]
+    assert f"the library's defaults (`{' '.join(LIBRARY_FLAGS)}`)" in text.replace("` `", " ")
+    assert "and with `--balance-abs-threshold 1000000000` (no balancing)" in text
+
+    def busiest(run):
+        return max(w["requests"] for w in run["workers"])
+    assert (f"As launched, the busiest worker gets {busiest(on)} of the 256 requests "
+            f"({on['balance_requests']:.2f} times the mean) and the run ends after {on['passes']} passes") in text
+    assert (f"with the library's defaults it gets {library['balance_requests']:.2f} times the mean and the "
+            f"run ends after {library['passes']};") in text
+    assert (f"without the thresholds one worker takes {busiest(off)} ({off['balance_requests']:.2f} times "
+            f"the mean) and the run needs {off['passes']} passes") in text
+    assert (f"{off['hit_rate']:.1%} without the thresholds, {on['hit_rate']:.1%} as launched, "
+            f"{library['hit_rate']:.1%} with the library's defaults") in text
+    assert off["hit_rate"] > on["hit_rate"] > library["hit_rate"]
+    assert off["passes"] > on["passes"] > library["passes"]
+    # the predictions' explanations: requests moved for balance in each run
+    assert f"in this run {on['reasons']['imbalanced']} of the 256 requests are moved for balance" in text
+    assert f"every request goes to the least loaded worker ({library['reasons']['imbalanced']} of the 256 here)" in text
     # the lesson's check names run the same thing
     assert cluster.run_router("hot-prefix", CACHE_ONLY).passes == off["passes"]
-    assert CACHE_ONLY == cluster.CACHE_ONLY
+    assert cluster.run_router("hot-prefix", cluster.CACHE_LIBRARY).passes == library["passes"]
+    assert CACHE_ONLY == cluster.CACHE_ONLY and CACHE_LIBRARY == cluster.CACHE_LIBRARY
     assert "three requests in four share one system prompt" in text
     shares = [spec.input_ids[:256] for spec in make_workload("hot-prefix", 256, 0)]
     hot = max(set(shares), key=shares.count)
@@ -101,15 +117,27 @@ def test_lesson_14_worked_example_counts():
     tree.insert(tuple("cats:ask1"), 0)
     found = tree.prefix_match(tuple("cats:ask2"))
     assert (found.matched, found.length) == (8, 9)
-    assert f"8 of its 9 tokens ({8 / 9:.0%})" in text
+    assert f"8 of its 9 characters ({8 / 9:.0%})" in text
     tree = ApproxTree()
     tree.insert(tuple("cats:ab1"), 0)
-    assert tree.prefix_match(tuple("catsWXYZ")).matched == 4 and "4 of the 8 tokens" in text
-    assert placements("cache-aware", 2, ["cats:ask1", "cats:ask2", "dogs:ask3", "cats:ask4"]) == [0, 0, 1, 0]
+    assert tree.prefix_match(tuple("catXYZWV")).matched == 3 and f"3 of its 8 characters: {3 / 8:.0%}" in text
+    assert placements("cache-aware", 2, ["cats:ab1", "catXYZWV"]) == [0, 0]
+    assert placements(CACHE_LIBRARY, 2, ["cats:ab1", "catXYZWV"]) == [0, 1]     # "it would go to worker 1"
+    four = ["cats:ask1", "cats:ask2", "dogs:ask3", "cats:ask4"]
+    assert placements("cache-aware", 2, four) == [0, 0, 1, 0]
+    rr = placements("round-robin", 2, four)
+    assert rr == [0, 1, 0, 1] and reused_tokens(four, rr) == 8
+    assert "cats:ask2, which shares \"cats:ask\", 8 tokens" in text
     config = RouterConfig()
-    assert (config.balance_abs_threshold, config.balance_rel_threshold, config.cache_threshold) == (32, 1.1, 0.5)
-    assert "more than 32 requests in flight beyond the idlest, *and* more than 1.1 times" in text
-    assert "covers **more than half** of the prompt" in text
+    assert (config.balance_abs_threshold, config.balance_rel_threshold, config.cache_threshold,
+            config.max_tree_size) == (64, 1.5, 0.3, 2 ** 26)
+    assert "more than 64 requests in flight beyond the idlest, *and* more than 1.5 times" in text
+    assert "covers **more than 30%** of the prompt's characters" in text
+    assert "a tree of up to 2^26 characters a worker" in text
+    lib = LIBRARY_DEFAULTS
+    assert (lib.cache_threshold, lib.balance_abs_threshold, lib.balance_rel_threshold, lib.max_tree_size) \
+        == (0.5, 32, 1.1, 10_000)
+    assert "says 0.5, 32, 1.1× and 10,000 characters" in text
 
 
 def test_lesson_13_states_sglangs_hash_and_event_layout():
@@ -130,3 +158,27 @@ def test_the_challenge_debrief_and_hints_hold():
     assert placements("round-robin", 3, arrivals) == [0, 1, 2, 0, 1, 2]
     assert "cats:ask1 and dogs:ask4 to w0, dogs:ask2 and eels:ask5 to w1, eels:ask3 and cats:ask6 to w2" \
         in " ".join(challenge.path.read_text(encoding="utf-8").split())
+
+
+def test_the_readme_router_table_is_measured(capsys):
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = {"multi-tenant": "multi-tenant: hit rate / balance", "multi-turn": "multi-turn",
+            "hot-prefix": "hot-prefix"}
+    for workload, label in rows.items():
+        doc = run_json(capsys, f"simulate --workers 4 --workload {workload}")
+        cells = " | ".join(f"{r['hit_rate'] * 100:.1f} % / {r['balance_requests']:.2f}"
+                           for r in doc["results"].values())
+        assert f"| {label} | {cells} |" in readme, workload
+    assert list(doc["results"]) == ["round-robin", "random", "least-load", "cache-aware", "cache-aware-events"]
+    folded = " ".join(readme.split())
+    on = doc["results"]["cache-aware"]
+    busiest = max(w["requests"] for w in on["workers"])
+    assert (f"the launched thresholds let one worker take {busiest} of the 256 requests (balance "
+            f"{on['balance_requests']:.2f}, {on['passes']} passes)") in folded
+    library = run_json(capsys, "simulate --workers 4 --workload hot-prefix --router cache-aware",
+                       *LIBRARY_FLAGS)["results"]["cache-aware"]
+    assert (f"the library's defaults hold it to {library['balance_requests']:.2f} "
+            f"({library['hit_rate']:.1%}".replace("%", " %") + f", {library['passes']} passes)") in folded
+    assert "0.3, 64 requests, 1.5× and a tree of 2^26 characters a worker" in folded
+    assert f"pass `{' '.join(LIBRARY_FLAGS)}` for those" in folded.replace("` `", " ")

@@ -1,9 +1,9 @@
 """Text from files and from the learner is shown as written: never read as Rich/Textual
 markup (a ``[/]`` in a title, a key or a path used to crash the app), and never allowed to
 drive the terminal (escape sequences in a lesson are stripped from what is printed)."""
-import subprocess
-import sys
 import textwrap
+
+import pytest
 
 from radixviz.tui.app import RadixvizApp
 from tui_helpers import screen_rows, stepper, wait_until
@@ -60,13 +60,14 @@ def folder(tmp_path, name: str, text: str):
     return path
 
 
-def cli(*argv, stdin=""):
-    return subprocess.run([sys.executable, "-m", "radixviz", *argv], input=stdin, capture_output=True,
-                          text=True, timeout=120)
+@pytest.fixture
+def cli(cli):
+    """``radixviz ARGV`` in a fresh Python, on an empty standard input unless given one."""
+    return lambda *argv, stdin="": cli.process(*argv, stdin=stdin)
 
 
 class TestPrintedLessons:
-    def test_check_list_and_read_print_no_escape_sequence(self, tmp_path):
+    def test_check_list_and_read_print_no_escape_sequence(self, cli, tmp_path):
         mine = folder(tmp_path, "42-brackets.md", LESSON)
         checked = cli("lessons", "--check", str(mine))
         listed = cli("lessons", "--lessons", str(mine))

@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from radixviz.cli import main
 from radixviz.sim.scheduler import Scheduler
 from radixviz.sim.todays_cache import todays_cache
 from radixviz.sim.workloads import make_workload
@@ -26,15 +25,14 @@ def test_every_pass_keeps_tree_and_pool_consistent(page, eviction):
         assert all(len(n.key) % page == 0 for n in sched.cache.snapshot().root.walk())
 
 
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exc:
-        main(["simulate", *argv])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+@pytest.fixture
+def run_cli(cli):
+    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
+    return cli.bound("simulate")
 
 
-def test_json_compares_eviction_policies_on_the_same_requests(capsys):
-    code, out, _ = run_cli(capsys, "--engine", "2026", "--workload", "tree-of-thought",
+def test_json_compares_eviction_policies_on_the_same_requests(run_cli):
+    code, out, _ = run_cli("--engine", "2026", "--workload", "tree-of-thought",
                            "--requests", "60", "--pool-size", "400", "--page-size", "2",
                            "--eviction-policy", "lru,mru,filo", "--json")
     doc = json.loads(out)
@@ -46,8 +44,8 @@ def test_json_compares_eviction_policies_on_the_same_requests(capsys):
     assert doc["results"]["mru"]["settings"]["eviction_policy"] == "mru"
 
 
-def test_text_output_says_the_loop_is_the_2024_one(capsys):
-    code, out, _ = run_cli(capsys, "--engine", "2026", "--requests", "20", "--pool-size", "768",
+def test_text_output_says_the_loop_is_the_2024_one(run_cli):
+    code, out, _ = run_cli("--engine", "2026", "--requests", "20", "--pool-size", "768",
                            "--eviction-policy", "lru,slru")
     text = " ".join(out.split())
     assert code == 0 and "first release (January 2024), unchanged" in text
@@ -60,6 +58,6 @@ def test_text_output_says_the_loop_is_the_2024_one(capsys):
     (["--page-size", "4"], "need --engine 2026"),
     (["--engine", "2026", "--compare", "lpm,fcfs", "--eviction-policy", "lru,lfu"], "not both"),
 ])
-def test_bad_options_are_one_line_with_exit_2(capsys, argv, message):
-    code, out, err = run_cli(capsys, *argv)
+def test_bad_options_are_one_line_with_exit_2(run_cli, argv, message):
+    code, out, err = run_cli(*argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1

@@ -18,9 +18,13 @@ def data_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def cli(*args, data_dir, timeout=60):
-    return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True,
-                          timeout=timeout, env={"RADIXVIZ_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})
+@pytest.fixture
+def cli(cli):
+    """``radixviz ARGS`` in a fresh Python that keeps its progress in ``data_dir``."""
+    def run(*args, data_dir, timeout=60):
+        return cli.process(*args, timeout=timeout,
+                           env={"RADIXVIZ_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})
+    return run
 
 
 def write(data_dir, document) -> str:
@@ -54,7 +58,7 @@ class TestOneBadRecord:
         assert (data_dir / "progress.json.damaged-1").read_text(encoding="utf-8") == original
         assert set(json.loads((data_dir / "progress.json").read_text())["lessons"]) == {"eviction", "insertion"}
 
-    def test_progress_and_lessons_commands_work_with_a_bad_record(self, data_dir):
+    def test_progress_and_lessons_commands_work_with_a_bad_record(self, cli, data_dir):
         write(data_dir, {"lessons": {"the-node": {"predicted": "x"}}, "version": 1})
         shown, listed = cli("progress", data_dir=data_dir), cli("lessons", data_dir=data_dir)
         assert shown.returncode == 0 and "Lessons completed: 0/" in shown.stdout
@@ -123,7 +127,7 @@ class TestUnreadableFilesAreLeftAlone:
         finally:
             path.chmod(0o600)
 
-    def test_a_fifo_hangs_no_command(self, data_dir):
+    def test_a_fifo_hangs_no_command(self, cli, data_dir):
         os.mkfifo(data_dir / "progress.json")
         started = time.monotonic()
         shown = cli("progress", data_dir=data_dir, timeout=60)

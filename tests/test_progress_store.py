@@ -15,9 +15,11 @@ def data_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def cli(*args, data_dir):
-    return subprocess.run([sys.executable, "-m", "radixviz", *args], capture_output=True, text=True, timeout=120,
-                          env={"RADIXVIZ_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})
+@pytest.fixture
+def cli(cli):
+    """``radixviz ARGS`` in a fresh Python that keeps its progress in ``data_dir``."""
+    return lambda *args, data_dir: cli.process(*args, env={"RADIXVIZ_DATA_DIR": str(data_dir),
+                                                           "PATH": "/usr/bin:/bin"})
 
 
 class TestStore:
@@ -56,7 +58,7 @@ class TestStore:
 
 
 class TestCommand:
-    def test_show_export_reset_import(self, data_dir, tmp_path):
+    def test_show_export_reset_import(self, cli, data_dir, tmp_path):
         p = Progress.load()
         p.complete_lesson("bug-7", "The matching bug")
         p.record_score(5, 6, "medium", seed=3)
@@ -72,7 +74,7 @@ class TestCommand:
         assert back.returncode == 0 and "imported 1 completed lessons and 1 scores" in back.stdout
         assert list(Progress.load().lessons) == ["bug-7"]
 
-    def test_bad_import_is_bad_input_and_keeps_progress(self, data_dir, tmp_path):
+    def test_bad_import_is_bad_input_and_keeps_progress(self, cli, data_dir, tmp_path):
         Progress(lessons={"eviction": {"completed": "x"}}, path=data_dir / "progress.json").save()
         junk = tmp_path / "junk.json"
         junk.write_text("[1, 2]")
@@ -81,13 +83,13 @@ class TestCommand:
         assert "Traceback" not in done.stderr
         assert json.loads((data_dir / "progress.json").read_text())["lessons"] == {"eviction": {"completed": "x"}}
 
-    def test_damaged_file_reported_not_crashed(self, data_dir):
+    def test_damaged_file_reported_not_crashed(self, cli, data_dir):
         (data_dir / "progress.json").write_text("{oops")
         done = cli("progress", data_dir=data_dir)
         assert done.returncode == 0 and "is damaged" in done.stderr
         assert f"Lessons completed: 0/{len(load_lessons())}" in done.stdout
 
-    def test_reading_a_lesson_marks_it_completed(self, data_dir):
+    def test_reading_a_lesson_marks_it_completed(self, cli, data_dir):
         done = subprocess.run([sys.executable, "-m", "radixviz", "lessons", "--read", "1"], input="1\n2\n3\n" * 4,
                               capture_output=True, text=True, timeout=120,
                               env={"RADIXVIZ_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from radixviz.sim.router_tree import ApproxTree
-from radixviz.sim.routers import Load, RouterConfig, make_router
+from radixviz.sim.routers import LIBRARY_DEFAULTS, Load, RouterConfig, make_router
 
 
 def loads(*requests):
@@ -60,14 +60,19 @@ def test_round_robin_random_and_least_load():
         [again.route((), loads(0, 0, 0, 0)).worker for _ in range(8)]
 
 
-def test_cache_aware_follows_the_cache_above_the_threshold_only():
-    router = make_router("cache-aware", 2)
+@pytest.mark.parametrize("config, share", [(LIBRARY_DEFAULTS, "abcdWXYZ"), (RouterConfig(), "abcWXYZV")],
+                         ids=["library-0.5", "launched-0.3"])
+def test_cache_aware_follows_the_cache_above_the_threshold_only(config, share):
+    router = make_router("cache-aware", 2, config)
     first = router.route(tuple("abcdefgh"), loads(0, 0))
     assert (first.worker, first.reason) == (0, "low-match")      # nobody holds it: least loaded
     hit = router.route(tuple("abcdefXY"), loads(1, 0))
-    assert (hit.worker, hit.reason, hit.matched) == (0, "cache", 6)   # 6/8 = 75% > 50%
-    half = router.route(tuple("abcdWXYZ"), loads(2, 0))
-    assert (half.worker, half.reason) == (1, "low-match")         # 4/8 = 50% is not above 50%
+    assert (hit.worker, hit.reason, hit.matched) == (0, "cache", 6)   # 6/8 = 75% > either threshold
+    # 4/8 = 50% is not above 0.5; 3/8 = 37.5% is above 0.3 (launched), 2/8 = 25% is not
+    edge = router.route(tuple(share), loads(2, 0))
+    assert (edge.worker, edge.reason) == ((1, "low-match") if config is LIBRARY_DEFAULTS else (0, "cache"))
+    low = router.route(tuple("abXYZWVU"), loads(3, 0))
+    assert (low.worker, low.reason) == (1, "low-match")
 
 
 def test_imbalance_needs_both_the_absolute_and_the_relative_gap():

@@ -5,22 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.cli import main
-
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"'
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as info:
-        main(["run", "--device", "cpu", "--pool-size", "32", "--width", "100", *argv])
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
+@pytest.fixture
+def run_cli(cli):
+    """``radixviz run --device cpu --pool-size 32 --width 100 ARGV`` in this process: (exit code, stdout, stderr)."""
+    return cli.bound("run", "--device", "cpu", "--pool-size", "32", "--width", "100")
 
 
 class TestRun:
-    def test_chapter_example_fixed(self, capsys):
-        code, out, err = run_cli(capsys, "-e", CHAPTER)
+    def test_chapter_example_fixed(self, run_cli):
+        code, out, err = run_cli("-e", CHAPTER)
         assert (code, err) == (0, "")
         assert out == (
             '  1  insert "Hello_L.A.!"  →  prefix_len 0; new slots 0–10\n'
@@ -38,47 +35,47 @@ class TestRun:
             "  16 │ ·  ·  ·  ·  ·  ·  ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
             "16/32 used  · free  ■ tree  □ request  2 = 2 holders share it  [ ] touched\n")
 
-    def test_buggy_flag_reports_the_wrong_slots(self, capsys):
-        code, out, _ = run_cli(capsys, "--buggy", "-e", CHAPTER)
+    def test_buggy_flag_reports_the_wrong_slots(self, run_cli):
+        code, out, _ = run_cli("--buggy", "-e", CHAPTER)
         assert code == 0
         words = " ".join(out.split())
         assert "WRONG from token 6: slots 22–26 belong to another context (the fixed matcher says 6)" in words
         assert "▶✗ 'world'" in out and "matcher BUGGY (pre-#7)" in out
 
-    def test_script_file_and_matcher_switch(self, capsys, tmp_path):
+    def test_script_file_and_matcher_switch(self, run_cli, tmp_path):
         script = tmp_path / "chapter.rv"
         script.write_text('insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatcher buggy  # pre-#7\n'
                           'match "Hello_world"\n', encoding="utf-8")
-        code, out, _ = run_cli(capsys, str(script))
+        code, out, _ = run_cli(str(script))
         assert code == 0 and "  3  matcher buggy  →  matcher is now buggy" in out
         assert "  4  match \"Hello_world\"  →  11 token(s) 'Hello_world'" in out
 
-    def test_keys_that_look_like_markup_print_as_typed(self, capsys):
-        _, out, _ = run_cli(capsys, "-e", 'insert "[red]x"')
+    def test_keys_that_look_like_markup_print_as_typed(self, run_cli):
+        _, out, _ = run_cli("-e", 'insert "[red]x"')
         assert out.startswith('  1  insert "[red]x"  →  prefix_len 0; new slots 0–5\n')
         assert "'[red]x'  slots 0–5" in out
 
-    def test_a_long_match_of_token_ids_is_elided_between_whole_ids(self, capsys):
+    def test_a_long_match_of_token_ids_is_elided_between_whole_ids(self, run_cli):
         ids = " ".join(str(i) for i in range(10, 40))
-        code, out, _ = run_cli(capsys, "--width", "400", "-e", f"insert tokens {ids}; match tokens {ids} 99")
+        code, out, _ = run_cli("--width", "400", "-e", f"insert tokens {ids}; match tokens {ids} 99")
         result = out.splitlines()[1].split("→")[1]
         assert code == 0 and result.startswith("  30 token(s) '⟨10⟩⟨11⟩")
         assert "…⟨35⟩⟨36⟩⟨37⟩⟨38⟩⟨39⟩' (slots 0–29)" in result
 
-    def test_broken_invariant_exits_1(self, capsys, monkeypatch):
+    def test_broken_invariant_exits_1(self, run_cli, monkeypatch):
         from radixviz.cache import InvariantError
         from radixviz.cache.v2024 import Engine
 
         def broken(*args, **kwargs):
             raise InvariantError("node #1 holds slot 3 twice")
         monkeypatch.setattr(Engine, "check_invariants", broken)   # the engine's own check
-        code, _, err = run_cli(capsys, "-e", "insert abc")
+        code, _, err = run_cli("-e", "insert abc")
         assert code == 1 and err == "radixviz: invariant broken: node #1 holds slot 3 twice\n"
 
 
 class TestSteps:
-    def test_every_step_with_the_engine_line_it_came_from(self, capsys):
-        code, out, _ = run_cli(capsys, "--steps", "-e", CHAPTER)
+    def test_every_step_with_the_engine_line_it_came_from(self, run_cli):
+        code, out, _ = run_cli("--steps", "-e", CHAPTER)
         assert code == 0
         lines = out.split("\n\n")[0].splitlines()   # the steps, before the final tree
         split = lines.index("  19   split after 6 tokens: 'Hello_' above 'L.A.!'")

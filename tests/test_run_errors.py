@@ -5,16 +5,7 @@ import sys
 
 import pytest
 
-from radixviz.cli import main
 from radixviz.script.parser import MAX_SCRIPT_BYTES
-
-
-def cli(capsys, *argv):
-    """(exit code, stdout, stderr) of ``radixviz ARGV`` run in this process."""
-    with pytest.raises(SystemExit) as info:
-        main(list(argv))
-    out, err = capsys.readouterr()
-    return info.value.code, out, err
 
 
 def script_file(tmp_path, text: str | bytes, name="ops.rv"):
@@ -42,46 +33,46 @@ BAD_LINES = [
 
 class TestBadScriptFiles:
     @pytest.mark.parametrize("text,line,col,words", BAD_LINES, ids=[b[3].split(":")[0] for b in BAD_LINES])
-    def test_parse_errors_name_file_line_and_column(self, capsys, tmp_path, text, line, col, words):
+    def test_parse_errors_name_file_line_and_column(self, cli, tmp_path, text, line, col, words):
         path = script_file(tmp_path, text)
-        code, out, err = cli(capsys, "run", "--device", "cpu", path)
+        code, out, err = cli("run", "--device", "cpu", path)
         assert code == 2
         assert err.startswith(f"{path}:{line}:{col}: ") and words in err
         assert err.count("\n") == 1 and "Traceback" not in err
         assert out == ""  # nothing was applied, so there is nothing to show
 
-    def test_same_errors_from_inline_ops(self, capsys):
-        code, _, err = cli(capsys, "run", "-e", "insert ab; evcit 3")
+    def test_same_errors_from_inline_ops(self, cli):
+        code, _, err = cli("run", "-e", "insert ab; evcit 3")
         assert (code, err) == (2, "<-e>:1:12: unknown operation 'evcit' (did you mean 'evict'?)\n")
 
-    def test_empty_file(self, capsys, tmp_path):
+    def test_empty_file(self, cli, tmp_path):
         path = script_file(tmp_path, "# only a comment\n\n")
-        code, _, err = cli(capsys, "run", path)
+        code, _, err = cli("run", path)
         assert (code, err) == (2, f"{path}:1:1: empty script: no operations (see radixviz run --help)\n")
 
-    def test_empty_inline_ops(self, capsys):
-        code, _, err = cli(capsys, "run", "-e", "  ")
+    def test_empty_inline_ops(self, cli):
+        code, _, err = cli("run", "-e", "  ")
         assert (code, err) == (2, "<-e>:1:1: empty script: no operations\n")
 
-    def test_binary_file(self, capsys, tmp_path):
+    def test_binary_file(self, cli, tmp_path):
         path = script_file(tmp_path, b"insert a\x00\xff\n", "blob.bin")
-        code, _, err = cli(capsys, "run", path)
+        code, _, err = cli("run", path)
         assert (code, err) == (2, f"{path}:1:1: binary file: a script is plain text\n")
 
-    def test_file_too_large(self, capsys, tmp_path):
+    def test_file_too_large(self, cli, tmp_path):
         path = script_file(tmp_path, "insert a\n" * (MAX_SCRIPT_BYTES // 9 + 1))
-        code, _, err = cli(capsys, "run", path)
+        code, _, err = cli("run", path)
         assert code == 2 and err.startswith(f"{path}:1:1: file too large (") and err.count("\n") == 1
 
-    def test_missing_file(self, capsys, tmp_path):
+    def test_missing_file(self, cli, tmp_path):
         path = str(tmp_path / "nope.rv")
-        code, _, err = cli(capsys, "run", path)
+        code, _, err = cli("run", path)
         assert code == 2 and err.startswith(f"{path}:1:1: cannot read: ")
 
 
 class TestRefusedOperationsKeepWhatWasApplied:
-    def test_unlock_without_lock_prints_the_applied_state_then_the_error(self, capsys):
-        code, out, err = cli(capsys, "run", "--device", "cpu", "--width", "80", "-e",
+    def test_unlock_without_lock_prints_the_applied_state_then_the_error(self, cli):
+        code, out, err = cli("run", "--device", "cpu", "--width", "80", "-e",
                              "insert abc; match ab; unlock ab; insert never")
         assert code == 2
         assert err == "<-e>:1:23: no lock on 'ab' to release (locks held: none)\n"
@@ -89,8 +80,8 @@ class TestRefusedOperationsKeepWhatWasApplied:
         assert "  2  match ab  →  2 token(s) 'ab' (slots 0–1)" in out
         assert "never" not in out and "'c'  slots 2" in out and "3/128 used" in out
 
-    def test_pool_full_is_refused_before_anything_changes(self, capsys):
-        code, out, err = cli(capsys, "run", "--device", "cpu", "--pool-size", "4", "-e",
+    def test_pool_full_is_refused_before_anything_changes(self, cli):
+        code, out, err = cli("run", "--device", "cpu", "--pool-size", "4", "-e",
                              "insert abc; lock abc; insert xyz")
         assert code == 2
         assert err.startswith("<-e>:1:23: pool full: 3 slots needed, 1 free and 0 evictable")
@@ -104,8 +95,8 @@ class TestBadOptions:
         (["run", "--pool-size", "0", "-e", "insert a"], "argument --pool-size: must be between 1 and 1000000, not 0"),
         (["run", "--device", "tpu9", "-e", "insert a"], "argument --device: tpu9: use auto, cpu or cuda"),
     ])
-    def test_one_line_and_exit_2(self, capsys, argv, words):
-        code, _, err = cli(capsys, *argv)
+    def test_one_line_and_exit_2(self, cli, argv, words):
+        code, _, err = cli(*argv)
         assert code == 2 and words in err and err.count("\n") == 1 and "Traceback" not in err
 
 

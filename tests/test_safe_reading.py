@@ -3,8 +3,12 @@
 exit 2, never read without limit and never waited on; text comes out whole (a byte-order
 mark, U+2028 inside a key) and huge input is never echoed back in full.
 
-The device and FIFO cases run in one child process with a memory cap and a per-case alarm,
-so code that reads ``/dev/zero`` without a limit fails the test instead of the machine.
+The device and FIFO cases run in one child process with a memory cap and a watchdog, so
+code that reads ``/dev/zero`` without a limit fails the test instead of the machine. The
+watchdog is a hang guard only (120 s a case, far past any machine's slowness): it never
+interrupts the child, which may be importing torch (an alarm raised inside that import once
+left ``radixviz.cache`` half-initialised and the child died with SIGSEGV); it prints what
+the child found so far, names the case that hung and ends the child.
 """
 import json
 import os
@@ -17,18 +21,25 @@ import pytest
 from radixviz.cli import main
 
 CHILD = textwrap.dedent("""
-    import contextlib, io, json, resource, signal, sys, time
+    import contextlib, io, json, os, resource, sys, threading
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
     from radixviz.cli import main
 
-    def alarm(*_):
-        raise TimeoutError("hung")
-    signal.signal(signal.SIGALRM, alarm)
-    results = []
+    results, current = [], [None]
+
+    def watchdog():
+        while True:
+            seen = len(results)
+            if not finished.wait(120) and len(results) == seen:
+                print(json.dumps(results + [["hung", f"no answer in 120 s to {current[0]}"]]), flush=True)
+                os._exit(0)
+            if finished.is_set():
+                return
+    finished = threading.Event()
+    threading.Thread(target=watchdog, daemon=True).start()
     for argv in json.loads(sys.argv[1]):
+        current[0] = argv
         err = io.StringIO()
-        started = time.monotonic()
-        signal.alarm(10)
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
                 main(argv)
@@ -37,10 +48,9 @@ CHILD = textwrap.dedent("""
             code = exc.code
         except BaseException as exc:
             code = type(exc).__name__
-        finally:
-            signal.alarm(0)
-        results.append([code, err.getvalue(), round(time.monotonic() - started, 2)])
-    print(json.dumps(results))
+        results.append([code, err.getvalue()])
+    finished.set()
+    print(json.dumps(results), flush=True)
 """)
 
 COMMANDS = {
@@ -54,9 +64,11 @@ COMMANDS = {
 
 def run_child(cases: list, data_dir) -> list:
     done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cases)], capture_output=True, text=True,
-                          timeout=240, env={**os.environ, "RADIXVIZ_DATA_DIR": str(data_dir)})
+                          timeout=900, env={**os.environ, "RADIXVIZ_DATA_DIR": str(data_dir)})
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+    results = json.loads(done.stdout.splitlines()[-1])
+    assert all(result[0] != "hung" for result in results), results[-1][1]
+    return results
 
 
 def test_devices_fifos_and_folders_are_refused_by_every_command(tmp_path):
@@ -69,13 +81,10 @@ def test_devices_fifos_and_folders_are_refused_by_every_command(tmp_path):
             cases.append(argv + [path])
             labels.append(f"{command} on {kind}")
     results = run_child(cases, tmp_path / "data")
-    for label, (code, err, seconds), _path in zip(labels, results, [c[-1] for c in cases]):
+    for label, (code, err) in zip(labels, results, strict=True):
         assert code == 2, f"{label}: exit {code}: {err}"
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, f"{label}: {err}"
         assert any(words in err for words in ("not a regular file", "is a folder")), f"{label}: {err}"
-        # a read of a FIFO with no writer never returns: any bound tells it did not wait; 5 s
-        # failed beside a parallel test run on a busy machine (the command imports torch)
-        assert seconds < 30, f"{label} took {seconds} s"
 
 
 def test_the_sandbox_refuses_a_folder_saying_so(capsys, tmp_path):

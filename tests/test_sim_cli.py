@@ -3,18 +3,16 @@ import json
 
 import pytest
 
-from radixviz.cli import main
 
 
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exc:
-        main(["simulate", *argv])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+@pytest.fixture
+def run_cli(cli):
+    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
+    return cli.bound("simulate")
 
 
-def test_json_reports_the_totals(capsys):
-    code, out, _ = run_cli(capsys, "--workload", "few-shot", "--requests", "20",
+def test_json_reports_the_totals(run_cli):
+    code, out, _ = run_cli("--workload", "few-shot", "--requests", "20",
                            "--pool-size", "768", "--json")
     doc = json.loads(out)
     stats = doc["stats"]
@@ -26,8 +24,8 @@ def test_json_reports_the_totals(capsys):
     assert stats["peak_pool_used"] <= 768
 
 
-def test_compare_runs_every_policy_on_the_same_requests(capsys):
-    code, out, _ = run_cli(capsys, "--workload", "few-shot", "--requests", "30", "--pool-size",
+def test_compare_runs_every_policy_on_the_same_requests(run_cli):
+    code, out, _ = run_cli("--workload", "few-shot", "--requests", "30", "--pool-size",
                            "768", "--compare", "lpm,fcfs,random,weight", "--json")
     results = json.loads(out)["results"]
     assert code == 0 and list(results) == ["lpm", "fcfs", "random", "weight"]
@@ -36,15 +34,15 @@ def test_compare_runs_every_policy_on_the_same_requests(capsys):
     assert len(totals) == 1
 
 
-def test_compare_prints_a_table_and_bar_chart(capsys):
-    code, out, _ = run_cli(capsys, "--workload", "few-shot", "--requests", "20",
+def test_compare_prints_a_table_and_bar_chart(run_cli):
+    code, out, _ = run_cli("--workload", "few-shot", "--requests", "20",
                            "--pool-size", "768", "--compare", "lpm,fcfs")
     assert code == 0
     assert "cache hit rate" in out and "lpm" in out and "fcfs" in out and "█" in out
 
 
-def test_single_run_prints_the_measures(capsys):
-    code, out, _ = run_cli(capsys, "--workload", "no-sharing", "--requests", "8")
+def test_single_run_prints_the_measures(run_cli):
+    code, out, _ = run_cli("--workload", "no-sharing", "--requests", "8")
     assert code == 0
     for label in ("cache hit rate", "tokens evicted", "peak pool use", "retracted"):
         assert label in out
@@ -62,8 +60,8 @@ def test_single_run_prints_the_measures(capsys):
     (["--policy", "fcfs", "--compare", "lpm,weight"], "give --policy or --compare, not both"),
     (["--compare", ","], "--compare needs policy names"),
 ])
-def test_bad_input_is_one_line_exit_2(capsys, argv, message):
-    code, out, err = run_cli(capsys, *argv)
+def test_bad_input_is_one_line_exit_2(run_cli, argv, message):
+    code, out, err = run_cli(*argv)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 

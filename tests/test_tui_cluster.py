@@ -6,7 +6,7 @@ import pytest
 
 from radixviz.cli import main
 from radixviz.tui.app import RadixvizApp
-from tui_helpers import plain
+from tui_helpers import plain, wait_until
 
 
 
@@ -20,11 +20,7 @@ def _app(monkeypatch, *argv) -> RadixvizApp:
 
 
 async def _loaded(app, pilot):
-    for _ in range(400):
-        await pilot.pause(0.05)
-        if app.screen.ticks:
-            return
-    raise AssertionError("the cluster run did not finish")
+    await wait_until(pilot, lambda: app.screen.ticks)
 
 
 

@@ -30,7 +30,7 @@ async def test_keys_pressed_while_the_engine_loads_act_when_it_is_ready(monkeypa
         load = loader(*args, **kwargs)
 
         def wait_then_load():
-            release.wait(timeout=30)   # the engine is "loading" until the keys are in
+            release.wait(timeout=180)   # hang guard   # the engine is "loading" until the keys are in
             return load()
         return wait_then_load
     monkeypatch.setattr(app_module, "session_loader", held_loader)

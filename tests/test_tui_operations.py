@@ -5,7 +5,7 @@ import pytest
 from textual.widgets import Input
 
 from radixviz.tui.screens.node_picker import NodePicker
-from tui_helpers import CHAPTER, narration, notifications, pane_rows, status, stepper, tree_text
+from tui_helpers import CHAPTER, narration, needs_dot, notifications, pane_rows, status, stepper, tree_text
 
 
 async def type_op(pilot, text: str, opener: str = "colon") -> None:
@@ -187,6 +187,7 @@ class TestNodeActions:
 
 
 class TestExports:
+    @needs_dot
     async def test_e_exports_the_current_frame(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("end", "e")
@@ -197,6 +198,7 @@ class TestExports:
             assert path.read_text().lstrip().startswith(("<?xml", "<svg"))
             assert any(f"exported step {shown} to {path}" in n for n in notifications(app))
 
+    @needs_dot
     async def test_E_exports_every_frame(self, tmp_path):
         async with stepper(tmp_path, script="insert abc") as (app, pilot):
             await pilot.press("E")

@@ -87,7 +87,7 @@ class TestNotifications:
             await pilot.press("e")   # an export names its file: the last note is the one shown
             await pilot.pause()
             assert "svg" in "".join(screen_rows(app)) and "one step every" not in "".join(screen_rows(app))
-            await wait_until(pilot, lambda: not app.screen.query("Toast"), timeout=15)
+            await wait_until(pilot, lambda: not app.screen.query("Toast"))
             await pilot.pause()
             after = pane_rows(app, "#narration-pane")
             assert after == before

@@ -1,14 +1,20 @@
 """Helpers for the TUI tests: start the app on a script and read what its panes show."""
 from __future__ import annotations
 
+import shutil
 import time
 from contextlib import asynccontextmanager
 from weakref import WeakKeyDictionary
 
+import pytest
 from rich.console import Console
 
 from radixviz.tui.app import RadixvizApp
 from radixviz.tui.app import wait_until_ready as wait_ready  # noqa: F401 - the tests' name
+
+# an SVG or PNG needs Graphviz's dot; without it the app says how to install it (tested apart)
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
+                               reason="needs Graphviz's dot: apt-get install graphviz")
 
 CHAPTER = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
 
@@ -88,10 +94,10 @@ def notifications(app) -> list[str]:
     return _SEEN[app]
 
 
-async def wait_until(pilot, condition, timeout: float = 20.0) -> None:
+async def wait_until(pilot, condition, timeout: float = 180.0) -> None:
     """Let the app run until ``condition()`` holds (a timer fired, a screen opened), then
-    until the screen shows it; fail after ``timeout`` seconds. Waits on the condition itself,
-    never for a fixed time."""
+    until the screen shows it. Waits on the condition itself, never for a fixed time;
+    ``timeout`` only catches a hang (three minutes: no machine is that slow for one step)."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "the app never reached the state the test waits for"
@@ -132,17 +138,13 @@ def painted_text(app, selector: str) -> list[str]:
 
 
 async def settled_text(app, pilot, selector: str) -> list[str]:
-    """``painted_text`` once the pane has stopped changing: a page scrolls to its part after
-    the refresh that drew it, which a busy machine may not have painted yet when Pilot's
-    key press returns."""
-    rows = painted_text(app, selector)
-    for _ in range(20):
-        await pilot.pause()
-        again = painted_text(app, selector)
-        if again == rows:
-            return rows
-        rows = again
-    return rows
+    """``painted_text`` once the pane has placed what it shows: a lesson page scrolls to its
+    part a refresh after it was drawn (``LessonPage.placed`` says when), and the screen is
+    then painted again before it is read."""
+    widget = app.screen.query_one(selector)
+    await wait_until(pilot, lambda: getattr(widget, "placed", True))
+    await pilot.wait_for_scheduled_animations()
+    return painted_text(app, selector)
 
 
 def dock_shown(app) -> bool:

@@ -7,15 +7,21 @@ priorities), it asks this table: ``engine_spec(tree.engine).pages``.
 
 Adding an engine is a new subpackage beside ``v2024/`` and ``v2026/`` (its cache, nodes,
 invariants, preview, and an ``Engine`` in its ``__init__``: the facade subclass that maps the
-verbs onto it) and one ``register(...)`` line at the bottom of this file. Nothing here loads
-torch, so the parser and the command line read names and capabilities before any engine does.
+verbs onto it) and one ``register(...)`` line at the bottom of this file. Its options are
+``Option`` declarations (options.py), each once, named in its spec: the command line's flags,
+the script's operations, their limits, defaults, help and refusals are made from them. Nothing
+here loads torch, so the parser and the command line read names and capabilities before any
+engine does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib import import_module
-from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Any
+
+from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
+                      WRITE_POLICY, Option, check_host_size)
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,13 @@ class EngineSpec:
     name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
     package: str                    # the subpackage whose ``Engine`` opens it
     title: str                      # one line for help texts and narration
-    options: Mapping = field(default_factory=dict)   # option name -> default
+    options: tuple[Option, ...] = ()     # each declared once (options.py): flag, limits, default
     words: Callable[[Mapping], tuple] = lambda settings: ()   # settings -> ("page 4", "lfu")
+    # the options checked together, with the pool they are for (ValueError: one line)
+    check: Callable[[dict, int], None] = lambda settings, pool_size: None
+    # the module that registers the views of this engine's snapshot types (render/views/),
+    # imported when one of its trees is first drawn; None: the shared views of plain snapshots
+    views: str | None = None
     matcher_switch: bool = False
     release_insert: bool = False
     pages: bool = False
@@ -53,18 +64,27 @@ class EngineSpec:
             raise ValueError(f"no capability {capability!r}: {', '.join(CAPABILITIES)}")
         return getattr(self, capability)
 
-    def settings(self, **options) -> dict:
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """Option name -> its default, for every option this engine takes."""
+        return {option.name: option.default for option in self.options}
+
+    def takes(self, name: str) -> bool:
+        return any(option.name == name for option in self.options)
+
+    def settings(self, **options: Any) -> dict[str, Any]:
         """The engine's options: its defaults, overridden by ``options`` (ValueError names
         an option this engine does not take)."""
-        unknown = sorted(set(options) - set(self.options))
+        defaults = self.defaults
+        unknown = sorted(set(options) - set(defaults))
         if unknown:
             raise ValueError(f"engine {self.name} takes no option {unknown[0]!r} "
-                             f"(it takes: {', '.join(self.options) or 'none'})")
-        return {**self.options, **options}
+                             f"(it takes: {', '.join(defaults) or 'none'})")
+        return {**defaults, **options}
 
-    def pick(self, options: Mapping) -> dict:
+    def pick(self, options: Mapping) -> dict[str, Any]:
         """The part of ``options`` (a session's settings for every engine) this engine takes."""
-        return {name: options[name] for name in self.options if name in options}
+        return {option.name: options[option.name] for option in self.options if option.name in options}
 
     def open(self, pool, **options):
         """This engine, empty, on ``pool``, behind the facade (facade.Engine). Loads its
@@ -83,7 +103,11 @@ _ENGINES: dict[str, EngineSpec] = {}
 
 
 def register(spec: EngineSpec) -> EngineSpec:
-    """Add (or replace) an engine; return its spec."""
+    """Add an engine; return its spec. ValueError for a name already taken: two engines
+    under one name would silently change what every script with ``engine NAME`` runs."""
+    if spec.name in _ENGINES:
+        raise ValueError(f"engine {spec.name!r} is registered already ({_ENGINES[spec.name].package}): "
+                         "unregister it first or pick another name")
     _ENGINES[spec.name] = spec
     return spec
 
@@ -116,13 +140,30 @@ def engines_with(capability: str) -> tuple:
     return tuple(spec for spec in _ENGINES.values() if spec.has(capability))
 
 
-def all_options() -> dict:
+def all_options() -> dict[str, Any]:
     """Every engine's options with their defaults (a session keeps one value for each)."""
-    merged: dict = {}
+    return {option.name: option.default for option in declared_options()}
+
+
+def declared_options(command: str | None = None) -> tuple[Option, ...]:
+    """Every registered engine's options, each once (the first engine to name it declares
+    it), in registry order; only those ``command`` offers, when given."""
+    found: dict[str, Option] = {}
     for spec in _ENGINES.values():
-        for name, default in spec.options.items():
-            merged.setdefault(name, default)
-    return merged
+        for option in spec.options:
+            if command is None or command in option.commands:
+                found.setdefault(option.name, option)
+    return tuple(found.values())
+
+
+def option_owners(name: str) -> tuple[str, ...]:
+    """The names of the engines that take option ``name``."""
+    return tuple(spec.name for spec in _ENGINES.values() if spec.takes(name))
+
+
+def option_ops() -> dict[str, Option]:
+    """Script operation word -> the option it sets, for every option that has one."""
+    return {option.op_name: option for option in declared_options() if option.op_name}
 
 
 def _matcher(settings: Mapping) -> tuple:
@@ -130,7 +171,7 @@ def _matcher(settings: Mapping) -> tuple:
 
 
 def _pages_and_policy(settings: Mapping) -> tuple:
-    words = (f"page {settings.get('page_size', 1)}", settings.get("eviction_policy", "lru"))
+    words = (f"page {settings.get('page_size', PAGE.default)}", settings.get("eviction_policy", EVICTION.default))
     return words + ("kv events",) if settings.get("kv_events") else words
 
 
@@ -143,23 +184,21 @@ def _host_tier(settings: Mapping) -> tuple:
     bugs = settings.get("head_bugs") or ()
     # first, so a narrow status line that keeps only the badge's first words keeps this
     flagged = (f"BUGS 9fbe6800a: {', '.join(_HEAD_BUG_WORDS.get(b, b) for b in bugs)}",) if bugs else ()
-    return (*flagged, *_pages_and_policy(settings), settings.get("write_policy", "write_through"),
-            f"host {host}" if host else "host 2x")
+    return (*flagged, *_pages_and_policy(settings), settings.get("write_policy", WRITE_POLICY.default),
+            f"host {host}" if host else f"host {HOST_TO_DEVICE_RATIO:g}x")
 
 
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
 # scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
 register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
-                    MappingProxyType({"buggy": False, "strict": True}), _matcher,
-                    matcher_switch=True, release_insert=True))
+                    (MATCHER, STRICT), _matcher, matcher_switch=True, release_insert=True))
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
-                    MappingProxyType({"page_size": 1, "eviction_policy": "lru", "kv_events": False}),
-                    _pages_and_policy, pages=True, priorities=True, eviction_policies=True,
-                    node_stats=True, namespaces=True, kv_events=True))
+                    (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.render.views.v2026",
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True,
+                    namespaces=True, kv_events=True))
 register(EngineSpec("hicache", "radixviz.cache.hicache",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
-                    MappingProxyType({"page_size": 1, "eviction_policy": "lru", "kv_events": False,
-                                      "host_size": None, "write_policy": "write_through",
-                                      "head_bugs": ()}), _host_tier,
+                    (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY, HEAD_BUGS), _host_tier, check_host_size,
+                    views="radixviz.render.views.hicache",
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))

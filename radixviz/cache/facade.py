@@ -10,11 +10,22 @@ eviction frees each evicted leaf's slots. Each engine's subpackage subclasses it
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
 from .engines import engines_with
+
+if TYPE_CHECKING:
+    from .engines import EngineSpec
+    from .pool import TokenToKVPool
+    from .snapshot import MatchPreview, TreeSnapshot
+
+# An engine's own node class (v2024.TreeNode, v2026.TreeNode, ...): the facade hands it back
+# from ``match`` and takes it in ``lock``/``unlock`` without looking inside.
+Node = Any
 
 
 class Inserted(NamedTuple):
@@ -25,10 +36,14 @@ class Inserted(NamedTuple):
     tail: torch.Tensor           # freed: the partial last page, which is not cached
 
 
-class Engine:
-    """An engine's live cache on a KV pool, behind the same verbs as every other engine."""
+class Engine(ABC):
+    """An engine's live cache on a KV pool, behind the same verbs as every other engine.
 
-    def __init__(self, spec, pool, settings: dict):
+    A subclass supplies the five abstract methods (its own names for the same acts); the
+    shared verbs below are written once on top of them and of the cache's ``match_prefix``,
+    ``insert``, ``evict``, ``reset``, ``snapshot`` and sizes."""
+
+    def __init__(self, spec: EngineSpec, pool: TokenToKVPool, settings: Mapping[str, Any]):
         self.spec = spec                 # engines.EngineSpec: name, options, capabilities
         self.pool = pool
         self.settings = dict(settings)   # the options in force (a script may change some)
@@ -48,50 +63,68 @@ class Engine:
 
     # --------------------------------------------------- what each engine supplies
 
-    def make_cache(self):
-        """The engine's own cache object, empty, for ``self.settings`` and ``self.pool``."""
-        raise NotImplementedError
+    @abstractmethod
+    def make_cache(self) -> Any:
+        """The engine's own cache object, empty, for ``self.settings`` and ``self.pool``.
 
-    def lock(self, node) -> int:
-        """Lock the path from ``node`` to the root; return the change in evictable size (<= 0)."""
-        raise NotImplementedError
+        Precondition: ``self.settings`` holds every option of ``self.spec`` (spec.settings
+        filled in the defaults), and ``self.pool`` is empty or freshly reset."""
 
-    def unlock(self, node) -> int:
+    @abstractmethod
+    def lock(self, node: Node) -> int:
+        """Lock the path from ``node`` to the root; return the change in evictable size (<= 0).
+
+        Precondition: ``node`` is a node of this engine's live tree (from ``match`` since the
+        last reset)."""
+
+    @abstractmethod
+    def unlock(self, node: Node) -> int:
         """Release a lock taken at ``node``; return the change in evictable size (>= 0).
-        ValueError, changing nothing, for a lock nobody took there."""
-        raise NotImplementedError
 
-    def check_invariants(self, held=()) -> None:
-        """Raise InvariantError if the tree or the pool is inconsistent; ``held`` lists the
-        slots running requests hold outside the tree."""
-        raise NotImplementedError
+        Precondition: ``node`` is a node of the live tree. A lock nobody took there is a
+        ValueError that changes nothing."""
 
-    def preview(self, key):
-        """What ``match(key)`` would return now (a snapshot.MatchPreview), touching nothing.
-        An engine with namespaces also takes ``extra_key``."""
-        raise NotImplementedError
+    @abstractmethod
+    def check_invariants(self, held: Sequence[int] = ()) -> None:
+        """Raise InvariantError if the tree or the pool is inconsistent.
 
-    def insert_key(self, key, slots, priority, extra_key=None):
-        """The engine's own insert of whole pages; returns the prefix length it held. Only
-        an engine with namespaces is given an ``extra_key`` (``insert`` refuses one first)."""
+        Precondition: ``held`` lists every slot running requests hold outside the tree (a
+        slot neither in the tree nor free nor held is a leak)."""
+
+    @abstractmethod
+    def preview(self, key: Sequence[int]) -> MatchPreview:
+        """What ``match(key)`` would return now, touching nothing (no split, no access time).
+
+        Precondition: ``key`` is a sequence of token ids. An engine with namespaces also
+        takes ``extra_key``."""
+
+    def insert_key(self, key: Sequence[int], slots: torch.Tensor, priority: int | None,
+                   extra_key: str | None = None) -> int:
+        """The engine's own insert of whole pages; returns the prefix length it held.
+
+        Preconditions: ``len(key)`` is a whole number of pages and ``len(slots) == len(key)``
+        (``strict=False`` on the 2024 engine allows one fewer); only an engine with namespaces
+        is given an ``extra_key`` (``insert`` refuses one first)."""
         return self.cache.insert(key, slots)
 
-    def change(self, option: str, value) -> None:
+    def change(self, option: str, value: Any) -> None:
         """Change an option the live cache can change in place (the #7 matcher, an eviction
         policy); ValueError for one that needs a fresh cache."""
         raise ValueError(f"engine {self.name} cannot change {option} on a live cache")
 
-    def reported_settings(self) -> dict:
+    def reported_settings(self) -> dict[str, Any]:
         """The options a run reports (a simulation's settings): all of them by default."""
         return dict(self.settings)
 
-    def wrap_key_match(self, wrapper: Callable) -> None:
+    def wrap_key_match(self, wrapper: Callable[[Callable], Callable]) -> None:
         """Let a caller wrap the engine's edge comparison (``wrapper(key_match) -> key_match``),
-        where the engine has one to wrap: the simulation remembers answers it asks again."""
+        where the engine has one to wrap: the simulation remembers answers it asks again.
+        An engine without one (a trie compares one token at a time) ignores the wrapper."""
+        del wrapper
 
     # ----------------------------------------------------------- the shared verbs
 
-    def match(self, key, extra_key=None):
+    def match(self, key: Sequence[int], extra_key: str | None = None) -> tuple[torch.Tensor, Node]:
         """``(slots, last_node)`` of the longest cached prefix of ``key`` (may split a node),
         within namespace ``extra_key`` (ValueError on an engine without namespaces)."""
         if extra_key is None:
@@ -110,8 +143,9 @@ class Engine:
         """How many of ``length`` tokens fill whole pages."""
         return length - length % self.page_size
 
-    def insert(self, key, slots, priority: int | None = None,
-               freed: Callable | None = None, extra_key=None) -> Inserted:
+    def insert(self, key: Sequence[int], slots: torch.Tensor, priority: int | None = None,
+               freed: Callable[[str, torch.Tensor], None] | None = None,
+               extra_key: str | None = None) -> Inserted:
         """Insert ``key`` with its ``slots`` (one reference each, handed over by the caller).
 
         As SGLang's callers do, the key is cut to whole pages first; the tree keeps the slots
@@ -144,14 +178,14 @@ class Engine:
                 freed("tail", tail)
         return Inserted(prefix_len, kept[prefix_len:], duplicates, tail)
 
-    def evict(self, num_tokens: int, freed: Callable | None = None) -> int:
+    def evict(self, num_tokens: int, freed: Callable[[torch.Tensor], None] | None = None) -> int:
         """Evict leaves until ``num_tokens`` tokens are gone (or nothing evictable is left);
         each leaf's slots go back to the pool, ``freed(slots)`` is told of each. Returns how
         many slots became free."""
         total = 0
         pool = self.pool
 
-        def release(slots) -> int:
+        def release(slots: torch.Tensor) -> int:
             nonlocal total
             count = pool.free(slots)
             total += count
@@ -161,20 +195,20 @@ class Engine:
         self.cache.evict(num_tokens, release)
         return total
 
-    def take_events(self) -> list:
+    def take_events(self) -> list[Any]:
         """The KV events (kv_events.py) queued since the last call, oldest first; the queue is
         empty after. Always empty for an engine without KV events or with them off."""
         if not self.spec.kv_events:
             return []
         return self.cache.take_events()
 
-    def reset(self, pool=None) -> None:
+    def reset(self, pool: TokenToKVPool | None = None) -> None:
         """Empty the tree (on ``pool`` from now on, when given: a reset's fresh pool)."""
         if pool is not None:
             self.pool = pool
         self.cache.reset()
 
-    def snapshot(self):
+    def snapshot(self) -> TreeSnapshot:
         """An immutable picture of the whole tree (its ``engine`` field names this engine)."""
         return self.cache.snapshot()
 
@@ -189,14 +223,14 @@ class Engine:
         return self.cache.total_size()
 
     @property
-    def root_node(self):
+    def root_node(self) -> Node:
         return self.cache.root_node
 
     @property
-    def observer(self):
+    def observer(self) -> Callable | None:
         return self.cache.observer
 
     @observer.setter
-    def observer(self, callback) -> None:
+    def observer(self, callback: Callable | None) -> None:
         """Attach a callable that receives every micro-step as a trace.Event (None detaches)."""
         self.cache.observer = callback

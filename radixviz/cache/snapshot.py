@@ -84,6 +84,13 @@ class TreeSnapshot:
 
 
 @dataclass(frozen=True)
+class ReleaseTreeSnapshot(TreeSnapshot):
+    """The first release's tree (engine 2024), typed apart so views dispatch on it: its
+    header names the #7 matcher (``buggy_match``) and the #4 drift of its counter. Its nodes
+    are plain NodeSnapshots, as a plug-in engine's may be."""
+
+
+@dataclass(frozen=True)
 class MatchPreview:
     """What a match would return, read off a snapshot (each engine's ``preview.py``)."""
     matched: int            # tokens reported as hit

@@ -13,7 +13,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError, shorten_typed
 from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
 from radixviz.render.log import step_line
@@ -25,10 +25,13 @@ from radixviz.render.summary import op_result, op_summary
 from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.script.kv_text import event_line
-from radixviz.cache.engines import engine_names, engine_spec, engines_with
-from radixviz.cache.evict_policy import POLICY_NAMES
-from radixviz.cache.write_policy import WRITE_POLICY_NAMES
-from radixviz.settings import DEVICE_ARG, HISTORY_MB, HOST_SLOTS, PAGE_SIZE, POOL_SLOTS, WIDTH
+from radixviz.cache.options import EVICTION, PAGE
+from radixviz.wire.from_engine import wire_event
+from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
+
+from .engine_args import add_engine_args, engine_options
+
+from .wire_args import ENDPOINT, add_publisher_args, open_publisher
 
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
@@ -39,12 +42,11 @@ def add_script_args(p) -> None:
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="a file of operations, one a line")
     p.add_argument("-e", "--exec", dest="ops", metavar="OPS",
                    help='operations given inline, ";" between them, e.g. -e "insert abc; match abd"')
-    p.add_argument("--buggy", action="store_true", help="start with the pre-#7 matcher")
     p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto",
                    help="auto (CUDA when torch sees one), cpu or cuda")
-    add_engine_args(p)
+    add_engine_args(p, "run")
     add_history_arg(p)
 
 
@@ -63,60 +65,6 @@ def note_dropped(session) -> None:
               f"{frames.limit_mb:g} MB (raise --history-mb to keep them)", file=sys.stderr)
 
 
-DEFAULT_ENGINE = "2024"
-
-
-def add_engine_args(p) -> None:
-    """--engine, --page-size, --eviction-policy: which cache the operations run on."""
-    names = engine_names()   # read when the parser is built: a registered engine is offered
-    p.add_argument("--engine", choices=names, default=None, metavar="|".join(names),
-                   help=f"which cache: {'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} "
-                        f"(default {DEFAULT_ENGINE})")
-    p.add_argument("--page-size", type=PAGE_SIZE.arg, default=None, metavar="N",
-                   help=f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high} "
-                        f"(--engine {_owner('pages')}; default 1)")
-    p.add_argument("--eviction-policy", default=None, choices=POLICY_NAMES, metavar="NAME",
-                   help=f"{', '.join(POLICY_NAMES)} (--engine {_owner('eviction_policies')}; default lru)")
-    p.add_argument("--events", action="store_true",
-                   help=f"KV events on: the cache hashes its pages and reports each page stored and "
-                        f"removed (engine {_owner('kv_events')}, picked when --engine is not given)")
-    p.add_argument("--host-size", type=HOST_SLOTS.arg, default=None, metavar="N",
-                   help=f"host pool slots, more than --pool-size (--engine {_owner('host_tier')}; "
-                        "default: twice the pool, plus a page, as SGLang's ratio gives)")
-    p.add_argument("--write-policy", default=None, choices=WRITE_POLICY_NAMES, metavar="P",
-                   help=f"{', '.join(WRITE_POLICY_NAMES)} (--engine {_owner('host_tier')}; "
-                        "default write_through)")
-    add_head_bugs_arg(p)
-
-
-HEAD_BUGS = ("load_back_unprotected", "host_leaf_by_evicted")   # cache/hicache/head_bugs.py
-
-
-def add_head_bugs_arg(p) -> None:
-    """``--head-bugs [all|NAME,NAME]``: SGLang's 9fbe6800a write_back bugs back (hicache)."""
-    p.add_argument("--head-bugs", nargs="?", const="all", default=None, type=head_bugs_arg, metavar="NAMES",
-                   help=f"--engine {_owner('host_tier')}: bring back SGLang's two write_back bugs of "
-                        f"9fbe6800a: all (the default when given) or {', '.join(HEAD_BUGS)}")
-
-
-def head_bugs_arg(text: str) -> tuple:
-    """``all`` or comma-separated bug names (dashes or underscores) -> the names, in order."""
-    names = {part.strip().replace("-", "_").lower() for part in text.split(",") if part.strip()}
-    if "all" in names:
-        return HEAD_BUGS
-    unknown = sorted(names - set(HEAD_BUGS))
-    if unknown or not names:
-        import argparse
-        raise argparse.ArgumentTypeError(f"unknown head bug {unknown[0] if unknown else text!r}: "
-                                         f"use all or {', '.join(HEAD_BUGS)}")
-    return tuple(name for name in HEAD_BUGS if name in names)
-
-
-def _owner(capability: str) -> str:
-    """The engine(s) a command-line option belongs to, for its help and its refusal."""
-    return "|".join(spec.name for spec in engines_with(capability))
-
-
 def add_compare_arg(p, what: str) -> None:
     """``--compare [matchers|engines]``: the same operations in two columns."""
     p.add_argument("--compare", nargs="?", const="matchers", choices=COMPARE_KINDS, default=None,
@@ -130,7 +78,7 @@ def compare_side_by_side(args, ops):
     """The SideBySide ``--compare`` asks for; UsageError for options that make no sense with it."""
     from radixviz.script import compare_engines, compare_ops   # the engine: torch
 
-    if getattr(args, "events", False):
+    if getattr(args, "kv_events", False):
         raise UsageError("--compare shows two trees, not KV events: drop --events")
     if args.compare == "matchers":
         if args.buggy or args.engine is not None or args.page_size is not None \
@@ -143,48 +91,8 @@ def compare_side_by_side(args, ops):
         raise UsageError("--compare engines runs both engines: drop --engine")
     check_device(args)
     return compare_engines(ops, args.pool_size, args.device, buggy=args.buggy,
-                           page_size=1 if args.page_size is None else args.page_size,
-                           eviction_policy=args.eviction_policy or "lru")
-
-
-def engine_options(args) -> dict:
-    """Session keyword arguments for the engine options; UsageError on a bad combination."""
-    events = getattr(args, "events", False)
-    default = engines_with("kv_events")[0].name if events and args.engine is None else DEFAULT_ENGINE
-    spec = engine_spec(args.engine or default)
-    page_size, policy = args.page_size, args.eviction_policy
-    if events and not spec.kv_events:
-        raise UsageError(f"--events needs an engine with KV events: --engine {_owner('kv_events')}")
-    if page_size is not None and not spec.pages:
-        raise UsageError(f"--page-size needs an engine with pages: --engine {_owner('pages')}")
-    if policy is not None and not spec.eviction_policies:
-        raise UsageError(f"--eviction-policy needs an engine with eviction policies: "
-                         f"--engine {_owner('eviction_policies')}")
-    if args.buggy and not spec.matcher_switch:
-        raise UsageError(f"--buggy is the {_owner('matcher_switch')} matcher: drop it or use "
-                         f"--engine {_owner('matcher_switch')}")
-    options = {"engine": spec.name, "page_size": PAGE_SIZE.default if page_size is None else page_size,
-               "eviction_policy": policy or "lru", "kv_events": events}
-    host, write = getattr(args, "host_size", None), getattr(args, "write_policy", None)
-    if (host is not None or write is not None) and not spec.host_tier:
-        raise UsageError(f"--host-size and --write-policy need an engine with a host tier: "
-                         f"--engine {_owner('host_tier')}")
-    bugs = getattr(args, "head_bugs", None)
-    if bugs and not spec.host_tier:
-        raise UsageError(f"--head-bugs are the host tier's: --engine {_owner('host_tier')}")
-    if bugs:
-        options["head_bugs"] = bugs
-    if host is not None:
-        pool = getattr(args, "pool_size", POOL_SLOTS.default)
-        if host <= pool:
-            raise UsageError(f"--host-size {host}: the host pool must be larger than the pool "
-                             f"({pool} slots), as SGLang requires")
-        if host % options["page_size"]:
-            raise UsageError(f"--host-size {host} is not whole pages of {options['page_size']}")
-        options["host_size"] = host
-    if write is not None:
-        options["write_policy"] = write
-    return options
+                           page_size=PAGE.default if args.page_size is None else args.page_size,
+                           eviction_policy=args.eviction_policy or EVICTION.default)
 
 
 def register(subparsers) -> None:
@@ -202,6 +110,10 @@ def register(subparsers) -> None:
                    help="print every micro-step with the engine line it came from (its step name without sources)")
     add_compare_arg(p, "show them side by side")
     p.add_argument("--width", type=WIDTH.arg, default=None, help="output width in columns (default: the terminal's)")
+    p.add_argument("--publish", type=ENDPOINT, default=None, metavar="ENDPOINT",
+                   help="also send each operation's KV events on SGLang's wire (implies --events; "
+                        "see radixviz publish), e.g. tcp://*:5557")
+    add_publisher_args(p, prefix="publish-")
     p.set_defaults(func=run)
 
 
@@ -219,7 +131,8 @@ def reports_script_errors(handler):
 
 def refused(error) -> int:
     """Print a refused script's error as one line on stderr; the exit code for bad input."""
-    print(error, file=sys.stderr)
+    # the file's name as typed is cut to an excerpt if it is long (a 100,000-character path)
+    print(shorten_typed(str(error), [str(getattr(error, "file", ""))]), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
@@ -240,7 +153,7 @@ def new_session(args):
     from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
     try:
-        return Session(pool_size=args.pool_size, buggy=args.buggy, device=args.device,
+        return Session(pool_size=args.pool_size, buggy=bool(args.buggy), device=args.device,
                        history_mb=args.history_mb, **engine_options(args))
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
@@ -271,8 +184,12 @@ def run(args) -> int:
     ops = read_ops(args)
     if args.compare:
         return run_compare(args, ops)
+    if args.publish:
+        args.events = True
     session = new_session(args)
     error = apply_all(session, ops)
+    if args.publish:
+        publish_records(args, session.records)
     if args.json:
         json.dump(session_document(session, error=error, steps=args.steps), sys.stdout,
                   ensure_ascii=False, indent=2)
@@ -283,6 +200,22 @@ def run(args) -> int:
     if error is not None:
         return refused(error)
     return check(session)
+
+
+def publish_records(args, records) -> None:
+    """Send each applied operation's KV events as one batch (``--publish``), once a subscriber
+    has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
+    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic)
+    try:
+        if not pub.wait_for_subscriber(args.publish_wait):
+            print(f"note: no subscriber on {pub.endpoint} after {args.publish_wait:g} s; publishing anyway",
+                  file=sys.stderr)
+        for record in records:
+            if record.kv_events:
+                pub.publish([wire_event(e) for e in record.kv_events])
+        pub.serve(args.publish_wait if pub.replay else 0)
+    finally:
+        pub.close()
 
 
 def run_compare(args, ops) -> int:
@@ -310,7 +243,7 @@ def print_human(session, args) -> None:
             console.print(Text(f"     = {op_result(record)}", style="bold"))
         else:
             console.print(Text(op_summary(record)))  # Text: a key like "[red]" is not markup
-        if args.events:
+        if args.kv_events:
             for event in record.kv_events:
                 console.print(Text(f"       ⇢ {event_line(event)}", style="cyan"), no_wrap=True,
                               overflow="ellipsis")

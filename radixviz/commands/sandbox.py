@@ -13,11 +13,10 @@ from .run import add_engine_args, add_history_arg, engine_options
 def register(subparsers) -> None:
     p = subparsers.add_parser("sandbox", help="step through operations on a live cache (the app)")
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="operations to load first (one a line)")
-    p.add_argument("--buggy", action="store_true", help="start with the pre-#7 matcher")
     p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto", help="auto, cpu or cuda (default auto)")
-    add_engine_args(p)
+    add_engine_args(p, "sandbox")
     add_history_arg(p)
     p.add_argument("--export-dir", default="radixviz-export", metavar="DIR",
                    help="where e/E write Graphviz SVGs (default ./radixviz-export)")
@@ -43,9 +42,9 @@ def check_script(path: str | None) -> None:
 
 def run(args) -> int:
     check_script(args.script)
-    options = engine_options(args)
+    options = engine_options(args, "sandbox")
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
-    app = RadixvizApp("sandbox", script=args.script, buggy=args.buggy, pool_size=args.pool_size,
+    app = RadixvizApp("sandbox", script=args.script, buggy=bool(args.buggy), pool_size=args.pool_size,
                       device=args.device, export_dir=args.export_dir, engine_options=options,
                       history_mb=args.history_mb)
     app.run()

@@ -15,9 +15,13 @@ from radixviz.lessons.progress.places import data_dir
 from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, Limit
 
 from .lessons import load_or_refuse, pick_lesson
-from .serve_students import Roster, class_rows, report_csv, report_text
+from .serve_students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
+from .serve_students import MAX_STUDENTS as ROSTER_CAP
 
 PER_CLIENT = Limit("sessions per client", 1, 1000, default=3)
+MAX_STUDENTS = Limit("max students", 1, ROSTER_CAP, default=DEFAULT_STUDENTS)
+JOINS = Limit("joins per minute", 1, 1000, default=10)
+DISK_MB = Limit("disk", 1, 1_000_000, default=300)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
@@ -39,6 +43,15 @@ def register(subparsers) -> None:
                    help=f"sessions at once; the next tab is told the class is full (default {MAX_SESSIONS.default})")
     p.add_argument("--per-client", type=PER_CLIENT.arg, default=PER_CLIENT.default, metavar="N",
                    help=f"sessions one computer may hold at once (default {PER_CLIENT.default})")
+    p.add_argument("--max-students", type=MAX_STUDENTS.arg, default=MAX_STUDENTS.default, metavar="N",
+                   help=f"students who may join the class; the next is told to ask you "
+                        f"(default {MAX_STUDENTS.default}; the teacher's page removes one and frees the name)")
+    p.add_argument("--joins-per-minute", type=JOINS.arg, default=JOINS.default, metavar="N",
+                   help=f"joins one address may make in a minute (default {JOINS.default})")
+    p.add_argument("--disk-mb", type=DISK_MB.arg, default=DISK_MB.default, metavar="MB",
+                   help=f"the class folder's disk budget in MB (default {DISK_MB.default}), each student's "
+                        "share being MB / --max-students: an upload past either is refused; the teacher's "
+                        "page shows what each student uses")
     p.add_argument("--code", metavar="CODE",
                    help="the class code in the link to share (8 to 64 letters, digits, - or _); "
                         "required off this computer, so one is made up when --host is not loopback")
@@ -107,7 +120,8 @@ def run(args) -> int:
     share = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/" + (f"?class={code}" if code else "")
     server = ClassroomServer(app_command(args), host=args.host, port=args.port, max_sessions=args.max_sessions,
                              class_dir=class_dir(args), token=code, per_client=args.per_client,
-                             allow_hosts=args.allow_host)
+                             allow_hosts=args.allow_host, max_students=args.max_students,
+                             joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb)
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 
     def started() -> None:

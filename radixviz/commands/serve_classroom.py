@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ipaddress
-import json
 import logging
 import secrets
 import signal
@@ -37,19 +36,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from radixviz.files import ReadError, atomic_write, decode_text, free_name
+from radixviz.files import ReadError, atomic_write, decode_text, excerpt, free_name
 from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
 from radixviz.script import ScriptError, parse_script
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
+from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
-from .serve_students import MAX_NAME, Roster, RosterError, class_rows, report_csv
+from .serve_limits import DiskBudget, JoinLimiter
+from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
+from .serve_students import DEFAULT_STUDENTS, MAX_NAME, Roster, RosterError
+from .serve_teacher import TeacherRoutes
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
@@ -59,7 +62,8 @@ KEYS_PER_SECOND = 400     # sustained keystroke characters a session takes (a pa
 RESIZE_EVERY = 0.25       # seconds between two terminal sizes passed on (the last one always is)
 MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys are cut to MAX_KEYS)
 MAX_UPLOAD = 100_000      # bytes in an uploaded script
-CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
+JOINS_PER_MINUTE = 10     # joins one address may make in a minute (serve --joins-per-minute)
+DISK_MB = 300             # the class folder's budget (serve --disk-mb), shared out by --max-students
 COOKIE_SECONDS = 365 * 24 * 3600
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
 
@@ -114,15 +118,20 @@ class ClassroomAppService(AppService):
         return process
 
 
-class ClassroomServer(Server):
+class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     """textual-serve's server with students, a class code, checked origins and caps."""
 
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
-                 title: str = "radixviz", on_start=None):
+                 title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
+                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
-        self.roster = Roster(class_dir)
+        self.roster = Roster(class_dir, max_students)
+        self.joins = JoinLimiter(joins_per_minute)
+        self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
+        self.open_sockets: dict[str, set] = {}
+        self._pending = {}
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)
         self.loopback = is_loopback(host)
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
@@ -149,7 +158,11 @@ class ClassroomServer(Server):
         websocket and a form post; one missing is refused)."""
         origin = request.headers.get("Origin", "")
         parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
+        # a browser also says where the request comes from: a page of another site, or of
+        # another port of this host ("same-site"), is not this server's own page
+        fetched_from = request.headers.get("Sec-Fetch-Site", "same-origin")
+        return (parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
+                and fetched_from == "same-origin")
 
     def has_code(self, request: web.Request) -> bool:
         if self.token is None:
@@ -209,11 +222,13 @@ class ClassroomServer(Server):
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
+            web.post("/link", self.handle_link_confirm, name="link"),
             web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
             web.get("/download/{key}", self.handle_download, name="download"),
             web.post("/upload", self.handle_upload, name="upload"),
             web.get("/teacher", self.handle_teacher, name="teacher"),
             web.get("/teacher.csv", self.handle_teacher_csv, name="teacher-csv"),
+            web.post("/teacher/remove", self.handle_teacher_remove, name="teacher-remove"),
             web.static("/static", self.statics_path, name="static"),
         ])
         app.on_startup.append(self.on_startup)
@@ -242,25 +257,12 @@ class ClassroomServer(Server):
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
             font_size=_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
-    def _remember_link(self, request: web.Request) -> web.StreamResponse:
-        """``/?class=CODE`` and ``/?student=KEY``: keep them in cookies, then the plain page."""
-        query = request.query
-        code = query.get("class")
-        if self.token is not None and code is not None and not secrets.compare_digest(code, self.token):
-            return self._refused(403, "Wrong class link", "This link's class code is not this class's.")
-        key = query.get("student")
-        if key is not None and self.roster.get(key) is None:
-            return self._refused(404, "Unknown personal link", "No student of this class has this link.")
-        response = web.Response(status=303, headers={"Location": "/"})
-        if self.token is not None and code is not None:
-            self._cookie(response, request, CLASS_COOKIE, self.token)
-        if key is not None:
-            self._cookie(response, request, STUDENT_COOKIE, key)
-        return response
-
     def _cookie(self, response, request, name: str, value: str) -> None:
         # Lax: sent when the student follows the shared link, never with another site's
-        # websocket or form; HttpOnly: no script reads it
+        # websocket or form (Strict would drop it when a student follows the class's link
+        # from another site, an LMS page: they would be shown the join page again, though
+        # joined; a link key never binds from another site, serve_links); HttpOnly: no
+        # script reads it
         response.set_cookie(name, value, max_age=COOKIE_SECONDS, httponly=True, samesite="Lax",
                             secure=request.secure, path="/")
 
@@ -268,6 +270,12 @@ class ClassroomServer(Server):
         refusal = self._gate(request, post=True)
         if refusal is not None:
             return refusal
+        wait = self.joins.wait(request.remote or "")
+        if wait:
+            log.info("refused a join: %s joined %d times in a minute", request.remote, self.joins.per_minute)
+            return web.Response(status=429, content_type="text/html", headers={"Retry-After": str(int(wait) + 1)},
+                                text=page("join", title=self.title, max_name=MAX_NAME, name="", error=(
+                                    f"Too many joins from this computer: try again in {int(wait) + 1} s.")))
         form = await request.post()
         typed = str(form.get("name", ""))[:200]
         try:
@@ -304,10 +312,15 @@ class ClassroomServer(Server):
             return websocket
         self.live += 1
         self.live_by_client[client] += 1
+        self.open_sockets.setdefault(student.id, set()).add(websocket)
         log.info("session opened (%d of %d)", self.live, self.max_sessions)
         try:
             await self._run_session(websocket, request, student)
         finally:
+            mine = self.open_sockets.get(student.id, set())
+            mine.discard(websocket)
+            if not mine:
+                self.open_sockets.pop(student.id, None)
             self.live -= 1
             self.live_by_client[client] -= 1
             if not self.live_by_client[client]:
@@ -327,36 +340,35 @@ class ClassroomServer(Server):
             await service.start(width, height)
             self.priorities.watch(service._process.pid)
             try:
-                await self._process_messages(websocket, service)
+                await self._process_messages(websocket, service, request.remote or "")
             finally:
                 self.priorities.forget(service._process.pid)
                 await service.stop()
         except asyncio.CancelledError:
             await websocket.close()
         except Exception as error:  # noqa: BLE001 - one session's failure must not stop the class
-            log.exception(error)
+            # one line: the traceback (with its locals: what the tab sent) only in debug mode
+            if self.debug:
+                log.exception(error)
+            else:
+                log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
 
-    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService) -> None:
+    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
         (within SERVED_CAPS), pings, focus; anything else is ignored."""
         caps, budget, pending = SERVED_CAPS, KeyBudget(), {}
+        refusals = Refusals(client)
         sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
         try:
             async for message in websocket:
-                await self._one_message(message, service, websocket, budget, pending, caps)
+                read = envelope(message, refusals)     # None: dropped (logged once) or not for us
+                if read is not None:
+                    await self._one_message(*read, service, websocket, budget, pending, caps)
         finally:
             sizes.cancel()
+            refusals.summary()
 
-    async def _one_message(self, message, service, websocket, budget, pending: dict, caps) -> None:
-        if message.type != WSMsgType.TEXT:
-            return
-        try:
-            envelope = json.loads(message.data)
-        except ValueError:
-            return
-        if not (isinstance(envelope, list) and envelope and isinstance(envelope[0], str)):
-            return
-        kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+    async def _one_message(self, kind: str, data, service, websocket, budget, pending: dict, caps) -> None:
         if kind == "stdin" and isinstance(data, str):
             allowed = budget.take(min(len(data), MAX_KEYS))
             if allowed:
@@ -409,30 +421,17 @@ class ClassroomServer(Server):
             parse_script(decode_text(data), "the upload")
         except (ReadError, ScriptError) as exc:
             return web.Response(status=400, text=f"not uploaded: {exc}")
+        full = await asyncio.get_running_loop().run_in_executor(None, self.budget.refusal, student, len(data))
+        if full is not None:
+            return web.Response(status=507, text=f"not uploaded: {full}")
         folder = self.roster.home(student) / "scripts"
         folder.mkdir(parents=True, exist_ok=True)
         if len(list(folder.glob(f"*{SUFFIX}"))) >= MAX_SCRIPTS:
             return web.Response(status=507, text=f"not uploaded: your folder already holds {MAX_SCRIPTS} scripts")
         target = free_name(folder / safe_name(unquote(request.headers.get("X-File-Name", ""))[:200]))
         atomic_write(target, data)
+        self.budget.added(student, len(data))
         return web.Response(text=f"uploaded {target.name}: in the sandbox, ctrl+o opens it")
-
-    def _teacher(self, request: web.Request) -> bool:
-        return self.host_allowed(request) and secrets.compare_digest(request.query.get("key", ""), self.teacher_key)
-
-    async def handle_teacher(self, request: web.Request) -> web.StreamResponse:
-        if not self._teacher(request):
-            return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
-        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
-        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
-            "teacher", title=self.title, rows=rows, live=self.live, key=self.teacher_key))
-
-    async def handle_teacher_csv(self, request: web.Request) -> web.StreamResponse:
-        if not self._teacher(request):
-            return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
-        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
-        return web.Response(text=report_csv(rows), content_type="text/csv", charset="utf-8",
-                            headers={"Content-Disposition": "attachment; filename=class-report.csv"})
 
     # ---------------------------------------------------------------- running
 

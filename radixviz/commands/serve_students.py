@@ -13,6 +13,7 @@ import io
 import json
 import re
 import secrets
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +22,12 @@ from radixviz.files import ReadError, atomic_write, read_text, strip_controls
 from radixviz.lessons.progress import Progress
 from radixviz.lessons.progress.progress_file import locked
 
+from .serve_names import NameRefused, name_keys, shown_name
+
 ROSTER = "students.json"
 MAX_NAME = 40
-MAX_STUDENTS = 2000
+MAX_STUDENTS = 2000          # the most ``--max-students`` allows
+DEFAULT_STUDENTS = 60        # a real class (``serve --max-students``' default)
 _ID = re.compile(r"[A-Za-z0-9_-]{20,64}")
 
 
@@ -41,9 +45,10 @@ class Student:
 class Roster:
     """The class's students, kept in ``folder/students.json`` (written atomically, locked)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS):
         self.folder = Path(folder)
         self.path = self.folder / ROSTER
+        self.max_students = max_students
 
     def students(self) -> list[Student]:
         """Every student, in the order they joined."""
@@ -60,18 +65,34 @@ class Roster:
         name = clean_name(typed_name)
         with locked(self.path):
             roster = self._load()
-            if any(s.name.casefold() == name.casefold() for s in roster.values()):
+            keys = name_keys(name)
+            if any(keys & name_keys(s.name) for s in roster.values()):
                 raise RosterError(f"{name} is already in this class: if that is you, open your personal "
                                   "link; otherwise add an initial")
-            if len(roster) >= MAX_STUDENTS:
-                raise RosterError(f"this class already has {MAX_STUDENTS} students")
+            if len(roster) >= self.max_students:
+                raise RosterError(f"this class already has {self.max_students} students: ask your teacher")
             student = Student(secrets.token_urlsafe(18), name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
             roster[student.id] = student
-            self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps({s.id: {"name": s.name, "joined": s.joined}
-                                                for s in roster.values()}, indent=2, ensure_ascii=False) + "\n")
+            self._save(roster)
         self.home(student).mkdir(parents=True, exist_ok=True)
         return student
+
+    def remove(self, student_id: str) -> Student | None:
+        """Take the student out of the class (their name is free again) and delete their
+        folder; None if there is no such student."""
+        with locked(self.path):
+            roster = self._load()
+            student = roster.pop(student_id, None) if _ID.fullmatch(student_id or "") else None
+            if student is None:
+                return None
+            self._save(roster)
+        shutil.rmtree(self.home(student), ignore_errors=True)
+        return student
+
+    def _save(self, roster: dict) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, json.dumps({s.id: {"name": s.name, "joined": s.joined}
+                                            for s in roster.values()}, indent=2, ensure_ascii=False) + "\n")
 
     def home(self, student: Student) -> Path:
         """The student's own folder: their progress, autosaves and scripts."""
@@ -90,9 +111,14 @@ class Roster:
 
 
 def clean_name(typed: str) -> str:
-    """A student's name as shown: control characters dropped, spaces collapsed, at most
-    ``MAX_NAME`` characters; RosterError when nothing is left."""
-    name = " ".join(strip_controls(typed).split())[:MAX_NAME]
+    """A student's name as shown: control and format characters dropped, look-alikes
+    folded (``shown_name``), spaces collapsed, at most ``MAX_NAME`` characters;
+    RosterError when nothing is left or the name mixes scripts."""
+    try:
+        folded = shown_name(strip_controls(typed))
+    except NameRefused as exc:
+        raise RosterError(str(exc)) from None
+    name = " ".join(folded.split())[:MAX_NAME]
     if not name:
         raise RosterError("type your name (at most 40 characters)")
     return name
@@ -134,9 +160,17 @@ def report_csv(rows: list[dict]) -> str:
     writer = csv.DictWriter(out, REPORT_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        # a cell starting with = + - @ would run as a formula in a spreadsheet
-        writer.writerow({k: ("'" + v if isinstance(v, str) and v[:1] in "=+-@" else v) for k, v in row.items()})
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
+
+
+def csv_cell(value):
+    """``value`` as a spreadsheet should read it: a text starting with = + - @ (or a tab or
+    carriage return before one) would run as a formula, so it gets a leading quote; an
+    empty text stays empty (``""[:1] in "=+-@"`` is true: every empty cell was a lone ')."""
+    if isinstance(value, str) and value and value[0] in "=+-@\t\r":
+        return "'" + value
+    return value
 
 
 def report_text(rows: list[dict], folder: Path) -> str:

@@ -11,23 +11,27 @@ from __future__ import annotations
 
 import json
 
-from radixviz.cache.engines import engine_names, engine_spec, engines_with
+from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
+from radixviz.cache.options import EVICTION, HOST_SIZE, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
-from radixviz.commands.run import add_head_bugs_arg
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
 from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
                                SIM_REQUESTS)
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
+from radixviz.sim.routers import LAUNCHED_DEFAULTS as LAUNCHED
 from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
 from . import simulate_report as report
+from .engine_args import add_flag, given, refuse_foreign
 from .simulate_2026 import parse_cache_options, run_todays
 from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, run_cluster
 from .simulate_hicache import run_hicache
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
 from .simulate_progress import progress_for
+from .capacity_charts import add_capacity_args, check_figure
+from .simulate_traces import add_trace_args, check_trace_args
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE, "host": HOST_SLOTS}
@@ -65,10 +69,14 @@ def register(subparsers) -> None:
                         "prints a table and a chart of hit rates")
     p.add_argument("--trace", metavar="FILE.jsonl",
                    help="replay your own requests: one JSON object a line with prompt (text or "
-                        "token ids), output_len, optional arrival and session")
+                        "token ids), output_len, optional arrival and session; or a Mooncake "
+                        "trace or an OpenAI-style log (--format)")
     p.add_argument("--tokenizer", metavar="NAME",
-                   help="with --trace: tokenize text prompts with this Hugging Face tokenizer "
-                        "(needs transformers); default: one token per UTF-8 byte")
+                   help="with --trace: tokenize text prompts with a local tokenizer.json (the "
+                        "tokenizers package) or a Hugging Face name (needs transformers); "
+                        "default: one token per UTF-8 byte (OpenAI logs: per character)")
+    add_trace_args(p)
+    add_capacity_args(p)
     p.add_argument("--context-len", type=CONTEXT_LEN.arg, metavar="N",
                    help="longest sequence a request may reach (default 1024)")
     p.add_argument("--max-running", type=MAX_RUNNING.arg, metavar="N",
@@ -91,19 +99,20 @@ def register(subparsers) -> None:
                    help=f"which cache, in the same 2024 scheduler loop: "
                         f"{'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} (default "
                         f"{names[0]}; with --workers, {CLUSTER_ENGINE})")
-    p.add_argument("--page-size", default="1", metavar="P",
+    p.add_argument("--page-size", default=str(PAGE.default), metavar="P",
                    help=f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high}, with --engine "
-                        f"{_owner('pages')} (default 1)")
-    p.add_argument("--eviction-policy", default="lru", metavar="E,E,...",
+                        f"{_owner('pages')} (default {PAGE.default})")
+    p.add_argument("--eviction-policy", default=EVICTION.default, metavar="E,E,...",
                    help=f"with --engine {_owner('eviction_policies')}: {', '.join(POLICY_NAMES)}; "
                         "several (comma-separated) are compared on the same requests")
     p.add_argument("--host-size", type=HOST_SLOTS.arg, default=None, metavar="N",
-                   help=f"with --engine {_owner('host_tier')}: host pool slots, more than --pool-size "
-                        "(default: twice the pool plus a page, as SGLang's ratio gives)")
-    p.add_argument("--write-policy", choices=WRITE_POLICY_NAMES, default="write_through", metavar="P",
+                   help=f"with --engine {_owner('host_tier')}: {HOST_SIZE.help}")
+    p.add_argument("--write-policy", choices=WRITE_POLICY_NAMES, default=WRITE_POLICY.default, metavar="P",
                    help=f"with --engine {_owner('host_tier')}: {', '.join(WRITE_POLICY_NAMES)} "
-                        "(default write_through)")
-    add_head_bugs_arg(p)
+                        f"(default {WRITE_POLICY.default})")
+    for option in declared_options("simulate"):   # a registered engine's own options
+        if option.flag_name and option.name not in OWN_FLAGS:
+            add_flag(p, option)
     p.add_argument("--insert", choices=("fixed", "release"), default="fixed",
                    help="release: finish requests with the first release's insert (the whole "
                         "sequence as the key, one slot fewer as the value, bug #4) and report "
@@ -115,12 +124,27 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+# the engine options whose flags simulate writes itself (several values, sweeps); every other
+# option a registered engine declares gets its flag from the registry (engine_args.py)
+OWN_FLAGS = ("page_size", "eviction_policy", "host_size", "write_policy")
+
+
+def engine_flags(args, spec) -> dict:
+    """The registry-made flags given, for the Scheduler's ``engine_options``; UsageError for
+    one the engine does not take."""
+    refuse_foreign(args, spec, "simulate", skip=OWN_FLAGS)
+    return {option.name: getattr(args, option.name) for option in declared_options("simulate")
+            if option.flag_name and option.name not in OWN_FLAGS and given(args, option)}
+
+
 def _cluster_only(args) -> str:
     """The first option given that only means something with --workers ('' if none)."""
     for flag, value, default in (("--router", args.router, None), ("--rate", args.rate, 2),
-                                 ("--cache-threshold", args.cache_threshold, 0.5),
-                                 ("--balance-abs-threshold", args.balance_abs_threshold, 32),
-                                 ("--balance-rel-threshold", args.balance_rel_threshold, 1.1),
+                                 ("--cache-threshold", args.cache_threshold, LAUNCHED.cache_threshold),
+                                 ("--balance-abs-threshold", args.balance_abs_threshold,
+                                  LAUNCHED.balance_abs_threshold),
+                                 ("--balance-rel-threshold", args.balance_rel_threshold,
+                                  LAUNCHED.balance_rel_threshold),
                                  ("--max-tree-size", args.max_tree_size, None),
                                  ("--low-match", args.low_match, "min-load")):
         if value != default:
@@ -140,6 +164,7 @@ def parse_options(args) -> dict:
         raise UsageError("--trace replays the file's requests: drop --workload and --requests")
     if args.tokenizer is not None and args.trace is None:
         raise UsageError("--tokenizer applies to text prompts in a --trace file")
+    check_trace_args(args)
     if args.trace is None and args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
     options = {"requests": int(args.requests), "pool_size": args.pool_size, "seed": args.seed}
@@ -148,7 +173,11 @@ def parse_options(args) -> dict:
             options[name] = getattr(args, name)
     if args.compare is not None and args.policy:
         raise UsageError("give --policy or --compare, not both")
-    if args.sweep is not None:
+    check_figure(args)
+    if args.sweep is not None and args.sweep.count("=") > 1:   # several settings at once
+        from .simulate_capacity import parse_grid_option
+        options["grid"] = parse_grid_option(args.sweep)
+    elif args.sweep is not None:
         options["sweep"] = parse_sweep_option(args)
     default = list(POLICIES) if args.sweep is not None else [D.POLICY]
     names = args.compare.split(",") if args.compare is not None else (
@@ -182,7 +211,7 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
         raise UsageError("--engine hicache sweeps host sizes: --sweep host=N,N,...")
     if key == "page" and not engine_spec(args.engine).pages:
         raise UsageError(f"--sweep page= varies an engine's pages: add --engine {_owner('pages')}")
-    if key == "page" and args.page_size != "1":
+    if key == "page" and args.page_size != str(PAGE.default):
         raise UsageError("--sweep page= sets the page size: drop --page-size")
     if key == "requests" and args.trace is not None:
         raise UsageError("--sweep requests= needs a named workload; a trace has its own requests")
@@ -197,24 +226,26 @@ def run(args) -> int:
     if args.workers is not None and isinstance(args.requests, _DefaultNumber):
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     options = parse_options(args)
+    if "grid" in options:
+        from .simulate_capacity import run_grid_cli
+        return run_grid_cli(args, options, options.pop("policies"))
     spec = engine_spec(args.engine)
+    own = engine_flags(args, spec)   # refuses a flag of another engine's before any path runs
     if args.workers is not None:
-        page_size, evictions = parse_cache_options(args) if spec.pages else (1, ["lru"])
+        page_size, evictions = parse_cache_options(args) if spec.pages else (PAGE.default, [EVICTION.default])
         if len(evictions) > 1:
             raise UsageError("--workers runs one eviction policy: give one --eviction-policy")
         return run_cluster(args, options, page_size, evictions[0] if spec.eviction_policies else None)
     if args.insert != "fixed" and (not spec.release_insert or args.sweep or args.app):
         raise UsageError(f"--insert release is the 2024 release's bug (#4): with --engine "
                          f"{_owner('release_insert')}, without --sweep or --app")
-    if (args.host_size is not None or args.write_policy != "write_through") and not spec.host_tier:
+    if (args.host_size is not None or args.write_policy != WRITE_POLICY.default) and not spec.host_tier:
         raise UsageError(f"--host-size and --write-policy need --engine {_owner('host_tier')}")
-    if args.head_bugs and not spec.host_tier:
-        raise UsageError(f"--head-bugs are the host tier's: --engine {_owner('host_tier')}")
     if spec.host_tier:
         return run_hicache(args, options)
     if spec.pages or spec.eviction_policies:   # an engine with cache options of its own
         return run_todays(args, options)
-    if args.page_size != "1" or args.eviction_policy != "lru":
+    if args.page_size != str(PAGE.default) or args.eviction_policy != EVICTION.default:
         raise UsageError(f"--page-size and --eviction-policy need --engine {_owner('pages')}")
     if getattr(args, "app", False):
         return open_app(args, options)
@@ -227,6 +258,8 @@ def run(args) -> int:
     specs = load_trace_option(args, args.model) if args.trace else None
     name = args.trace if args.trace else args.workload
     common = {"model": args.model, "engine": args.engine, **later_options(args)}
+    if own:
+        common["engine_options"] = own
     if sweep is not None:
         return run_sweep(args, name, sweep, policies, specs, options, common)
     common["insert"] = args.insert

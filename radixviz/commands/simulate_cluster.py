@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 
 from radixviz.cache.engines import engine_spec, engines_with
+from radixviz.cache.options import EVICTION, PAGE
 from radixviz.errors import UsageError
 from radixviz.settings import Limit, arg_type
-from radixviz.sim.routers import RouterConfig
+from radixviz.sim.routers import LAUNCHED_DEFAULTS as LAUNCHED, RouterConfig
 from radixviz.sim.workloads import make_workload, request_count
 
 from . import cluster_report as report
@@ -49,15 +50,18 @@ def add_cluster_args(p) -> None:
                         "(default: all of them)")
     g.add_argument("--rate", type=RATE.arg, default=RATE.default, metavar="R",
                    help=f"new requests arriving per pass (default {RATE.default})")
-    g.add_argument("--cache-threshold", type=arg_type(_fraction), default=0.5, metavar="F",
-                   help="cache-aware: the share of a prompt a worker must hold to get it (default 0.5)")
-    g.add_argument("--balance-abs-threshold", type=Limit("threshold", 0, 10**9).arg, default=32, metavar="N",
+    g.add_argument("--cache-threshold", type=arg_type(_fraction), default=LAUNCHED.cache_threshold,
+                   metavar="F", help="cache-aware: the share of a prompt a worker must hold to get it "
+                                     "(default 0.3, as SGLang launches its router; its library default is 0.5)")
+    g.add_argument("--balance-abs-threshold", type=Limit("threshold", 0, 10**9).arg,
+                   default=LAUNCHED.balance_abs_threshold, metavar="N",
                    help="cache-aware: loads count as imbalanced when the busiest worker has more than N "
-                        "requests more than the idlest (default 32) and")
-    g.add_argument("--balance-rel-threshold", type=arg_type(_at_least_one), default=1.1, metavar="F",
-                   help="more than F times as many (default 1.1)")
+                        "requests more than the idlest (default 64; the library's 32) and")
+    g.add_argument("--balance-rel-threshold", type=arg_type(_at_least_one), default=LAUNCHED.balance_rel_threshold,
+                   metavar="F", help="more than F times as many (default 1.5; the library's 1.1)")
     g.add_argument("--max-tree-size", type=Limit("tree size", 1, 1 << 30).arg, metavar="T",
-                   help="cache-aware: tokens its approximate tree keeps per worker (default 4 x --pool-size)")
+                   help="cache-aware: tokens its approximate tree keeps per worker (default 2**26, as launched; "
+                        "the library's 10,000)")
     g.add_argument("--low-match", choices=("min-load", "smallest-tree"), default="min-load",
                    help="cache-aware, when no worker holds enough of the prompt: the least loaded "
                         "worker (SGLang today) or the one with the smallest tree (SGLang 2024-11 to 2025-12)")
@@ -97,7 +101,7 @@ def check_cluster_args(args, options: dict) -> list:
     return routers
 
 
-def run_cluster(args, options: dict, page_size: int = 1, eviction: str | None = None) -> int:
+def run_cluster(args, options: dict, page_size: int = PAGE.default, eviction: str | None = None) -> int:
     routers = check_cluster_args(args, options)
     if getattr(args, "app", False):
         return open_cluster_app(args, options, routers, page_size, eviction)
@@ -127,10 +131,10 @@ def make_cluster(args, options: dict, router: str, page_size: int, eviction, rec
     config = RouterConfig(cache_threshold=args.cache_threshold,
                           balance_abs_threshold=args.balance_abs_threshold,
                           balance_rel_threshold=args.balance_rel_threshold,
-                          max_tree_size=args.max_tree_size or 4 * options["pool_size"],
+                          max_tree_size=args.max_tree_size or RouterConfig().max_tree_size,
                           low_match=args.low_match)
     engine_options = engine_spec(args.engine).pick({"page_size": page_size,
-                                                     "eviction_policy": eviction or "lru"})
+                                                     "eviction_policy": eviction or EVICTION.default})
     extra = {k: options[k] for k in ("max_running", "context_len") if k in options}
     return Cluster(args.workers, router, pool_size=options["pool_size"], policy=options["policies"][0],
                    seed=options["seed"], rate=args.rate, engine=args.engine,

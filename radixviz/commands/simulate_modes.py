@@ -7,13 +7,14 @@ both call these; today's cache comes in as a cache factory and a header to print
 from __future__ import annotations
 
 import json
+import sys
 
 from rich.console import Console
 
 from radixviz.errors import UsageError
 from radixviz.settings import check_settings
 from radixviz.sim.model_api import VOCAB_SIZE
-from radixviz.sim.trace import TraceError, load_tokenizer, load_trace
+from radixviz.sim.trace import TraceError, load_tokenizer
 from radixviz.sim.workloads import request_count
 
 from . import simulate_report as report
@@ -27,12 +28,22 @@ def later_options(args) -> dict:
 
 
 def load_trace_option(args, model: str):
-    """The trace's RequestSpecs, checked whole before anything runs."""
+    """The trace's RequestSpecs, checked whole before anything runs (our own format), or a
+    StreamedTrace (sim/traces: Mooncake, OpenAI logs, or timed), its first line checked."""
+    from radixviz.sim.traces import open_trace
+
     try:
-        encode = load_tokenizer(args.tokenizer) if args.tokenizer else None
-        specs = load_trace(args.trace, encode)
+        specs = open_trace(args.trace, getattr(args, "format", "auto"),
+                           block_size=getattr(args, "block_size", None), tokenizer=args.tokenizer,
+                           ms_per_pass=getattr(args, "pass_ms", None), hf_tokenizer=load_tokenizer)
     except TraceError as error:
         raise UsageError(str(error)) from None
+    if hasattr(specs, "note"):
+        if model == "tiny":
+            raise UsageError(f"{args.trace}: --model tiny needs the radixviz format's small token "
+                             "ids: use --model fake")
+        print(specs.note(), file=sys.stderr)
+        return specs
     if model == "tiny":
         highest = max(max(s.input_ids) for s in _every_spec(specs))
         if highest >= VOCAB_SIZE:
@@ -74,9 +85,24 @@ def run_sweep(args, name, sweep, policies, specs, options, common, header=None) 
     fixed.pop(SWEEPABLE[key], None)   # page: not among these
     shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
     report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
+    sweep_extras(args, key, points)
     if not header:
         print_ignored_priorities(p.stats for p in points)
     return 0
+
+
+def sweep_extras(args, key: str, points) -> None:
+    """% of optimal and p95 TTFT under a one-setting sweep's hit rates, and ``--figure``."""
+    from radixviz.sim.capacity import GridPoint
+
+    from . import capacity_charts as charts
+
+    grid = [GridPoint({key: p.value}, p.column, p.stats, p.traffic) for p in points if p.traffic]
+    if len(grid) != len(points):
+        return
+    charts.print_latency_charts(Console(), [(f"{g.label} {g.policy}", g) for g in grid])
+    if getattr(args, "figure", None):
+        print(charts.save_figure(args.figure, grid))
 
 
 def open_app(args, options: dict, cache: dict | None = None) -> int:

@@ -42,6 +42,39 @@ def _priority_rows(table, results) -> None:
                       *(f"{r.stats.priority_hit_rate(level):.1%}" for r in results))
 
 
+def _optimum_rows(table, results) -> None:
+    """The paper's optimum for these prompts, and each run's hit rate as a share of it."""
+    optima = [r.traffic.get("optimum") for r in results]
+    if not all(optima):
+        return
+    table.add_row("optimal hit rate (theorem)", *(f"{o['optimal_hit_rate']:.1%}" for o in optima))
+    table.add_row("% of optimal", *("-" if o["percent_of_optimal"] is None
+                                    else f"{o['percent_of_optimal']:.1%}" for o in optima))
+
+
+def _latency_rows(table, results) -> None:
+    """Time to first token in passes, and the share of it that the requests that missed took."""
+    latencies = [r.traffic.get("latency") for r in results]
+    if not all(latencies):
+        return
+    table.add_row("TTFT p50/p95/p99 (passes)", *(
+        "{p50}/{p95}/{p99}".format(**lat["ttft_passes"]) for lat in latencies))
+    table.add_row("missed (no hit): requests", *(
+        f"{lat['missed']['requests']:,}" for lat in latencies))
+    table.add_row("missed: share of TTFT", *(
+        "-" if lat["missed"]["share_of_ttft_passes"] is None
+        else f"{lat['missed']['share_of_ttft_passes']:.1%}" for lat in latencies))
+
+
+def optimum_note(results) -> str:
+    """One line under the table: what the optimum is, and whether its condition holds."""
+    optimum = next(iter(results)).traffic.get("optimum")
+    if not optimum:
+        return ""
+    return (f"optimal: 1 - {optimum['tree_tokens']:,} tokens of the prompts' radix tree / "
+            f"{optimum['prompt_tokens']:,} prompt tokens (SGLang paper, §3); {optimum['note']}")
+
+
 IGNORED_PRIORITIES = ("these requests carry priorities; the 2024 engine has no priority field and "
                       "ignores them (--engine 2026 --eviction-policy priority uses them)")
 
@@ -58,10 +91,14 @@ def print_single(workload: str, result) -> None:
     table.add_column("value", justify="right", no_wrap=True)
     for label, attribute in _ROWS:
         table.add_row(label, _cell(stats, attribute))
+    _optimum_rows(table, [result])
+    _latency_rows(table, [result])
     _priority_rows(table, [result])
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
     console.print(table)
+    if optimum_note([result]):
+        console.print(optimum_note([result]), markup=False, highlight=False)
     notable = [e for e in result.events
                if e.kind in ("drift", "refused", "retracted", "stuck", "prefill-deferred")]
     for event in notable[:10]:
@@ -80,10 +117,14 @@ def print_compare(workload: str, results: dict) -> None:
         table.add_column(name, justify="right", no_wrap=True)
     for label, attribute in _ROWS:
         table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
+    _optimum_rows(table, list(results.values()))
+    _latency_rows(table, list(results.values()))
     _priority_rows(table, list(results.values()))
     console = Console()
     console.print(_title(workload, first), highlight=False)
     console.print(table)
+    if optimum_note(results.values()):
+        console.print(optimum_note(results.values()), markup=False, highlight=False)
     print_hit_rate_bars(console, results, name_width=7)
 
 

@@ -18,8 +18,9 @@ text   ``Hello_``, ``"Hello_"``, ``"Hello_" (6 tokens)``;     the tokens, or ``"
        a count (``6 tokens``) where the count is accepted
 choice the option's letter (``b``, ``b)``, ``b: ...``), the   the option's index
        option's text read as its own kind (``22–26`` picks
-       the option ``22 23 24 25 26``), or its 1-based number
-       when no option is itself a number
+       the option ``22 23 24 25 26``), the one number an option
+       carries (``1`` picks ``worker 1``), or its 1-based number
+       when no option has a digit in it
 order  ``c a d b``, ``cadb``, ``3 1 4 2``                      ``"cadb"``
 node   ``#3``, ``3``, the whole key from the root, or the     the node id
        edge text when no other node has the same text
@@ -213,8 +214,14 @@ def _choice(e: Expected, text: str):
         if rest and _option_by_text(e.choices, rest) not in (None, index):
             return None, f"{text!r}: letter {letter} is not that option"
         return str(index), ""
-    if text.isdigit() and not any(read_number(c) is not None for c in e.choices):
-        if 1 <= int(text) <= len(e.choices):
+    if text.isdigit():
+        # an option that carries a number ("worker 1") is named by that number, never by
+        # its place in the list: "1" is worker 1, not the first option
+        named = [i for i, c in enumerate(e.choices) if re.findall(r"\d+", c) == [str(int(text))]]
+        if any(re.search(r"\d", c) for c in e.choices):
+            if len(named) == 1:
+                return str(named[0]), ""
+        elif 1 <= int(text) <= len(e.choices):
             return str(int(text) - 1), ""
     return None, f"could not read {text!r}: it is none of the options; type {e.hint()}"
 

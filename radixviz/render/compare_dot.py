@@ -11,11 +11,11 @@ from pathlib import Path
 
 import graphviz
 
-from radixviz.cache.engines import engine_spec
 from radixviz.files import atomic_write
 
 from .graphviz import GraphvizError, format_for
 from .marks import ALL_MARKS, CURRENT, PATH, WRONG, NodeMarks, compact_ranges, edge_text, split_edge_text
+from .views import held_text, load_views
 
 SIDES = (("fixed", "fixed matcher (#7)", "#1a7f37"), ("buggy", "BUGGY matcher (pre-#7)", "#d1242f"))
 ENGINE_COLORS = {"2024": "#0969da", "2026": "#8250df"}   # any other engine: OTHER_COLOR
@@ -43,6 +43,7 @@ def compare_graph(side, max_edge: int = 24) -> graphviz.Digraph:
     for (name, title, color), session in zip(_columns(side), side.sessions):
         frame = session.frames[-1] if session.frames else session.live_frame()
         tree, marks = frame.tree, NodeMarks(frame.marks)
+        load_views(tree)
         returned = [r.result["slots"] for r in session.records if r.op.name == "match"]
         caption = f"{title}\n{tree.total_size} tokens · {frame.pool.used}/{frame.pool.size} slots used"
         if returned:
@@ -77,8 +78,7 @@ def _label(node, found, marks, max_edge: int, tree) -> str:
         head, tail, note = split_edge_text(node.key, taken, max_edge)
         edge = f"{head}│{tail}\n({note})"
     symbols = "".join(m.symbol for m in found)
-    held = (f"lock_ref {node.ref} · hits {node.hit_count} · prio {node.priority}"
-            if engine_spec(tree.engine).node_stats else f"ref {node.ref}")
+    held = held_text(node)   # by the node's type: today's nodes name their lock_ref, hits, priority
     return f"{symbols + ' ' if symbols else ''}{edge}\nslots {compact_ranges(node.value)}\n{held}"
 
 

@@ -12,15 +12,12 @@ from pathlib import Path
 
 import graphviz
 
-from radixviz.cache.engines import engine_spec
 from radixviz.files import atomic_write
 
-from radixviz.script.kv_text import hash_text
-
-from .tiers import TIERS, host_summary, tier_of, tier_slots
-from .tree import namespace_groups, namespace_label, node_counts, paged_text
-from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, compact_ranges, edge_text,
+from .tree import namespace_groups, namespace_label, paged_text
+from .marks import (ALL_MARKS, CURRENT, EVICTED, PATH, WRONG, NodeMarks, edge_text,
                     ghost_word, mark_name, split_edge_text)
+from .views import box_lines, box_style, caption_parts, load_views, page_size_shown
 
 FORMATS = {".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 INSTALL_HINT = "install Graphviz (apt-get install graphviz, brew install graphviz or dnf install graphviz)"
@@ -50,21 +47,11 @@ def matcher_label(tree) -> str:
 def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -> graphviz.Digraph:
     """The tree as a Digraph: one box per node with its edge, slots, ref count and last access."""
     node_marks = NodeMarks(marks)
-    spec = engine_spec(tree.engine)   # what the engine has decides what the boxes say
-    words = list(spec.words(tree.settings))
-    policy = tree.settings.get("eviction_policy")
-    if spec.eviction_policies and not spec.host_tier and policy in words:   # "lru eviction"
-        words[words.index(policy)] += " eviction"
-    engine = (matcher_label(tree) if spec.matcher_switch
-              else ", ".join((f"{tree.engine} engine", *words)))
-    caption = title or (f"radix tree · {engine} · {tree.total_size} tokens · "
-                        f"{tree.evictable_size} evictable"
-                        + (f" · {tree.protected_size} protected" if spec.node_stats else ""))
-    if spec.host_tier and not title:
-        caption += f" · {host_summary(tree)}"
-    truth = sum(len(n.key) for n in tree.root.walk() if n.key and n.ref == 0)
-    if spec.release_insert and truth != tree.evictable_size:   # the release's insert (#4) makes it drift
-        caption += f" (⚠ unreferenced nodes hold {truth})"
+    load_views(tree)   # the boxes and the caption say what the tree's type holds (render/views/)
+    engine, sizes_after, always = caption_parts(tree)
+    caption = (title or f"radix tree · {engine} · {tree.total_size} tokens · "
+                        f"{tree.evictable_size} evictable{sizes_after}") + always
+    page_size = page_size_shown(tree)
     dot = graphviz.Digraph(
         "radix",
         graph_attr=_attrs(rankdir="TB", fontname="Helvetica", fontsize=12, labelloc="t",
@@ -83,30 +70,20 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
         else:
             symbols = "".join(m.symbol for m in found)
             taken = node_marks.taken(node)   # only the pre-#7 matcher takes part of an edge
-            if spec.pages:
-                edge = paged_text(node.key, tree.page_size, max_edge)
+            if page_size is not None:
+                edge = paged_text(node.key, page_size, max_edge)
             elif taken is None:
                 edge = edge_text(node.key, max_edge)
             else:  # only the tokens really matched are marked: the cut shows where they end
                 matched, rest, note = split_edge_text(node.key, taken, max_edge)
                 edge = f"{matched}│{rest}\n({note})"
             head = f"{symbols} {edge}" if symbols else edge
-            details = ((node_counts(node, spec, " · "), f"t {node.last_access} · born {node.creation_time}")
-                       if spec.node_stats else (f"{node_counts(node, spec, ' · ')} · t {node.last_access}",))
-            if spec.kv_events and node.hash_value:
-                details += (hash_text(node.hash_value),)
             box = home.get(node.id, dot)   # its namespace's cluster, or the diagram itself
-            if spec.host_tier:   # where its KV lives, in words and in the border
-                tag, _, color, fill, words = TIERS[tier_of(node)]
-                attrs = _mark_attrs(found) or _attrs(color=color, fillcolor=fill)
-                if node.evicted:
-                    attrs["style"] = "rounded,filled,dashed"
-                box.node(f"n{node.id}", _label(head, f"[{tag}] {words}", tier_slots(node), *details), **attrs)
-            else:
-                if len(node.value) != len(node.key):   # the release's insert (#4)
-                    details += (f"⚠ {len(node.value)} slots for {len(node.key)} tokens",)
-                box.node(f"n{node.id}", _label(head, f"slots {compact_ranges(node.value)}", *details),
-                         **_mark_attrs(found))
+            look = box_style(node)         # the host tier's: a border per tier, dashed on the host only
+            attrs = _mark_attrs(found) or _attrs(**{k: v for k, v in look.items() if k != "style"})
+            if "style" in look:
+                attrs["style"] = look["style"]
+            box.node(f"n{node.id}", _label(head, *box_lines(node)), **attrs)
         for child in node.children:
             style = {}
             if child.id in node_marks.wrong:

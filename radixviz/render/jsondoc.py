@@ -4,10 +4,10 @@ Built from the session's records and a final snapshot, so it says exactly what t
 """
 from __future__ import annotations
 
-from radixviz.cache.engines import engine_spec
 from radixviz.script.narrate import describe
 
 from .source_map import locate, short_path
+from .views import load_views, node_fields, tree_fields
 
 SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
 
@@ -24,11 +24,11 @@ def op_args(op) -> list:
     return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
 
-def tree_json(node, node_stats: bool = False, namespaces: bool = False, host_tier: bool = False) -> dict:
-    """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot; with
-    ``node_stats`` (an engine whose nodes count them) also lock_ref, hits, priority, birth;
-    with ``namespaces`` (an engine whose keys carry them) the namespace and page hashes;
-    with ``host_tier`` where the KV lives (``tier``), the host slots and host references."""
+def tree_json(node) -> dict:
+    """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot, with the
+    fields its type adds (render/views/): today's nodes their lock_ref, hits, priority,
+    birth, namespace and page hashes; the host tier's where the KV lives (``tier``), the host
+    slots and host references. The tree's views must be loaded (``load_views``)."""
     # built bottom-up with an explicit stack so deep chains do not hit the recursion limit
     done: dict = {}
     stack = [(node, False)]
@@ -39,40 +39,16 @@ def tree_json(node, node_stats: bool = False, namespaces: bool = False, host_tie
             stack.extend((c, False) for c in current.children)
             continue
         entry = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
-                 "ref": current.ref, "last_access": current.last_access}
-        if node_stats:  # ref is the node's lock_ref
-            entry.update(lock_ref=current.ref, hit_count=current.hit_count,
-                         priority=current.priority, creation_time=current.creation_time)
-        if namespaces:
-            hashes = current.hash_value
-            entry.update(extra_key=current.extra_key,
-                         hash_value=None if hashes is None else list(hashes))
-        if host_tier and current.key:
-            entry.update(tier=current.tier, in_flight=current.in_flight or None, evicted=current.evicted,
-                         backuped=current.backuped, host_value=None if current.host_value is None
-                         else list(current.host_value), host_ref=current.host_ref)
+                 "ref": current.ref, "last_access": current.last_access, **node_fields(current)}
         entry["children"] = [done.pop(c.id) for c in current.children]
         done[current.id] = entry
     return done[node.id]
 
 
 def _engine_fields(tree) -> dict:
-    """``engine`` always; the settings the engine has (page size, eviction policy) and its
-    protected size where it counts one."""
-    spec = engine_spec(tree.engine)
-    fields = {"engine": tree.engine, **tree.settings}   # the #7 matcher has its own field
-    if spec.node_stats:
-        fields["protected_size"] = tree.protected_size
-    if spec.host_tier:
-        fields["host_pool"] = {"size": tree.host_size, "used": tree.host_used,
-                               "free": tree.host_size - tree.host_used}
-        fields["in_flight"] = {"writes": tree.writes_in_flight, "loads": tree.loads_in_flight}
-        fields["head_bugs"] = list(tree.head_bugs)
-        if tree.head_bugs:   # what SGLang's 9fbe6800a lines did to the tree and the host pool
-            fields["head_bug_damage"] = {"unreachable": [n[0] for n in tree.unreachable],
-                                         "double_freed": list(tree.double_freed),
-                                         "reports": list(tree.reports), "host_accounting": tree.host_accounting}
-    return fields
+    """``engine`` always; the settings the engine has (page size, eviction policy) and what
+    the tree's type adds (a protected size, the host pool)."""
+    return {"engine": tree.engine, **tree.settings, **tree_fields(tree)}   # the #7 matcher has its own field
 
 
 def step_json(frame, describe) -> dict:
@@ -98,6 +74,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
             entry["steps"] = [step_json(f, describe) for f in session.frames.kept(record.frame_range)]
         ops.append(entry)
     tree = session.cache.snapshot()
+    load_views(tree)   # the fields of the tree's type (render/views/)
     pool = session.pool
     return {
         "version": SCHEMA_VERSION,
@@ -105,8 +82,7 @@ def session_document(session, *, error=None, steps: bool = False) -> dict:
         **_engine_fields(tree),
         "device": str(pool.device),
         "ops": ops,
-        "tree": tree_json(tree.root, engine_spec(tree.engine).node_stats, engine_spec(tree.engine).namespaces,
-                          engine_spec(tree.engine).host_tier),
+        "tree": tree_json(tree.root),
         "evictable_size": tree.evictable_size,
         "total_size": tree.total_size,
         "pool": {"size": pool.size, "free": pool.available_size(), "used": pool.used_size()},

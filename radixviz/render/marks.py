@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import ELLIPSIS, key_text, slot_ranges  # noqa: F401 (ELLIPSIS: tree.py)
+
+from .views import load_views, mark_words, removed_word
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,21 @@ DELETED_HOST_TIER = "deleted from both tiers"
 
 
 def mark_name(mark: Mark, tree) -> str:
-    """What a legend calls ``mark`` for the engine ``tree`` (a snapshot) comes from."""
-    if mark is LOCKED and tree is not None and engine_spec(tree.engine).node_stats:
-        return LOCKED_2026
-    if mark is EVICTED and tree is not None and engine_spec(tree.engine).host_tier:
-        return DELETED_HOST_TIER
-    return mark.name
+    """What a legend calls ``mark`` on ``tree`` (a snapshot, or None): as its type says it
+    (render/views/: today's locks are "lock > 0", the host tier's removals "deleted")."""
+    if tree is None:
+        return mark.name
+    load_views(tree)
+    return mark_words(tree).get(mark.name, mark.name)
 
 
 def ghost_word(tree) -> str:
     """How a view names a leaf the step removed from the tree: with a host tier "evicted"
     means "no device copy", so a node gone from both tiers is "deleted"."""
-    return "deleted" if tree is not None and engine_spec(tree.engine).host_tier else "evicted"
+    if tree is None:
+        return EVICTED.name
+    load_views(tree)
+    return removed_word(tree)
 
 
 def partial_legend(taken: int, total: int) -> str:

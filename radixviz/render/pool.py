@@ -5,6 +5,8 @@ for a slot shared by that many holders. Slots the current step touches sit in br
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
@@ -20,6 +22,7 @@ STATES = {          # state -> (symbol, style, legend words)
     "shared": ("2", "bold magenta", "= 2 holders share it"),
 }
 TOUCHED_STYLE = "reverse"
+_ROWS: OrderedDict = OrderedDict()   # (first slot, runs of cells) -> the row's Text: see PoolGrid.row
 
 
 def slot_symbol(state: str, refcount: int) -> str:
@@ -78,18 +81,35 @@ class PoolGrid:
         return out
 
     def row(self, start: int, cols: int) -> Text:
-        """One row: the label of slot ``start``, then ``cols`` cells (a view may build rows lazily)."""
+        """One row: the label of slot ``start``, then ``cols`` cells (a view may build rows
+        lazily). Cells of one style are one run of text; a row whose cells read as in a row
+        built before is that Text (read-only), so a step repaints only the rows it changed."""
         pool, touched = self.pool, self._touched
-        row = Text(no_wrap=True, overflow="ellipsis")
-        row.append(f"{start:>{LABEL - 1}} ", style="dim")
-        row.append("│", style="dim")
+        runs: list = []   # [text, style] of consecutive cells that share a style
         for slot in range(start, min(start + cols, pool.size)):
             state = self.state(slot)
             symbol, style = slot_symbol(state, pool.refcounts[slot]), STATES[state][1]
             if slot in touched:
-                row.append(f"[{symbol}]", style=f"{style} {TOUCHED_STYLE}")
+                cell, style = f"[{symbol}]", f"{style} {TOUCHED_STYLE}"
             else:
-                row.append(f" {symbol} ", style=style)
+                cell = f" {symbol} "
+            if runs and runs[-1][1] == style:
+                runs[-1][0] += cell
+            else:
+                runs.append([cell, style])
+        key = (start, tuple(map(tuple, runs)))
+        row = _ROWS.get(key)
+        if row is not None:
+            _ROWS.move_to_end(key)
+            return row
+        row = Text(no_wrap=True, overflow="ellipsis")
+        row.append(f"{start:>{LABEL - 1}} ", style="dim")
+        row.append("│", style="dim")
+        for text, style in runs:
+            row.append(text, style=style)
+        _ROWS[key] = row
+        if len(_ROWS) > 4096:
+            _ROWS.popitem(last=False)
         return row
 
     def _legend_entries(self) -> list[Text]:

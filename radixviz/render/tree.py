@@ -10,23 +10,24 @@ labelled line per namespace; page hashes, once computed, end each node's line in
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from radixviz.cache.engines import engine_spec
 from radixviz.cache.text import escape_token
-from radixviz.script.kv_text import hash_text
 
-from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, compact_ranges, edge_text, ghost_word, mark_name,
+from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, edge_text, ghost_word, mark_name,
                     partial_legend, split_edge_text)
-from .tiers import host_summary, tier_legend, tier_slots, tier_tag
 from .tree_rows import TreeRows, namespace_groups, unreferenced_tokens  # noqa: F401 - views import the last two here
+from .views import (DETAIL_STYLE, extra_lines, header_parts, load_views, node_details,
+                    page_size_shown)
+from .views import node_counts as node_counts  # graphviz and the oracles import it here
 
 GUIDE_STYLE = "dim"
+_NODE_LINES: OrderedDict = OrderedDict()   # see TreeView.node_line
 NAMESPACE_STYLE = "bold magenta"
-HASH_STYLE = "dim cyan"
-DETAIL_STYLE = "dim"
 
 
 class TreeView:
@@ -40,6 +41,7 @@ class TreeView:
         self.tree, self.marks = tree, marks
         self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
         self.legend = legend
+        load_views(tree)   # the engine's own views (render/views/), once, by its registry line
         self.node_marks = NodeMarks(marks)
         self._rows: TreeRows | None = None
 
@@ -75,35 +77,38 @@ class TreeView:
         tree = self.tree
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("root", style="bold")
-        spec = engine_spec(tree.engine)   # what this engine has decides what the header says
         header.append(f"  {tree.total_size} tokens · {tree.evictable_size} evictable", style=DETAIL_STYLE)
-        if spec.node_stats:
-            header.append(f" · {tree.protected_size} protected", style=DETAIL_STYLE)
-        if spec.release_insert:
-            truth = unreferenced_tokens(tree)
-            if truth != tree.evictable_size:
-                # the #4 drift: the counter no longer tells the truth
-                header.append(f" ⚠≠{truth} unreferenced", style="bold red")
-        if spec.matcher_switch:
-            header.append(" · matcher ", style=DETAIL_STYLE)
-            header.append("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
-                          style="bold red" if tree.buggy_match else DETAIL_STYLE)
-        elif spec.host_tier:   # the engine's words are on the status line: room for the host
-            header.append(f" · {host_summary(tree)}", style=DETAIL_STYLE)
-        else:
-            header.append(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", style=DETAIL_STYLE)
+        for text, style in header_parts(tree):   # what this tree's type says there
+            header.append(text, style=style)
         return header
 
     def node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
+        """The node's line. Node snapshots are immutable and a step shares the ones it did
+        not change, so the line of such a node, marked and placed as before, is the Text
+        built before (a view that shows it again repaints nothing). Read-only: copy to change."""
+        taken = self.node_marks.taken(node)
+        key = (id(node), tuple(node_marks), prefix, last, taken, self.tree.engine,
+               getattr(self.tree, "page_size", 1), self.max_edge)
+        known = _NODE_LINES.get(key)
+        if known is not None and known[0] is node:   # the entry keeps the node: the id is its own
+            _NODE_LINES.move_to_end(key)
+            return known[1]
+        line = self._node_line(node, node_marks, prefix, last, taken)
+        _NODE_LINES[key] = (node, line)
+        if len(_NODE_LINES) > 8192:
+            _NODE_LINES.popitem(last=False)
+        return line
+
+    def _node_line(self, node, node_marks, prefix: str, last: bool, taken) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
         if node_marks:
             line.append("".join(m.symbol for m in node_marks) + " ", style=style)
-        spec = engine_spec(self.tree.engine)
-        taken = self.node_marks.taken(node)   # only the pre-#7 matcher takes part of an edge
-        if spec.pages:
-            line.append(paged_text(node.key, self.tree.page_size, self.max_edge), style=style)
+        # taken: only the pre-#7 matcher takes part of an edge
+        page_size = page_size_shown(self.tree)
+        if page_size is not None:
+            line.append(paged_text(node.key, page_size, self.max_edge), style=style)
         elif taken is None:
             line.append(edge_text(node.key, self.max_edge), style=style)
         else:
@@ -113,18 +118,8 @@ class TreeView:
             line.append("│", style="bold")
             line.append(tail, style=DETAIL_STYLE)
             line.append(f" {taken}/{len(node.key)}", style=style)
-        if spec.host_tier:
-            tag, tag_style = tier_tag(node)
-            line.append(f"  {tag}", style=tag_style)
-            line.append(f"  {tier_slots(node)}  {node_counts(node, spec, '  ')}  t {node.last_access}",
-                        style=DETAIL_STYLE)
-            return line
-        line.append(f"  slots {compact_ranges(node.value)}  {node_counts(node, spec, '  ')}  "
-                    f"t {node.last_access}", style=DETAIL_STYLE)
-        if len(node.value) != len(node.key):
-            line.append(f"  ⚠ {slot_mismatch(node)}", style="bold red")
-        if spec.kv_events and node.hash_value:
-            line.append(f"  {hash_text(node.hash_value)}", style=HASH_STYLE)
+        for text, part_style in node_details(node, "  "):   # by the node's type: slots, tiers, hashes
+            line.append(text, style=part_style)
         return line
 
     def namespace_line(self, group, prefix: str, last: bool) -> Text:
@@ -160,10 +155,8 @@ class TreeView:
         return ghost
 
     def tier_lines(self) -> list[Text]:
-        """On the host tier's tree, the line naming its tier tags (when there is a node to tag)."""
-        if engine_spec(self.tree.engine).host_tier and self.tree.root.children:
-            return [tier_legend(self.tree)]
-        return []
+        """The lines the tree's type adds (the host tier's: its tier tags, when there is a node)."""
+        return extra_lines(self.tree)
 
     def legend_lines(self, used: set, cut: tuple | None) -> list[Text]:
         """The legend of the marks ``used``; then, for an edge a match took only the start of,
@@ -172,14 +165,6 @@ class TreeView:
         if cut is not None:   # the numbers of the cut edge drawn above, not an example's
             lines.append(Text(partial_legend(*cut), style=DETAIL_STYLE, no_wrap=True, overflow="ellipsis"))
         return lines
-
-
-def node_counts(node, spec, sep: str) -> str:
-    """A node's counts as the views show them: ``ref 2`` on the first release's nodes, ``lock 1
-    {sep}hits 2{sep}prio 0`` on an engine whose nodes count hits and priorities."""
-    if spec.node_stats:
-        return sep.join((f"lock {node.ref}", f"hits {node.hit_count}", f"prio {node.priority}"))
-    return f"ref {node.ref}"
 
 
 def paged_text(key, page_size: int, max_edge: int) -> str:
@@ -191,10 +176,6 @@ def paged_text(key, page_size: int, max_edge: int) -> str:
     if len(pages) > 4:
         pages = pages[:2] + [ELLIPSIS] + pages[-1:]
     return "'" + "|".join(pages) + "'"
-
-
-def slot_mismatch(node) -> str:
-    return f"{len(node.value)} slots for {len(node.key)} tokens"
 
 
 def _count(n: int, noun: str) -> str:

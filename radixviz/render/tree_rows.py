@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from radixviz.cache.engines import engine_spec
-
 from .marks import EVICTED, LOCKED
 from .subtree import PLAIN_ROWS, post_order, subtree_ids, unreferenced_tokens  # noqa: F401 - tree.py imports it here
+from .views import has_namespaces, load_views
 
 _NODE, _FOLD = 0, 1   # kinds of child entry: a node (and its subtree), or a "… N more" line
 
@@ -278,7 +277,8 @@ class NamespaceGroup:
 def namespace_groups(tree) -> list | None:
     """``[(namespace, root children in it), ...]`` in order of first appearance, or None when
     the tree has no namespace but the plain one (then nothing is grouped)."""
-    if not engine_spec(tree.engine).namespaces:
+    load_views(tree)
+    if not has_namespaces(tree):   # by the tree's type: today's keys may carry one
         return None
     groups: dict = {}
     for child in tree.root.children:

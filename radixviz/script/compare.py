@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from radixviz.cache.options import EVICTION, PAGE
+
 from .parser import ScriptError
 from .session import Session
 from .sides import BUGGY, FIXED, SETTING_OPS, SideConfig, engine_sides, tree_title
@@ -82,8 +84,8 @@ def compare_ops(ops, pool_size: int, device="auto") -> SideBySide:
     return compare_sides(ops, FIXED, BUGGY, pool_size, device)
 
 
-def compare_engines(ops, pool_size: int, device="auto", *, buggy: bool = False, page_size: int = 1,
-                    eviction_policy: str = "lru") -> SideBySide:
+def compare_engines(ops, pool_size: int, device="auto", *, buggy: bool = False, page_size: int = PAGE.default,
+                    eviction_policy: str = EVICTION.default) -> SideBySide:
     """The compare across time: the 2024 engine (with the matcher ``buggy`` names) beside
     the 2026 engine with ``page_size`` and ``eviction_policy``. What a line that picks a
     cache does in each column is ``SideConfig.own_op``'s rule."""

@@ -19,8 +19,10 @@ The host-tier engine (``engine hicache``) adds ``host-size N`` (a fresh cache wh
 holds N tokens), ``write-policy P``, ``sync`` (wait for the copies in flight and acknowledge
 them), ``auto-sync on|off`` (acknowledge them before each operation, as the scheduler checks
 every round; on by default), ``load-back KEY`` (match, then bring the host-only part back to
-the device), ``evict-host N`` and ``hicache-fixes on|off|load-back-unprotected|host-leaf-by-evicted``
-(off brings back both of SGLang's 9fbe6800a write_back bugs, a bug's name just that one).
+the device) and ``evict-host N``. An option a registered engine declares with an operation
+of its own (radixviz/cache/options.py: ``window 4``) is parsed by that option's limits or words.
+``hicache-fixes on|off|load-back-unprotected|host-leaf-by-evicted`` (off brings back both of
+SGLang's 9fbe6800a write_back bugs, a bug's name just that one).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from radixviz.cache.engines import engine_names
+from radixviz.cache.engines import engine_names, option_ops
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
 from radixviz.files import BOM, ReadError, excerpt, read_bytes
@@ -91,8 +93,10 @@ class Op:
             return (self.key,)
         if self.name in COUNT_OPS:
             return (self.count,)
-        if self.name in MODE_OPS:
+        if self.name in MODE_OPS or self.mode is not None:   # a registered option's word too
             return (self.mode,)
+        if self.count is not None:
+            return (self.count,)
         return ()
 
     def where(self) -> str:
@@ -183,8 +187,11 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     text = raw[col - 1:words[-1].end]
     where = dict(text=text, file=file, line=lineno, col=col)
     if name not in OP_NAMES:
-        close = difflib.get_close_matches(name.lower(), OP_NAMES, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(OP_NAMES)})"
+        if name in option_ops():     # a registered engine's own option: ``window 4``
+            return _option_op(option_ops()[name], args, file, lineno, where)
+        known = OP_NAMES + tuple(op for op in option_ops() if op not in OP_NAMES)
+        close = difflib.get_close_matches(name.lower(), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(known)})"
         raise ScriptError(file, lineno, col, f"unknown operation {excerpt(name)}{hint}")
     priority = ns = None
     # trailing modifiers, in either order: priority N (inserts), ns NAME (key operations)
@@ -254,6 +261,23 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         raise ScriptError(file, lineno, args[0].col,
                           f"unknown {what} {excerpt(args[0].text)}: use {' or '.join(modes)}")
     return Op(name, mode=mode, **where)
+
+
+def _option_op(option, args: list[_Word], file: str, lineno: int, where: dict) -> Op:
+    """``NAME VALUE`` for an option declared in the registry (options.py): its value parsed
+    by the option itself, a number into ``count``, a word or a switch into ``mode``."""
+    name, col = option.op_name, where["col"]
+    if len(args) != 1:
+        word = args[1] if args else None
+        raise ScriptError(file, lineno, word.col if word else col,
+                          f"{'extra' if word else 'missing'} argument: e.g. {option.usage()}")
+    try:
+        value = option.parse(args[0].text)
+    except ValueError as exc:
+        raise ScriptError(file, lineno, args[0].col, f"{exc} (e.g. {option.usage()})") from None
+    if option.limit is not None:
+        return Op(name, count=value, **where)
+    return Op(name, mode=args[0].text.lower() if option.is_switch else value, **where)
 
 
 def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[Op]:

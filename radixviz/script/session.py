@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from radixviz.cache import TokenToKVPool, compare_matchers, tokens_text
-from radixviz.cache.engines import all_options, engine_spec, engines_with
+from radixviz.cache.engines import all_options, engine_spec, engines_with, option_ops, option_owners
 from radixviz.cache.snapshot import unshared_bytes
 
 from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
@@ -91,9 +91,12 @@ class Session(HostTierOps):
             self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
         elif op.name == "match":
             self._disagreement = None  # the #7 comparison is about the 2024 matcher
-        handler = getattr(self, f"_do_{op.name.replace('-', '_')}")
+        handler = getattr(self, f"_do_{op.name.replace('-', '_')}", None)
+        label = f"op.{op.name}"
+        if handler is None:          # an option a registered engine declares (``window 4``)
+            handler, label = self._do_option, "op.option"
         # the handler's def carries the marker: the session's, or the host tier's (host_ops.py)
-        self._step("op", f"op.{op.name}", handler.__module__, text=op.text, name=op.name)
+        self._step("op", label, handler.__module__, text=op.text, name=op.name)
         try:
             synced = self._sync_first(op)
             record.result = handler(op)
@@ -172,6 +175,9 @@ class Session(HostTierOps):
             refuse(f"no lock on {lock_name(op.key, op.ns)} to release (locks held: {held})")
         elif op.name in _NEEDS and not spec.has(_NEEDS[op.name]):
             refuse(f"{op.name} belongs to {_owners(_NEEDS[op.name])}")
+        elif op.name not in _NEEDS and op.name in option_ops() and not spec.takes(option_ops()[op.name].name):
+            owners = " or ".join(option_owners(option_ops()[op.name].name))
+            refuse(f"{op.name} belongs to the {owners} engine")
         if op.ns is not None and not spec.namespaces:
             refuse(f"namespaces (ns {op.ns}) belong to {_owners('namespaces')}")
         if spec.host_tier:
@@ -277,6 +283,19 @@ class Session(HostTierOps):
         self._fresh_engine(self.engine.spec)  # step: events
         self._step("events", "events", kv_events=op.mode)
         return {"kv_events": op.mode}
+
+    def _do_option(self, op: Op) -> dict:  # step: op.option
+        """A registered engine's own option (options.py): changed on the live cache where the
+        option says it can be, else on a fresh cache (locks are gone), as ``page-size`` does."""
+        option = option_ops()[op.name]
+        value = op.count if option.limit is not None else (op.mode == "on" if option.is_switch else op.mode)
+        self.options[option.name] = value
+        if option.live:  # step: option
+            self.engine.change(option.name, value)
+        else:
+            self._fresh_engine(self.engine.spec)
+        self._step("option", "option", **{option.name: value})
+        return {option.name: value}
 
     def _do_insert_slots(self, op: Op) -> dict:  # step: op.insert-slots
         self.release_inserts = op.mode == "release"  # step: insert_slots

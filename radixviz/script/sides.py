@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from radixviz.cache.engines import engine_spec, engines_with
+from radixviz.cache.options import EVICTION, PAGE
 
 # the script lines that pick a cache rather than use one: each column keeps its own (see
 # ``SideConfig.own_op``)
@@ -20,8 +21,8 @@ SETTING_OPS = frozenset({"engine", "page-size", "eviction", "matcher", "insert-s
 class SideConfig:
     engine: str = "2024"
     buggy: bool = False            # the 2024 matcher before #7
-    page_size: int = 1             # the 2026 engine's
-    eviction_policy: str = "lru"   # the 2026 engine's
+    page_size: int = PAGE.default             # the 2026 engine's (defaults: cache/options.py)
+    eviction_policy: str = EVICTION.default
 
     @property
     def spec(self):
@@ -91,7 +92,7 @@ def engine_title(engine: str, settings) -> str:
     return ", ".join((f"{engine} engine", *spec.words(settings)))
 
 
-def engine_sides(buggy: bool = False, page_size: int = 1, eviction_policy: str = "lru",
+def engine_sides(buggy: bool = False, page_size: int = PAGE.default, eviction_policy: str = EVICTION.default,
                  engines: tuple = ("2024", "2026")) -> tuple:
     """The two columns of a comparison across time: 2024 (with that matcher), then 2026."""
     return tuple(SideConfig(name, buggy=buggy, page_size=page_size, eviction_policy=eviction_policy)

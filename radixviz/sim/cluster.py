@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from radixviz.cache.engines import engine_spec
 
 from .request import RequestSpec
-from .routers import Load, RouterConfig, make_router
+from .routers import LIBRARY_DEFAULTS, Load, RouterConfig, make_router
 from .scheduler import Scheduler
 from .workloads import make_workload
 
@@ -89,7 +89,7 @@ class Cluster:
         options = dict(engine_options or {})
         spec = engine_spec(engine)
         page = options.get("page_size", 1)
-        config = config or RouterConfig(max_tree_size=4 * pool_size)
+        config = config or RouterConfig()          # the router as SGLang launches it
         config = RouterConfig(**{**config.__dict__, "page_size": page})
         self.router = make_router(router, workers, config, seed)
         if self.router.needs_events:
@@ -233,6 +233,7 @@ class ClusterResult:
 
 
 CACHE_ONLY = "cache-only"   # cache-aware with the balance thresholds off (lessons compare it)
+CACHE_LIBRARY = "cache-aware-library"   # cache-aware with CacheAwareConfig::default()
 
 
 def run_router(workload: str, router: str, *, workers: int = 4, requests: int = 256,
@@ -240,10 +241,12 @@ def run_router(workload: str, router: str, *, workers: int = 4, requests: int = 
                config: RouterConfig | None = None) -> ClusterResult:
     """One router on ``requests`` requests of ``workload``, as ``simulate --workers`` runs it
     (each worker inserts prompts after prefill). ``cache-only``: cache-aware without the
-    balance thresholds."""
+    balance thresholds; ``cache-aware-library``: cache-aware with the Rust library's
+    ``CacheAwareConfig::default()`` instead of the launcher's defaults."""
     if router == CACHE_ONLY:
-        router, config = "cache-aware", RouterConfig(max_tree_size=4 * pool_size,
-                                                     balance_abs_threshold=10 ** 9)
+        router, config = "cache-aware", RouterConfig(balance_abs_threshold=10 ** 9)
+    elif router == CACHE_LIBRARY:
+        router, config = "cache-aware", LIBRARY_DEFAULTS
     cluster = Cluster(workers, router, pool_size=pool_size, rate=rate, seed=seed, engine=engine,
                       config=config, cache_unfinished=True)
     cluster.submit(make_workload(workload, requests, seed))

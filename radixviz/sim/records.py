@@ -148,10 +148,12 @@ class SimResult:
     events: list = field(default_factory=list)
     records: list = field(default_factory=list)
     outputs: dict = field(default_factory=dict)   # rid -> generated token ids
+    # what runner.replay adds (drive.py): the optimum beside the hit rate, latency
+    traffic: dict = field(default_factory=dict)
 
     def to_dict(self, with_records: bool = False) -> dict:
         out = {"settings": dict(self.settings), "stats": self.stats.to_dict(),
-               "events": [asdict(e) for e in self.events]}
+               "events": [asdict(e) for e in self.events], **self.traffic}
         if with_records:
             out["records"] = [r.to_dict() for r in self.records]
         return out

@@ -17,7 +17,12 @@
   hashed the way the worker hashes them, and a worker matches as many leading pages as it
   holds. Exact where the tree guesses, but late: a page counts once the worker inserted it.
 
-Defaults are SGLang's at HEAD: threshold 0.5, abs 32, rel 1.1. No torch here.
+Defaults are the router's as SGLang launches it at 9fbe6800a (``sgl-model-gateway/src/main.rs``
+and ``bindings/python/src/sglang_router/router_args.py``): threshold 0.3, abs 64, rel 1.5, a
+tree of 2**26 characters per worker. The library's ``CacheAwareConfig::default()``
+(``src/policies/mod.rs``) differs: 0.5, 32, 1.1 and 10,000; ``LIBRARY_DEFAULTS`` holds those.
+The eviction interval is radixviz's, in passes (SGLang's is in seconds: 120 launched, 30 in
+the library). No torch here.
 """
 from __future__ import annotations
 
@@ -33,13 +38,19 @@ LOW_MATCH = ("min-load", "smallest-tree")
 
 @dataclass(frozen=True)
 class RouterConfig:
-    cache_threshold: float = 0.5
-    balance_abs_threshold: int = 32
-    balance_rel_threshold: float = 1.1
-    max_tree_size: int = 4096       # tokens the approximate tree keeps per worker
+    cache_threshold: float = 0.3
+    balance_abs_threshold: int = 64
+    balance_rel_threshold: float = 1.5
+    max_tree_size: int = 2 ** 26    # tokens (characters) the approximate tree keeps per worker
     eviction_interval: int = 10     # passes between two evictions of the approximate tree
     low_match: str = "min-load"     # HEAD; "smallest-tree" as in #2114-#14650
     page_size: int = 1              # the workers' pages (the events router hashes by them)
+
+
+LAUNCHED_DEFAULTS = RouterConfig()
+# what a program gets from CacheAwareConfig::default() without the launcher's flags
+LIBRARY_DEFAULTS = RouterConfig(cache_threshold=0.5, balance_abs_threshold=32,
+                                balance_rel_threshold=1.1, max_tree_size=10_000)
 
 
 @dataclass(frozen=True)

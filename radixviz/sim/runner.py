@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .drive import RunObserver, drive
 from .fake_model import FakeSampler
 from .policies import POLICIES
 from .records import SimResult
@@ -36,23 +37,34 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
 
 def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
-           progress: Callable | None = None, **options) -> SimResult:
+           progress: Callable | None = None, arrivals: Callable | None = None,
+           keep_outputs: bool = True, optimum: bool = True, **options) -> SimResult:
     """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end.
 
-    ``progress(finished, total)``, when given, is called after every scheduler pass."""
+    ``progress(finished, total)``, when given, is called after every scheduler pass.
+    ``arrivals()``, when given instead of ``specs`` (pass None), returns a fresh iterator
+    of ``(arrival_pass or None, RequestSpec)`` sorted by arrival: a trace streamed from its
+    file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate (unless
+    ``optimum=False``: its tree grows with the distinct prompts) and the latency;
+    ``keep_outputs=False`` forgets generated tokens as requests finish."""
+    if hasattr(specs, "arrivals"):   # a StreamedTrace (sim/traces): read as the run goes
+        arrivals, specs = specs.arrivals, None
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
     # the pool is built first so a real model can own its KV there
     sched.model = factory(sched.pool, seed)
-    sched.settings.update(workload=workload, requests=request_count(specs),
-                          model=_model_name(model))
-    sched.submit(specs)
-    if progress is None:
-        return sched.run()
-    total = request_count(specs)
-    while sched.step() is not None:
-        progress(sched.stats.finished, total)
-    return sched.result()
+    total = request_count(specs) if specs is not None else None
+    sched.settings.update(workload=workload, requests=total, model=_model_name(model))
+    if arrivals is not None and hasattr(arrivals, "__self__"):
+        sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
+    observer = RunObserver(sched, optimum)
+    feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
+    drive(sched, feed, observer, progress, total, keep_outputs)
+    if total is None:
+        sched.settings["requests"] = sched.stats.requests
+    result = sched.result()
+    result.traffic = observer.report(result.stats.hit_rate)
+    return result
 
 
 def compare(workload: str, policies=tuple(POLICIES), **kwargs) -> dict:

@@ -1,7 +1,7 @@
 """One setting varied, every policy run at each value: the numbers behind ``simulate --sweep``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .runner import replay
 from .todays_cache import todays_cache
@@ -18,6 +18,7 @@ class SweepPoint:
     policy: str
     stats: object          # SimStats
     eviction: str | None = None   # today's cache: the eviction policy of this column
+    traffic: dict = field(default_factory=dict)   # the optimum and latency (drive.py)
 
     @property
     def column(self) -> str:
@@ -26,7 +27,7 @@ class SweepPoint:
 
     def to_dict(self, key: str) -> dict:
         named = {"eviction_policy": self.eviction} if self.eviction else {}
-        return {key: self.value, "policy": self.policy, **named, **self.stats.to_dict()}
+        return {key: self.value, "policy": self.policy, **named, **self.stats.to_dict(), **self.traffic}
 
 
 def parse_sweep(text: str) -> tuple[str, list[int]]:
@@ -72,5 +73,5 @@ def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=
             result = replay(traffic, policy, setting["pool_size"], seed,
                             workload=workload or "trace", **cache, **options)
             points.append(SweepPoint(value, policy, result.stats,
-                                     eviction if len(evictions) > 1 else None))
+                                     eviction if len(evictions) > 1 else None, result.traffic))
     return points

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import engine_spec
+from radixviz.cache.options import EVICTION, PAGE
 
 
-def todays_cache(page_size: int = 1, eviction_policy: str = "lru", engine: str = "2026"):
+def todays_cache(page_size: int = PAGE.default, eviction_policy: str = EVICTION.default, engine: str = "2026"):
     """A cache factory for ``Scheduler(cache_factory=...)``: pool -> the engine on it. A bad
     page size or policy fails here, early (ValueError)."""
     spec = engine_spec(engine)

@@ -8,7 +8,7 @@ for every engine. ``Engine`` puts it behind the facade's verbs and adds the host
 """
 from __future__ import annotations
 
-from ..facade import Engine as _Facade
+from ..v2026 import Engine as _TodaysEngine
 from .cache import HiRadixCache, MatchResult
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .invariants import check_hicache_invariants
@@ -19,10 +19,12 @@ __all__ = ["Engine", "HiRadixCache", "MatchResult", "TokenToKVPoolHost", "TreeNo
            "check_hicache_invariants", "default_host_size", "preview_match"]
 
 
-class Engine(_Facade):
-    """The host-tier engine: settings ``page_size``, ``eviction_policy``, ``kv_events``,
-    ``host_size`` (None: SGLang's default, twice the device pool), ``write_policy`` and
-    ``head_bugs`` (the 9fbe6800a write_back bugs brought back, head_bugs.py; () by default)."""
+class Engine(_TodaysEngine):
+    """The host-tier engine: the 2026 engine's settings and verbs (lock, unlock, insert,
+    protected size, the edge comparison), plus ``host_size`` (None: SGLang's default, twice
+    the device pool) and ``write_policy``; what differs is the cache, its checks and the
+    two-tier match and eviction; ``head_bugs`` brings back SGLang's 9fbe6800a write_back bugs
+    (head_bugs.py; () by default)."""
 
     def make_cache(self) -> HiRadixCache:
         s = self.settings
@@ -30,26 +32,11 @@ class Engine(_Facade):
                             s["write_policy"], enable_kv_events=s.get("kv_events", False),
                             head_bugs=s.get("head_bugs", ()))
 
-    def lock(self, node) -> int:
-        return self.cache.inc_lock_ref(node)
-
-    def unlock(self, node) -> int:
-        return self.cache.dec_lock_ref(node)
-
-    def insert_key(self, key, slots, priority, extra_key=None):
-        return self.cache.insert(key, slots, priority or 0, extra_key)
-
     def check_invariants(self, held=()) -> None:
         check_hicache_invariants(self.cache, self.pool, held)
 
     def preview(self, key, extra_key=None):
         return preview_match(self.cache.snapshot(), key, extra_key)
-
-    def protected_size(self) -> int:
-        return self.cache.protected_size()
-
-    def wrap_key_match(self, wrapper) -> None:
-        self.cache.key_match_fn = wrapper(self.cache.key_match_fn)
 
     def reported_settings(self) -> dict:
         return {**self.settings, "host_size": self.cache.token_to_kv_pool_host.size}
@@ -59,15 +46,13 @@ class Engine(_Facade):
             self.cache.set_head_bugs(value)
             self.settings["head_bugs"] = self.cache.head_bugs
             return
-        if option not in ("eviction_policy", "write_policy"):
-            super().change(option, value)
-        if option == "write_policy" and self.cache.in_flight():
+        if option != "write_policy":
+            super().change(option, value)   # the eviction policy, as the 2026 engine
+            return
+        if self.cache.in_flight():
             raise ValueError("copies are in flight: sync before changing the write policy")
-        if option == "eviction_policy":
-            self.cache.set_eviction_policy(value)
-        else:
-            self.cache.set_write_policy(value)
-        self.settings[option] = getattr(self.cache, option)
+        self.cache.set_write_policy(value)
+        self.settings[option] = self.cache.write_policy
 
     # --------------------------------------------------------- the shared verbs
 

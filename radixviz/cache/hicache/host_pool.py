@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import torch
 
-# SGLang's --hicache-ratio default: the host pool holds twice the device pool's tokens
-HOST_TO_DEVICE_RATIO = 2.0
+from ..options import HOST_TO_DEVICE_RATIO   # declared with the host_size option
 
 
 def default_host_size(device_size: int, page_size: int = 1, ratio: float = HOST_TO_DEVICE_RATIO) -> int:

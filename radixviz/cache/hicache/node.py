@@ -19,7 +19,8 @@ class TreeNode(DeviceNode):
 
     __slots__ = ("host_value", "host_ref_counter")
 
-    def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
+    def __init__(self, id: int | None = None, last_access_time: int = 0, creation_time: int = 0,
+                 priority: int = 0):
         super().__init__(id, last_access_time, creation_time, priority)
         self.host_value: torch.Tensor | None = None
         self.host_ref_counter = 0
@@ -47,5 +48,5 @@ class TreeNode(DeviceNode):
 
     def __repr__(self) -> str:
         where = "host" if self.evicted else ("device+host" if self.backuped else "device")
-        return (f"TreeNode(#{self.id} {tokens_text(self.key[:20])!r} {where} lock={self.lock_ref} "
+        return (f"TreeNode(#{self.id} {tokens_text((self.key or ())[:20])!r} {where} lock={self.lock_ref} "
                 f"host_ref={self.host_ref_counter} hits={self.hit_count} t={self.last_access_time})")

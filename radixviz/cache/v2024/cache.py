@@ -21,7 +21,7 @@ import torch
 
 from ..checks import check_release
 from ..keys import as_key, get_child_key, match, match_stops_here
-from ..snapshot import TreeSnapshot, invalidate, snapshot_node
+from ..snapshot import ReleaseTreeSnapshot, invalidate, snapshot_node
 from ..trace import EventKind as K, Tracer
 from ..values import as_value
 from .heap import LeafHeap
@@ -64,9 +64,9 @@ class RadixCache:
         """Attach a callable that receives every micro-step as an Event (None detaches)."""
         self.tracer.observer = callback
 
-    def snapshot(self) -> TreeSnapshot:
+    def snapshot(self) -> ReleaseTreeSnapshot:
         """An immutable picture of the whole tree as it is now."""
-        return TreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
+        return ReleaseTreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
 
     # ---------------------------------------------------------------- public API
 

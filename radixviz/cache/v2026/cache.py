@@ -82,6 +82,7 @@ class RadixCache(Watched, KVEventRecorder):
         self.evictable_leaves = CandidateHeap(self.eviction_strategy)
         # the root starts at the lowest priority, so any insert's priority replaces it
         self.root_node = self._new_node(priority=-sys.maxsize)
+        self.root_node.key = ()  # SGLang's root: an empty key
         self.root_node.value = self._empty
         self.root_node.lock_ref = 1  # never unlocked, so never evicted
         self.root_node.hash_value = []

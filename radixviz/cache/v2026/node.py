@@ -23,9 +23,16 @@ class TreeNode:
                  "priority", "creation_time", "last_access_time", "extra_key", "hash_value",
                  "_snap")
 
-    def __init__(self, id: int, last_access_time: int, creation_time: int, priority: int = 0):
-        self.id = id
-        self.key: tuple = ()
+    # ids for nodes made without one, as SGLang's class counter gives them (it counts every
+    # node made, so ``TreeNode(id=42)`` then ``TreeNode()`` gives id 1, as SGLang's tests expect)
+    counter = 0
+
+    def __init__(self, id: int | None = None, last_access_time: int = 0, creation_time: int = 0,
+                 priority: int = 0):
+        self.id = TreeNode.counter if id is None else id
+        TreeNode.counter += 1
+        # None until the engine gives the node its edge, as SGLang's (the root gets an empty one)
+        self.key: tuple = None  # type: ignore[assignment]
         # None only until the engine gives the new node its slots (the root: an empty tensor)
         self.value: torch.Tensor = None  # type: ignore[assignment]
         self.children: dict = {}
@@ -50,7 +57,7 @@ class TreeNode:
         return self.hash_value[-1]
 
     def __repr__(self) -> str:
-        text = tokens_text(self.key[:20])
+        text = tokens_text((self.key or ())[:20])
         space = "" if self.extra_key is None else f" ns={self.extra_key!r}"
         return (f"TreeNode(#{self.id}{space} {text!r} lock={self.lock_ref} hits={self.hit_count} "
                 f"prio={self.priority} t={self.last_access_time} born={self.creation_time})")

@@ -12,8 +12,8 @@
   stored page chains from, ``none`` under the root), ``stored_known`` (stored pages whose
   block hash an earlier operation already reported); ``created_ns`` (the namespace of the
   leaf it created, ``none`` outside any);
-- routing (route_checks.py): ``route.ROUTER.N``, ``routes.ROUTER.N``, ``best_hit.WORKLOAD``,
-  ``over_half.WORKLOAD.ROUTER``.
+- routing (route_checks.py): ``route.ROUTER.N``, ``routes.ROUTER.N``, ``reused.ROUTER.N``,
+  ``best_hit.WORKLOAD``, ``over_half.WORKLOAD.ROUTER``.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ from ..scenario import edge_text
 _POLICIES = ("lpm", "fcfs", "weight", "lpm-2442", "weight-2442")
 KV_CHECKS = ("kv_events", "stored_pages", "removed_pages", "stored_after", "stored_known", "created_ns")
 NAMES = ("split_edges", *(f"{end}_offered.{p}" for end in ("first", "last") for p in _POLICIES),
-         *KV_CHECKS, "route.ROUTER.N", "routes.ROUTER.N", "best_hit.WORKLOAD", "over_half.WORKLOAD.ROUTER")
+         *KV_CHECKS, "route.ROUTER.N", "routes.ROUTER.N", "reused.ROUTER.N", "best_hit.WORKLOAD",
+         "over_half.WORKLOAD.ROUTER")
 
 
 def is_block_check(check: str) -> bool:

@@ -1,6 +1,8 @@
 """``--check``: play a lesson on a real Session and hold each prediction to the engine."""
 from __future__ import annotations
 
+from functools import singledispatch
+
 from radixviz.script.parser import ScriptError
 
 from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
@@ -14,28 +16,49 @@ STATE_CHECKS = {
     "nodes": lambda s: len(s.engine.snapshot().nodes) - 1,   # the root is not counted
     # tokens on locked nodes, where the engine counts them apart (0 elsewhere)
     "protected_size": lambda s: s.engine.protected_size(),
-    # the subtrees of different namespaces under the root (an engine with namespaces)
-    "namespaces": lambda s: len({c.extra_key for c in s.engine.snapshot().root.children})
-    if s.engine.spec.namespaces else 1,
-    # the host tier (engine hicache; 0 elsewhere): host slots in use, copies not yet
-    # acknowledged, nodes whose KV is on the host only
-    "host_used": lambda s: s.engine.host_pool.used_size() if s.engine.spec.host_tier else 0,
-    "in_flight": lambda s: s.engine.in_flight() if s.engine.spec.host_tier else 0,
-    "host_only_nodes": lambda s: sum(1 for n in s.engine.snapshot().root.walk() if n.evicted)
-                                 if s.engine.spec.host_tier else 0,
-    # SGLang's 9fbe6800a write_back bugs (hicache-fixes off): host-eviction candidates, host
-    # slots in use that no node the root reaches holds, host slots freed twice
-    "host_leaves": lambda s: len(s.cache.evictable_host_leaves) if s.engine.spec.host_tier else 0,
+    # what the tree's type holds (tree_counts): its namespaces, its host tier
+    **{name: (lambda s, name=name: tree_counts(s.engine.snapshot())[name])
+       for name in ("namespaces", "host_used", "in_flight", "host_only_nodes", "double_freed")},
+    # SGLang's 9fbe6800a write_back bugs (hicache-fixes off): host-eviction candidates and host
+    # slots in use that no node the root reaches holds (0 where the cache has no host tier)
+    "host_leaves": lambda s: len(getattr(s.cache, "evictable_host_leaves", ())),
     "stray_host_slots": lambda s: _stray_host_slots(s),
-    "double_freed": lambda s: len(set(s.engine.host_pool.double_freed)) if s.engine.spec.host_tier else 0,
 }
 
 
 def _stray_host_slots(session) -> int:
-    if not session.engine.spec.host_tier:
-        return 0
-    frame = session.live_frame()
-    return sum(1 for slot in range(frame.pool.host_size) if frame.pool.host_state(slot) == "stray")
+    pool = session.live_frame().pool
+    return sum(1 for slot in range(getattr(pool, "host_size", 0)) if pool.host_state(slot) == "stray")
+
+
+@singledispatch
+def tree_counts(tree) -> dict:
+    """The counts a lesson may predict that depend on the tree's type: the subtrees of
+    different namespaces under the root (1 where keys carry none) and the host tier's host
+    slots in use, copies not yet acknowledged and host-only nodes (0 without a host tier)."""
+    return {"namespaces": 1, "host_used": 0, "in_flight": 0, "host_only_nodes": 0, "double_freed": 0}
+
+
+def _register_tree_counts() -> None:
+    """The counts of today's and the host tier's trees (their snapshot types load torch, so
+    they are registered when a lesson is first checked, its session already loaded)."""
+    from radixviz.cache.hicache.snapshot import HiTreeSnapshot   # the engine: torch
+    from radixviz.cache.v2026.snapshot import ModernTreeSnapshot   # the engine: torch
+
+    if HiTreeSnapshot in tree_counts.registry:
+        return
+
+    @tree_counts.register(ModernTreeSnapshot)   # named: a local type is not seen in annotations
+    def _(tree) -> dict:
+        return {**tree_counts.dispatch(object)(tree),
+                "namespaces": len({child.extra_key for child in tree.root.children})}
+
+    @tree_counts.register(HiTreeSnapshot)
+    def _(tree) -> dict:
+        return {**tree_counts.dispatch(ModernTreeSnapshot)(tree), "host_used": tree.host_used,
+                "in_flight": tree.writes_in_flight + tree.loads_in_flight,
+                "host_only_nodes": sum(1 for n in tree.root.walk() if n.evicted),
+                "double_freed": len(set(tree.double_freed))}   # host slots freed twice (head bugs)
 
 
 def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
@@ -44,6 +67,7 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
     from radixviz.cache.invariants import InvariantError
     from radixviz.script.session import Session
 
+    _register_tree_counts()
     session = Session(device=device)
     problems: list[LessonError] = []
     pending: list[Predict] = []

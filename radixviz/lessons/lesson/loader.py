@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from radixviz.files import ReadError, read_text
+from radixviz.files import ReadError, excerpt, read_text
 
 from ..markdown_file import FormatError, read_markdown
 from .model import Lesson, LessonError
@@ -104,4 +104,4 @@ def find_lesson(lessons: list[Lesson], wanted: str) -> Lesson:
             return lesson
         if ref in (lesson.id.lower(), lesson.path.stem.lower()):
             return lesson
-    raise KeyError(f"no lesson {wanted!r} (lessons: {', '.join(str(l.number) for l in lessons)})")
+    raise KeyError(f"no lesson {excerpt(wanted)} (lessons: {', '.join(str(l.number) for l in lessons)})")

@@ -223,8 +223,9 @@ FIXED = (
           "The first release inserts only when a request finishes, so A's prefix is invisible "
           "to B until then. #418 (2024-05-13) inserts a prompt as soon as its prefill ends, so "
           "requests admitted in later rounds hit it; #2442 (2024-12-11, git show 9208618b3e) "
-          "sorts the waiting requests that share 32 or more tokens with an earlier waiting one "
-          "to the back of the queue, so that when the batch fills they wait for a later round.",
+          "sorts to the back of the queue a waiting request whose own hit in the tree is 32 "
+          "tokens or fewer and that shares 32 or more tokens with an earlier waiting one, so "
+          "that when the batch fills it waits for a later round.",
           _result("matched")),
     Fixed("exercise-3-finished", 9, "exercise 3", "number",
           "Request A (\"Hello_world\") has finished and was inserted. How many tokens of "

@@ -314,6 +314,12 @@ from .generate_routing import GENERATORS_ROUTING, LESSON_TOPICS_ROUTING  # noqa:
 GENERATORS.update(GENERATORS_ROUTING)
 LESSON_TOPICS.update(LESSON_TOPICS_ROUTING)
 
+# lesson 9's scheduler changes (#418, #2442), answered by the simulation: generate_history.py
+from .generate_history import GENERATORS_HISTORY, LESSON_TOPICS_HISTORY  # noqa: E402
+
+GENERATORS.update(GENERATORS_HISTORY)
+LESSON_TOPICS.update(LESSON_TOPICS_HISTORY)
+
 # the host tier (lessons 15-16): generate_hicache.py
 from .generate_hicache import GENERATORS_HICACHE, LESSON_TOPICS_HICACHE  # noqa: E402
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from .builder import ScenarioBuilder
 from .questions import Question
+from radixviz.sim.routers import LAUNCHED_DEFAULTS as LAUNCHED, LIBRARY_DEFAULTS as LIBRARY
+
 from ..route_checks import placements
 from ..scenario import apply_text, run_scenario
 
@@ -78,8 +80,11 @@ def gen_routing(build: ScenarioBuilder, seed: int) -> Question:
     arrivals = "\n".join(f"    {i + 1}. {key}" for i, key in enumerate(keys))
     choices = tuple(f"worker {w}" for w in range(workers))
     return Question(f"gen-routing-{build.difficulty}-{seed}", "choice",
-                    f"{workers} workers behind a {router} router (SGLang's thresholds: more than "
-                    f"half of the prompt, imbalance beyond 32 requests and 1.1x). Requests arrive "
+                    f"{workers} workers behind a {router} router (SGLang's thresholds as it launches "
+                    f"the router: more than {_pct(LAUNCHED.cache_threshold)} of the prompt, imbalance beyond "
+                    f"{LAUNCHED.balance_abs_threshold} requests and {LAUNCHED.balance_rel_threshold}x; the "
+                    f"library's own defaults would be {_pct(LIBRARY.cache_threshold)}, "
+                    f"{LIBRARY.balance_abs_threshold} and {LIBRARY.balance_rel_threshold}x). Requests arrive "
                     f"in this order; none finishes meanwhile:\n\n{arrivals}\n\nWhere does request "
                     f"{len(keys)} go?",
                     (str(chosen[-1]),), choices[chosen[-1]],
@@ -99,8 +104,12 @@ def _routing_why(router: str) -> str:
     if router == "round-robin":
         return "Round-robin takes turns and looks at nothing else."
     return ("Cache-aware: a request goes to the worker it sent the longest matching prompt to, "
-            "when that match is more than half of the request; otherwise to the worker with "
-            "the fewest requests (the lowest number on a tie).")
+            f"when that match is more than {_pct(LAUNCHED.cache_threshold)} of the request's characters; "
+            "otherwise to the worker with the fewest requests (the lowest number on a tie).")
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction:.0%}"
 
 
 GENERATORS_ROUTING = {"namespaces": gen_namespaces, "kv-events": gen_kv_events, "routing": gen_routing}

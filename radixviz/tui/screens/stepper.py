@@ -2,8 +2,9 @@
 
 The sandbox is this screen; a lesson (``lesson.py``), a challenge (``challenge.py``) and a
 sandbox opened from another screen (``side_sandbox.py``) are kinds of it. The engine (and
-torch) loads in a worker thread; the screen paints a loading line first and mounts the
-panes when the session is ready.
+torch) loads in a worker thread; the screen paints a loading line first, then the panes,
+empty, while torch loads (the sandbox's and a challenge's), and draws the session into them
+when it is ready.
 """
 from __future__ import annotations
 
@@ -88,10 +89,29 @@ class StepperScreen(SandboxFiles, Screen):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         # the panes' Textual widgets and renderers load here, off the UI thread, so the
-        # loading line paints first
+        # loading line paints first; the panes are shown empty (they need no torch) while
+        # the engine loads, and keys typed meanwhile wait for it (early_keys)
         from radixviz.tui.widgets import panes  # noqa: F401
+        self.app.call_from_thread(self._mount_panes, True)
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
+
+    async def _mount_panes(self, early: bool = False) -> bool:
+        """Put the panes in place of the loading line (once); ``early``: only panes that can
+        show themselves without a session (``show_loading``). Whether they are mounted."""
+        if not self.is_attached:
+            return False
+        if self.query("#stepper-panes"):
+            return True
+        panes = self.make_panes()
+        if early and not hasattr(panes, "show_loading"):
+            return False   # a lesson's panes: the loading line stays until the engine is there
+        body = self.query_one("#stepper-body")
+        await body.remove_children()
+        await body.mount(panes)
+        if early and self.is_attached and self.model is None:
+            panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
+        return self.is_attached
 
     def make_panes(self):
         """The panes this screen draws its frames into (called once the engine has loaded)."""
@@ -101,10 +121,7 @@ class StepperScreen(SandboxFiles, Screen):
     async def _ready(self, session, error) -> None:
         if not self.is_attached:      # the learner left before the engine was ready
             return
-        body = self.query_one("#stepper-body")
-        await body.remove_children()
-        await body.mount(self.make_panes())
-        if not self.is_attached:
+        if not await self._mount_panes():
             return
         if error:
             self._show_error(error)

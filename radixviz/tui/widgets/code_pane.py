@@ -14,9 +14,8 @@ from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 
 from radixviz.render.source_map import function_span, locate, reporting_lines, strip_marker
@@ -26,27 +25,39 @@ from .lines_view import LinesView
 MARKER = "❱"
 
 
+class CodeView:
+    """The code pane's lines for one step: a header, then a row per source line (wrapped
+    ones take several). A Rich renderable too (tests print it); the pane shows ``lines`` as
+    they are when they were built for its ``width``."""
+
+    def __init__(self, lines: tuple, width: int | None):
+        self.lines, self.width = lines, width
+
+    def __rich_console__(self, console, options):
+        yield from self.lines
+
+
 @lru_cache(maxsize=512)
 def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", width: int | None = None,
               trace: bool = False):
-    """A renderable of the function around the line of ``step``, at most ``height`` rows tall.
+    """The function around the line of ``step``, at most ``height`` rows tall (a CodeView).
 
     The lines that only report steps are left out unless ``trace`` (then they are dimmed);
     the others keep their numbers in the file. Given the pane's ``width``, long source lines
     wrap (under their line number) instead of being cut at the pane's edge, as long as
     wrapping costs at most a quarter of the lines shown: on a narrow pane seeing more lines
     matters more than seeing each one whole.
+
+    The function is highlighted once (``_function``) and its rows are kept (``_row``): a
+    step elsewhere in the same function builds only its header and the two marked rows, and
+    the pane repaints only those.
     """
     site = locate(source, step)
     span = function_span(site.file, site.line) if site.line is not None else None
     if span is None:
         return Text(f"step {step} ({source or 'no source'}: no source file to show)", style="dim")
     file, line = site.file, site.line
-    lines = linecache.getlines(file)
-    # drop the indentation the def itself has (a method's 4 columns): the pane is narrow
-    indent = " " * (len(lines[span[0] - 1]) - len(lines[span[0] - 1].lstrip(" ")))
-    texts = {number: strip_marker(text[len(indent):] if text.startswith(indent) else text.lstrip(" "))
-             for number, text in enumerate(lines[span[0] - 1:span[1]], start=span[0])}
+    texts, _ = _function(file, span, theme)
     reporting = reporting_lines(file) - {line}
     shown = [n for n in texts if trace or n not in reporting]
     hidden = len(texts) - len(shown)
@@ -55,32 +66,64 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     first, last = _window((0, len(shown) - 1), at, body, lambda index: 1)
     wrap = False
     number_width = len(str(span[1]))
+    code_width = max(1, width - number_width - 3) if width else None   # the gutter: ❱, number, spaces
     if width:
-        code_width = max(1, width - number_width - 3)   # the gutter: ❱, number, spaces
         rows = [max(1, len(Text(texts[n].rstrip("\n")).wrap(_MEASURE, code_width))) for n in shown]
         wrapped = _window((0, len(shown) - 1), at, body, rows.__getitem__)
         if any(rows[i] > 1 for i in range(first, last + 1)) and \
                 4 * (wrapped[1] - wrapped[0] + 1) >= 3 * (last - first + 1):
             (first, last), wrap = wrapped, True
-    visible = shown[first:last + 1]
-    code = "".join(texts[n] if texts[n].endswith("\n") else texts[n] + "\n" for n in visible)
-    highlighted = Syntax(code, "python", theme=theme).highlight(code).split("\n", allow_blank=True)
-    # no background of its own: the code sits on the pane's (a light theme's too), like the tree
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True, justify="right", min_width=number_width + 2)
-    grid.add_column(no_wrap=not wrap, overflow="fold" if wrap else "ellipsis")
-    for number, text in zip(visible, highlighted):
-        current = number == line
-        gutter = Text(f"{MARKER if current else ' '} {number:>{number_width}}",
-                      style="bold" if current else "dim")
-        if number in reporting:
-            text.stylize("dim")
-        grid.add_row(gutter, text)
     header = Text.assemble((f"{Path(file).name}", "bold"), f" · {span[2]}() · line {line}",
                            no_wrap=True, overflow="ellipsis")
     if hidden:
         header.append(f" · {hidden} hidden (t)", style="dim")   # the tracing lines: t shows them
-    return Group(header, grid)
+    if width and header.cell_len > width:
+        header.truncate(width, overflow="ellipsis")
+    lines = [header]
+    for number in shown[first:last + 1]:
+        lines.extend(_row(file, span, theme, number, number == line, number in reporting,
+                          code_width, wrap))
+    return CodeView(tuple(lines), width)
+
+
+@lru_cache(maxsize=32)
+def _function(file: str, span: tuple, theme: str) -> tuple[dict, dict]:
+    """({line number: source text}, {line number: highlighted Text}) of the function at
+    ``span``, its own indentation dropped (a method's 4 columns: the pane is narrow)."""
+    lines = linecache.getlines(file)
+    indent = " " * (len(lines[span[0] - 1]) - len(lines[span[0] - 1].lstrip(" ")))
+    texts = {number: strip_marker(text[len(indent):] if text.startswith(indent) else text.lstrip(" "))
+             for number, text in enumerate(lines[span[0] - 1:span[1]], start=span[0])}
+    code = "".join(text if text.endswith("\n") else text + "\n" for text in texts.values())
+    highlighted = Syntax(code, "python", theme=theme).highlight(code).split("\n", allow_blank=True)
+    return texts, dict(zip(texts, highlighted))
+
+
+@lru_cache(maxsize=2048)
+def _row(file: str, span: tuple, theme: str, number: int, current: bool, dimmed: bool,
+         code_width: int | None, wrap: bool) -> tuple:
+    """The pane's rows of source line ``number``: its gutter (❱ on the step's line, the
+    number), a space, the code; wrapped under the number, or cut at the pane's edge.
+    Kept, so a row that did not change is the same Text (painted once)."""
+    number_width = len(str(span[1]))
+    code = _function(file, span, theme)[1][number].copy()
+    if dimmed:
+        code.stylize("dim")
+    gutter = Text.assemble((f"{MARKER if current else ' '} {number:>{number_width}}",
+                            "bold" if current else "dim"), " ")
+    if code_width is None or not wrap:
+        line = Text.assemble(gutter, code, no_wrap=True, overflow="ellipsis")
+        line.rstrip()
+        return (line,)   # cut at the pane's edge as the pane paints it
+    free = code.copy()
+    free.no_wrap, free.overflow = False, "fold"
+    pieces = free.wrap(_MEASURE, code_width) or [Text("")]
+    rows = []
+    for index, piece in enumerate(pieces):
+        piece.rstrip()
+        lead = gutter if index == 0 else Text(" " * (number_width + 3))
+        rows.append(Text.assemble(lead, piece, no_wrap=True))
+    return tuple(rows)
 
 
 _MEASURE = Console(width=200, file=io.StringIO(), color_system=None)   # only counts wrapped rows
@@ -148,10 +191,15 @@ class CodePane(LinesView):
         return self._content
 
     def update(self, renderable) -> None:
-        """Show ``renderable``, fitted to the pane's width."""
+        """Show ``renderable``, fitted to the pane's width (a CodeView built for that width
+        as it is: its rows are kept from step to step)."""
         self._content = renderable
         width = self.scrollable_content_region.width or 80
-        self.set_lines(code_lines(renderable, width, self.app.console), width=width)
+        if isinstance(renderable, CodeView) and renderable.width == width:
+            lines = renderable.lines
+        else:
+            lines = code_lines(renderable, width, self.app.console)
+        self.set_lines(lines, width=width)
 
     def show(self, source: str, step: str) -> None:
         """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""

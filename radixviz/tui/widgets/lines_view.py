@@ -8,6 +8,8 @@ background and colour) before it is painted.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from rich.segment import Segment
 from rich.text import Text
 from textual.geometry import Size
@@ -24,6 +26,10 @@ class LinesView(ScrollView, can_focus=False):
         super().__init__(**kwargs)
         self._lines: list[Text] = []
         self._strips: dict = {}
+        # strips by the line object they were rendered from, across sets of lines: a view
+        # whose builder hands out the same Text for an unchanged row (a code line, a tree
+        # node's line) renders it once, wherever it moves to
+        self._by_line: OrderedDict = OrderedDict()   # (id(line), width) -> (line, strip)
         self._style = None      # the widget's style, looked up once per set of lines
 
     @property
@@ -53,7 +59,8 @@ class LinesView(ScrollView, can_focus=False):
             after = lines[index] if index < len(lines) else None
             if before is None and after is None:
                 continue
-            if index in old_strips and before == after and before.style == after.style:
+            if index in old_strips and (before is after or (
+                    before == after and before.style == after.style)):
                 self._strips[index] = old_strips[index]   # Text == compares text and spans
             else:
                 self.refresh_lines(index)
@@ -83,14 +90,27 @@ class LinesView(ScrollView, can_focus=False):
             return Strip.blank(width, self._style)
         strip = self._strips.get(index)
         if strip is None:
-            line = self._lines[index]
-            if self.CUT_WITH_ELLIPSIS and line.cell_len > width:
-                line = line.copy()
-                line.truncate(width, overflow="ellipsis")
-            segments = Segment.apply_style(line.render(self.app.console), self._style)
-            strip = self._strips[index] = Strip(segments, line.cell_len)
+            strip = self._strips[index] = self._strip_of(self._lines[index], width)
         return strip.crop_extend(scroll_x, scroll_x + width, self._style)
+
+    def _strip_of(self, line: Text, width: int) -> Strip:
+        key = (id(line), width if self.CUT_WITH_ELLIPSIS else 0)
+        known = self._by_line.get(key)
+        if known is not None and known[0] is line:   # the entry keeps the line: its id is its own
+            self._by_line.move_to_end(key)
+            return known[1]
+        shown = line
+        if self.CUT_WITH_ELLIPSIS and line.cell_len > width:
+            shown = line.copy()
+            shown.truncate(width, overflow="ellipsis")
+        segments = Segment.apply_style(shown.render(self.app.console), self._style)
+        strip = Strip(segments, shown.cell_len)
+        self._by_line[key] = (line, strip)
+        if len(self._by_line) > 512:
+            self._by_line.popitem(last=False)
+        return strip
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._style, self._strips = None, {}
+        self._by_line.clear()

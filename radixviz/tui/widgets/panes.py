@@ -38,6 +38,17 @@ class StepperPanes(Vertical):
             yield Vertical(code, narration, id="right-column")
         yield StatusLine(id="status-line")
 
+    def show_loading(self, pool_size: int, status: str) -> None:
+        """Before the engine has loaded: the tree's root, a free pool of ``pool_size`` slots,
+        the hint of what to type, and ``status`` on the status line. Nothing here needs torch."""
+        self.query_one(TreePane).show_lines([Text("root  (no tokens yet)", style="bold")])
+        self.query_one(PoolPane).show_free(pool_size)
+        code = self.query_one(CodePane)
+        code.display = True
+        code.update(Text("the engine's code for each step shows here", style="dim"))
+        self.query_one(NarrationPane).show_parts([Text(EMPTY_HINT, style="dim")])
+        self.query_one(StatusLine).update(Text(status, no_wrap=True, overflow="ellipsis"), layout=False)
+
     def show(self, model, notes=()) -> None:
         """Draw ``model``'s current frame (or the empty-cache hint); ``notes`` are
         (long, short) texts for the status line's end."""

@@ -21,6 +21,13 @@ class PoolPane(LinesView):
         rows = pool_rows(frame.pool, frame.marks, self.scrollable_content_region.width or 40)
         self.set_lines(rows, rows.focus, width=rows.width)
 
+    def show_free(self, size: int) -> None:
+        """A pool of ``size`` free slots, before the engine has loaded (no tree yet)."""
+        from types import SimpleNamespace
+
+        from radixviz.script.frames import PoolSnapshot
+        self.show(SimpleNamespace(pool=PoolSnapshot((0,) * size, None), marks=None))
+
     def on_resize(self) -> None:
         if self._frame is not None:
             self.show(self._frame)

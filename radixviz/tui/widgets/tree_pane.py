@@ -77,6 +77,12 @@ class TreePane(LinesView):
         # the pane never scrolls sideways (lines end in "…"): its width is the lines' width
         self.set_lines(HeaderedRows(header, rows), self.focus_line, width=max(1, width))
 
+    def show_lines(self, lines: list) -> None:
+        """Show ``lines`` instead of a frame (before the engine has loaded)."""
+        self._frame = None
+        self.focus_line = None
+        self.set_lines(lines, width=max(1, self.scrollable_content_region.width))
+
     def on_resize(self) -> None:
         if self._frame is not None:
             self.show(self._frame)

@@ -1,0 +1,138 @@
+"""An engine's options as data: each is declared once, here or in the module of the engine
+that brings it, and named in that engine's registry line (engines.py).
+
+From an ``Option`` the command line builds its flag (``--page-size N``, with the limits, the
+default and the help line), refuses it for an engine that does not take it, and the script
+parses its operation (``page-size 4``); a session keeps one value per option name. Nothing
+here loads torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from radixviz.limits import HOST_SLOTS, PAGE_SIZE, Limit
+
+from .evict_policy import POLICY_NAMES
+from .write_policy import WRITE_POLICY_NAMES
+
+# SGLang's --hicache-ratio default: the host pool holds twice the device pool's tokens
+# (hicache/host_pool.py sizes it; help texts and badges say it from here)
+HOST_TO_DEVICE_RATIO = 2.0
+COMMANDS = ("run", "export", "sandbox", "simulate")   # where an option may apply
+SWITCH_WORDS = ("on", "off")                          # a yes/no option's script words
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting an engine takes. Its kind comes from what it declares: ``limit`` a whole
+    number in bounds, ``choices`` one of a few words, else a yes/no switch (a bool default)."""
+    name: str                   # the settings key, as the engine reads it: ``page_size``
+    default: Any                # the one default there is (None: the engine works it out)
+    help: str                   # one line, for --help and the script's usage
+    limit: Limit | None = None
+    choices: tuple[str, ...] = ()
+    what: str = ""              # what an engine taking it has, for a refusal: "pages"
+    flag: str | None = ""       # the command-line flag ("": from the name; None: no flag)
+    op: str | None = ""         # the script operation ("": from the name; None: none)
+    commands: tuple[str, ...] = COMMANDS   # the commands that offer the flag
+    live: bool = False          # the live cache changes it in place (Engine.change); else a fresh cache
+    many: bool = False          # with ``choices``: any of them, comma-separated ("all": every one)
+
+    @property
+    def flag_name(self) -> str | None:
+        """``--page-size`` (None: the option has no flag)."""
+        if self.flag is None:
+            return None
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def op_name(self) -> str | None:
+        """The script operation that sets it, ``page-size`` (None: no operation)."""
+        if self.op is None:
+            return None
+        return self.op or self.name.replace("_", "-")
+
+    @property
+    def is_switch(self) -> bool:
+        return self.limit is None and not self.choices
+
+    def metavar(self) -> str:
+        if self.many:
+            return "all|" + ",".join(self.choices)
+        return "N" if self.limit is not None else "|".join(self.choices) or ""
+
+    def usage(self) -> str:
+        """The operation as a person types it: ``window 4``, ``eviction lru|lfu``."""
+        if self.limit is not None:
+            example = self.default if self.default is not None else max(self.limit.low, 4)
+            return f"{self.op_name} {example}"
+        return f"{self.op_name} {'|'.join(self.choices or SWITCH_WORDS)}"
+
+    def parse(self, text: str) -> Any:
+        """The value ``text`` names; ValueError with the words of a one-line refusal."""
+        word = str(text).strip()
+        if self.many:
+            return self._parse_names(word)
+        if self.limit is not None:
+            return self.limit.check(word)
+        words = self.choices or SWITCH_WORDS
+        value = word.lower().replace("-", "_") if self.choices else word.lower()
+        if value not in words:
+            raise ValueError(f"unknown {self.name.replace('_', ' ')} {word!r}: use {', '.join(words)}")
+        return value == "on" if self.is_switch else value
+
+    def _parse_names(self, word: str) -> tuple[str, ...]:
+        names = {part.strip().replace("-", "_").lower() for part in word.split(",") if part.strip()}
+        if "all" in names:
+            return self.choices
+        unknown = sorted(names - set(self.choices))
+        if unknown or not names:
+            shown = unknown[0] if unknown else word
+            raise ValueError(f"unknown {self.name.replace('_', ' ')} {shown!r}: use all or {', '.join(self.choices)}")
+        return tuple(name for name in self.choices if name in names)
+
+    def default_text(self) -> str:
+        if self.many:
+            return ",".join(self.default) or "none"
+        return "off" if self.default is False else "on" if self.default is True else str(self.default)
+
+
+# The options today's engines share: one declaration, so one default, limits and help each.
+MATCHER = Option("buggy", False, "start with the pre-#7 matcher", what="the #7 matcher switch",
+                 op="matcher", commands=("run", "export", "sandbox"), live=True)
+STRICT = Option("strict", True, "refuse a value shorter than its key (False: as before #4)",
+                flag=None, op=None)
+PAGE = Option("page_size", PAGE_SIZE.default, f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high}",
+              limit=PAGE_SIZE, what="pages")
+EVICTION = Option("eviction_policy", "lru", f"the eviction order: {', '.join(POLICY_NAMES)}",
+                  choices=POLICY_NAMES, what="eviction policies", op="eviction", live=True)
+KV_EVENTS = Option("kv_events", False, "KV events on: the cache hashes its pages and reports each "
+                   "page stored and removed", what="KV events", flag="--events", op="events",
+                   commands=("run", "export", "sandbox"))
+HOST_SIZE = Option("host_size", None, f"host pool slots, more than --pool-size (default: "
+                   f"{HOST_TO_DEVICE_RATIO:g}x the pool, plus a page, as SGLang's ratio gives)",
+                   limit=HOST_SLOTS, what="a host tier")
+WRITE_POLICY = Option("write_policy", "write_through", f"when a node is copied to the host: "
+                      f"{', '.join(WRITE_POLICY_NAMES)}", choices=WRITE_POLICY_NAMES,
+                      what="a host tier", live=True)
+
+# SGLang's two write_back bugs of 9fbe6800a the host tier can bring back (hicache/head_bugs.py,
+# which loads torch, holds the same names); the script's ``hicache-fixes`` sets them too
+HEAD_BUG_NAMES = ("load_back_unprotected", "host_leaf_by_evicted")
+HEAD_BUGS = Option("head_bugs", (), "bring back SGLang's write_back bugs of 9fbe6800a: all (when "
+                   "given alone) or " + ", ".join(HEAD_BUG_NAMES), choices=HEAD_BUG_NAMES, many=True,
+                   what="a host tier", op=None, live=True)
+
+
+def check_host_size(settings: dict, pool_size: int) -> None:
+    """ValueError unless the host pool is larger than the device pool and whole pages, as
+    SGLang requires (the hicache engine's check of its options together)."""
+    host, page = settings.get("host_size"), settings.get("page_size", 1)
+    if host is None:
+        return
+    if host <= pool_size:
+        raise ValueError(f"host size {host}: the host pool must be larger than the device pool "
+                         f"({pool_size} slots), as SGLang requires")
+    if host % page:
+        raise ValueError(f"host size {host} is not whole pages of {page}")

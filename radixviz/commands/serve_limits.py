@@ -1,0 +1,113 @@
+"""What a served class lets one student, or one computer, take: the joins an address may
+make in a minute, and the disk the class folder may fill (a budget for the class, and a
+share of it for each student). The teacher sets both (``serve --joins-per-minute``,
+``--disk-mb``; ``--max-students`` is the roster's own cap) and sees the disk on their page.
+
+Without them one client keeping no cookie joined 1,990 made-up students in a minute, and
+2,000 students of 200 uploads of 100 kB each could put 40 GB on the teacher's disk.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import time
+from collections import deque
+
+JOIN_WINDOW = 60.0          # seconds: the "minute" of --joins-per-minute
+MAX_ADDRESSES = 10_000      # addresses remembered at once (their old joins are forgotten first)
+USAGE_SECONDS = 30.0        # how old the other students' disk use may be when a total is checked
+
+
+def address_key(address: str) -> str:
+    """Whom a limit counts: an IPv4 address, or an IPv6 address's /64 (one device may have
+    many addresses in its network, and pick a new one for each connection)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+class JoinLimiter:
+    """At most ``per_minute`` joins from one address in any ``JOIN_WINDOW`` seconds."""
+
+    def __init__(self, per_minute: int):
+        self.per_minute = per_minute
+        self.joins: dict[str, deque] = {}
+
+    def wait(self, address: str, now: float | None = None) -> float:
+        """0 if ``address`` may join now (and count it), else the seconds until it may."""
+        now = time.monotonic() if now is None else now
+        if len(self.joins) > MAX_ADDRESSES:
+            self.joins = {a: d for a, d in self.joins.items() if d and now - d[-1] < JOIN_WINDOW}
+        times = self.joins.setdefault(address_key(address), deque())
+        while times and now - times[0] >= JOIN_WINDOW:
+            times.popleft()
+        if len(times) >= self.per_minute:
+            return JOIN_WINDOW - (now - times[0])
+        times.append(now)
+        return 0.0
+
+
+def folder_bytes(folder) -> int:
+    """Bytes of the files under ``folder`` (links not followed: a link counts as itself)."""
+    total, stack = 0, [os.fspath(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+    return total
+
+
+class DiskBudget:
+    """The class folder's budget, ``total`` bytes, and each student's share of it."""
+
+    def __init__(self, roster, total: int, share: int):
+        self.roster, self.total, self.share = roster, total, share
+        self.used: dict[str, int] = {}
+        self.at = 0.0
+
+    def usage(self, fresh: str | None = None, everyone: bool = False) -> dict[str, int]:
+        """Bytes each student's folder holds (``fresh``'s measured now, the others' at most
+        ``USAGE_SECONDS`` old; ``everyone``: all measured now, for the teacher's page)."""
+        now = time.monotonic()
+        students = {s.id: s for s in self.roster.students()}
+        stale = everyone or now - self.at > USAGE_SECONDS
+        for sid, student in students.items():
+            if stale or sid == fresh or sid not in self.used:
+                self.used[sid] = folder_bytes(self.roster.home(student))
+        self.used = {sid: n for sid, n in self.used.items() if sid in students}
+        if stale:
+            self.at = now
+        return dict(self.used)
+
+    def added(self, student, count: int) -> None:
+        """``count`` bytes were just written to ``student``'s folder."""
+        self.used[student.id] = self.used.get(student.id, 0) + count
+
+    def refusal(self, student, adding: int) -> str | None:
+        """Why ``adding`` bytes more for ``student`` would break the budget, or None."""
+        used = self.usage(fresh=student.id)
+        mine = used.get(student.id, 0)
+        if mine + adding > self.share:
+            return f"your folder is full ({mb(mine)} of your {mb(self.share)}): ask your teacher"
+        if sum(used.values()) + adding > self.total:
+            return f"the class's folder is full ({mb(self.total)}): ask your teacher"
+        return None
+
+
+def mb(count: int) -> str:
+    return f"{count / 1e6:.1f} MB"

@@ -1,0 +1,93 @@
+"""The teacher's routes of the classroom server: their page (each student's progress and
+disk, the class's limits), its CSV, and removing a student (a squatter, a made-up name),
+which frees the name, deletes the folder and ends that student's open sessions.
+
+Every route needs the teacher's key, printed when the server started; removing is a POST
+from the teacher's own page (its Origin is this server's), so another site cannot make the
+teacher's browser remove anyone.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from .serve_limits import mb
+from .serve_pages import page
+from .serve_students import class_rows, report_csv
+
+if TYPE_CHECKING:
+    from .serve_limits import DiskBudget, JoinLimiter
+    from .serve_students import Roster
+
+log = logging.getLogger("radixviz.serve")
+
+
+class TeacherRoutes:
+    """Mixed into ClassroomServer: it has ``roster``, ``budget``, ``teacher_key``, the
+    limits, ``open_sockets`` (student id -> their websockets) and the checks."""
+
+    if TYPE_CHECKING:   # what the server provides (declared for the type checker only)
+        roster: Roster
+        budget: DiskBudget
+        joins: JoinLimiter
+        teacher_key: str
+        title: str
+        live: int
+        max_sessions: int
+        per_client: int
+        open_sockets: dict[str, set]
+
+        def host_allowed(self, request: web.Request) -> bool: ...
+        def same_origin(self, request: web.Request) -> bool: ...
+        def _refused(self, status: int, heading: str, message: str) -> web.Response: ...
+
+    def _teacher(self, request: web.Request, key: str | None = None) -> bool:
+        key = request.query.get("key", "") if key is None else key
+        return self.host_allowed(request) and secrets.compare_digest(key, self.teacher_key)
+
+    def _not_teacher(self) -> web.Response:
+        return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
+
+    async def handle_teacher(self, request: web.Request) -> web.StreamResponse:
+        if not self._teacher(request):
+            return self._not_teacher()
+        loop = asyncio.get_running_loop()
+        rows = await loop.run_in_executor(None, class_rows, self.roster)
+        used = await loop.run_in_executor(None, lambda: self.budget.usage(everyone=True))
+        for row in rows:
+            row["disk"] = mb(used.get(row["id"], 0))
+        limits = {"students": len(rows), "max_students": self.roster.max_students,
+                  "joins": self.joins.per_minute, "used": mb(sum(used.values())),
+                  "budget": mb(self.budget.total), "share": mb(self.budget.share),
+                  "sessions": self.max_sessions, "per_client": self.per_client}
+        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
+            "teacher", title=self.title, rows=rows, live=self.live, key=self.teacher_key, limits=limits,
+            removed=request.query.get("removed", "")[:80]))
+
+    async def handle_teacher_csv(self, request: web.Request) -> web.StreamResponse:
+        if not self._teacher(request):
+            return self._not_teacher()
+        rows = await asyncio.get_running_loop().run_in_executor(None, class_rows, self.roster)
+        return web.Response(text=report_csv(rows), content_type="text/csv", charset="utf-8",
+                            headers={"Content-Disposition": "attachment; filename=class-report.csv"})
+
+    async def handle_teacher_remove(self, request: web.Request) -> web.StreamResponse:
+        """``POST /teacher/remove`` (key, student): the student leaves the class."""
+        if not self.same_origin(request):
+            return self._refused(403, "Refused", "This form was not sent from the teacher's own page.")
+        form = await request.post()
+        key = str(form.get("key", ""))
+        if not self._teacher(request, key):
+            return self._not_teacher()
+        student_id = str(form.get("student", ""))[:80]
+        student = await asyncio.get_running_loop().run_in_executor(None, self.roster.remove, student_id)
+        if student is None:
+            return self._refused(404, "No such student", "This student is not in the class (removed already?).")
+        for websocket in list(self.open_sockets.get(student.id, ())):
+            await websocket.close(code=4003, message=b"Your teacher removed you from the class.")
+        log.info("the teacher removed a student (%d in the class)", len(self.roster.students()))
+        raise web.HTTPSeeOther(f"/teacher?key={key}&removed=1")

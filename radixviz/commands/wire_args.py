@@ -1,0 +1,59 @@
+"""Argument types and shared pieces of ``radixviz publish`` and ``radixviz watch``."""
+from __future__ import annotations
+
+import math
+
+import zmq
+
+from radixviz.errors import UsageError
+from radixviz.settings import arg_type
+from radixviz.wire.publisher import Publisher
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"must be a number of seconds, not {text!r}") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
+def _seq_list(text: str) -> frozenset:
+    try:
+        seqs = frozenset(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"must be sequence numbers separated by commas, not {text!r}") from None
+    if any(seq < 0 for seq in seqs):
+        raise ValueError("sequence numbers start at 0")
+    return seqs
+
+
+def _endpoint(text: str) -> str:
+    if not text.startswith(("tcp://", "ipc://", "inproc://")):
+        raise ValueError(f"a ZeroMQ endpoint is tcp://HOST:PORT, ipc://PATH or inproc://NAME, not {text!r}")
+    return text
+
+
+SECONDS = arg_type(_seconds)
+SEQ_LIST = arg_type(_seq_list)
+ENDPOINT = arg_type(_endpoint)
+
+
+def add_publisher_args(p, prefix: str = "") -> None:
+    """The publisher's options; ``prefix`` ("publish-") where a command has its own --topic."""
+    p.add_argument(f"--{prefix}replay", type=ENDPOINT, default=None, metavar="ENDPOINT",
+                   help="bind a ROUTER replay socket here (e.g. tcp://*:5558): a watcher that "
+                        "missed batches asks for them again")
+    p.add_argument(f"--{prefix}topic", default="kv-events", metavar="T",
+                   help="the topic frame (default kv-events, as SGLang's test subscribes)")
+    p.add_argument(f"--{prefix}wait", type=SECONDS, default=5.0, metavar="S",
+                   help="wait up to S seconds for a subscriber before the first batch (default 5)")
+
+
+def open_publisher(endpoint: str, replay, topic: str, **kw) -> Publisher:
+    try:
+        return Publisher(endpoint, replay, topic, **kw)
+    except zmq.ZMQError as exc:
+        raise UsageError(f"cannot open {endpoint}{' / ' + replay if replay else ''}: {exc}") from None

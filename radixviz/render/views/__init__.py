@@ -1,0 +1,180 @@
+"""What each engine's tree shows, chosen by the type of its snapshot, not by the engine's flags.
+
+Each function here is a ``functools.singledispatch`` on the snapshot it draws (a
+``TreeSnapshot`` or a ``NodeSnapshot``); this module holds the implementations for the shared
+types (a plug-in engine's plain snapshot) and for the first release's tree
+(``ReleaseTreeSnapshot``). An engine whose snapshots add fields registers its own in a module
+its registry line names (``EngineSpec.views``: ``radixviz.render.views.v2026``), imported the
+first time one of its trees is drawn, which is after its engine (and torch) loaded: views of
+today's and the host tier's trees live in ``v2026.py`` and ``hicache.py`` beside this file.
+
+The parts are (text, style) pairs; tree.py (Rich), graphviz.py and jsondoc.py assemble them.
+"""
+from __future__ import annotations
+
+from functools import singledispatch
+from importlib import import_module
+
+from radixviz.cache.engines import engine_spec
+from radixviz.cache.snapshot import ReleaseTreeSnapshot
+from radixviz.cache.text import slot_ranges
+
+from ..subtree import unreferenced_tokens
+
+DETAIL_STYLE = "dim"
+REMOVED = "evicted"   # what a view calls a leaf a step took out of the tree
+WARN_STYLE = "bold red"
+_loaded: set[str] = set()
+
+
+def load_views(tree) -> None:
+    """Import the view module the spec of ``tree``'s engine names (once), so its snapshot
+    types are registered before any function here is asked about them."""
+    module = engine_spec(tree.engine).views
+    if module and module not in _loaded:
+        import_module(module)
+        _loaded.add(module)
+
+
+def compact_ranges(slots) -> str:
+    """``0–5,22–26`` (marks.compact_ranges, which imports this module for the words below)."""
+    return slot_ranges(slots, compact=True, max_runs=3)
+
+
+# ------------------------------------------------------------------ marks and words
+
+@singledispatch
+def mark_words(tree) -> dict[str, str]:
+    """A mark's name -> what a legend calls it on this tree, where it says it otherwise."""
+    return {}
+
+
+@singledispatch
+def removed_word(tree) -> str:
+    """How a view names a leaf a step removed from the tree."""
+    return REMOVED
+
+
+@singledispatch
+def badge(tree) -> tuple[str, str]:
+    """``(text, tone)`` a status line starts with: the engine and its settings in words."""
+    return engine_spec(tree.engine).badge(tree.settings), "engine"
+
+
+@badge.register
+def _(tree: ReleaseTreeSnapshot) -> tuple[str, str]:
+    return ("matcher BUGGY", "buggy") if tree.buggy_match else ("matcher fixed", "fixed")
+
+
+# ---------------------------------------------------------------- the tree's header
+
+@singledispatch
+def header_parts(tree) -> list[tuple[str, str]]:
+    """What the header says after ``N tokens · M evictable``: a plain tree names its engine
+    and the engine's settings in words."""
+    spec = engine_spec(tree.engine)
+    return [(f" · {', '.join((tree.engine, *spec.words(tree.settings)))}", DETAIL_STYLE)]
+
+
+@header_parts.register
+def _(tree: ReleaseTreeSnapshot) -> list[tuple[str, str]]:
+    parts = []
+    truth = unreferenced_tokens(tree)
+    if truth != tree.evictable_size:   # the #4 drift: the counter no longer tells the truth
+        parts.append((f" ⚠≠{truth} unreferenced", WARN_STYLE))
+    parts.append((" · matcher ", DETAIL_STYLE))
+    parts.append(("BUGGY (pre-#7)" if tree.buggy_match else "fixed",
+                  WARN_STYLE if tree.buggy_match else DETAIL_STYLE))
+    return parts
+
+
+@singledispatch
+def caption_parts(tree) -> tuple[str, str, str]:
+    """A diagram's caption: (the engine in words, what follows the sizes when no title is
+    given, what follows the caption or title always)."""
+    words = engine_spec(tree.engine).words(tree.settings)
+    return ", ".join((f"{tree.engine} engine", *words)), "", ""
+
+
+@caption_parts.register
+def _(tree: ReleaseTreeSnapshot) -> tuple[str, str, str]:
+    truth = unreferenced_tokens(tree)   # the release's insert (#4) makes the counter drift
+    drift = f" (⚠ unreferenced nodes hold {truth})" if truth != tree.evictable_size else ""
+    return ("BUGGY matcher (pre-#7)" if tree.buggy_match else "fixed matcher"), "", drift
+
+
+@singledispatch
+def page_size_shown(tree) -> int | None:
+    """The page size an edge is drawn in groups of; None: the tree has no pages (an edge a
+    pre-#7 match took part of is then drawn cut)."""
+    return None
+
+
+@singledispatch
+def has_namespaces(tree) -> bool:
+    """Whether the tree's keys may carry a namespace (its root's children are then grouped)."""
+    return False
+
+
+@singledispatch
+def extra_lines(tree) -> list[tuple[str, str]]:
+    """Lines a tree's view adds under the header (the host tier's tags); none by default."""
+    return []
+
+
+# ------------------------------------------------------------------- a node's line
+
+@singledispatch
+def node_counts(node, sep: str) -> str:
+    """A node's counts as the views show them: ``ref 2`` on a plain node."""
+    return f"ref {node.ref}"
+
+
+@singledispatch
+def held_text(node) -> str:
+    """What holds a node, as the side-by-side diagram says it: ``ref 2`` on a plain node."""
+    return f"ref {node.ref}"
+
+
+@singledispatch
+def node_details(node, sep: str) -> list[tuple[str, str]]:
+    """What follows a node's edge in the tree view: its slots, counts and last access, and a
+    warning when it holds fewer slots than tokens (#4)."""
+    parts = [(f"{sep}slots {compact_ranges(node.value)}{sep}{node_counts(node, sep)}{sep}t {node.last_access}",
+              DETAIL_STYLE)]
+    if len(node.value) != len(node.key):
+        parts.append((f"{sep}⚠ {slot_mismatch(node)}", WARN_STYLE))
+    return parts
+
+
+@singledispatch
+def box_lines(node) -> tuple[str, ...]:
+    """The lines of a node's Graphviz box below its edge."""
+    lines: tuple[str, ...] = (f"slots {compact_ranges(node.value)}",
+                              f"{node_counts(node, ' · ')} · t {node.last_access}")
+    if len(node.value) != len(node.key):   # the release's insert (#4)
+        lines += (f"⚠ {slot_mismatch(node)}",)
+    return lines
+
+
+@singledispatch
+def box_style(node) -> dict:
+    """Graphviz attributes of a node's box when no mark colours it: none by default."""
+    return {}
+
+
+@singledispatch
+def node_fields(node) -> dict:
+    """The JSON fields a node adds to ``id, key, value, ref, last_access``: none for a plain one."""
+    return {}
+
+
+@singledispatch
+def tree_fields(tree) -> dict:
+    """The JSON fields of a tree beyond ``engine`` and its settings: none for a plain one."""
+    return {}
+
+
+def slot_mismatch(node) -> str:
+    return f"{len(node.value)} slots for {len(node.key)} tokens"
+

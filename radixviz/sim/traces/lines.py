@@ -1,0 +1,91 @@
+"""Reading a trace one line at a time: JSON objects with their line numbers, and checks.
+
+Every reader here is a generator over the open file, so a file of any size is read in one
+pass and only the line in hand is in memory. An error is ``TraceError("FILE:LINE: why")``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from radixviz.sim.trace import MAX_ID, MAX_LINE_CHARS, TraceError
+
+
+def json_lines(path: Path):
+    """``(line number, where, object)`` for each non-blank line of ``path``."""
+    try:
+        handle = open(path, encoding="utf-8-sig", newline="\n")
+    except OSError as error:
+        raise TraceError(f"{path}: cannot read the trace: {error.strerror or error}") from None
+    with handle:
+        try:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{number}"
+                yield number, where, parse_object(line, where)
+        except UnicodeDecodeError:
+            raise TraceError(f"{path}: not UTF-8 text (a binary file?)") from None
+
+
+def parse_object(line: str, where: str) -> dict:
+    if len(line) > MAX_LINE_CHARS:
+        raise TraceError(f"{where}: line too long ({len(line):,} characters; at most {MAX_LINE_CHARS:,})")
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise TraceError(f"{where}: not JSON: {error.msg} (column {error.colno})") from None
+    except (RecursionError, ValueError):
+        raise TraceError(f"{where}: not a request: JSON nested too deeply or a number too long") from None
+    if not isinstance(obj, dict):
+        raise TraceError(f"{where}: each line must be a JSON object")
+    return obj
+
+
+def whole(obj: dict, name: str, where: str, low: int = 0, default=None) -> int:
+    """``obj[name]`` as a whole number from ``low`` (``default`` when absent, if given)."""
+    if name not in obj and default is not None:
+        return default
+    if name not in obj:
+        raise TraceError(f"{where}: missing {name!r}")
+    value = obj[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_ID:
+        raise TraceError(f"{where}: {name} must be a whole number from {low}, not {shown(value)}")
+    return value
+
+
+def time_of(obj: dict, names, where: str):
+    """The first of ``names`` present, as a finite number; None if none is there."""
+    for name in names:
+        if name in obj:
+            value = obj[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TraceError(f"{where}: {name} must be a finite number, not {shown(value)}")
+            return value
+    return None
+
+
+def shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:23] + "…"
+
+
+class Clock:
+    """Trace times -> scheduler passes: ``ms_per_pass`` of trace time is one pass, counted
+    from the first request's time. Times must not go backwards (a stream cannot sort)."""
+
+    def __init__(self, ms_per_pass: float | None, unit_ms: float):
+        self.ms_per_pass, self.unit_ms = ms_per_pass, unit_ms
+        self.start = self.last = None
+
+    def pass_of(self, time, where: str):
+        if self.ms_per_pass is None or time is None:
+            return None
+        if self.start is None:
+            self.start = self.last = time
+        if time < self.last:
+            raise TraceError(f"{where}: time {shown(time)} is before the line above's "
+                             f"({shown(self.last)}): a streamed trace must be sorted by time")
+        self.last = time
+        return int((time - self.start) * self.unit_ms // self.ms_per_pass)

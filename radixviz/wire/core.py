@@ -1,0 +1,208 @@
+"""The watcher's state, fed frames by whatever carries them (sockets, a recording).
+
+Each stream (one publisher: one DP rank's port) has its next expected sequence number. A
+message past it is a gap: with a replay socket the core asks for everything from the
+expected number (``ReplayRequest``), holds the live messages that keep coming, and when the
+replay ends (sequence -1, or the caller's timeout) applies what it got and what it held in
+sequence order; what neither had is lost for good and counted. Without a replay socket a gap
+is lost at once. The first message of a stream with a replay socket asks for everything from
+0, so a watcher that joins a running server still sees the blocks stored before it came (as
+far as the publisher's buffer goes back).
+
+Trees are kept per DP rank: the batch's ``attn_dp_rank``, or the stream's rank when the
+batch has none.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .blocks import DEFAULT_MAX_BLOCKS, BlockTree, Problems
+from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, decode_seq,
+                       parse_message)
+
+LOG_LINES = 500          # the log keeps the newest lines only
+MAX_HELD = 100_000       # live messages held during one replay (past it the replay is cut short)
+
+
+@dataclass
+class ReplayRequest:
+    stream: int
+    start: int
+
+
+@dataclass
+class Applied:
+    """A batch applied to ``rank``'s tree."""
+    stream: int
+    seq: int
+    rank: int
+    message: Message
+
+
+@dataclass
+class _Stream:
+    rank: int
+    has_replay: bool
+    expected: int | None = None
+    replay_start: int | None = None          # while a replay is under way
+    replay_since: float = 0.0
+    history: bool = False                    # this replay fetches what came before we joined
+    got: dict = field(default_factory=dict)  # seq -> Message, replayed
+    held: list = field(default_factory=list)  # live messages that came during the replay
+
+
+class WatchCore:
+    def __init__(self, ranks: int = 1, replay: bool = False, max_frame: int = DEFAULT_MAX_FRAME,
+                 max_blocks: int = DEFAULT_MAX_BLOCKS):
+        self.problems = Problems()
+        self.max_frame, self.max_blocks = max_frame, max_blocks
+        self.streams = [_Stream(rank, replay) for rank in range(ranks)]
+        self.trees: dict[int, BlockTree] = {}
+        self.log: deque = deque(maxlen=LOG_LINES)
+        self.batches = 0
+        self.notes = 0           # lines noted so far (the log holds the newest LOG_LINES)
+        # called right after each batch is applied, while the trees show its effect (a replay
+        # applies several at once: a caller reading the trees later sees only the last)
+        self.listeners: list[Callable[[Applied], None]] = []
+
+    def tree(self, rank: int) -> BlockTree:
+        if rank not in self.trees:
+            self.trees[rank] = BlockTree(self.problems, self.max_blocks)
+        return self.trees[rank]
+
+    def note(self, text: str) -> None:
+        self.log.append(text)
+        self.notes += 1
+
+    def notes_since(self, count: int) -> list[str]:
+        """The lines noted after the first ``count`` (those still in the log)."""
+        new = self.notes - count
+        return list(self.log)[-new:] if new > 0 else []
+
+    # ------------------------------------------------------------------ live frames
+
+    def live(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
+        """Take one message from stream ``stream``'s SUB socket."""
+        state = self.streams[stream]
+        message = parse_message(frames, self.max_frame)
+        if isinstance(message, WireError):
+            self._bad(state, stream, frames, message)
+            return [], []
+        if state.replay_start is not None:
+            if len(state.held) >= MAX_HELD:
+                self.note(f"stream {stream}: {MAX_HELD:,} messages held during a replay: cutting it short")
+                done = self.finish_replay(stream)
+                return done[0] + self.live(stream, frames)[0], done[1]
+            state.held.append(message)
+            return [], []
+        if state.expected is None and state.has_replay and message.seq > 0:
+            return self._ask(state, stream, 0, message, history=True)
+        if state.expected is not None and message.seq > state.expected:
+            self.problems.gaps += 1
+        if state.expected is not None and message.seq > state.expected and state.has_replay:
+            self.note(f"stream {stream}: gap, {_span(state.expected, message.seq)} missing: asking replay")
+            return self._ask(state, stream, state.expected, message, history=False)
+        return self._in_order(state, stream, [message]), []
+
+    def _ask(self, state, stream, start, message, history):
+        state.replay_start, state.replay_since, state.history = start, time.monotonic(), history
+        state.got, state.held = {}, [message]
+        return [], [ReplayRequest(stream, start)]
+
+    def _bad(self, state, stream, frames, error) -> None:
+        self.problems.bad_frames += 1
+        self.note(f"stream {stream}: {error.text}")
+        # a readable sequence number still counts as received: a replay would send the same frame
+        if len(frames) == 3 and state.replay_start is None:
+            seq = decode_seq(frames[1])
+            if isinstance(seq, int) and seq >= 0 and (state.expected is None or seq >= state.expected):
+                state.expected = seq + 1
+
+    # ------------------------------------------------------------------ replay
+
+    def replayed(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
+        """Take one reply from stream ``stream``'s replay socket: ``[b"", seq, payload]``."""
+        state = self.streams[stream]
+        if frames and frames[0] == b"":
+            frames = frames[1:]
+        if len(frames) != 2:
+            self.problems.bad_frames += 1
+            self.note(f"stream {stream}: replay reply of {len(frames)} frames, not 2 (seq, payload)")
+            return [], []
+        seq = decode_seq(frames[0])
+        if isinstance(seq, WireError):
+            self.problems.bad_frames += 1
+            self.note(f"stream {stream}: replay: {seq.text}")
+            return [], []
+        if state.replay_start is None:
+            return [], []              # a late reply to a replay already given up on
+        if seq == END_SEQ:
+            return self.finish_replay(stream)
+        batch = decode_batch(frames[1], self.max_frame)
+        if isinstance(batch, WireError):
+            self.problems.bad_frames += 1
+            self.note(f"stream {stream}: replay seq {seq}: {batch.text}")
+        elif seq >= state.replay_start and len(state.got) < MAX_HELD:
+            state.got[seq] = Message(b"", seq, batch)
+        return [], []
+
+    def finish_replay(self, stream: int, why: str = "") -> tuple[list[Applied], list[ReplayRequest]]:
+        """End stream ``stream``'s replay (its -1, or ``why`` it was given up: a timeout)."""
+        state = self.streams[stream]
+        start, history = state.replay_start, state.history
+        if start is None:
+            return [], []
+        if why:
+            self.note(f"stream {stream}: replay {why}")
+        held = {m.seq: m for m in state.held}
+        got, state.replay_start, state.got, state.held = state.got, None, {}, []
+        if state.expected is None:
+            state.expected = start
+        ordered = [{**held, **got}[s] for s in sorted({**held, **got})]
+        if history and ordered and ordered[0].seq > start:
+            self.note(f"stream {stream}: batches before seq {ordered[0].seq} are gone from the "
+                      "publisher's buffer (the tree shows what came after)")
+            state.expected = ordered[0].seq
+        self.problems.recovered += sum(1 for seq in got if seq not in held and seq >= state.expected)
+        return self._in_order(state, stream, ordered), []
+
+    def replay_overdue(self, stream: int, timeout_s: float) -> bool:
+        state = self.streams[stream]
+        return state.replay_start is not None and time.monotonic() - state.replay_since > timeout_s
+
+    # ------------------------------------------------------------------ applying
+
+    def _in_order(self, state, stream, messages) -> list[Applied]:
+        applied = []
+        for message in messages:
+            if state.expected is not None and message.seq < state.expected:
+                if message.seq == 0:
+                    self.problems.restarts += 1
+                    self.note(f"stream {stream}: the publisher began again at seq 0")
+                else:
+                    self.problems.duplicates += 1
+                    continue
+            elif state.expected is not None and message.seq > state.expected:
+                lost = message.seq - state.expected
+                self.problems.unfilled += lost
+                self.note(f"stream {stream}: seq {state.expected} to {message.seq - 1} lost "
+                          f"({lost} batch{'es' if lost > 1 else ''}; the tree may be missing or "
+                          f"keeping blocks)")
+            state.expected = message.seq + 1
+            rank = message.batch.attn_dp_rank
+            rank = state.rank if rank is None else rank
+            for line in self.tree(rank).apply(message.batch, message.seq):
+                self.note(f"rank {rank} seq {message.seq}: {line}")
+            self.batches += 1
+            done = Applied(stream, message.seq, rank, message)
+            applied.append(done)
+            for listener in self.listeners:
+                listener(done)
+        return applied
+
+
+def _span(first: int, end: int) -> str:
+    return f"seq {first}" if end - first == 1 else f"seq {first} to {end - 1}"
