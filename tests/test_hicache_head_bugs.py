@@ -301,3 +301,36 @@ def test_lesson_17_questions_replay_to_their_answer(difficulty):
         assert question.accepted == (str(stray),)
         answers.add(stray)
     assert 0 in answers and answers - {0}
+
+
+# ------------------------------------------------------------ the command line
+
+def _cli(*argv, capsys):
+    from radixviz.cli import main
+    with pytest.raises(SystemExit) as done:
+        main(list(argv))
+    out = capsys.readouterr()
+    return done.value.code or 0, out.out, out.err
+
+
+def test_head_bugs_flag_on_run_switches_the_engine_and_the_document_shows_the_damage(capsys):
+    import json
+    script = "insert tokens 1 2 3; evict 3; insert tokens 1 2 3 4 5; evict 5; evict-host 2"
+    code, out, _ = _cli("run", "--engine", "hicache", "--write-policy", "write_back", "--pool-size", "8",
+                        "--head-bugs", "host_leaf_by_evicted", "--json", "-e", script, capsys=capsys)
+    doc = json.loads(out)
+    assert doc["head_bugs"] == ["host_leaf_by_evicted"]
+    assert len(doc["head_bug_damage"]["unreachable"]) == 2   # "1 2 3" deleted above "4 5"
+    code, out, _ = _cli("run", "--engine", "hicache", "--write-policy", "write_back", "--pool-size", "8",
+                        "--json", "-e", script, capsys=capsys)
+    assert code == 0 and json.loads(out)["head_bugs"] == [] and "head_bug_damage" not in json.loads(out)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("run", "--head-bugs", "-e", "insert a"), "host tier"),                       # the 2024 engine
+    (("run", "--engine", "hicache", "--head-bugs", "nope", "-e", "insert a"), "unknown head bug"),
+    (("simulate", "--engine", "2026", "--head-bugs"), "host tier"),
+])
+def test_head_bugs_flag_refuses_what_it_cannot_do_in_one_line(argv, words, capsys):
+    code, _, err = _cli(*argv, capsys=capsys)
+    assert code == 2 and words in err and "Traceback" not in err

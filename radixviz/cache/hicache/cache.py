@@ -33,7 +33,7 @@ from ..values import as_value
 from ..v2026.cache import RadixCache
 from ..write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
 from .controller import HiCacheController
-from .head_bugs import check_head_bugs, stops_on_head_bug
+from .head_bugs import check_head_bugs, guard
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .leaves import LeafSet, Moved
 from .node import TreeNode
@@ -76,7 +76,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.evictable_host_leaves = LeafSet()
         self.moved = Moved()  # radixviz: tokens copied and dropped, per tier (SGLang's metrics)
         self.head_bug_reports: list = []  # where SGLang's file would have stopped (head_bugs.py)
-        self._head_depth = 0              # decorated operations running (stops_on_head_bug)
+        self._head_depth = 0              # guarded operations running (head_bugs.guard)
         self.set_head_bugs(head_bugs)
         super().__init__(page_size, eviction_policy, device=device_pool.device,
                          enable_kv_events=enable_kv_events)
@@ -111,14 +111,9 @@ class HiRadixCache(HostTransfers, RadixCache):
     def set_head_bugs(self, bugs) -> None:
         """Bring back SGLang's 9fbe6800a lines for the bugs named (head_bugs.py); () fixes both."""
         self.head_bugs = check_head_bugs(bugs)
+        self._by_evicted = "host_leaf_by_evicted" in self.head_bugs
         self.token_to_kv_pool_host.watch_double_free = bool(self.head_bugs)
-
-    def _check_lock(self, node, releasing: bool = False) -> None:
-        # radixviz refuses a node outside the tree; with a head bug on, SGLang's file locks and
-        # unlocks the node it is handed, in the tree or not (a load-back may have lost it)
-        if self.head_bugs and not self._in_tree(node):
-            return
-        check_release(self, node, _lock_ref, releasing=releasing, page_size=self.page_size, namespaced=True)
+        guard(self, bool(self.head_bugs))   # where SGLang's file would raise: stop, report
 
     def set_eviction_policy(self, policy: str) -> None:
         """Order the eviction candidates of both tiers by ``policy`` from now on."""
@@ -128,7 +123,10 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     def inc_lock_ref(self, node: TreeNode) -> int:
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
-        self._check_lock(node)
+        # radixviz refuses a node outside the tree; with a head bug on, SGLang's file locks and
+        # unlocks the node it is handed, in the tree or not (a load-back may have lost it)
+        if not self.head_bugs or self._in_tree(node):
+            check_release(self, node, _lock_ref, page_size=self.page_size, namespaced=True)
         tr = self.tracer
         outer = tr.op
         tr.op = outer or "inc_lock_ref"
@@ -151,7 +149,8 @@ class HiRadixCache(HostTransfers, RadixCache):
     def dec_lock_ref(self, node: TreeNode) -> int:
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0).
         ValueError, changing nothing, when no lock was taken at ``node`` (checks.py)."""
-        self._check_lock(node, releasing=True)
+        if not self.head_bugs or self._in_tree(node):   # (as in inc_lock_ref)
+            check_release(self, node, _lock_ref, releasing=True, page_size=self.page_size, namespaced=True)
         tr = self.tracer
         outer = tr.op
         tr.op = outer or "dec_lock_ref"
@@ -176,17 +175,20 @@ class HiRadixCache(HostTransfers, RadixCache):
         if not node.evicted or node.lock_ref > 0:
             self.evictable_host_leaves.remove(node)
             return
-        by_evicted = "host_leaf_by_evicted" in self.head_bugs
+        if self._by_evicted:
+            for child in node.children.values():
+                if child.evicted:  # 9fbe6800a's line (head_bugs.py)
+                    self.evictable_host_leaves.remove(node)
+                    return
+            self.evictable_host_leaves.add(node)
+            return
         for child in node.children.values():
-            if by_evicted and child.evicted:  # 9fbe6800a's line (head_bugs.py)
-                self.evictable_host_leaves.remove(node)
-                return
             # radixviz: 9fbe6800a asks ``child.evicted``. Under write_back a parent that is
             # demoted while its child's write-back is still pending then counts as a host
             # leaf, and a host eviction can delete it from above the child (orphaning the
             # child's host copy). A child that has a host copy, written or being written,
             # keeps its parent's host copy in place.
-            if child.backuped and not by_evicted:
+            if child.backuped:
                 self.evictable_host_leaves.remove(node)
                 return
         self.evictable_host_leaves.add(node)
@@ -311,7 +313,6 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # ----------------------------------------------------------------- insertion
 
-    @stops_on_head_bug(lambda cache, *args: 0)
     def insert(self, key, value=None, priority: int = 0, extra_key=None, chunked: bool = False) -> int:
         """Insert ``key`` (whole pages) with its device slots; return how many leading
         tokens the tree already held on the device. A host-only node on the way takes the

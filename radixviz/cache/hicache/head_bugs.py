@@ -18,8 +18,7 @@ sound; each departure has a name here, and turning a name on brings SGLang's lin
 With a name on, the engine follows SGLang line for line. Where SGLang's file would raise
 (its ``assert`` on a node that is no longer its parent's child, or a node popped twice that
 has no device slots left to free), radixviz records why in ``cache.head_bug_reports`` and
-raises ``HeadBugStop`` there; the outermost operation (``stops_on_head_bug``) catches it and
-returns, with the tree as SGLang's would be when its scheduler died, so the app shows the
+raises ``HeadBugStop`` there; the outermost operation (``guard``) catches it and returns, with the tree as SGLang's would be when its scheduler died, so the app shows the
 damage instead of crashing. The host pool records every slot freed twice (host_pool.py).
 """
 from __future__ import annotations
@@ -73,22 +72,38 @@ class HeadBugStop(Exception):
     """SGLang's file would raise here (only with a head bug on)."""
 
 
-def stops_on_head_bug(default):
-    """Decorate a cache operation: a ``HeadBugStop`` raised inside it (however deep) ends
-    the outermost decorated call, which returns ``default(cache, *args)``; nested decorated
-    calls let it through."""
-    def wrap(method):
-        @functools.wraps(method)
-        def run(self, *args, **kwargs):
-            outermost = not self._head_depth
-            self._head_depth += 1
-            try:
-                return method(self, *args, **kwargs)
-            except HeadBugStop:
-                if not outermost:
-                    raise
-                return default(self, *args)   # the report is in head_bug_reports already
-            finally:
-                self._head_depth -= 1
-        return run
-    return wrap
+# the cache operations a stop may end, with what each returns then
+GUARDED = {
+    "insert": lambda cache, *args: 0,
+    "evict": lambda cache, *args: 0,
+    "evict_host": lambda cache, *args: 0,
+    "init_load_back": lambda cache, node, *args: (cache._empty, cache._deepest_device_node(node)),
+}
+
+
+def guard(cache, on: bool) -> None:
+    """While a head bug is on, give ``cache`` instance-level versions of the GUARDED
+    operations: a ``HeadBugStop`` raised inside one (however deep) ends the outermost, which
+    returns its default; nested calls let it through. Off, the class's own methods serve
+    again, so the fixed engine pays nothing for the switch."""
+    for name, default in GUARDED.items():
+        if not on:
+            cache.__dict__.pop(name, None)
+        elif name not in cache.__dict__:
+            cache.__dict__[name] = _stopping(cache, getattr(type(cache), name).__get__(cache), default)
+
+
+def _stopping(cache, method, default):
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        outermost = not cache._head_depth
+        cache._head_depth += 1
+        try:
+            return method(*args, **kwargs)
+        except HeadBugStop:
+            if not outermost:
+                raise
+            return default(cache, *args)   # the report is in head_bug_reports already
+        finally:
+            cache._head_depth -= 1
+    return run

@@ -22,7 +22,7 @@ import torch
 
 from ..snapshot import invalidate
 from ..trace import EventKind as K
-from .head_bugs import HeadBugStop, stops_on_head_bug
+from .head_bugs import HeadBugStop
 
 if TYPE_CHECKING:
     from .node import TreeNode
@@ -148,7 +148,6 @@ class HostTransfers:
 
     # ------------------------------------------------------------------ eviction
 
-    @stops_on_head_bug(lambda cache, *args: 0)
     def evict(self, num_tokens: int, evict_callback=None) -> int:
         """Free at least ``num_tokens`` device tokens: a backed-up leaf loses its device slots
         and stays on the host; any other leaf is deleted, or under write_back written to the
@@ -254,7 +253,6 @@ class HostTransfers:
         self.evictable_leaves.remove(node, gone=True)
         self._update_leaf_status(node.parent)
 
-    @stops_on_head_bug(lambda cache, *args: 0)
     def evict_host(self, num_tokens: int) -> int:
         """Free at least ``num_tokens`` host tokens by deleting host-only leaves nobody
         protects, smallest policy key first; return the host tokens freed."""
@@ -368,7 +366,6 @@ class HostTransfers:
         if tr.active: tr.emit("load.result", K.RESULT, (last_hit_node,), loaded=len(device_indices), slots=tuple(device_indices.tolist()))
         return device_indices  # step: load.result
 
-    @stops_on_head_bug(lambda cache, node, *args: (cache._empty, cache._deepest_device_node(node)))
     def init_load_back(self, last_host_node: TreeNode, mem_quota: int | None = None):
         """``(device slots loaded, node)``: loads the host-only stretch ending at
         ``last_host_node`` if it can; otherwise nothing and the deepest node on the device."""
