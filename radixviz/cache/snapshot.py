@@ -61,8 +61,19 @@ class TreeSnapshot:
 
     @recent_property
     def nodes(self) -> dict:
-        """Node id -> NodeSnapshot."""
-        return {node.id: node for node in self.root.walk()}
+        """Node id -> NodeSnapshot. Built from the index of the tree indexed last (a view reads
+        the steps in turn, and a step shares all but a few paths with its neighbour): its dict
+        copied, then only the subtrees that differ walked, so a step of a 5,000-node tree does
+        not walk 5,000 nodes in Python."""
+        before = _LAST_INDEXED[0]
+        index = before.__dict__.get("nodes") if before is not None else None
+        if index is None or before is self or before.root.id != self.root.id:
+            out = {node.id: node for node in self.root.walk()}
+        else:
+            out = dict(index)
+            _update_index(out, before.root, self.root)
+        _LAST_INDEXED[0] = self
+        return out
 
     @recent_property
     def parents(self) -> dict:
@@ -81,6 +92,33 @@ class TreeSnapshot:
             path.append(at)
             at = parents[at]
         return path[::-1]
+
+
+_LAST_INDEXED: list = [None]   # the TreeSnapshot whose ``nodes`` was built last
+
+
+def _update_index(index: dict, old: NodeSnapshot, new: NodeSnapshot) -> None:
+    """Make ``index`` (id -> node of the tree under ``old``) that of the tree under ``new``
+    (the roots have the same id). Children are paired by id; a pair of the same object is a
+    shared subtree, skipped; a child without a pair is walked whole. What is gone is removed
+    before what is there is added, so a node that moved (under a split's new node) stays."""
+    gone: list = []
+    here: list = []
+    stack = [(old, new)]
+    while stack:
+        before, after = stack.pop()
+        if before is after:
+            continue
+        here.append(after)
+        earlier = {child.id: child for child in before.children} if before is not None else {}
+        for child in after.children:
+            stack.append((earlier.pop(child.id, None), child))
+        gone.extend(earlier.values())   # children no longer under this node (by id)
+    for top in gone:
+        for node in top.walk():
+            index.pop(node.id, None)
+    for node in here:   # changed nodes, and every node of a subtree new under its parent
+        index[node.id] = node
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ when it is ready.
 """
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Callable
 
@@ -50,6 +51,9 @@ class StepperScreen(SandboxFiles, Screen):
     class Loaded(Message):
         """The engine has loaded this stepper's session: its history exists, the keys act."""
 
+    class PanesLoaded(Message):
+        """The panes' modules are imported (in the loading worker): they can be shown empty."""
+
     model = var(None, bindings=True)
     """The StepperModel once the engine has loaded its session; None while it loads."""
     playing = var(False, init=False)
@@ -67,6 +71,7 @@ class StepperScreen(SandboxFiles, Screen):
         self.export_dir = Path(export_dir or "radixviz-export")
         self._autoplay = None   # the Timer while playing
         self._early_keys = EarlyKeys()   # keys pressed while the engine loads
+        self._mounting = asyncio.Lock()   # the panes are mounted once, early or when ready
 
     def compose(self) -> ComposeResult:
         # the title may be a script's path: plain text, never markup
@@ -92,26 +97,33 @@ class StepperScreen(SandboxFiles, Screen):
         # loading line paints first; the panes are shown empty (they need no torch) while
         # the engine loads, and keys typed meanwhile wait for it (early_keys)
         from radixviz.tui.widgets import panes  # noqa: F401
-        self.app.call_from_thread(self._mount_panes, True)
+        # not waited for: torch starts loading while the panes are mounted and painted
+        self.post_message(self.PanesLoaded())
         session, error = self._load_session()
         self.app.call_from_thread(self._ready, session, error)
+
+    async def on_stepper_screen_panes_loaded(self, event: PanesLoaded) -> None:
+        await self._mount_panes(early=True)
 
     async def _mount_panes(self, early: bool = False) -> bool:
         """Put the panes in place of the loading line (once); ``early``: only panes that can
         show themselves without a session (``show_loading``). Whether they are mounted."""
-        if not self.is_attached:
-            return False
-        if self.query("#stepper-panes"):
-            return True
-        panes = self.make_panes()
-        if early and not hasattr(panes, "show_loading"):
-            return False   # a lesson's panes: the loading line stays until the engine is there
-        body = self.query_one("#stepper-body")
-        await body.remove_children()
-        await body.mount(panes)
-        if early and self.is_attached and self.model is None:
-            panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
-        return self.is_attached
+        async with self._mounting:   # the early mount and the engine's may meet
+            if not self.is_attached:
+                return False
+            if self.query("#stepper-panes"):
+                return True
+            if early and self.model is not None:
+                return False
+            panes = self.make_panes()
+            if early and not hasattr(panes, "show_loading"):
+                return False   # a lesson's panes: the loading line stays until the engine is there
+            body = self.query_one("#stepper-body")
+            await body.remove_children()
+            await body.mount(panes)
+            if early and self.is_attached and self.model is None:
+                panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
+            return self.is_attached
 
     def make_panes(self):
         """The panes this screen draws its frames into (called once the engine has loaded)."""

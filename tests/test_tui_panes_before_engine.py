@@ -1,0 +1,53 @@
+"""The sandbox's panes are on screen while the engine (torch) still loads: an empty tree, a
+free pool grid, the code pane's place; an operation typed meanwhile runs once it is there."""
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+import radixviz.tui.app as app_module
+from radixviz.tui.app import RadixvizApp
+from tui_helpers import pane_rows, screen_rows, wait_until
+
+
+def painted(app) -> str:
+    return "\n".join(screen_rows(app))
+
+
+async def test_the_panes_show_before_the_engine_and_the_typed_operation_runs_after(monkeypatch):
+    release = threading.Event()
+    loader = app_module.session_loader
+
+    def held_loader(*args, **kwargs):
+        load = loader(*args, **kwargs)
+
+        def wait_then_load():
+            release.wait(timeout=30)   # the engine is "loading" until the panes are checked
+            return load()
+        return wait_then_load
+    monkeypatch.setattr(app_module, "session_loader", held_loader)
+    app = RadixvizApp("sandbox", device="cpu", pool_size=64)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: "KV pool" in painted(app))
+        assert app.screen.model is None and "loading the engine" in painted(app)
+        pool = pane_rows(app, "#pool-pane")
+        assert "0/64 used" in "\n".join(pool)
+        grid = [row.split("│")[2] for row in pool if re.match(r"│\s+\d+ │", row)]
+        assert grid and all(set(cells) <= {" ", "·"} for cells in grid)   # every slot free
+        assert "root" in "\n".join(pane_rows(app, "#tree-pane"))
+        await pilot.press("colon", *'insert "zq"', "enter")
+        assert app.screen.model is None                   # nothing ran yet
+        release.set()
+        await wait_until(pilot, lambda: "op 1/1" in painted(app))
+        assert [r.op.text for r in app.screen.model.session.records] == ['insert "zq"']
+        assert "loading the engine" not in painted(app)
+
+
+def test_the_panes_need_no_torch():
+    # the stepper imports them in its worker before the engine; they must not bring torch in
+    import subprocess
+    code = ("import sys; import radixviz.tui.widgets.panes, radixviz.script.frames; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
