@@ -170,6 +170,17 @@ def test_lesson_14_explanation_loads():
     rr_explain = folded(next(p.explain for p in LESSONS[14].blocks if isinstance(p, Predict)
                              and p.check == "reused.round-robin.2"))
     assert ", ".join(f"{k} to {w}" for k, w in zip(four, rr)) in rr_explain
+    from radixviz.sim.routers import LAUNCHED_DEFAULTS as L, LIBRARY_DEFAULTS as B
+
+    def explain_of(check):
+        return folded(next(p.explain for p in LESSONS[14].blocks if isinstance(p, Predict) and p.check == check))
+    assert (f"above {L.cache_threshold:.0%}" in explain_of("route.cache-aware.2")
+            and f"the library's default of {B.cache_threshold:.0%}" in explain_of("route.cache-aware.2"))
+    assert (f"the gap is above {L.balance_abs_threshold} requests and the busiest worker has more than "
+            f"{L.balance_rel_threshold} times") in explain_of("over_half.hot-prefix.cache-aware")
+    assert f"its lead seldom passes {L.balance_abs_threshold}" in explain_of("over_half.hot-prefix.cache-aware")
+    assert (f"a gap above {B.balance_abs_threshold} with more than {B.balance_rel_threshold} times"
+            in explain_of("over_half.hot-prefix.cache-aware-library"))
 
 
 # ------------------------------------------------------------------ lesson 15
@@ -207,6 +218,32 @@ def test_lesson_16_explanations():
         assert "takes its twelve host slots" in explain
 
     replay(16, {"Under write_through with auto-sync off, insert \"Hello_world!\"": in_flight})
+
+
+# ------------------------------------------------------------------ nothing left unchecked
+
+# every number the explanations of lessons 10-16 give, and the test above (or in
+# test_lessons_routing.py for lesson 14) that recomputes it; key names such as cats:ask4 and
+# years count too. A number added to an explanation fails here until a test recomputes it.
+CHECKED = {
+    10: {"8", "12", "15", "16", "19", "20", "22"},            # test_lesson_10_explanations
+    11: {"0", "2", "2024"},                                    # priorities; "the 2024 engine"
+    12: {"0", "1", "2", "6"},                                  # test_lesson_12_explanations
+    13: {"6", "11"},                                           # test_lesson_13_explanations...
+    14: {"0", "1", "1.1", "1.5", "2", "3", "4", "8", "9", "30", "32", "38", "50", "55", "64",
+         "89", "100", "256"},                                  # test_lessons_routing.py + above
+    15: {"0", "5", "6"},                                       # test_lesson_15_host_eviction...
+    16: set(),
+}
+
+
+def test_no_explanation_number_goes_unchecked():
+    for number, checked in CHECKED.items():
+        found = set()
+        for block in LESSONS[number].blocks:
+            if isinstance(block, Predict):
+                found |= set(re.findall(r"\d+(?:\.\d+)?", folded(block.explain)))
+        assert found <= checked, f"lesson {number}: {sorted(found - checked)} recomputed by no test"
 
 
 # ------------------------------------------------------------------ challenge debriefs 10-16

@@ -78,6 +78,16 @@ def test_lesson_16_quotes_todays_loop_too(capsys):
                for p in ("write_through_selective", "write_through", "write_back")}
     assert (f"its lead shrinks to {one_off['write_through_selective']} % against "
             f"{one_off['write_through']} % ({one_off['write_back']} % for `write_back`)") in prose
+    def written(command: str) -> int:
+        with pytest.raises(SystemExit):
+            main(shlex.split(command) + ["--json"])
+        doc = json.loads(capsys.readouterr().out)
+        return next(r for r in doc["results"] if r["host_size"] == 1025)["host_tier"]["written"]
+    release_mix = commands(16)[0]
+    counts = (written(release_mix), written(mix), written(with_policy(mix, "write_through")))
+    assert ("on the mix the selective policy writes {:,} in the release's loop and {:,} in today's, "
+            "where `write_through` writes {:,}").format(*counts) in prose
+    assert counts[0] * 10 < counts[1] < counts[2]
     # the prefill-end insert is what makes selective copy: it closes most of the chats' gap
     assert chat["write_through"] - chat["write_through_selective"] < 5
 

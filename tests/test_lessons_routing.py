@@ -49,6 +49,9 @@ def test_lesson_14_multi_tenant_figures(capsys):
     rr, ca = doc["results"]["round-robin"], doc["results"]["cache-aware"]
     text = text_of(14)
     assert doc["pool_size"] == 1024 and doc["rate"] == 2 and "pool of 1,024 slots" in text
+    # the loop the figures come from: today's, with the prefill-end insert
+    assert rr["settings"]["cache_unfinished"] and ca["settings"]["cache_unfinished"]
+    assert "(#418's `--cache-unfinished`, always on here)" in text
     assert f"the hit rate is {rr['hit_rate']:.1%}" in text
     assert f"already has its prompt: {ca['hit_rate']:.1%}" in text
     fewer = 1 - ca["tokens_computed"] / rr["tokens_computed"]

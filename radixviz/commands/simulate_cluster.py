@@ -46,7 +46,8 @@ def add_cluster_args(p) -> None:
     g.add_argument("--workers", type=WORKERS.arg, metavar="N",
                    help="run N workers, each its own scheduler loop, pool (--pool-size each) and cache")
     g.add_argument("--router", metavar="R,R,...",
-                   help=f"{', '.join(ROUTER_NAMES)}; several are compared on the same requests "
+                   help=f"{', '.join(ROUTER_NAMES)} (cache-aware-events is radixviz's own: SGLang's "
+                        "gateway reads no KV events); several are compared on the same requests "
                         "(default: all of them)")
     g.add_argument("--rate", type=RATE.arg, default=RATE.default, metavar="R",
                    help=f"new requests arriving per pass (default {RATE.default})")
