@@ -16,7 +16,8 @@
   their wire format was fixed for NVIDIA Dynamo, #13488): the same decisions, but each
   worker's match is read off the pages that worker reported in its KV events (stored,
   removed, cleared): the request's pages are hashed the way the worker hashes them, and a
-  worker matches as many leading pages as it holds. Exact where the tree guesses, but late: a page counts once the worker inserted it.
+  worker matches as many leading pages as it holds. Exact where the tree guesses, but late:
+  a page counts once the worker inserted it.
 
 Defaults are the router's as SGLang launches it at 9fbe6800a (``sgl-model-gateway/src/main.rs``
 and ``bindings/python/src/sglang_router/router_args.py``): threshold 0.3, abs 64, rel 1.5, a
