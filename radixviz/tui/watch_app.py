@@ -15,7 +15,7 @@ from .screens.watch import WatchScreen
 try:   # optional: token text for --tokenizer; never downloaded
     from tokenizers import Tokenizer
 except ImportError:  # pragma: no cover - the package is not a dependency
-    Tokenizer = None
+    Tokenizer = None  # type: ignore[misc,assignment]
 
 TICK_S = 0.1
 
@@ -39,7 +39,6 @@ class WatchApp(App):
         self.args, self.core, self.watcher = args, core, watcher
         self.records, self.next_record = records or [], 0
         self.view = LiveView(core, token_decoder(args.tokenizer))
-        self.paused = False
         self.started = self.last = time.monotonic()
         self.playhead = 0.0
         title = f"radixviz watch {args.endpoint}" if watcher else f"radixviz watch --file {args.file}"
@@ -53,7 +52,7 @@ class WatchApp(App):
         before = self.core.batches
         if self.watcher is not None:
             self.watcher.poll(0)
-        elif not self.paused:
+        elif not self.screen_.paused:
             speed = 1.0 if self.args.speed is None else self.args.speed
             self.playhead += TICK_S * speed if speed > 0 else float("inf")
             while self.next_record < len(self.records) and self.records[self.next_record].t <= self.playhead:

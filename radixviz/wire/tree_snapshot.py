@@ -57,7 +57,8 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> TreeSnapsho
         return NodeSnapshot(next(ids), tuple(text), tuple(range(len(text))), 0, 0, made,
                             len(text) + sum(c.subtree_tokens for c in made))
 
-    top, groups = [], {}
+    top: list[Block] = []
+    groups: dict[str, list[Block]] = {}
     for block in blocks:
         if block.parent is not None and (block.medium, block.parent) in held:
             continue

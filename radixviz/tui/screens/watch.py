@@ -34,6 +34,7 @@ class WatchScreen(Screen):
         self.view, self.title_text = view, title
         self.at: int | None = None      # index into view.moments; None: the newest
         self.rank: int | None = None    # None: whichever rank sent the newest batch
+        self.paused = False             # a recording stops playing (the app reads it)
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -89,4 +90,4 @@ class WatchScreen(Screen):
         self.refresh_view()
 
     def action_pause(self) -> None:
-        self.app.paused = not getattr(self.app, "paused", False)
+        self.paused = not self.paused
