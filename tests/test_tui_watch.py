@@ -39,6 +39,6 @@ async def test_the_recording_draws_its_last_tree_with_figures_and_steps_back():
         assert "gaps 1" in painted and "recovered 1" in painted
         await pilot.press("left")
         painted = await wait_for(pilot, app, "seq 8")
-        assert "batch 9" in painted and "slots 28–31" in painted
+        assert "batch 9 of 10 kept" in painted and "slots 28–31" in painted
         await pilot.press("end")
         await wait_for(pilot, app, "seq 9 ")

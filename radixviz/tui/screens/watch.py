@@ -58,7 +58,7 @@ class WatchScreen(Screen):
         moment = moments[index]
         self.query_one("#tree", TreePane).show(moment)
         where = "live" if self.at is None else f"batch {index + 1} of {len(moments)} kept"
-        body = Text(f"{self.title_text} · {where}\n", style="bold")
+        body = Text(f"{self.title_text}\n{where}\n", style="bold")
         body.append("\n".join(moment.figures))
         body.append(f"\n\n{CAPTION}", style="dim")
         figures.update(body)
