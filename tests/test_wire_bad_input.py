@@ -15,7 +15,7 @@ BAD_PAYLOADS = [
     GOOD[:-1],                                                        # truncated
     msgspec.msgpack.encode([1.0, [["BlockStored", "ab", None, [1], 1, None, "GPU"]], 0]),  # wrong type
     msgspec.msgpack.encode([1.0, [["BlockTeleported", [1]]], 0]),      # unknown tag
-    msgspec.msgpack.encode({"ts": 1.0, "events": []}),                 # a map, not an array
+    msgspec.msgpack.encode({"ts": 1.0, "events": 5}),                  # a map (vLLM's shape), wrong
     b"\x00" * (64 * 2 ** 20),                                          # 64 MiB
 ]
 
