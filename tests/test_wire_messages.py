@@ -66,3 +66,18 @@ def test_bad_messages_are_errors():
 def test_a_payload_past_the_limit_is_skipped_unread():
     error = decode_batch(b"\0" * 2048, max_bytes=1024)
     assert isinstance(error, WireError) and "limit" in error.text
+
+
+def test_a_vllm_batch_is_read_as_sglangs():
+    # vLLM (kv_events.py at 0181ea3): a map batch, events as maps tagged "type", hashes int or bytes
+    payload = msgspec.msgpack.encode({"ts": 3.0, "data_parallel_rank": 1, "events": [
+        {"type": "AllBlocksCleared"},
+        {"type": "BlockStored", "block_hashes": [b"\x00" * 7 + b"\x05", 6], "parent_block_hash": None,
+         "token_ids": [1, 2, 3, 4], "block_size": 2, "lora_id": None, "medium": "GPU", "lora_name": None,
+         "extra_keys": [None, None], "group_idx": 0, "kv_cache_spec_kind": "full"},
+        {"type": "BlockRemoved", "block_hashes": [6], "medium": "CPU", "group_idx": 0}]})
+    assert decode_batch(payload) == EventBatch(3.0, [
+        AllBlocksCleared(), BlockStored([5, 6], None, [1, 2, 3, 4], 2, None, "GPU"),
+        BlockRemoved([6], "CPU")], 1)
+    bad = msgspec.msgpack.encode({"ts": 1.0, "events": [{"type": "BlockMoved"}]})
+    assert isinstance(decode_batch(bad), WireError)

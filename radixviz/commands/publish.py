@@ -57,7 +57,7 @@ def publish(args) -> int:
     ops = read_ops(args)
     if args.buffer_steps < 1:
         raise UsageError("--buffer-steps must be 1 or more")
-    args.events = True
+    args.events = args.kv_events = True   # the flag's name before and after the option registry
     session = new_session(args)
     pub = open_publisher(args.endpoint, args.replay, args.topic, buffer_steps=args.buffer_steps,
                          rank=args.rank, drop=args.drop)

@@ -185,7 +185,7 @@ def run(args) -> int:
     if args.compare:
         return run_compare(args, ops)
     if args.publish:
-        args.events = True
+        args.events = args.kv_events = True   # the flag's name before and after the option registry
     session = new_session(args)
     error = apply_all(session, ops)
     if args.publish:

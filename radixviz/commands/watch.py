@@ -90,12 +90,39 @@ def watch(args) -> int:
     check_args(args)
     max_frame = int(args.max_frame_mb * 2 ** 20)
     if not (args.json or args.text):
-        from radixviz.tui.watch_app import run_watch_app   # the app: Textual
-        return run_watch_app(args, max_frame)
+        return watch_in_app(args, max_frame)
     out = LineWriter(args.json, args.batches)
     if args.file is not None:
         return play_file(args, out, max_frame)
     return listen(args, out, max_frame)
+
+
+def watch_in_app(args, max_frame: int) -> int:
+    from radixviz.tui.watch_app import run_watch_app, token_decoder   # the app: Textual
+
+    token_decoder(args.tokenizer)   # a bad tokenizer file: one line before the screen opens
+    if args.file is not None:
+        records = load_recording(args.file)
+        return run_watch_app(args, core_for(records, max_frame, args.max_blocks), records=records)
+    core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
+                     max_blocks=args.max_blocks)
+    record_file = open_record(args)
+    watcher = open_watcher(args, core, Recorder(record_file) if record_file else None)
+    try:
+        return run_watch_app(args, core, watcher=watcher)
+    finally:
+        watcher.close()
+        if record_file is not None:
+            record_file.close()
+
+
+def open_record(args):
+    if not args.record:
+        return None
+    try:
+        return open(args.record, "wb")
+    except OSError as exc:
+        raise UsageError(f"--record {args.record}: {exc.strerror or exc}") from None
 
 
 def load_recording(path: str) -> list:
@@ -130,12 +157,7 @@ def listen(args, out, max_frame: int) -> int:
     core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
                      max_blocks=args.max_blocks)
     out.attach(core)
-    record_file = None
-    if args.record:
-        try:
-            record_file = open(args.record, "wb")
-        except OSError as exc:
-            raise UsageError(f"--record {args.record}: {exc.strerror or exc}") from None
+    record_file = open_record(args)
     watcher = open_watcher(args, core, Recorder(record_file) if record_file else None)
     print(f"watching {', '.join(watcher.endpoints)}" + (f" (replay {args.replay})" if args.replay else ""),
           file=sys.stderr, flush=True)

@@ -58,24 +58,27 @@ class BlockTree:
     last_seq: int | None = None
 
     def apply(self, batch: EventBatch, seq: int | None = None) -> list[str]:
-        """Apply every event of ``batch``; return one line for each problem it met."""
-        lines: list[str] = []
+        """Apply every event of ``batch``; return one line for each kind of problem it met
+        (with how many and the first block), so a flood of them is a few lines, not many."""
+        met: dict = {}    # kind -> [count, first hash]
         for event in batch.events:
             if isinstance(event, BlockStored):
-                self._stored(event, lines)
+                self._stored(event, met)
             elif isinstance(event, BlockRemoved):
-                self._removed(event, lines)
+                self._removed(event, met)
             elif isinstance(event, AllBlocksCleared):
                 self.clear()
         self.last_seq = seq
-        return lines
+        return [_PROBLEM_LINES[kind].format(n=n, first=first, s="" if n == 1 else "s",
+                                            limit=self.max_blocks)
+                for kind, (n, first) in met.items()]
 
-    def _stored(self, event: BlockStored, lines: list) -> None:
+    def _stored(self, event: BlockStored, met: dict) -> None:
         size = event.block_size if event.block_size > 0 else max(1, len(event.token_ids))
         parent = event.parent_block_hash
         if parent is not None and not self.holds(parent):
             self.problems.missing_parents += 1
-            lines.append(f"block {parent:#x} is named as a parent but is not held")
+            _met(met, "parent", parent)
         for index, block_hash in enumerate(event.block_hashes):
             key = (event.medium, block_hash)
             tokens = tuple(event.token_ids[index * size:(index + 1) * size])
@@ -85,21 +88,20 @@ class BlockTree:
                 held.copies += 1
             elif len(self.blocks) >= self.max_blocks:
                 self.problems.over_capacity += 1
-                if self.problems.over_capacity == 1:
-                    lines.append(f"holding {self.max_blocks:,} blocks already: new ones are counted, not kept")
+                _met(met, "full", block_hash)
             else:
                 self.blocks[key] = Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id)
                 self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
                 self.seen_media.add(event.medium)
             parent = block_hash
 
-    def _removed(self, event: BlockRemoved, lines: list) -> None:
+    def _removed(self, event: BlockRemoved, met: dict) -> None:
         for block_hash in event.block_hashes:
             key = self._find(event.medium, block_hash)
             self.removed_total += 1
             if key is None:
                 self.problems.unknown_removals += 1
-                lines.append(f"BlockRemoved {block_hash:#x} ({event.medium or 'no medium'}): not held")
+                _met(met, "removed", block_hash)
                 continue
             block = self.blocks[key]
             block.copies -= 1
@@ -141,6 +143,20 @@ class BlockTree:
             count, tokens = out.get(medium, (0, 0))
             out[medium] = (count + 1, tokens + len(block.token_ids))
         return out
+
+
+_PROBLEM_LINES = {
+    "parent": "{n:,} block{s} stored under a parent not held (first parent {first:#x})",
+    "removed": "{n:,} BlockRemoved of block{s} not held (first {first:#x})",
+    "full": "{n:,} block{s} not kept: {limit:,} held already (first {first:#x})",
+}
+
+
+def _met(met: dict, kind: str, block_hash: int) -> None:
+    if kind in met:
+        met[kind][0] += 1
+    else:
+        met[kind] = [1, block_hash]
 
 
 def block_json(block: Block) -> dict:

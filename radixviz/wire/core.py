@@ -188,9 +188,9 @@ class WatchCore:
             elif state.expected is not None and message.seq > state.expected:
                 lost = message.seq - state.expected
                 self.problems.unfilled += lost
-                self.note(f"stream {stream}: seq {state.expected} to {message.seq - 1} lost "
-                          f"({lost} batch{'es' if lost > 1 else ''}; the tree may be missing or "
-                          f"keeping blocks)")
+                self.note(f"stream {stream}: {_span(state.expected, message.seq)} lost for good "
+                          f"({lost} batch{'es' if lost > 1 else ''}: the tree may lack blocks or "
+                          "keep some that are gone)")
             state.expected = message.seq + 1
             rank = message.batch.attn_dp_rank
             rank = state.rank if rank is None else rank

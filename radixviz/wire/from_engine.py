@@ -7,6 +7,8 @@ hash does not include the namespace) is one block held twice, ``copies`` 2.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from radixviz.cache.hashes import hash_str_to_int64, token_id
 from radixviz.cache.kv_events import MEDIUM_GPU
 
@@ -28,7 +30,7 @@ def engine_blocks(root_node) -> list[dict]:
     """Every page a live tree holds, in the form ``watch --json`` prints (blocks.block_json),
     sorted the same way; found by walking the tree, not from its events."""
     held: dict = {}
-    stack = [(child, None) for child in root_node.children.values()]
+    stack: list[tuple[Any, int | None]] = [(child, None) for child in root_node.children.values()]
     while stack:
         node, parent_hash = stack.pop()
         hashes = node.hash_value or []

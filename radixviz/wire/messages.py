@@ -15,43 +15,19 @@ goes on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
 
 import msgspec
+
+from .events import AllBlocksCleared, BlockRemoved, BlockStored, EventBatch, WireEvent
+from .vllm import decode_vllm, is_map
+
+__all__ = ["AllBlocksCleared", "BlockRemoved", "BlockStored", "EventBatch", "WireEvent", "WireError",
+           "Message", "encode_batch", "decode_batch", "encode_seq", "decode_seq", "encode_message",
+           "parse_message", "END_SEQ", "DEFAULT_MAX_FRAME"]
 
 END_SEQ = -1                      # the replay socket's "that was all"
 SEQ_BYTES = 8
 DEFAULT_MAX_FRAME = 16 * 2 ** 20  # a payload past this is skipped unread (--max-frame-mb)
-
-
-class BlockStored(msgspec.Struct, array_like=True, omit_defaults=True, gc=False, tag=True):
-    """Pages stored; ``block_hashes`` chain, the first under ``parent_block_hash``."""
-    block_hashes: list[int]
-    parent_block_hash: Optional[int]
-    token_ids: list[int]
-    block_size: int
-    lora_id: Optional[int]
-    medium: Optional[str] = None
-
-
-class BlockRemoved(msgspec.Struct, array_like=True, omit_defaults=True, gc=False, tag=True):
-    """Pages freed, by the hashes their BlockStored named."""
-    block_hashes: list[int]
-    medium: Optional[str] = None
-
-
-class AllBlocksCleared(msgspec.Struct, array_like=True, omit_defaults=True, gc=False, tag=True):
-    """Every page of this rank is gone (a cache reset; SGLang sends one first)."""
-
-
-WireEvent = Union[BlockStored, BlockRemoved, AllBlocksCleared]
-
-
-class EventBatch(msgspec.Struct, array_like=True, omit_defaults=True, gc=False):
-    """What one publish sends: when, the events in order, and the DP rank that sent them."""
-    ts: float
-    events: list[WireEvent]
-    attn_dp_rank: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +60,8 @@ def decode_batch(payload: bytes, max_bytes: int = DEFAULT_MAX_FRAME) -> EventBat
     if len(payload) > max_bytes:
         return WireError(f"payload of {len(payload):,} bytes is over the {max_bytes:,}-byte limit: skipped")
     try:
+        if is_map(payload):   # vLLM's batches are maps (vllm.py); SGLang's are arrays
+            return decode_vllm(payload)
         return _DECODER.decode(payload)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return WireError(f"bad payload ({len(payload):,} bytes): {_one_line(exc)}")

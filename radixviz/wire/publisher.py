@@ -29,10 +29,10 @@ def binds(endpoint: str) -> bool:
     return "*" in endpoint or "::" in endpoint or endpoint.startswith(("ipc://", "inproc://"))
 
 
-def offset_endpoint(endpoint: str | None, rank: int) -> str | None:
+def offset_endpoint(endpoint: str, rank: int) -> str:
     """``endpoint`` for DP rank ``rank``: the TCP port moved up by the rank (``inproc`` names
     get ``_dpR``), as each rank's publisher picks its own. A ``*`` port is left as it is."""
-    if not endpoint or rank == 0:
+    if rank == 0:
         return endpoint
     if endpoint.startswith("inproc://"):
         return f"{endpoint}_dp{rank}"
@@ -132,10 +132,12 @@ class Publisher:
         if len(frames) != 3 or len(frames[2]) != 8:
             return
         identity, start = frames[0], int.from_bytes(frames[2], "big")
+        replay = self.replay
+        assert replay is not None   # only called when a replay socket had a request
         for seq, payload in self.buffer:
             if seq >= start:
-                self.replay.send_multipart((identity, b"", encode_seq(seq), payload))
-        self.replay.send_multipart((identity, b"", encode_seq(END_SEQ), b""))
+                replay.send_multipart((identity, b"", encode_seq(seq), payload))
+        replay.send_multipart((identity, b"", encode_seq(END_SEQ), b""))
 
     def close(self, linger: int | None = None) -> None:
         for sock in (self.pub, self.replay):

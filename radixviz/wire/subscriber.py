@@ -32,13 +32,18 @@ class Watcher:
         self.subs: list = []
         self.dealers: list = []
         self.poller = zmq.Poller()
-        self.sockets: dict = {}            # socket -> (stream, "pub" | "replay")
+        self.sockets: dict = {}            # socket -> (stream, "pub" | "replay" | "joined")
+        self.monitors: list = []
+        self.topic = topic.encode("utf-8")
         try:
             for rank in range(ranks):
-                sub = self._socket(zmq.SUB)
-                sub.setsockopt(zmq.SUBSCRIBE, topic.encode("utf-8"))
                 where = offset_endpoint(endpoint, rank)
-                sub.bind(where) if bind else sub.connect(where)
+                if bind:
+                    sub = self._bound_sub(where, rank)
+                else:
+                    sub = self._socket(zmq.SUB)
+                    sub.setsockopt(zmq.SUBSCRIBE, self.topic)
+                    sub.connect(where)
                 self._watch(sub, rank, "pub")
                 self.subs.append(sub)
                 if replay is not None:
@@ -58,6 +63,17 @@ class Watcher:
         sock.setsockopt(zmq.RCVHWM, 10_000)
         return sock
 
+    def _bound_sub(self, where: str, rank: int):
+        # A bound SUB of this libzmq (4.3.5, checked on 127.0.0.1) does not pass its
+        # subscription to a PUB that connects later, so nothing arrives. An XSUB sends the
+        # subscription itself: once more each time a publisher's handshake completes.
+        sub = self._socket(zmq.XSUB)
+        sub.bind(where)
+        monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        self.monitors.append(monitor)
+        self._watch(monitor, rank, "joined")
+        return sub
+
     def _watch(self, sock, stream: int, channel: str) -> None:
         self.poller.register(sock, zmq.POLLIN)
         self.sockets[sock] = (stream, channel)
@@ -73,6 +89,10 @@ class Watcher:
             ready = self.poller.poll(int(wait * 1000))
             for sock, _ in ready:
                 stream, channel = self.sockets[sock]
+                if channel == "joined":
+                    sock.recv_multipart()
+                    self.subs[stream].send(b"\x01" + self.topic)   # subscribe the new publisher
+                    continue
                 # NOBLOCK: poll said one is there; a burst is read up to what arrived
                 for _ in range(1000):
                     try:
@@ -107,6 +127,6 @@ class Watcher:
             self.dealers[request.stream].send_multipart([b"", encode_seq(request.start)])
 
     def close(self) -> None:
-        for sock in self.subs + self.dealers:
+        for sock in self.monitors + self.subs + self.dealers:
             sock.close(linger=0)
-        self.subs, self.dealers = [], []
+        self.subs, self.dealers, self.monitors = [], [], []
