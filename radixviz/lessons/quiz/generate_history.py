@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from radixviz.lessons.lesson.block_checks import offered_order
+from radixviz.sim.policies import IN_BATCH_THRESHOLD, in_batch_deprioritized
+from radixviz.sim.request import RequestSpec
+
 from .builder import ScenarioBuilder
 from .questions import Question
 from ..scenario import apply_text, run_scenario
@@ -27,7 +31,6 @@ def _shared(a: str, b: str) -> int:
 
 def b_hit(first: str, second: str, cache_unfinished: bool) -> int:
     """Run the release's loop on A, then B one pass later: the tokens B took from the cache."""
-    from radixviz.sim.request import RequestSpec
     from radixviz.sim.scheduler import Scheduler   # torch: only when a question is made
 
     sched = Scheduler(256, "lpm", cache_unfinished=cache_unfinished, record=False)
@@ -71,9 +74,6 @@ def gen_cache_unfinished(build: ScenarioBuilder, seed: int) -> Question:
 
 
 def gen_delay_2442(build: ScenarioBuilder, seed: int) -> Question:
-    from radixviz.lessons.lesson.block_checks import offered_order
-    from radixviz.sim.policies import IN_BATCH_THRESHOLD, in_batch_deprioritized
-
     rng = build.rng
     for _ in range(40):     # until the rule changes who goes last (lpm alone would say R4 often)
         system = rng.choice(_SYSTEM)

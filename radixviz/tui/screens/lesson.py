@@ -31,6 +31,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     BINDINGS = [*Screen.BINDINGS, *LESSON_KEYS]
     # below either size a paragraph gets the whole screen (the reading layout)
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
+    PANES_BEFORE_ENGINE = False   # a lesson's panes need its session: the loading line stays
 
     def __init__(self, lesson, load, export_dir=None):
         super().__init__(load, title=f"lesson {lesson.number}: {lesson.title}", export_dir=export_dir)

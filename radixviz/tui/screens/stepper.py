@@ -47,6 +47,8 @@ class StepperScreen(SandboxFiles, Screen):
     # what the keys can do before the engine has loaded: everything else waits for it
     WITHOUT_ENGINE = frozenset({"help", "home", "quit_app", "close_input", "scroll_tree",
                                 "scroll_text"})
+    # the panes can show themselves empty while torch loads (StepperPanes.show_loading)
+    PANES_BEFORE_ENGINE = True
 
     class Loaded(Message):
         """The engine has loaded this stepper's session: its history exists, the keys act."""
@@ -115,9 +117,9 @@ class StepperScreen(SandboxFiles, Screen):
                 return True
             if early and self.model is not None:
                 return False
-            panes = self.make_panes()
-            if early and not hasattr(panes, "show_loading"):
+            if early and not self.PANES_BEFORE_ENGINE:
                 return False   # a lesson's panes: the loading line stays until the engine is there
+            panes = self.make_panes()
             body = self.query_one("#stepper-body")
             await body.remove_children()
             await body.mount(panes)

@@ -6,7 +6,10 @@ those on screen, because a step must repaint fast even on a pool of thousands of
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from radixviz.render.pool_host import pool_rows
+from radixviz.script.frames import PoolSnapshot
 
 from .lines_view import LinesView
 
@@ -23,9 +26,6 @@ class PoolPane(LinesView):
 
     def show_free(self, size: int) -> None:
         """A pool of ``size`` free slots, before the engine has loaded (no tree yet)."""
-        from types import SimpleNamespace
-
-        from radixviz.script.frames import PoolSnapshot
         self.show(SimpleNamespace(pool=PoolSnapshot((0,) * size, None), marks=None))
 
     def on_resize(self) -> None:
