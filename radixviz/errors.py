@@ -17,7 +17,7 @@ EXIT_CHECK_FAILED = 1   # the input was fine, but a check failed (an invariant, 
 EXIT_BAD_INPUT = 2      # bad usage or bad input: one line on stderr, nothing changed
 
 EXCERPT_CHARS = 16      # of a value in a message, by default
-LONG_TYPED = 80         # a typed word up to this long is quoted whole (a path, say); longer: cut
+LONG_TYPED = 300       # a typed word up to this long is quoted whole (a path in a deep folder); longer: cut
 TYPED_SHOWN = 40
 MAX_MESSAGE = 500       # a one-line refusal, whatever put a value in it
 # C0 and C1 control characters and DEL: a message printed to a terminal must not drive it

@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 from pathlib import Path
 
 from radixviz.errors import EXCERPT_CHARS, excerpt  # noqa: F401 - the one excerpt, re-exported
@@ -62,6 +63,26 @@ def read_bytes(path, limit: int) -> bytes:
     if size > limit:
         raise ReadError(f"file too large (over {limit:,} bytes)")
     return b"".join(chunks)
+
+
+def open_stream(path, binary: bool = False):
+    """The regular file at ``path`` open for reading in one pass, of any size (a trace):
+    text (UTF-8, a byte-order mark dropped) or ``binary``. ReadError, without waiting, for a
+    FIFO, a device or a folder, as ``read_bytes``."""
+    path = os.fspath(path)
+    try:
+        _check_regular(os.stat(path), sys.maxsize)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise _os_error(exc) from None
+    try:
+        _check_regular(os.fstat(fd), sys.maxsize)
+    except ReadError:
+        os.close(fd)
+        raise
+    if binary:
+        return os.fdopen(fd, "rb")
+    return os.fdopen(fd, encoding="utf-8-sig", newline="\n")
 
 
 def read_text(path, limit: int) -> str:

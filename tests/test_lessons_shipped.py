@@ -8,7 +8,7 @@ LESSONS = load_lessons()
 
 
 def test_lessons_numbered_in_order():
-    assert [l.number for l in LESSONS] == list(range(1, 17))
+    assert [l.number for l in LESSONS] == list(range(1, 18))   # 17: the host tier's 9fbe6800a bugs
     assert len({l.id for l in LESSONS}) == len(LESSONS)
     assert all(l.shipped and l.title for l in LESSONS)
 

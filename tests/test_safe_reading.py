@@ -31,7 +31,8 @@ CHILD = textwrap.dedent("""
         while True:
             seen = len(results)
             if not finished.wait(120) and len(results) == seen:
-                print(json.dumps(results + [["hung", f"no answer in 120 s to {current[0]}"]]), flush=True)
+                # the real stdout: the case that hangs has sys.stdout redirected
+                os.write(1, json.dumps(results + [["hung", f"no answer in 120 s to {current[0]}"]]).encode())
                 os._exit(0)
             if finished.is_set():
                 return

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from radixviz.errors import UsageError
+from radixviz.files import open_stream
 from radixviz.sim.trace import TraceError, load_trace
 
 from . import mooncake, openai_log
@@ -88,7 +89,7 @@ class StreamedTrace:
 
     def request_count(self) -> int:
         """Non-blank lines: one request each (counted without parsing them)."""
-        with open(self.path, "rb") as handle:
+        with open_stream(self.path, binary=True) as handle:
             return sum(1 for line in handle if line.strip())
 
     def note(self) -> str:

@@ -9,15 +9,16 @@ import json
 import math
 from pathlib import Path
 
+from radixviz.files import ReadError, open_stream
 from radixviz.sim.trace import MAX_ID, MAX_LINE_CHARS, TraceError
 
 
 def json_lines(path: Path):
     """``(line number, where, object)`` for each non-blank line of ``path``."""
     try:
-        handle = open(path, encoding="utf-8-sig", newline="\n")
-    except OSError as error:
-        raise TraceError(f"{path}: cannot read the trace: {error.strerror or error}") from None
+        handle = open_stream(path)
+    except ReadError as error:
+        raise TraceError(f"{path}: cannot read the trace: {error}") from None
     with handle:
         try:
             for number, line in enumerate(handle, 1):

@@ -333,10 +333,11 @@ class StepperScreen(SandboxFiles, Screen):
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
-        if self.model.session.engine.spec.host_tier:
+        spec = self.model.session.engine.spec
+        if spec.takes("head_bugs"):   # b is the engine's bug switch, whichever it declares
             self._toggle_head_bugs()
             return
-        if not self.model.session.engine.spec.matcher_switch:
+        if not spec.takes("buggy"):
             self.notify(NO_MATCHER.format(self.model.session.engine.name), timeout=5)
             return
         applied = self.model.toggle_matcher()
