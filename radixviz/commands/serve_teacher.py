@@ -2,13 +2,18 @@
 disk, the class's limits), its CSV, and removing a student (a squatter, a made-up name),
 which frees the name, deletes the folder and ends that student's open sessions.
 
-Every route needs the teacher's key, printed when the server started; removing is a POST
-from the teacher's own page (its Origin is this server's), so another site cannot make the
-teacher's browser remove anyone.
+Every route needs the teacher's key, printed when the server started. The key travels in a
+URL once: ``/teacher?key=K`` sets an HttpOnly, SameSite=Strict cookie and redirects to a
+clean ``/teacher``, so the address bar, the history and a projected screen never show it;
+the CSV link and the page's forms then rely on the cookie. Removing is a POST from the
+teacher's own page (its Origin is this server's, and it carries the page's CSRF token), so
+another site cannot make the teacher's browser remove anyone.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import secrets
 from typing import TYPE_CHECKING
@@ -24,6 +29,8 @@ if TYPE_CHECKING:
     from .serve_students import Roster
 
 log = logging.getLogger("radixviz.serve")
+COOKIE_SECONDS = 365 * 24 * 3600
+TEACHER_COOKIE = "radixviz_teacher"
 
 
 class TeacherRoutes:
@@ -46,8 +53,22 @@ class TeacherRoutes:
         def _refused(self, status: int, heading: str, message: str) -> web.Response: ...
 
     def _teacher(self, request: web.Request, key: str | None = None) -> bool:
-        key = request.query.get("key", "") if key is None else key
+        """The teacher's key, given (a form's), in the query (a script's curl) or in the cookie."""
+        key = key or request.query.get("key") or request.cookies.get(TEACHER_COOKIE, "")
         return self.host_allowed(request) and secrets.compare_digest(key, self.teacher_key)
+
+    def teacher_csrf(self) -> str:
+        """The token the teacher's forms carry: known only to a page the server sent the
+        teacher (a cookie alone, which a browser attaches for any page, is not enough)."""
+        return hmac.new(self.teacher_key.encode(), b"teacher forms", hashlib.sha256).hexdigest()[:32]
+
+    def _teacher_post(self, request: web.Request, form) -> bool:
+        """A teacher's form: with the key itself, or with the cookie and the page's token."""
+        key = str(form.get("key", ""))
+        if key:
+            return self._teacher(request, key)
+        return (self._teacher(request, request.cookies.get(TEACHER_COOKIE, "") or "-")
+                and secrets.compare_digest(str(form.get("csrf", "")), self.teacher_csrf()))
 
     def _not_teacher(self) -> web.Response:
         return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
@@ -55,6 +76,13 @@ class TeacherRoutes:
     async def handle_teacher(self, request: web.Request) -> web.StreamResponse:
         if not self._teacher(request):
             return self._not_teacher()
+        if "key" in request.query:
+            # the key leaves the address bar at once: kept in a cookie only this server's
+            # own pages send (Strict: not even a link from another site carries it)
+            response = web.Response(status=303, headers={"Location": "/teacher", "Cache-Control": "no-store"})
+            response.set_cookie(TEACHER_COOKIE, self.teacher_key, max_age=COOKIE_SECONDS, httponly=True,
+                                samesite="Strict", secure=request.secure, path="/")
+            return response
         loop = asyncio.get_running_loop()
         rows = await loop.run_in_executor(None, class_rows, self.roster)
         used = await loop.run_in_executor(None, lambda: self.budget.usage(everyone=True))
@@ -66,7 +94,7 @@ class TeacherRoutes:
                   "sessions": self.max_sessions, "per_client": self.per_client,
                   "guard": getattr(self, "guard", None)}       # the connection caps, once serving
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
-            "teacher", title=self.title, rows=rows, live=self.live, key=self.teacher_key, limits=limits,
+            "teacher", title=self.title, rows=rows, live=self.live, csrf=self.teacher_csrf(), limits=limits,
             removed=request.query.get("removed", "")[:80]))
 
     async def handle_teacher_csv(self, request: web.Request) -> web.StreamResponse:
@@ -81,8 +109,7 @@ class TeacherRoutes:
         if not self.same_origin(request):
             return self._refused(403, "Refused", "This form was not sent from the teacher's own page.")
         form = await request.post()
-        key = str(form.get("key", ""))
-        if not self._teacher(request, key):
+        if not self._teacher_post(request, form):
             return self._not_teacher()
         student_id = str(form.get("student", ""))[:80]
         student = await asyncio.get_running_loop().run_in_executor(None, self.roster.remove, student_id)
@@ -91,4 +118,4 @@ class TeacherRoutes:
         for websocket in list(self.open_sockets.get(student.id, ())):
             await websocket.close(code=4003, message=b"Your teacher removed you from the class.")
         log.info("the teacher removed a student (%d in the class)", len(self.roster.students()))
-        raise web.HTTPSeeOther(f"/teacher?key={key}&removed=1")
+        raise web.HTTPSeeOther("/teacher?removed=1")
