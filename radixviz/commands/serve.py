@@ -70,8 +70,15 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+APP_ENV = "RADIXVIZ_SERVE_APP"   # a shell command each session runs instead (tests: an app that cannot start)
+
+
 def app_command(args) -> str:
-    """The shell command each session runs: this Python, this radixviz, the options passed on."""
+    """The shell command each session runs: this Python, this radixviz, the options passed on
+    (or, when set, the command in RADIXVIZ_SERVE_APP: how a test makes every session's app
+    fail at start, as a broken install would)."""
+    if os.environ.get(APP_ENV):
+        return os.environ[APP_ENV]
     argv = [sys.executable, "-m", "radixviz"]
     if args.lesson is not None:
         argv += ["lesson", args.lesson]

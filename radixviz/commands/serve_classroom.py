@@ -50,6 +50,8 @@ from .serve_connections import ConnectionGuard, body_deadline, connection_caps, 
 from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
+from .serve_starts import START_FAILED, StartFailures, could_not_start, watch_start
+from .serve_starts import WatchedStart
 from .serve_limits import DiskBudget, JoinLimiter
 from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
 from .serve_students import DEFAULT_STUDENTS, MAX_NAME, Roster, RosterError
@@ -96,12 +98,14 @@ class Ticket:
     until: float
 
 
-class ClassroomAppService(AppService):
-    """One app process, started with the student's own data folder and marked as served."""
+class ClassroomAppService(WatchedStart, AppService):
+    """One app process, started with the student's own data folder and marked as served;
+    its start watched (serve_starts)."""
 
     def __init__(self, *args, student: str, env: dict, **kwargs):
         super().__init__(*args, **kwargs)
         self.student, self.extra_env = student, env
+        self._watch_init()
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width, height)
@@ -141,6 +145,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         self.live_by_client: Counter = Counter()
         self.tickets: dict[str, Ticket] = {}
         self.priorities = SessionPriorities()
+        self.start_failures = StartFailures()
         self._on_start = on_start
 
     # ---------------------------------------------------------------- checks
@@ -342,9 +347,11 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             await service.start(width, height)
             self.processes = {p for p in self.processes if p.returncode is None} | {service._process}
             self.priorities.watch(service._process.pid)
+            watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
             try:
                 await self._process_messages(websocket, service, request.remote or "")
             finally:
+                watch.cancel()
                 self.priorities.forget(service._process.pid)
                 await service.stop()
         except asyncio.CancelledError:
@@ -355,6 +362,16 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                 log.exception(error)
             else:
                 log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
+
+    async def _watch_start(self, websocket, service, student) -> None:
+        """An app that exits before its first frame, or draws nothing in time, ends the
+        session out loud: the page shows why, the log says so once, the report marks it."""
+        reason = await watch_start(service, service._task)
+        if reason is None:
+            return
+        self.start_failures.record(student.id)
+        log.warning("a session could not start: %s", excerpt(reason, 120)[1:-1])
+        await websocket.close(code=START_FAILED, message=could_not_start(reason))
 
     async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size

@@ -86,8 +86,10 @@ class TeacherRoutes:
         loop = asyncio.get_running_loop()
         rows = await loop.run_in_executor(None, class_rows, self.roster)
         used = await loop.run_in_executor(None, lambda: self.budget.usage(everyone=True))
+        failures = getattr(self, "start_failures", None)
         for row in rows:
             row["disk"] = mb(used.get(row["id"], 0))
+            row["start_note"] = failures.note(row["id"]) if failures is not None else ""
         limits = {"students": len(rows), "max_students": self.roster.max_students,
                   "joins": self.joins.per_minute, "used": mb(sum(used.values())),
                   "budget": mb(self.budget.total), "share": mb(self.budget.share),
