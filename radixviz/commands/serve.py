@@ -22,6 +22,7 @@ PER_CLIENT = Limit("sessions per client", 1, 1000, default=3)
 MAX_STUDENTS = Limit("max students", 1, ROSTER_CAP, default=DEFAULT_STUDENTS)
 JOINS = Limit("joins per minute", 1, 1000, default=10)
 DISK_MB = Limit("disk", 1, 1_000_000, default=300)
+KEY_DAYS = Limit("key days", 1, 3650, default=30)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
@@ -52,6 +53,13 @@ def register(subparsers) -> None:
                    help=f"the class folder's disk budget in MB (default {DISK_MB.default}), each student's "
                         "share being MB / --max-students: an upload past either is refused; the teacher's "
                         "page shows what each student uses")
+    p.add_argument("--key-days", type=KEY_DAYS.arg, default=KEY_DAYS.default, metavar="DAYS",
+                   help=f"personal links and the teacher's key last DAYS days after they are issued "
+                        f"(default {KEY_DAYS.default}); an expired link tells the student to ask you, "
+                        "and the report's \"new link\" gives a fresh one")
+    p.add_argument("--new-teacher-key", action="store_true",
+                   help="replace the teacher's key (kept in the class folder, so the report's link "
+                        "survives a restart): the old report link stops working")
     p.add_argument("--code", metavar="CODE",
                    help="the class code in the link to share (8 to 64 letters, digits, - or _); "
                         "required off this computer, so one is made up when --host is not loopback")
@@ -121,6 +129,7 @@ def run(args) -> int:
         return 0
     # aiohttp and textual-serve take seconds to import: only ``serve`` pays for them, not every command
     from .serve_classroom import ClassroomServer, is_loopback, lan_address
+    from .serve_teacher import teacher_key_for
 
     code = args.code or (None if is_loopback(args.host) else secrets.token_urlsafe(9))
     host = lan_address() if args.host in ("0.0.0.0", "::") else args.host
@@ -128,7 +137,9 @@ def run(args) -> int:
     server = ClassroomServer(app_command(args), host=args.host, port=args.port, max_sessions=args.max_sessions,
                              class_dir=class_dir(args), token=code, per_client=args.per_client,
                              allow_hosts=args.allow_host, max_students=args.max_students,
-                             joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb)
+                             joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb,
+                             key_days=args.key_days,
+                             teacher_key=teacher_key_for(class_dir(args), args.new_teacher_key, args.key_days))
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 
     def started() -> None:

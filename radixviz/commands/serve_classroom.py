@@ -54,7 +54,7 @@ from .serve_starts import START_FAILED, StartFailures, could_not_start, watch_st
 from .serve_starts import WatchedStart
 from .serve_limits import DiskBudget, JoinLimiter
 from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
-from .serve_students import DEFAULT_STUDENTS, MAX_NAME, Roster, RosterError
+from .serve_students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
 from .serve_teacher import TeacherRoutes
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
@@ -129,10 +129,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
-                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB):
+                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
-        self.roster = Roster(class_dir, max_students)
+        self.roster = Roster(class_dir, max_students, key_days)
         self.joins = JoinLimiter(joins_per_minute)
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
@@ -182,6 +182,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def _refused(self, status: int, heading: str, message: str) -> web.Response:
         return web.Response(status=status, content_type="text/html",
                             text=page("refused", title=self.title, heading=heading, message=message))
+
+    def _expired(self) -> web.Response:
+        return self._refused(410, "This personal link has expired",
+                             f"Personal links last {self.roster.key_days} days: ask your teacher for a new one.")
 
     def _gate(self, request: web.Request, *, post: bool = False) -> web.Response | None:
         """The refusal for a request from the wrong host, origin or without the class code."""
@@ -236,6 +240,8 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             web.get("/teacher", self.handle_teacher, name="teacher"),
             web.get("/teacher.csv", self.handle_teacher_csv, name="teacher-csv"),
             web.post("/teacher/remove", self.handle_teacher_remove, name="teacher-remove"),
+            web.post("/teacher/show", self.handle_teacher_show, name="teacher-show"),
+            web.post("/teacher/new-link", self.handle_teacher_new_link, name="teacher-new-link"),
             web.static("/static", self.statics_path, name="static"),
         ])
         app.on_startup.append(self.on_startup)
@@ -251,6 +257,8 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         if refusal is not None:
             return refusal
         student = self.student_of(request)
+        if student is None and self.roster.expired(request.cookies.get(STUDENT_COOKIE)):
+            return self._expired()
         if student is None:
             return web.Response(content_type="text/html",
                                 text=page("join", title=self.title, max_name=MAX_NAME, name="", error=""))
