@@ -2,6 +2,7 @@
 ``radixviz serve --report``: what each student of the class has done."""
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import secrets
@@ -18,12 +19,22 @@ from .lessons import load_or_refuse, pick_lesson
 from .serve_students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
 from .serve_students import MAX_STUDENTS as ROSTER_CAP
 
-PER_CLIENT = Limit("sessions per client", 1, 1000, default=3)
+PER_CLIENT = Limit("sessions per address", 1, 1000, default=60)
+PER_STUDENT = Limit("sessions per student", 1, 100, default=3)
 MAX_STUDENTS = Limit("max students", 1, ROSTER_CAP, default=DEFAULT_STUDENTS)
 JOINS = Limit("joins per minute", 1, 1000, default=10)
 DISK_MB = Limit("disk", 1, 1_000_000, default=300)
 KEY_DAYS = Limit("key days", 1, 3650, default=30)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+
+def _address(text: str) -> str:
+    """--trust-proxy: an IP address, as the server will compare it with a peer's."""
+    import ipaddress
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        raise argparse.ArgumentTypeError("give the proxy's IP address (a name is not checked)") from None
 
 
 def register(subparsers) -> None:
@@ -42,8 +53,14 @@ def register(subparsers) -> None:
     p.add_argument("--open", action="store_true", help="open the page in this computer's browser")
     p.add_argument("--max-sessions", type=MAX_SESSIONS.arg, default=MAX_SESSIONS.default, metavar="N",
                    help=f"sessions at once; the next tab is told the class is full (default {MAX_SESSIONS.default})")
+    p.add_argument("--per-student", type=PER_STUDENT.arg, default=PER_STUDENT.default, metavar="N",
+                   help=f"sessions one student may hold at once (default {PER_STUDENT.default})")
     p.add_argument("--per-client", type=PER_CLIENT.arg, default=PER_CLIENT.default, metavar="N",
-                   help=f"sessions one computer may hold at once (default {PER_CLIENT.default})")
+                   help=f"sessions one address may hold at once, a flood guard (default {PER_CLIENT.default}: "
+                        "a room behind one proxy or NAT is one address)")
+    p.add_argument("--trust-proxy", metavar="ADDRESS", type=_address,
+                   help="the address of a reverse proxy in front of the server: for requests from it "
+                        "(only), the client is the last address in X-Forwarded-For")
     p.add_argument("--max-students", type=MAX_STUDENTS.arg, default=MAX_STUDENTS.default, metavar="N",
                    help=f"students who may join the class; the next is told to ask you "
                         f"(default {MAX_STUDENTS.default}; the teacher's page removes one and frees the name)")
@@ -138,7 +155,7 @@ def run(args) -> int:
                              class_dir=class_dir(args), token=code, per_client=args.per_client,
                              allow_hosts=args.allow_host, max_students=args.max_students,
                              joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb,
-                             key_days=args.key_days,
+                             key_days=args.key_days, per_student=args.per_student, trust_proxy=args.trust_proxy,
                              teacher_key=teacher_key_for(class_dir(args), args.new_teacher_key, args.key_days))
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 

@@ -129,9 +129,11 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
-                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS):
+                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
+                 per_student: int = 3, trust_proxy: str | None = None):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
+        self.per_student, self.trust_proxy = per_student, trust_proxy
         self.roster = Roster(class_dir, max_students, key_days)
         self.joins = JoinLimiter(joins_per_minute)
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
@@ -143,6 +145,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
         self.live = 0
         self.live_by_client: Counter = Counter()
+        self.live_by_student: Counter = Counter()
         self.tickets: dict[str, Ticket] = {}
         self.priorities = SessionPriorities()
         self.start_failures = StartFailures()
@@ -170,6 +173,19 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         fetched_from = request.headers.get("Sec-Fetch-Site", "same-origin")
         return (parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
                 and fetched_from == "same-origin")
+
+    def client_of(self, request: web.Request) -> str:
+        """The client's address: the peer's, or, when the peer is the proxy named with
+        --trust-proxy, the address that proxy put last in X-Forwarded-For (the one it saw;
+        what comes before it is what the client claimed, never trusted)."""
+        remote = request.remote or ""
+        if self.trust_proxy is None or remote != self.trust_proxy:
+            return remote
+        forwarded = request.headers.get("X-Forwarded-For", "").split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(forwarded))
+        except ValueError:
+            return remote
 
     def has_code(self, request: web.Request) -> bool:
         if self.token is None:
@@ -265,7 +281,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         if self.is_full():
             log.info("class full (%d of %d): turned a tab away", self.live, self.max_sessions)
             return self._full()
-        ticket = self.issue_ticket(student.id, request.remote or "")
+        ticket = self.issue_ticket(student.id, self.client_of(request))
         # addresses from the Host the browser used, so the page works on every interface
         scheme = "wss" if request.secure else "ws"
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=app_page(
@@ -285,9 +301,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         refusal = self._gate(request, post=True)
         if refusal is not None:
             return refusal
-        wait = self.joins.wait(request.remote or "")
+        client = self.client_of(request)
+        wait = self.joins.wait(client)
         if wait:
-            log.info("refused a join: %s joined %d times in a minute", request.remote, self.joins.per_minute)
+            log.info("refused a join: %s joined %d times in a minute", client, self.joins.per_minute)
             return web.Response(status=429, content_type="text/html", headers={"Retry-After": str(int(wait) + 1)},
                                 text=page("join", title=self.title, max_name=MAX_NAME, name="", error=(
                                     f"Too many joins from this computer: try again in {int(wait) + 1} s.")))
@@ -308,7 +325,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         return response
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        client = request.remote or ""
+        client = self.client_of(request)
         student = self.student_of(request)
         if not (self.host_allowed(request) and self.same_origin(request) and self.has_code(request)):
             log.warning("refused a websocket from another origin or host (%s)", client)
@@ -321,12 +338,19 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             await websocket.close(code=4001, message=f"The class is full ({self.max_sessions} sessions): "
                                                      "reload in a minute.".encode())
             return websocket
+        # the cap follows the student (a room behind one proxy or NAT is one address);
+        # the per-address one is a flood guard, high enough for a class
+        if self.live_by_student[student.id] >= self.per_student:
+            await websocket.close(code=4002, message=f"You already have {self.per_student} "
+                                                     "sessions open: close one first.".encode())
+            return websocket
         if self.live_by_client[client] >= self.per_client:
-            await websocket.close(code=4002, message=f"This computer already has {self.per_client} "
+            await websocket.close(code=4002, message=f"This address already has {self.per_client} "
                                                      "sessions open: close one first.".encode())
             return websocket
         self.live += 1
         self.live_by_client[client] += 1
+        self.live_by_student[student.id] += 1
         self.open_sockets.setdefault(student.id, set()).add(websocket)
         log.info("session opened (%d of %d)", self.live, self.max_sessions)
         try:
@@ -337,9 +361,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             if not mine:
                 self.open_sockets.pop(student.id, None)
             self.live -= 1
-            self.live_by_client[client] -= 1
-            if not self.live_by_client[client]:
-                del self.live_by_client[client]
+            for counts, key in ((self.live_by_client, client), (self.live_by_student, student.id)):
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
             log.info("session closed (%d of %d)", self.live, self.max_sessions)
         return websocket
 
@@ -357,7 +382,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             self.priorities.watch(service._process.pid)
             watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
             try:
-                await self._process_messages(websocket, service, request.remote or "")
+                await self._process_messages(websocket, service, self.client_of(request))
             finally:
                 watch.cancel()
                 self.priorities.forget(service._process.pid)
@@ -472,6 +497,8 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         files = raise_file_limit()
         total, per_address = connection_caps(files, self.max_sessions, self.per_client)
         self.guard = ConnectionGuard(total, per_address)
+        if self.trust_proxy is not None:
+            self.guard.proxies.add(self.trust_proxy)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         for sig in (signal.SIGINT, signal.SIGTERM):

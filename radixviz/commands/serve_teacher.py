@@ -126,6 +126,7 @@ class TeacherRoutes:
                   "joins": self.joins.per_minute, "used": mb(sum(used.values())),
                   "budget": mb(self.budget.total), "share": mb(self.budget.share),
                   "sessions": self.max_sessions, "per_client": self.per_client,
+                  "per_student": getattr(self, "per_student", 3),
                   "guard": getattr(self, "guard", None),       # the connection caps, once serving
                   "key_days": self.roster.key_days}
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(
