@@ -14,6 +14,8 @@ import pytest
 from serve_attack_helpers import as_teacher, teacher_key
 from serve_helpers import load, teacher_home
 
+from radixviz.commands.serve_starts import START_SECONDS
+
 pytestmark = pytest.mark.slow
 ERROR = "OSError: [Errno 28] No space left on device"
 
@@ -58,3 +60,24 @@ async def open_until_closed(tab) -> tuple:
                 drawn += 1
             elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED):
                 return ws.close_code, message.extra, drawn
+
+
+async def test_an_app_that_draws_nothing_is_ended_after_the_deadline(tmp_path):
+    teacher = teacher_home(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("RADIXVIZ_DATA_DIR", "XDG_DATA_HOME")}
+    env.update(HOME=str(teacher.home), RADIXVIZ_SERVE_APP="exec sleep 600")
+    proc, base = load.start_server(2, env=env)
+    tab = load.Session(base, "Ada")
+    try:
+        await tab.join()
+        code, reason, drawn = await asyncio.wait_for(open_until_closed(tab), 90)   # a hang guard (deadline 20 s)
+        assert code == 4004 and drawn == 0
+        assert reason == f"radixviz could not start: it drew nothing within {START_SECONDS} s. Reload to try again."
+        for _ in range(300):                # its app process is ended, not left asleep (hang guard)
+            if not load.children(proc.pid):
+                break
+            await asyncio.sleep(0.2)
+        assert load.children(proc.pid) == []
+    finally:
+        await tab.close()
+        load.stop_server(proc)

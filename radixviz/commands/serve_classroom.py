@@ -404,6 +404,12 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             return
         self.start_failures.record(student.id)
         log.warning("a session could not start: %s", excerpt(reason, 120)[1:-1])
+        process = service._process
+        if process is not None and process.returncode is None:
+            try:        # an app that hangs would never answer "quit": stopping it would wait for ever
+                process.kill()
+            except ProcessLookupError:
+                pass
         await websocket.close(code=START_FAILED, message=could_not_start(reason))
 
     async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
