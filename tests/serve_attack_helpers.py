@@ -23,6 +23,12 @@ def teacher_key(proc, lines: list | None = None) -> str:
     return next(line for line in lines if "teacher?key=" in line).split("key=")[1].strip()
 
 
+def as_teacher(key: str) -> dict:
+    """The headers of the teacher's browser once ``/teacher?key=`` swapped the key for its
+    cookie (for a client keeping no cookies: ``/teacher?key=`` only redirects)."""
+    return {"Cookie": f"radixviz_teacher={key}"}
+
+
 async def join(http: aiohttp.ClientSession, base: str, name: str, **headers) -> tuple[int, str]:
     """``POST /join`` with the server's own Origin (a form on its page): (status, page)."""
     async with http.post(base + "/join", data={"name": name}, headers={"Origin": base, **headers}) as response:

@@ -10,7 +10,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from serve_attack_helpers import join, roster, stranger, teacher_key
+from serve_attack_helpers import as_teacher, join, roster, stranger, teacher_key
 from serve_helpers import load, start, teacher_home
 
 pytestmark = pytest.mark.slow
@@ -56,7 +56,7 @@ async def test_the_teacher_sets_the_roster_size_and_removes_a_squatter(tmp_path)
         status, page = await join(http, base, "Alice")
         assert status == 400 and "already in this class" in page
         key = teacher_key(proc)
-        async with http.get(f"{base}/teacher?key={key}") as response:
+        async with http.get(f"{base}/teacher", headers=as_teacher(key)) as response:
             page = await response.text()
         assert "at most 5 students" in page and "10 joins per address per minute" not in page
         assert "connections at once" in page and "32 per address" in page
@@ -98,7 +98,7 @@ async def test_the_disk_budget_stops_uploads_and_the_teacher_sees_it(tmp_path):
         assert status == 507 and "your folder is full" in text
         assert [(await upload(bob, base, f"b{i}.rv"))[0] for i in range(5)] == [200] * 5
         key = teacher_key(proc)
-        async with ada.get(f"{base}/teacher?key={key}") as response:
+        async with ada.get(f"{base}/teacher", headers=as_teacher(key)) as response:
             page = await response.text()
         assert "1.0 MB used of 1.0 MB" in page and page.count("0.5 MB") >= 3     # the total's share and each row
     finally:

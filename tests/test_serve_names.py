@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from serve_attack_helpers import join, roster, stranger, teacher_key
+from serve_attack_helpers import as_teacher, join, roster, stranger, teacher_key
 from serve_helpers import load, start, teacher_home
 
 pytestmark = pytest.mark.slow
@@ -47,7 +47,7 @@ async def test_look_alikes_cannot_join_as_another_student(tmp_path):
         async with http.get(f"{base}/teacher.csv?key={key}") as response:
             rows = list(csv.DictReader(io.StringIO(await response.text())))
         assert sorted(r["name"] for r in rows) == sorted(names)
-        async with http.get(f"{base}/teacher?key={key}") as response:
+        async with http.get(f"{base}/teacher", headers=as_teacher(key)) as response:
             page = await response.text()
         assert page.count("<tr><td>Alice") == 1          # one row reads "Alice"
         assert not any(unicodedata.category(c) == "Cf" for c in page + "".join(names))

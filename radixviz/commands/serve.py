@@ -2,6 +2,7 @@
 ``radixviz serve --report``: what each student of the class has done."""
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import secrets
@@ -18,11 +19,22 @@ from .lessons import load_or_refuse, pick_lesson
 from .serve_students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
 from .serve_students import MAX_STUDENTS as ROSTER_CAP
 
-PER_CLIENT = Limit("sessions per client", 1, 1000, default=3)
+PER_CLIENT = Limit("sessions per address", 1, 1000, default=60)
+PER_STUDENT = Limit("sessions per student", 1, 100, default=3)
 MAX_STUDENTS = Limit("max students", 1, ROSTER_CAP, default=DEFAULT_STUDENTS)
 JOINS = Limit("joins per minute", 1, 1000, default=10)
 DISK_MB = Limit("disk", 1, 1_000_000, default=300)
+KEY_DAYS = Limit("key days", 1, 3650, default=30)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+
+def _address(text: str) -> str:
+    """--trust-proxy: an IP address, as the server will compare it with a peer's."""
+    import ipaddress
+    try:
+        return str(ipaddress.ip_address(text.strip()))
+    except ValueError:
+        raise argparse.ArgumentTypeError("give the proxy's IP address (a name is not checked)") from None
 
 
 def register(subparsers) -> None:
@@ -41,8 +53,14 @@ def register(subparsers) -> None:
     p.add_argument("--open", action="store_true", help="open the page in this computer's browser")
     p.add_argument("--max-sessions", type=MAX_SESSIONS.arg, default=MAX_SESSIONS.default, metavar="N",
                    help=f"sessions at once; the next tab is told the class is full (default {MAX_SESSIONS.default})")
+    p.add_argument("--per-student", type=PER_STUDENT.arg, default=PER_STUDENT.default, metavar="N",
+                   help=f"sessions one student may hold at once (default {PER_STUDENT.default})")
     p.add_argument("--per-client", type=PER_CLIENT.arg, default=PER_CLIENT.default, metavar="N",
-                   help=f"sessions one computer may hold at once (default {PER_CLIENT.default})")
+                   help=f"sessions one address may hold at once, a flood guard (default {PER_CLIENT.default}: "
+                        "a room behind one proxy or NAT is one address)")
+    p.add_argument("--trust-proxy", metavar="ADDRESS", type=_address,
+                   help="the address of a reverse proxy in front of the server: for requests from it "
+                        "(only), the client is the last address in X-Forwarded-For")
     p.add_argument("--max-students", type=MAX_STUDENTS.arg, default=MAX_STUDENTS.default, metavar="N",
                    help=f"students who may join the class; the next is told to ask you "
                         f"(default {MAX_STUDENTS.default}; the teacher's page removes one and frees the name)")
@@ -52,6 +70,13 @@ def register(subparsers) -> None:
                    help=f"the class folder's disk budget in MB (default {DISK_MB.default}), each student's "
                         "share being MB / --max-students: an upload past either is refused; the teacher's "
                         "page shows what each student uses")
+    p.add_argument("--key-days", type=KEY_DAYS.arg, default=KEY_DAYS.default, metavar="DAYS",
+                   help=f"personal links and the teacher's key last DAYS days after they are issued "
+                        f"(default {KEY_DAYS.default}); an expired link tells the student to ask you, "
+                        "and the report's \"new link\" gives a fresh one")
+    p.add_argument("--new-teacher-key", action="store_true",
+                   help="replace the teacher's key (kept in the class folder, so the report's link "
+                        "survives a restart): the old report link stops working")
     p.add_argument("--code", metavar="CODE",
                    help="the class code in the link to share (8 to 64 letters, digits, - or _); "
                         "required off this computer, so one is made up when --host is not loopback")
@@ -70,8 +95,15 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+APP_ENV = "RADIXVIZ_SERVE_APP"   # a shell command each session runs instead (tests: an app that cannot start)
+
+
 def app_command(args) -> str:
-    """The shell command each session runs: this Python, this radixviz, the options passed on."""
+    """The shell command each session runs: this Python, this radixviz, the options passed on
+    (or, when set, the command in RADIXVIZ_SERVE_APP: how a test makes every session's app
+    fail at start, as a broken install would)."""
+    if os.environ.get(APP_ENV):
+        return os.environ[APP_ENV]
     argv = [sys.executable, "-m", "radixviz"]
     if args.lesson is not None:
         argv += ["lesson", args.lesson]
@@ -114,6 +146,7 @@ def run(args) -> int:
         return 0
     # aiohttp and textual-serve take seconds to import: only ``serve`` pays for them, not every command
     from .serve_classroom import ClassroomServer, is_loopback, lan_address
+    from .serve_teacher import teacher_key_for
 
     code = args.code or (None if is_loopback(args.host) else secrets.token_urlsafe(9))
     host = lan_address() if args.host in ("0.0.0.0", "::") else args.host
@@ -121,7 +154,9 @@ def run(args) -> int:
     server = ClassroomServer(app_command(args), host=args.host, port=args.port, max_sessions=args.max_sessions,
                              class_dir=class_dir(args), token=code, per_client=args.per_client,
                              allow_hosts=args.allow_host, max_students=args.max_students,
-                             joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb)
+                             joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb,
+                             key_days=args.key_days, per_student=args.per_student, trust_proxy=args.trust_proxy,
+                             teacher_key=teacher_key_for(class_dir(args), args.new_teacher_key, args.key_days))
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 
     def started() -> None:

@@ -50,9 +50,11 @@ from .serve_connections import ConnectionGuard, body_deadline, connection_caps, 
 from .serve_frames import Refusals, envelope
 from .serve_pages import app_page, full_page, page
 from .serve_priority import SessionPriorities
+from .serve_starts import START_FAILED, StartFailures, could_not_start, watch_start
+from .serve_starts import WatchedStart
 from .serve_limits import DiskBudget, JoinLimiter
 from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
-from .serve_students import DEFAULT_STUDENTS, MAX_NAME, Roster, RosterError
+from .serve_students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
 from .serve_teacher import TeacherRoutes
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
@@ -96,12 +98,14 @@ class Ticket:
     until: float
 
 
-class ClassroomAppService(AppService):
-    """One app process, started with the student's own data folder and marked as served."""
+class ClassroomAppService(WatchedStart, AppService):
+    """One app process, started with the student's own data folder and marked as served;
+    its start watched (serve_starts)."""
 
     def __init__(self, *args, student: str, env: dict, **kwargs):
         super().__init__(*args, **kwargs)
         self.student, self.extra_env = student, env
+        self._watch_init()
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width, height)
@@ -125,10 +129,12 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
-                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB):
+                 joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
+                 per_student: int = 3, trust_proxy: str | None = None):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
-        self.roster = Roster(class_dir, max_students)
+        self.per_student, self.trust_proxy = per_student, trust_proxy
+        self.roster = Roster(class_dir, max_students, key_days)
         self.joins = JoinLimiter(joins_per_minute)
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
@@ -139,8 +145,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
         self.live = 0
         self.live_by_client: Counter = Counter()
+        self.live_by_student: Counter = Counter()
         self.tickets: dict[str, Ticket] = {}
         self.priorities = SessionPriorities()
+        self.start_failures = StartFailures()
         self._on_start = on_start
 
     # ---------------------------------------------------------------- checks
@@ -166,6 +174,19 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         return (parts.scheme in ("http", "https") and parts.netloc.lower() == request.host.lower()
                 and fetched_from == "same-origin")
 
+    def client_of(self, request: web.Request) -> str:
+        """The client's address: the peer's, or, when the peer is the proxy named with
+        --trust-proxy, the address that proxy put last in X-Forwarded-For (the one it saw;
+        what comes before it is what the client claimed, never trusted)."""
+        remote = request.remote or ""
+        if self.trust_proxy is None or remote != self.trust_proxy:
+            return remote
+        forwarded = request.headers.get("X-Forwarded-For", "").split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(forwarded))
+        except ValueError:
+            return remote
+
     def has_code(self, request: web.Request) -> bool:
         if self.token is None:
             return True
@@ -177,6 +198,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def _refused(self, status: int, heading: str, message: str) -> web.Response:
         return web.Response(status=status, content_type="text/html",
                             text=page("refused", title=self.title, heading=heading, message=message))
+
+    def _expired(self) -> web.Response:
+        return self._refused(410, "This personal link has expired",
+                             f"Personal links last {self.roster.key_days} days: ask your teacher for a new one.")
 
     def _gate(self, request: web.Request, *, post: bool = False) -> web.Response | None:
         """The refusal for a request from the wrong host, origin or without the class code."""
@@ -231,6 +256,8 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             web.get("/teacher", self.handle_teacher, name="teacher"),
             web.get("/teacher.csv", self.handle_teacher_csv, name="teacher-csv"),
             web.post("/teacher/remove", self.handle_teacher_remove, name="teacher-remove"),
+            web.post("/teacher/show", self.handle_teacher_show, name="teacher-show"),
+            web.post("/teacher/new-link", self.handle_teacher_new_link, name="teacher-new-link"),
             web.static("/static", self.statics_path, name="static"),
         ])
         app.on_startup.append(self.on_startup)
@@ -246,13 +273,15 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         if refusal is not None:
             return refusal
         student = self.student_of(request)
+        if student is None and self.roster.expired(request.cookies.get(STUDENT_COOKIE)):
+            return self._expired()
         if student is None:
             return web.Response(content_type="text/html",
                                 text=page("join", title=self.title, max_name=MAX_NAME, name="", error=""))
         if self.is_full():
             log.info("class full (%d of %d): turned a tab away", self.live, self.max_sessions)
             return self._full()
-        ticket = self.issue_ticket(student.id, request.remote or "")
+        ticket = self.issue_ticket(student.id, self.client_of(request))
         # addresses from the Host the browser used, so the page works on every interface
         scheme = "wss" if request.secure else "ws"
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=app_page(
@@ -272,9 +301,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         refusal = self._gate(request, post=True)
         if refusal is not None:
             return refusal
-        wait = self.joins.wait(request.remote or "")
+        client = self.client_of(request)
+        wait = self.joins.wait(client)
         if wait:
-            log.info("refused a join: %s joined %d times in a minute", request.remote, self.joins.per_minute)
+            log.info("refused a join: %s joined %d times in a minute", client, self.joins.per_minute)
             return web.Response(status=429, content_type="text/html", headers={"Retry-After": str(int(wait) + 1)},
                                 text=page("join", title=self.title, max_name=MAX_NAME, name="", error=(
                                     f"Too many joins from this computer: try again in {int(wait) + 1} s.")))
@@ -295,7 +325,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         return response
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        client = request.remote or ""
+        client = self.client_of(request)
         student = self.student_of(request)
         if not (self.host_allowed(request) and self.same_origin(request) and self.has_code(request)):
             log.warning("refused a websocket from another origin or host (%s)", client)
@@ -308,12 +338,19 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             await websocket.close(code=4001, message=f"The class is full ({self.max_sessions} sessions): "
                                                      "reload in a minute.".encode())
             return websocket
+        # the cap follows the student (a room behind one proxy or NAT is one address);
+        # the per-address one is a flood guard, high enough for a class
+        if self.live_by_student[student.id] >= self.per_student:
+            await websocket.close(code=4002, message=f"You already have {self.per_student} "
+                                                     "sessions open: close one first.".encode())
+            return websocket
         if self.live_by_client[client] >= self.per_client:
-            await websocket.close(code=4002, message=f"This computer already has {self.per_client} "
+            await websocket.close(code=4002, message=f"This address already has {self.per_client} "
                                                      "sessions open: close one first.".encode())
             return websocket
         self.live += 1
         self.live_by_client[client] += 1
+        self.live_by_student[student.id] += 1
         self.open_sockets.setdefault(student.id, set()).add(websocket)
         log.info("session opened (%d of %d)", self.live, self.max_sessions)
         try:
@@ -324,9 +361,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             if not mine:
                 self.open_sockets.pop(student.id, None)
             self.live -= 1
-            self.live_by_client[client] -= 1
-            if not self.live_by_client[client]:
-                del self.live_by_client[client]
+            for counts, key in ((self.live_by_client, client), (self.live_by_student, student.id)):
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
             log.info("session closed (%d of %d)", self.live, self.max_sessions)
         return websocket
 
@@ -342,9 +380,11 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
             await service.start(width, height)
             self.processes = {p for p in self.processes if p.returncode is None} | {service._process}
             self.priorities.watch(service._process.pid)
+            watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
             try:
-                await self._process_messages(websocket, service, request.remote or "")
+                await self._process_messages(websocket, service, self.client_of(request))
             finally:
+                watch.cancel()
                 self.priorities.forget(service._process.pid)
                 await service.stop()
         except asyncio.CancelledError:
@@ -355,6 +395,22 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                 log.exception(error)
             else:
                 log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
+
+    async def _watch_start(self, websocket, service, student) -> None:
+        """An app that exits before its first frame, or draws nothing in time, ends the
+        session out loud: the page shows why, the log says so once, the report marks it."""
+        reason = await watch_start(service, service._task)
+        if reason is None:
+            return
+        self.start_failures.record(student.id)
+        log.warning("a session could not start: %s", excerpt(reason, 120)[1:-1])
+        process = service._process
+        if process is not None and process.returncode is None:
+            try:        # an app that hangs would never answer "quit": stopping it would wait for ever
+                process.kill()
+            except ProcessLookupError:
+                pass
+        await websocket.close(code=START_FAILED, message=could_not_start(reason))
 
     async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
@@ -447,6 +503,8 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         files = raise_file_limit()
         total, per_address = connection_caps(files, self.max_sessions, self.per_client)
         self.guard = ConnectionGuard(total, per_address)
+        if self.trust_proxy is not None:
+            self.guard.proxies.add(self.trust_proxy)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         for sig in (signal.SIGINT, signal.SIGTERM):

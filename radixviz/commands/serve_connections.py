@@ -75,6 +75,7 @@ class ConnectionGuard:
 
     def __init__(self, total: int, per_address: int):
         self.total, self.per_address = total, per_address
+        self.proxies: set[str] = set()
         self.open = 0
         self.by_address: Counter = Counter()
         self.turned_away = 0          # since the last log line about it
@@ -87,7 +88,8 @@ class ConnectionGuard:
             log.warning("accepting connections again (after %d refusals for want of files)", self.out_of_files)
             self.out_of_files = 0
         key = address_key(address)
-        if self.open >= self.total or self.by_address[key] >= self.per_address:
+        # a trusted proxy (serve --trust-proxy) carries the whole room: only the total caps it
+        if self.open >= self.total or (self.by_address[key] >= self.per_address and address not in self.proxies):
             self._turned_away(key)
             return False
         self.open += 1

@@ -40,6 +40,7 @@ class LinkRoutes:
 
         def student_of(self, request: web.Request): ...
         def _refused(self, status: int, heading: str, message: str) -> web.Response: ...
+        def _expired(self) -> web.Response: ...
         def _gate(self, request: web.Request, *, post: bool = False) -> web.Response | None: ...
         def _cookie(self, response, request, name: str, value: str) -> None: ...
 
@@ -54,6 +55,8 @@ class LinkRoutes:
             return self._refused(403, "Wrong class link", "This link's class code is not this class's.")
         key = query.get("student")
         wanted = None if key is None else self.roster.get(key)
+        if key is not None and wanted is None and self.roster.expired(key):
+            return self._expired()
         if key is not None and wanted is None:
             return self._refused(404, "Unknown personal link", "No student of this class has this link.")
         current = self.student_of(request)

@@ -8,6 +8,7 @@ The teacher's own progress file is never read or written here.
 """
 from __future__ import annotations
 
+import calendar
 import csv
 import io
 import json
@@ -35,20 +36,45 @@ class RosterError(Exception):
     """A name that cannot join (empty, taken, the class is full): one line to show."""
 
 
+KEY_DAYS = 30               # a personal link lasts this long after it is issued (serve --key-days)
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
 @dataclass(frozen=True)
 class Student:
     id: str
     name: str
     joined: str
+    issued: str = ""        # when this key was issued (its join, or the teacher's "new link")
+
+
+def stamp_seconds(text: str) -> float | None:
+    try:
+        return float(calendar.timegm(time.strptime(text, STAMP)))
+    except (ValueError, OverflowError):
+        return None
 
 
 class Roster:
     """The class's students, kept in ``folder/students.json`` (written atomically, locked)."""
 
-    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS):
+    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS, key_days: int | None = None):
         self.folder = Path(folder)
         self.path = self.folder / ROSTER
         self.max_students = max_students
+        self.key_days = key_days            # None: keys never expire (the report from the shell)
+
+    def is_expired(self, student: Student) -> bool:
+        """A key older than ``key_days`` (one with no readable date counts as expired)."""
+        if self.key_days is None:
+            return False
+        issued = stamp_seconds(student.issued or student.joined)
+        return issued is None or time.time() - issued > self.key_days * 86400
+
+    def expired(self, student_id: str | None) -> Student | None:
+        """The student whose key this is, if it has expired (to say so, not "unknown")."""
+        found = self._load().get(student_id or "") if _ID.fullmatch(student_id or "") else None
+        return found if found is not None and self.is_expired(found) else None
 
     def students(self) -> list[Student]:
         """Every student, in the order they joined."""
@@ -58,7 +84,23 @@ class Roster:
         """The student with this ID (a cookie or a link), or None."""
         if not student_id or not _ID.fullmatch(student_id):
             return None
-        return self._load().get(student_id)
+        found = self._load().get(student_id)
+        return None if found is None or self.is_expired(found) else found
+
+    def rekey(self, student_id: str) -> Student | None:
+        """A fresh key for this student (the old one stops working at once); their folder,
+        and so their progress, moves with them. None if there is no such student."""
+        with locked(self.path):
+            roster = self._load()
+            old = roster.get(student_id) if _ID.fullmatch(student_id or "") else None
+            if old is None:
+                return None
+            new = Student(secrets.token_urlsafe(18), old.name, old.joined, time.strftime(STAMP, time.gmtime()))
+            if self.home(old).exists():
+                self.home(old).rename(self.home(new))
+            roster = {(new.id if k == old.id else k): (new if k == old.id else v) for k, v in roster.items()}
+            self._save(roster)
+        return new
 
     def join(self, typed_name: str) -> Student:
         """A new student called ``typed_name``; RosterError when the name cannot be used."""
@@ -71,7 +113,8 @@ class Roster:
                                   "link; otherwise add an initial")
             if len(roster) >= self.max_students:
                 raise RosterError(f"this class already has {self.max_students} students: ask your teacher")
-            student = Student(secrets.token_urlsafe(18), name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            now = time.strftime(STAMP, time.gmtime())
+            student = Student(secrets.token_urlsafe(18), name, now, now)
             roster[student.id] = student
             self._save(roster)
         self.home(student).mkdir(parents=True, exist_ok=True)
@@ -91,7 +134,7 @@ class Roster:
 
     def _save(self, roster: dict) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, json.dumps({s.id: {"name": s.name, "joined": s.joined}
+        atomic_write(self.path, json.dumps({s.id: {"name": s.name, "joined": s.joined, "issued": s.issued}
                                             for s in roster.values()}, indent=2, ensure_ascii=False) + "\n")
 
     def home(self, student: Student) -> Path:
@@ -105,7 +148,8 @@ class Roster:
             return {}
         if not isinstance(data, dict):
             return {}
-        return {key: Student(key, str(value.get("name", "?"))[:MAX_NAME], str(value.get("joined", "")))
+        return {key: Student(key, str(value.get("name", "?"))[:MAX_NAME], str(value.get("joined", "")),
+                             str(value.get("issued", "")))
                 for key, value in data.items()
                 if isinstance(value, dict) and isinstance(key, str) and _ID.fullmatch(key)}
 

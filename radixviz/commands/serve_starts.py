@@ -1,0 +1,128 @@
+"""A session that cannot start says so (issue 41): before, an app process that exited at
+start (a broken install, a full disk, a missing dependency) left the tab on "starting your
+session…" for ever, with nothing on the teacher's report.
+
+Now the server watches each session's start: if its app exits before its first frame, or
+draws nothing within START_SECONDS, the websocket is closed with a message the page shows
+("radixviz could not start: <the app's last error line>. Reload to try again."), one line
+is logged, and the teacher's report marks the student ("could not start 2× in the last
+10 min"). The app's stderr is kept (its last few kB) for that line, not echoed to the
+server's output as textual-serve does.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+
+from radixviz.files import strip_controls
+
+START_SECONDS = 20          # a session's app has this long to draw its first frame
+FAILURE_WINDOW = 600        # the report counts failed starts over the last 10 minutes
+STDERR_KEPT = 4096          # bytes of the app's stderr kept, for its last line
+MAX_REASON = 123            # bytes in a websocket close reason (RFC 6455: 125 less the code)
+START_FAILED = 4004         # the close code of a session that could not start
+
+
+class WatchedStart:
+    """Mixed into the session's AppService (before it): textual-serve's ``run`` with the
+    first frame noted (``drew``) and the app's stderr kept (``stderr_tail``)."""
+
+    _process: asyncio.subprocess.Process | None
+
+    def _watch_init(self) -> None:
+        self.drew = asyncio.Event()
+        self.stderr_tail = b""
+
+    async def on_data(self, payload: bytes) -> None:
+        self.drew.set()
+        await super().on_data(payload)          # type: ignore[misc]
+
+    async def run(self) -> None:
+        process = self._process
+        assert process is not None and process.stdout is not None and process.stderr is not None
+        stdout, stderr = process.stdout, process.stderr
+
+        async def keep_stderr() -> None:
+            while data := await stderr.read(4096):
+                self.stderr_tail = (self.stderr_tail + data)[-STDERR_KEPT:]
+
+        kept = asyncio.ensure_future(keep_stderr())
+        handlers = {b"D": self.on_data, b"M": self.on_meta, b"P": self.on_packed}   # type: ignore[attr-defined]
+        try:
+            for _ in range(10):                  # a Textual app's prelude line comes first
+                line = await stdout.readline()
+                if not line or line == b"__GANGLION__\n":
+                    break
+            while True:
+                kind = await stdout.readexactly(1)
+                size = int.from_bytes(await stdout.readexactly(4), "big")
+                payload = await stdout.readexactly(size)
+                handler = handlers.get(kind)
+                if handler is not None:
+                    await handler(payload)
+        except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            try:                                 # what it said last, as it went
+                await asyncio.wait_for(kept, 2)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                kept.cancel()
+
+
+def last_error_line(stderr: bytes) -> str:
+    """The app's last non-blank line of stderr (a traceback's last line is its error)."""
+    lines = [strip_controls(line).strip() for line in stderr.decode("utf-8", "replace").splitlines()]
+    return next((line for line in reversed(lines) if line), "")
+
+
+def could_not_start(reason: str) -> bytes:
+    """The close message the page shows, within a close frame's 123 bytes."""
+    head, tail = "radixviz could not start: ", ". Reload to try again."
+    room = MAX_REASON - len((head + tail).encode())
+    cut = reason.rstrip(".")
+    if len(cut.encode()) > room:
+        cut = cut.encode()[:room - 3].decode("utf-8", "ignore") + "…"
+    return (head + cut + tail).encode()
+
+
+async def watch_start(service: WatchedStart, task: asyncio.Future) -> str | None:
+    """None once the app draws its first frame; else why it did not (it exited, with its
+    last error line; or it drew nothing within START_SECONDS)."""
+    drew = asyncio.ensure_future(service.drew.wait())
+    try:
+        await asyncio.wait({drew, task}, timeout=START_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        drew.cancel()
+    if service.drew.is_set():
+        return None
+    if not task.done():
+        return f"it drew nothing within {START_SECONDS} s"
+    process = service._process
+    code = None
+    if process is not None:
+        try:
+            code = await asyncio.wait_for(process.wait(), 5)
+        except asyncio.TimeoutError:
+            pass
+    return last_error_line(service.stderr_tail) or f"the app exited with code {code}"
+
+
+class StartFailures:
+    """When each student's sessions could not start, over the last FAILURE_WINDOW seconds."""
+
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
+        self.times: dict[str, deque] = {}
+
+    def record(self, student: str) -> None:
+        self.times.setdefault(student, deque(maxlen=100)).append(self.clock())
+
+    def recent(self, student: str) -> int:
+        now, times = self.clock(), self.times.get(student, ())
+        return sum(1 for at in times if now - at <= FAILURE_WINDOW)
+
+    def note(self, student: str) -> str:
+        """The report's mark: "could not start 2× in the last 10 min", or ""."""
+        count = self.recent(student)
+        return f"could not start {count}× in the last {FAILURE_WINDOW // 60} min" if count else ""
