@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import re
 import secrets
@@ -30,7 +31,6 @@ _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 def _address(text: str) -> str:
     """--trust-proxy: an IP address, as the server will compare it with a peer's."""
-    import ipaddress
     try:
         return str(ipaddress.ip_address(text.strip()))
     except ValueError:

@@ -19,6 +19,11 @@ from .blocks import Block, BlockTree
 Decode = Callable[[int], str]
 
 
+class StreamTreeSnapshot(TreeSnapshot):
+    """A tree rebuilt from a server's KV events: no radixviz engine made it, so its views
+    say where it came from (render/views/stream.py), not an engine's settings."""
+
+
 def chars_if_ascii(blocks) -> Decode | None:
     """``chr`` when every held token is printable ASCII, else None (show ids)."""
     if all(32 <= t < 127 for b in blocks for t in b.token_ids):
@@ -26,7 +31,7 @@ def chars_if_ascii(blocks) -> Decode | None:
     return None
 
 
-def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> TreeSnapshot:
+def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeSnapshot:
     blocks = list(tree.blocks.values())
     decode = decode or chars_if_ascii(blocks)
     ids = count(1)
@@ -77,7 +82,7 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> TreeSnapsho
     made = tuple(edge(h, 0) for h in sorted(top, key=lambda b: b.token_ids)) + \
         tuple(label(name, heads) for name, heads in sorted(groups.items()))
     root = NodeSnapshot(0, (), (), 1, 0, made, sum(c.subtree_tokens for c in made))
-    return TreeSnapshot(root, evictable_size=root.subtree_tokens, clock=tree.last_seq or 0)
+    return StreamTreeSnapshot(root, evictable_size=root.subtree_tokens, clock=tree.last_seq or 0)
 
 
 def _token(token_id: int, decode: Decode | None):

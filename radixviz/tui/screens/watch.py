@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from radixviz.render.views import stream as _stream_views  # noqa: F401 - registers the stream tree's header
 from radixviz.tui.widgets.tree_pane import TreePane
 
 CAPTION = ("a stream carries no slots: 'slots' are token positions from the root, 'ref' the "
