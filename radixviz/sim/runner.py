@@ -8,7 +8,7 @@ from .fake_model import FakeSampler
 from .policies import POLICIES
 from .records import SimResult
 from .scheduler import Scheduler
-from .workloads import make_workload, request_count
+from .workloads import StreamedWorkload, make_workload, request_count
 
 
 def _tiny_model(pool, seed):
@@ -47,16 +47,17 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate (unless
     ``optimum=False``: its tree grows with the distinct prompts) and the latency;
     ``keep_outputs=False`` forgets generated tokens as requests finish."""
-    if hasattr(specs, "arrivals"):   # a StreamedTrace (sim/traces): read as the run goes
+    if isinstance(specs, StreamedWorkload):   # a StreamedTrace (sim/traces): read as the run goes
         arrivals, specs = specs.arrivals, None
+    streamed = getattr(arrivals, "__self__", None)   # the trace whose arrivals these are, if one is
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
     # the pool is built first so a real model can own its KV there
     sched.model = factory(sched.pool, seed)
     total = request_count(specs) if specs is not None else None
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
-    if arrivals is not None and hasattr(arrivals, "__self__"):
-        sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
+    if isinstance(streamed, StreamedWorkload):   # how the trace is read: format, blocks, pace
+        sched.settings["trace"] = dict(streamed.described)
     observer = RunObserver(sched, optimum)
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
     drive(sched, feed, observer, progress, total, keep_outputs)

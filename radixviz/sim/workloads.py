@@ -123,9 +123,23 @@ def make_workload(name: str, n: int, seed: int = 0) -> list:
     return WORKLOADS[name](n, random.Random(f"{name}:{seed}"))
 
 
+class StreamedWorkload:
+    """Requests read as the run goes (a trace streamed from its file, sim/traces) instead of
+    a list held whole: what the runner and the counts ask of one, with its defaults."""
+
+    described: dict = {}   # how it is read (format, block size, pace): the run's settings["trace"]
+
+    def arrivals(self):
+        """A fresh one-pass iterator of ``(arrival_pass or None, RequestSpec)``, by arrival."""
+        raise NotImplementedError
+
+    def request_count(self) -> int:
+        return sum(1 for _ in self.arrivals())
+
+
 def request_count(specs) -> int:
     """Requests including the chat turns and session requests that arrive later."""
-    if hasattr(specs, "request_count"):   # a streamed trace counts its lines, unparsed
+    if isinstance(specs, StreamedWorkload):   # a streamed trace counts its lines, unparsed
         return specs.request_count()
     total = 0
     for spec in specs:

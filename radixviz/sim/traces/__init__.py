@@ -17,6 +17,7 @@ from pathlib import Path
 
 from radixviz.errors import UsageError
 from radixviz.sim.trace import TraceError, load_trace
+from radixviz.sim.workloads import StreamedWorkload
 
 from . import mooncake, openai_log
 from .lines import json_lines
@@ -70,7 +71,7 @@ class StreamError(TraceError, UsageError):
     exit 2, naming the line."""
 
 
-class StreamedTrace:
+class StreamedTrace(StreamedWorkload):
     """A trace read again for each run: ``arrivals()`` is a fresh one-pass iterator."""
 
     def __init__(self, path: Path, fmt: str, reader, described: dict):
