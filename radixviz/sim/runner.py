@@ -1,6 +1,7 @@
 """One-call runs: a named workload through one policy, or through several to compare."""
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from .drive import RunObserver, drive
@@ -49,15 +50,14 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     ``keep_outputs=False`` forgets generated tokens as requests finish."""
     if isinstance(specs, StreamedWorkload):   # a StreamedTrace (sim/traces): read as the run goes
         arrivals, specs = specs.arrivals, None
-    streamed = getattr(arrivals, "__self__", None)   # the trace whose arrivals these are, if one is
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
     # the pool is built first so a real model can own its KV there
     sched.model = factory(sched.pool, seed)
     total = request_count(specs) if specs is not None else None
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
-    if isinstance(streamed, StreamedWorkload):   # how the trace is read: format, blocks, pace
-        sched.settings["trace"] = dict(streamed.described)
+    if inspect.ismethod(arrivals):   # a stream's own arrivals: how it is read (format, pace)
+        sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
     observer = RunObserver(sched, optimum)
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
     drive(sched, feed, observer, progress, total, keep_outputs)

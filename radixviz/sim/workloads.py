@@ -6,7 +6,7 @@ exactly the same traffic. Chats count each turn as one request.
 from __future__ import annotations
 
 import random
-from typing import Callable
+from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from .model_api import VOCAB_SIZE
 from .request import RequestSpec
@@ -123,23 +123,26 @@ def make_workload(name: str, n: int, seed: int = 0) -> list:
     return WORKLOADS[name](n, random.Random(f"{name}:{seed}"))
 
 
-class StreamedWorkload:
-    """Requests read as the run goes (a trace streamed from its file, sim/traces) instead of
-    a list held whole: what the runner and the counts ask of one, with its defaults."""
+@runtime_checkable
+class StreamedWorkload(Protocol):
+    """Requests handed over as they arrive instead of a list held whole: a trace streamed
+    from its file (sim/traces StreamedTrace), or a test's own timed pairs."""
 
-    described: dict = {}   # how it is read (format, block size, pace): the run's settings["trace"]
-
-    def arrivals(self):
+    def arrivals(self) -> Iterator:
         """A fresh one-pass iterator of ``(arrival_pass or None, RequestSpec)``, by arrival."""
-        raise NotImplementedError
+
+
+@runtime_checkable
+class CountsItself(Protocol):
+    """A workload that counts its requests without reading them (StreamedTrace: its lines)."""
 
     def request_count(self) -> int:
-        return sum(1 for _ in self.arrivals())
+        """The number of requests."""
 
 
 def request_count(specs) -> int:
     """Requests including the chat turns and session requests that arrive later."""
-    if isinstance(specs, StreamedWorkload):   # a streamed trace counts its lines, unparsed
+    if isinstance(specs, CountsItself):   # a streamed trace counts its lines, unparsed
         return specs.request_count()
     total = 0
     for spec in specs:

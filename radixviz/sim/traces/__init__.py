@@ -17,7 +17,6 @@ from pathlib import Path
 
 from radixviz.errors import UsageError
 from radixviz.sim.trace import TraceError, load_trace
-from radixviz.sim.workloads import StreamedWorkload
 
 from . import mooncake, openai_log
 from .lines import json_lines
@@ -71,8 +70,9 @@ class StreamError(TraceError, UsageError):
     exit 2, naming the line."""
 
 
-class StreamedTrace(StreamedWorkload):
-    """A trace read again for each run: ``arrivals()`` is a fresh one-pass iterator."""
+class StreamedTrace:
+    """A trace read again for each run: ``arrivals()`` is a fresh one-pass iterator (a
+    sim/workloads StreamedWorkload, and CountsItself)."""
 
     def __init__(self, path: Path, fmt: str, reader, described: dict):
         self.path, self.format, self._reader, self.described = path, fmt, reader, described
