@@ -61,7 +61,10 @@ NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.wire", "radixviz.sim",
            "radixviz.script", "radixviz.lessons")
 # what a function-local import may put off loading, and the words its reason comment uses
 DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2")
-OPTIONAL = ("transformers",)   # not a dependency: imported (under try) only where it is asked for
+# not dependencies: imported (under try) only where they are asked for -- transformers for a
+# Hugging Face tokenizer name, tokenizers for a local tokenizer.json (--tokenizer FILE),
+# matplotlib for simulate --figure (the [figures] extra)
+OPTIONAL = ("transformers", "tokenizers", "matplotlib")
 DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsonschema", "jinja2")
 
 

@@ -26,6 +26,7 @@ from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 from . import simulate_report as report
 from .engine_args import add_flag, given, refuse_foreign
 from .simulate_2026 import parse_cache_options, run_todays
+from .simulate_capacity import parse_grid_option, run_grid_cli
 from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, run_cluster
 from .simulate_hicache import run_hicache
 from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
@@ -175,7 +176,6 @@ def parse_options(args) -> dict:
         raise UsageError("give --policy or --compare, not both")
     check_figure(args)
     if args.sweep is not None and args.sweep.count("=") > 1:   # several settings at once
-        from .simulate_capacity import parse_grid_option
         options["grid"] = parse_grid_option(args.sweep)
     elif args.sweep is not None:
         options["sweep"] = parse_sweep_option(args)
@@ -227,7 +227,6 @@ def run(args) -> int:
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     options = parse_options(args)
     if "grid" in options:
-        from .simulate_capacity import run_grid_cli
         return run_grid_cli(args, options, options.pop("policies"))
     spec = engine_spec(args.engine)
     own = engine_flags(args, spec)   # refuses a flag of another engine's before any path runs

@@ -14,7 +14,7 @@ _LIMITS = {"pool": SIM_POOL_SLOTS, "host": HOST_SLOTS, "page": PAGE_SIZE}
 
 
 def parse_grid_option(text: str) -> dict:
-    from radixviz.sim.capacity import parse_grid
+    from radixviz.sim.capacity import parse_grid  # its runs import torch
 
     try:
         grid = parse_grid(text)

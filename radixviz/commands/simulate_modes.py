@@ -15,8 +15,10 @@ from radixviz.errors import UsageError
 from radixviz.settings import check_settings
 from radixviz.sim.model_api import VOCAB_SIZE
 from radixviz.sim.trace import TraceError, load_tokenizer
+from radixviz.sim.traces import StreamedTrace, open_trace
 from radixviz.sim.workloads import request_count
 
+from . import capacity_charts as charts
 from . import simulate_report as report
 
 
@@ -30,15 +32,13 @@ def later_options(args) -> dict:
 def load_trace_option(args, model: str):
     """The trace's RequestSpecs, checked whole before anything runs (our own format), or a
     StreamedTrace (sim/traces: Mooncake, OpenAI logs, or timed), its first line checked."""
-    from radixviz.sim.traces import open_trace
-
     try:
         specs = open_trace(args.trace, getattr(args, "format", "auto"),
                            block_size=getattr(args, "block_size", None), tokenizer=args.tokenizer,
                            ms_per_pass=getattr(args, "pass_ms", None), hf_tokenizer=load_tokenizer)
     except TraceError as error:
         raise UsageError(str(error)) from None
-    if hasattr(specs, "note"):
+    if isinstance(specs, StreamedTrace):
         if model == "tiny":
             raise UsageError(f"{args.trace}: --model tiny needs the radixviz format's small token "
                              "ids: use --model fake")
@@ -93,9 +93,7 @@ def run_sweep(args, name, sweep, policies, specs, options, common, header=None) 
 
 def sweep_extras(args, key: str, points) -> None:
     """% of optimal and p95 TTFT under a one-setting sweep's hit rates, and ``--figure``."""
-    from radixviz.sim.capacity import GridPoint
-
-    from . import capacity_charts as charts
+    from radixviz.sim.capacity import GridPoint  # its runs import torch
 
     grid = [GridPoint({key: p.value}, p.column, p.stats, p.traffic) for p in points if p.traffic]
     if len(grid) != len(points):

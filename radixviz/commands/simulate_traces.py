@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from radixviz.errors import UsageError
+from radixviz.sim.traces import DEFAULT_MS_PER_PASS, FORMATS
 
 
 def _positive(kind):
@@ -20,8 +21,6 @@ def _positive(kind):
 
 
 def add_trace_args(p) -> None:
-    from radixviz.sim.traces import DEFAULT_MS_PER_PASS, FORMATS
-
     p.add_argument("--format", choices=FORMATS, default="auto",
                    help="with --trace: radixviz (our JSON lines), mooncake (timestamp, input_length, "
                         "output_length, hash_ids) or openai (messages or prompt); auto reads the "

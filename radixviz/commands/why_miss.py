@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import json
 
+from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
 from radixviz.settings import PAGE_SIZE, SIM_POOL_SLOTS
+from radixviz.sim.trace import TraceError
+from radixviz.sim.traces import local_tokenizer, open_trace
+
+from .why_miss_view import draw
 
 
 def register(subparsers) -> None:
@@ -52,9 +57,6 @@ def _tokens(text: str, encode) -> tuple:
 
 
 def _from_trace(args) -> tuple:
-    from radixviz.sim.trace import TraceError
-    from radixviz.sim.traces import open_trace
-
     try:
         first, second = int(args.a), int(args.b)
     except ValueError:
@@ -63,7 +65,7 @@ def _from_trace(args) -> tuple:
         raise UsageError(f"with --trace, A must come before B (1 <= A < B), not {first} and {second}")
     try:
         trace = open_trace(args.trace, tokenizer=args.tokenizer, block_size=args.block_size)
-        specs = [s for _, s in trace.arrivals()] if hasattr(trace, "arrivals") else list(trace)
+        specs = list(trace)   # a list, or a streamed trace's requests in file order
     except TraceError as error:
         raise UsageError(str(error)) from None
     if second > len(specs):
@@ -73,8 +75,7 @@ def _from_trace(args) -> tuple:
 
 
 def run(args) -> int:
-    from radixviz.cache.evict_policy import POLICY_NAMES
-    from radixviz.sim.why_miss import explain
+    from radixviz.sim.why_miss import explain  # the engine: today's cache imports torch
 
     if args.eviction_policy not in POLICY_NAMES:
         raise UsageError(f"unknown eviction policy {args.eviction_policy!r}: choose from {', '.join(POLICY_NAMES)}")
@@ -87,8 +88,6 @@ def run(args) -> int:
     else:
         encode = None
         if args.tokenizer is not None:
-            from radixviz.sim.trace import TraceError
-            from radixviz.sim.traces import local_tokenizer
             try:
                 encode = local_tokenizer(args.tokenizer)
             except TraceError as error:
@@ -106,7 +105,5 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
-    from .why_miss_view import draw
-
     draw(result, text=args.trace is None and args.tokenizer is None, svg=args.output)
     return 0

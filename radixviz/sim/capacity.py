@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from radixviz.cache.engines import engine_spec
+
 from .host_sweep import host_options
 from .runner import replay
 from .workloads import make_workload
@@ -85,16 +87,13 @@ def run_grid(grid: dict, policies, *, specs=None, workload: str | None = None, r
     """Every policy at every combination of ``grid``'s values (in the order given)."""
     traffic = specs if specs is not None else make_workload(workload, requests, seed)
     name = engine_for(grid, engine)
+    spec = engine_spec(name)
     points = []
     for combo in itertools.product(*grid.values()):
         setting = dict(zip(grid, combo))
         pool, page = setting.get("pool", pool_size), setting.get("page", page_size)
-        if name == "hicache":
-            engine_options = host_options(page, eviction_policy, host_size=setting.get("host"))
-        elif name == "2026":
-            engine_options = {"page_size": page, "eviction_policy": eviction_policy}
-        else:
-            engine_options = {}
+        # every setting a point has; the engine keeps those it declares (none for 2024's)
+        engine_options = spec.pick(host_options(page, eviction_policy, host_size=setting.get("host")))
         for policy in policies:
             result = replay(traffic, policy, pool, seed, workload=workload or "trace", engine=name,
                             engine_options=engine_options, **options)

@@ -1,6 +1,7 @@
 """One-call runs: a named workload through one policy, or through several to compare."""
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from .drive import RunObserver, drive
@@ -8,7 +9,7 @@ from .fake_model import FakeSampler
 from .policies import POLICIES
 from .records import SimResult
 from .scheduler import Scheduler
-from .workloads import make_workload, request_count
+from .workloads import StreamedWorkload, make_workload, request_count
 
 
 def _tiny_model(pool, seed):
@@ -47,7 +48,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate (unless
     ``optimum=False``: its tree grows with the distinct prompts) and the latency;
     ``keep_outputs=False`` forgets generated tokens as requests finish."""
-    if hasattr(specs, "arrivals"):   # a StreamedTrace (sim/traces): read as the run goes
+    if isinstance(specs, StreamedWorkload):   # a StreamedTrace (sim/traces): read as the run goes
         arrivals, specs = specs.arrivals, None
     factory = _model_factory(model)
     sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
@@ -55,7 +56,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     sched.model = factory(sched.pool, seed)
     total = request_count(specs) if specs is not None else None
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
-    if arrivals is not None and hasattr(arrivals, "__self__"):
+    if inspect.ismethod(arrivals):   # a stream's own arrivals: how it is read (format, pace)
         sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
     observer = RunObserver(sched, optimum)
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)

@@ -6,7 +6,7 @@ exactly the same traffic. Chats count each turn as one request.
 from __future__ import annotations
 
 import random
-from typing import Callable
+from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from .model_api import VOCAB_SIZE
 from .request import RequestSpec
@@ -123,9 +123,26 @@ def make_workload(name: str, n: int, seed: int = 0) -> list:
     return WORKLOADS[name](n, random.Random(f"{name}:{seed}"))
 
 
+@runtime_checkable
+class StreamedWorkload(Protocol):
+    """Requests handed over as they arrive instead of a list held whole: a trace streamed
+    from its file (sim/traces StreamedTrace), or a test's own timed pairs."""
+
+    def arrivals(self) -> Iterator:
+        """A fresh one-pass iterator of ``(arrival_pass or None, RequestSpec)``, by arrival."""
+
+
+@runtime_checkable
+class CountsItself(Protocol):
+    """A workload that counts its requests without reading them (StreamedTrace: its lines)."""
+
+    def request_count(self) -> int:
+        """The number of requests."""
+
+
 def request_count(specs) -> int:
     """Requests including the chat turns and session requests that arrive later."""
-    if hasattr(specs, "request_count"):   # a streamed trace counts its lines, unparsed
+    if isinstance(specs, CountsItself):   # a streamed trace counts its lines, unparsed
         return specs.request_count()
     total = 0
     for spec in specs:

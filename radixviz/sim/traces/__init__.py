@@ -72,7 +72,8 @@ class StreamError(TraceError, UsageError):
 
 
 class StreamedTrace:
-    """A trace read again for each run: ``arrivals()`` is a fresh one-pass iterator."""
+    """A trace read again for each run: ``arrivals()`` is a fresh one-pass iterator (a
+    sim/workloads StreamedWorkload, and CountsItself)."""
 
     def __init__(self, path: Path, fmt: str, reader, described: dict):
         self.path, self.format, self._reader, self.described = path, fmt, reader, described
