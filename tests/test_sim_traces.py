@@ -77,6 +77,7 @@ class TestOpenAI:
         assert "one per character" in trace.note()
 
     def test_a_local_tokenizer_json_gives_its_ids(self, tmp_path):
+        pytest.importorskip("tokenizers", reason="--tokenizer needs the tokenizers package (pip install tokenizers)")
         from tokenizers import Tokenizer
         from tokenizers.models import WordLevel
         from tokenizers.pre_tokenizers import Whitespace
