@@ -126,11 +126,19 @@ def test_dp_ranks_each_publish_on_their_own_port_to_a_watcher_that_binds():
     # on the port + R; each batch carries its rank and lands in that rank's tree
     import zmq
     ctx = zmq.Context.instance()
-    probe = ctx.socket(zmq.PAIR)
-    port = probe.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=60000)
-    probe.close(linger=0)
-    endpoint = f"tcp://127.0.0.1:{port}"
-    watcher = Watcher(endpoint, None, "", ranks=2, bind=True)
+    for _ in range(50):   # rank 1 binds the port after a free one, which another test may hold
+        probe = ctx.socket(zmq.PAIR)
+        port = probe.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=60000)
+        probe.close(linger=0)
+        endpoint = f"tcp://127.0.0.1:{port}"
+        try:
+            watcher = Watcher(endpoint, None, "", ranks=2, bind=True)
+            break
+        except zmq.ZMQError as error:
+            if error.errno != zmq.EADDRINUSE:
+                raise
+    else:
+        pytest.fail("no two free ports next to each other on 127.0.0.1")
     pubs = [Publisher(endpoint, None, "", rank=rank) for rank in (0, 1)]
     try:
         deadline = time.monotonic() + HANG_GUARD_S
