@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -121,15 +122,29 @@ def _json(block):
     return block_json(block)
 
 
+def free_port_pair() -> int:
+    """A port on 127.0.0.1 that is free, with the one after it free too."""
+    while True:
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+        try:
+            with socket.socket() as second:
+                second.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+
+
 def test_dp_ranks_each_publish_on_their_own_port_to_a_watcher_that_binds():
     # SGLang's publisher connects when its endpoint names a host: the watcher binds, rank R
     # on the port + R; each batch carries its rank and lands in that rank's tree
     import zmq
-    ctx = zmq.Context.instance()
-    for _ in range(50):   # rank 1 binds the port after a free one, which another test may hold
-        probe = ctx.socket(zmq.PAIR)
-        port = probe.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=60000)
-        probe.close(linger=0)
+    # rank 1 binds the port after a free one, which another test may hold; the ports are found
+    # with plain sockets, which close at once (a ZeroMQ probe's close finishes later, in its I/O
+    # thread, and the watcher's bind of the same port failed on a busy machine)
+    for _ in range(50):
+        port = free_port_pair()
         endpoint = f"tcp://127.0.0.1:{port}"
         try:
             watcher = Watcher(endpoint, None, "", ranks=2, bind=True)
