@@ -49,17 +49,23 @@ def start_server(max_sessions: int, *extra: str, port: int | None = None, env: d
     proc = subprocess.Popen([sys.executable, "-m", "radixviz", "serve", "--port", str(port),
                              "--max-sessions", str(max_sessions), *per_client, *joins, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    deadline = time.monotonic() + 60
+    return proc, wait_listening(proc, port)
+
+
+def wait_listening(proc, port: int, timeout: float = 60.0) -> str:
+    """The base URL of the server ``proc`` once it accepts connections on ``port``;
+    RuntimeError (the process killed) if it exits first or never listens."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"serve exited: {proc.stdout.read()}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"http://127.0.0.1:{port}"
+            return f"http://127.0.0.1:{port}"
         except OSError:
             time.sleep(0.1)
     proc.kill()
-    raise RuntimeError("serve did not start listening within 60 s")
+    raise RuntimeError(f"serve did not start listening within {timeout:g} s")
 
 
 def stop_server(proc) -> None:

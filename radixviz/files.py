@@ -39,16 +39,8 @@ class ReadError(Exception):
 def read_bytes(path, limit: int) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them; ReadError if
     it is missing, unreadable, not a regular file or larger."""
-    path = os.fspath(path)
+    fd = _open_regular(path, limit)
     try:
-        # stat first: a FIFO or a device is refused without being opened at all
-        _check_regular(os.stat(path), limit)
-        # O_NONBLOCK: if the path was swapped for a FIFO since, open() returns at once
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise _os_error(exc) from None
-    try:
-        _check_regular(os.fstat(fd), limit)
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -69,17 +61,7 @@ def open_stream(path, binary: bool = False):
     """The regular file at ``path`` open for reading in one pass, of any size (a trace):
     text (UTF-8, a byte-order mark dropped) or ``binary``. ReadError, without waiting, for a
     FIFO, a device or a folder, as ``read_bytes``."""
-    path = os.fspath(path)
-    try:
-        _check_regular(os.stat(path), sys.maxsize)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise _os_error(exc) from None
-    try:
-        _check_regular(os.fstat(fd), sys.maxsize)
-    except ReadError:
-        os.close(fd)
-        raise
+    fd = _open_regular(path, sys.maxsize)
     if binary:
         return os.fdopen(fd, "rb")
     return os.fdopen(fd, encoding="utf-8-sig", newline="\n")
@@ -105,6 +87,25 @@ def decode_text(data: bytes) -> str:
 
 def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
+
+
+def _open_regular(path, limit: int) -> int:
+    """A read-only descriptor of the regular file at ``path`` of at most ``limit`` bytes;
+    ReadError, without waiting, for anything else."""
+    path = os.fspath(path)
+    try:
+        # stat first: a FIFO or a device is refused without being opened at all
+        _check_regular(os.stat(path), limit)
+        # O_NONBLOCK: if the path was swapped for a FIFO since, open() returns at once
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise _os_error(exc) from None
+    try:
+        _check_regular(os.fstat(fd), limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _check_regular(info: os.stat_result, limit: int) -> None:

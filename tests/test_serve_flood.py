@@ -41,16 +41,7 @@ def serve(teacher, *extra: str, limit: int | None = None):
             resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
     proc = subprocess.Popen([sys.executable, "-m", "radixviz", "serve", "--port", str(port), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, preexec_fn=lower)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read()
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("serve did not listen within 60 s")
+    return proc, load.wait_listening(proc, port)
 
 
 def half_sent(port: int, source: str) -> socket.socket | None:

@@ -25,6 +25,7 @@ import torch
 
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import open_engine
+from radixviz.cache.keys import match
 
 PAGE_SIZES = (1, 4, 16, 64, 256)
 
@@ -54,15 +55,6 @@ class Explanation:
                 "reused": self.reused, "computed": len(self.b) - self.reused,
                 "causes": [vars(c) for c in self.causes],
                 "page_floors": {str(k): v for k, v in self.page_floors.items()}, "settings": self.settings}
-
-
-def common_prefix(a, b) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def page_floor(shared: int, length: int, page: int) -> int:
@@ -114,7 +106,7 @@ def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, bet
     sizes = [len(a), len(b), *(len(t) for t, _ in between)]
     roomy = sum(sizes) + 2 * page_size + 16
     pool_size = pool_size or roomy
-    common = common_prefix(a, b)
+    common = match(a, b)   # the tree's own comparison: the common prefix of two keys
     same_space = namespace_a == namespace_b
     shareable = common if same_space else 0
     out = Explanation(a, b, common, 0, settings={
