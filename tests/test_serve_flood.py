@@ -170,5 +170,8 @@ async def test_accept_starved_of_files_pauses_and_serves_once_they_are_free(tmp_
             sock.close()
         load.stop_server(proc)
     log = proc.stdout.read()
-    assert log.count("out of file descriptors") == 1 and log.count("accepting connections again") == 1, log[-3000:]
+    # one line when accept starts failing and one when it works again, per episode: a server that
+    # closed a few files of its own may take one connection between two episodes
+    starved, recovered = log.count("out of file descriptors"), log.count("accepting connections again")
+    assert 1 <= starved == recovered <= 3, log[-3000:]
     assert "Traceback" not in log and "cannot serve" not in log, log[-3000:]
