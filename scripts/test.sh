@@ -21,17 +21,38 @@ install_radixviz dev
 # per worker instead of 6
 unset PYTHONDONTWRITEBYTECODE
 
-args=() named=0 parallel=1
+args=() named=0 parallel=1 changed=0
 for arg in "$@"; do
   case "$arg" in
     --fast) args+=(-m "not slow and not browser") ;;
     # testmon keeps which code each test ran in .testmondata; tests started as a child process
     # (the CLI's own runs) are followed by the files they name, not by the code they run
-    --changed) args+=(--testmon) ;;
+    --changed) changed=1 ;;
     -n|-n[0-9]*|--numprocesses*|--snapshot-update|--pdb|--trace) parallel=0; args+=("$arg") ;;
     *) [[ "$arg" != -* && ( -e "${arg%%::*}" ) ]] && named=1; args+=("$arg") ;;
   esac
 done
+if [ "$changed" = 1 ]; then
+  # testmon picks the tests in one collection here; the run then imports only their files, and
+  # takes xdist's workers (each collecting again: ~20 s on 2 cores) only for many of them.
+  # forceselect: a marker (--fast) narrows testmon's choice instead of turning it off
+  picked=$(mktemp)
+  trap 'rm -f "$picked"' EXIT
+  collected=0
+  .venv/bin/python -m pytest --testmon-forceselect -p no:randomly --collect-only "${args[@]}" \
+    > "$picked" || collected=$?
+  # 5: nothing selected; anything else (a file that does not import) is said as pytest said it
+  if [ "$collected" != 0 ] && [ "$collected" != 5 ]; then cat "$picked"; exit "$collected"; fi
+  sed -i -n '/::/p' "$picked"
+  count=$(wc -l < "$picked")
+  if [ "$count" = 0 ]; then
+    echo "--changed: no test ran code that changed since the last --changed run"
+    exit 0
+  fi
+  echo "--changed: $count test(s) ran code that changed"
+  args=(--testmon "${args[@]}" "@$picked")
+  [ "$count" -gt "${RADIXVIZ_CHANGED_ONE_PROCESS:-150}" ] || parallel=0
+fi
 if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then
   workers=${RADIXVIZ_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}
   # browser tests share one process and one Chromium (tests/conftest.py groups them)
