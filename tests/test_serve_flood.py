@@ -16,6 +16,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import aiohttp
@@ -148,6 +149,16 @@ async def test_accept_starved_of_files_pauses_and_serves_once_they_are_free(tmp_
     proc, base = serve(teacher, limit=FILE_LIMIT)
     port = int(base.rsplit(":", 1)[1])
     waiting: list = []
+    lines: list[str] = []
+    starved = threading.Event()
+
+    def follow_log() -> None:
+        for line in proc.stdout:
+            lines.append(line)
+            if "out of file descriptors" in line:
+                starved.set()
+    follower = threading.Thread(target=follow_log, daemon=True)
+    follower.start()
     try:
         _, hard = resource.prlimit(proc.pid, resource.RLIMIT_NOFILE)
         in_use = len(os.listdir(f"/proc/{proc.pid}/fd"))
@@ -157,7 +168,9 @@ async def test_accept_starved_of_files_pauses_and_serves_once_they_are_free(tmp_
             sock = socket.create_connection(("127.0.0.1", port), timeout=5)     # queued by the kernel
             sock.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
             waiting.append(sock)
-        await asyncio.sleep(3)                       # three tries of accept, each EMFILE
+        # the server has tried accept and been refused a file (a hang guard: it logs at once)
+        assert await asyncio.to_thread(starved.wait, 120), "accept never ran out of files"
+        await asyncio.sleep(1)                       # it pauses and tries again: still no files
         assert proc.poll() is None, "the server exited"
         resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (FILE_LIMIT, hard))
         for sock in waiting:
@@ -169,7 +182,8 @@ async def test_accept_starved_of_files_pauses_and_serves_once_they_are_free(tmp_
         for sock in waiting:
             sock.close()
         load.stop_server(proc)
-    log = proc.stdout.read()
+        follower.join(60)
+    log = "".join(lines)
     # one line when accept starts failing and one when it works again, per episode: a server that
     # closed a few files of its own may take one connection between two episodes
     starved, recovered = log.count("out of file descriptors"), log.count("accepting connections again")

@@ -32,7 +32,7 @@ HOSTILE_FRAMES = [
 
 async def pong(tab, token: str) -> bool:
     await tab.ws.send_str(json.dumps(["ping", token]))
-    for _ in range(200):
+    for _ in range(2400):   # 120 s: only a hang guard, it answers as soon as the frame is read
         if json.dumps(["pong", token]) in tab.texts:
             return True
         await asyncio.sleep(0.05)

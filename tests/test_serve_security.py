@@ -209,7 +209,7 @@ class TestPlaces:
             await first.open()
             await first.wait_for(load.HOME_MARK, WAIT)
             await second.open()
-            for _ in range(100):
+            for _ in range(1200):   # 120 s: only a hang guard, the refusal comes at once
                 if second.closed:
                     break
                 await asyncio.sleep(0.1)

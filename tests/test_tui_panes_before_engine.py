@@ -23,7 +23,7 @@ async def test_the_panes_show_before_the_engine_and_the_typed_operation_runs_aft
         load = loader(*args, **kwargs)
 
         def wait_then_load():
-            release.wait(timeout=30)   # the engine is "loading" until the panes are checked
+            release.wait(timeout=180)   # "loading" until the panes are checked (a hang guard)
             return load()
         return wait_then_load
     monkeypatch.setattr(app_module, "session_loader", held_loader)
