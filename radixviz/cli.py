@@ -26,7 +26,24 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {shorten_typed(message, _typed())} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# a command whose name is not its module's (``verify-kv`` is verify_kv's): name -> module
+OTHER_NAMES = {"challenge": "challenges"}
+
+
+def command_module(argv: list[str]) -> str | None:
+    """The one command module a command line needs: its first word names a command
+    (``radixviz sandbox ...``), or it is empty (the home screen). None for anything else
+    (``--help``, ``--debug sandbox``, a mistyped command): those get every command."""
+    if not argv:
+        return "home" if "home" in COMMAND_MODULES else None
+    word = argv[0]
+    name = OTHER_NAMES.get(word) or ("" if "_" in word else word.replace("-", "_"))
+    return name if name in COMMAND_MODULES else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser, or only the module ``only``'s: the app's first paint waits for
+    the imports of every module built (0.1-0.2 s for all of them, bench/first_paint.py)."""
     # subparsers are made with the same class, so every command's errors are one line too
     parser = OneLineParser(
         prog="radixviz",
@@ -34,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"radixviz {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else [only]:
         importlib.import_module(f"radixviz.commands.{name}").register(subparsers)
     return parser
 
@@ -49,7 +66,7 @@ def _typed() -> list:
 
 def main(argv: list[str] | None = None) -> None:
     _TYPED[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    parser = build_parser()
+    parser = build_parser(command_module(_TYPED))
     args = parser.parse_args(argv)
     if args.command is None:
         if "home" in COMMAND_MODULES:

@@ -22,9 +22,12 @@ Further rules: only ``tui`` imports Textual; ``cache`` and every layer below the
 import no Rich either; ``commands`` imports no TUI widget (``radixviz.tui.widgets``); and
 there is no import cycle between modules. A function-local import (inside a def) is allowed
 only where it defers torch, Textual, the web server (aiohttp, textual-serve), jsonschema
-(40 ms, and every command imports the progress module) or jinja2 (20 ms, for an HTML export
-only; the web server's pages come with the web server), and says
-so in a comment on its line or on the imports just above; elsewhere imports go at the top.
+(40 ms, and every command imports the progress module), jinja2 (20 ms, for an HTML export
+only; the web server's pages come with the web server), or what the app's first paint was
+measured to wait for and its first screen does not use (bench/first_paint.py, issue 33):
+markdown-it (0.03-0.05 s, until a lesson or challenge file is read), graphviz and Pillow
+(exports only), pyzmq and msgspec (a command that publishes); and says so in a comment on its line or on
+the imports just above; elsewhere imports go at the top.
 An optional package that is not a dependency (``transformers``) is imported where it is used.
 
 To extend: a new file inside an existing package (``cache/v2026/cache.py``,
@@ -60,12 +63,17 @@ SIBLINGS = {"radixviz.render", "radixviz.lessons"}
 NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.wire", "radixviz.sim", "radixviz.settings",
            "radixviz.script", "radixviz.lessons")
 # what a function-local import may put off loading, and the words its reason comment uses
-DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2")
+DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2",
+            # measured to hold up the first paint, unused by the first screen (issue 33): the
+            # Markdown reader (and its plugins, which import it), the exports' graphviz and
+            # Pillow, pyzmq and the wire's msgspec
+            "markdown_it", "mdit_py_plugins", "graphviz", "PIL", "zmq", "msgspec")
 # not dependencies: imported (under try) only where they are asked for -- transformers for a
 # Hugging Face tokenizer name, tokenizers for a local tokenizer.json (--tokenizer FILE),
 # matplotlib for simulate --figure (the [figures] extra)
 OPTIONAL = ("transformers", "tokenizers", "matplotlib")
-DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsonschema", "jinja2")
+DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsonschema", "jinja2",
+               "markdown-it", "graphviz", "pillow", "pyzmq", "msgspec")
 
 
 def module_name(path: Path) -> str:

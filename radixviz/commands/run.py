@@ -26,7 +26,6 @@ from radixviz.render.tree import TreeView
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.script.kv_text import event_line
 from radixviz.cache.options import EVICTION, PAGE
-from radixviz.wire.from_engine import wire_event
 from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
 from .engine_args import add_engine_args, engine_options
@@ -205,6 +204,9 @@ def run(args) -> int:
 def publish_records(args, records) -> None:
     """Send each applied operation's KV events as one batch (``--publish``), once a subscriber
     has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
+    # msgspec (the wire's messages) and pyzmq: only for a run that publishes, not for the
+    # sandbox and lesson commands that import this module
+    from radixviz.wire.from_engine import wire_event
     pub = open_publisher(args.publish, args.publish_replay, args.publish_topic)
     try:
         if not pub.wait_for_subscriber(args.publish_wait):

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import math
-
-import zmq
+from typing import TYPE_CHECKING
 
 from radixviz.errors import UsageError
 from radixviz.settings import arg_type
-from radixviz.wire.publisher import Publisher
+
+if TYPE_CHECKING:
+    from radixviz.wire.publisher import Publisher
 
 
 def _seconds(text: str) -> float:
@@ -53,6 +54,9 @@ def add_publisher_args(p, prefix: str = "") -> None:
 
 
 def open_publisher(endpoint: str, replay, topic: str, **kw) -> Publisher:
+    # pyzmq: loaded only by a command that publishes, not by every command's parser
+    import zmq
+    from radixviz.wire.publisher import Publisher
     try:
         return Publisher(endpoint, replay, topic, **kw)
     except zmq.ZMQError as exc:

@@ -13,11 +13,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 
-# blocks only: the text inside paragraphs is never needed here, so inline parsing is off
-_PARSER = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
+@lru_cache(maxsize=1)
+def _parser():
+    # markdown-it: loaded when the first file is read, not with every command (0.03-0.05 s
+    # of a first paint, bench/first_paint.py); blocks only: inline parsing is off
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+    return MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
+
+
 _FIELD = re.compile(r"^([A-Za-z_]+)\s*:\s*(.*)$")
 _NEWLINE = re.compile(r"\r\n|\r|\n")   # the line breaks markdown-it counts
 
@@ -61,7 +66,7 @@ class MarkdownFile:
         if lines and lines[-1] == "" and text:
             lines.pop()                      # a final line break ends the last line
         self.lines = tuple(lines)
-        tokens = _PARSER.parse(text)
+        tokens = _parser().parse(text)
         front = next((t for t in tokens if t.type == "front_matter"), None)
         self._front_end = front.map[1] if front is not None and front.map else None
         self.fences = tuple(self._fence(t) for t in tokens if t.type == "fence" and t.map)

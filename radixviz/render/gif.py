@@ -8,8 +8,6 @@ from __future__ import annotations
 import io
 import textwrap
 
-from PIL import Image, ImageColor, ImageDraw, ImageFont
-
 from radixviz.script import explain
 
 from .slides import DARK_BACKGROUND, DARK_TEXT, LIGHT_BACKGROUND, frame_dot, render_many, step_caption
@@ -30,12 +28,14 @@ def _with_dpi(dot_text: str, dpi: int) -> str:
 
 
 def _background(theme: str):
+    from PIL import ImageColor   # Pillow: only for a GIF or PDF export, not at start-up
     return ImageColor.getrgb(DARK_BACKGROUND if theme == "dark" else LIGHT_BACKGROUND)
 
 
 def _canvases(pngs: list, theme: str, extra_height: int = 0):
     """Each picture centred at the top of a canvas as large as the largest, one at a time
     (opening a PNG reads only its header, so the size is known before any is decoded)."""
+    from PIL import Image   # Pillow: only for a GIF or PDF export, not at start-up
     sizes = [Image.open(io.BytesIO(data)).size for data in pngs]
     width = max(w for w, _ in sizes)
     height = max(h for _, h in sizes) + extra_height
@@ -46,6 +46,7 @@ def _canvases(pngs: list, theme: str, extra_height: int = 0):
 
 
 def _paletted(image):
+    from PIL import Image   # Pillow: only for a GIF or PDF export, not at start-up
     # a palette per frame: a mark's colour may first appear many frames in
     return image.quantize(colors=128, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
 
@@ -61,6 +62,7 @@ def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max
 
 def write_pdf(frames, total: int, *, theme: str = "light", title: str = "", max_edge: int = 24) -> bytes:
     """A PDF handout: one frame a page, with the step's explanation under the tree."""
+    from PIL import Image, ImageDraw, ImageFont   # Pillow: only for a GIF or PDF export, not at start-up
     pngs = _pngs(frames, total, theme, PDF_DPI, max_edge)
     font = ImageFont.load_default(size=max(12, PDF_DPI // 6))
     tree_height = max(Image.open(io.BytesIO(data)).height for data in pngs)

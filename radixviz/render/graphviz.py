@@ -9,8 +9,10 @@ extension. Anything but ``.dot`` needs Graphviz's ``dot`` program, run by the pa
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import graphviz
+if TYPE_CHECKING:
+    import graphviz
 
 from radixviz.files import atomic_write
 
@@ -30,6 +32,7 @@ class GraphvizError(RuntimeError):
 def _label(*lines: str) -> str:
     """A label of several lines: each taken literally (backslashes, ``<...>``), joined by
     DOT's own ``\\n`` line break."""
+    import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
     parts = (part for line in lines for part in line.split("\n"))
     return graphviz.nohtml("\\n".join(graphviz.escape(part) for part in parts))
 
@@ -46,6 +49,7 @@ def matcher_label(tree) -> str:
 
 def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -> graphviz.Digraph:
     """The tree as a Digraph: one box per node with its edge, slots, ref count and last access."""
+    import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
     node_marks = NodeMarks(marks)
     load_views(tree)   # the boxes and the caption say what the tree's type holds (render/views/)
     engine, sizes_after, always = caption_parts(tree)
@@ -107,6 +111,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
 
 def _namespace_clusters(dot, tree) -> dict:
     """One labelled cluster per namespace when the tree has namespaces: node id -> its cluster."""
+    import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
     groups = namespace_groups(tree)
     if groups is None:
         return {}
@@ -145,6 +150,7 @@ def format_for(path) -> str:
 def render(graph, fmt: str) -> bytes:
     """``graph`` (a Digraph, or DOT text) laid out by Graphviz as ``fmt`` bytes; GraphvizError,
     one line, when ``dot`` is missing (with the install hint) or fails."""
+    import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
     if isinstance(graph, str):
         graph = graphviz.Source(graph)
     try:
