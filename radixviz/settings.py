@@ -98,9 +98,9 @@ class SimSettings:
     """What the scheduler screen runs: the form's fields, already checked."""
     workload: str = D.WORKLOAD     # the same defaults as ``radixviz simulate``
     policy: str = D.POLICY
-    seed: int = SEED.default
-    requests: int = APP_REQUESTS.default
-    pool_size: int = APP_POOL_SLOTS.default
+    seed: int = D.SEED             # the defaults of SEED, APP_REQUESTS and APP_POOL_SLOTS
+    requests: int = D.REQUESTS
+    pool_size: int = D.POOL_SIZE
 
 
 def check_settings(workload: str, policy: str, seed, requests, pool_size) -> tuple:

@@ -37,7 +37,7 @@ def add_flag(p: argparse.ArgumentParser, option: Option) -> None:
         return
     kind = option.limit.arg if option.limit is not None else arg_type(option.parse)
     default = "" if option.default is None else f"; default {option.default_text()}"
-    alone = {"nargs": "?", "const": option.choices} if option.many else {}   # the flag alone: all
+    alone: dict[str, Any] = {"nargs": "?", "const": option.choices} if option.many else {}   # the flag alone: all
     p.add_argument(flag, dest=option.name, type=kind, default=None, **alone,
                    metavar=option.metavar(), help=f"{option.help} ({where}{default})")
 

@@ -99,7 +99,8 @@ def lesson_notes(lesson, session) -> tuple:
     app shows it too.
     """
 
-    notes, text, pending, last_block = {}, "", [], None
+    notes: dict[int, StepNote] = {}   # a frame index -> the words shown with it
+    text, pending, last_block = "", [], None
     for block in lesson.blocks:
         if isinstance(block, Narrative):
             text = block.text.strip()

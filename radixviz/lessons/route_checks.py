@@ -47,7 +47,7 @@ def route_value(check: str, records):
         workload, _, among = rest.partition(".")
         names = tuple(among.split("/")) if among else ROUTERS
         rates = {name: _run(workload, name).hit_rate for name in names}
-        return max(rates, key=rates.get)
+        return max(rates, key=rates.__getitem__)
     if kind == "over_half":
         workload, _, router = rest.partition(".")
         result = _run(workload, router)

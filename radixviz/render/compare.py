@@ -7,7 +7,7 @@ operation whose outcome differs is marked), then both final trees and pools next
 from __future__ import annotations
 
 from rich import box
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -53,7 +53,7 @@ def final_state(session, title: str) -> Group:
     frame = session.frames[-1] if session.frames else session.live_frame()
     pool = frame.pool
     returned = [r.result["slots"] for r in session.records if r.op.name == "match"]
-    lines = [Text(title, style="bold"), TreeView(frame.tree, frame.marks)]
+    lines: list[RenderableType] = [Text(title, style="bold"), TreeView(frame.tree, frame.marks)]
     if returned:
         lines.append(Text(f"last match returned slots {slot_ranges(returned[-1])} "
                           f"({len(returned[-1])} token(s))"))

@@ -64,12 +64,13 @@ def write_pdf(frames, total: int, *, theme: str = "light", title: str = "", max_
     """A PDF handout: one frame a page, with the step's explanation under the tree."""
     from PIL import Image, ImageDraw, ImageFont   # Pillow: only for a GIF or PDF export, not at start-up
     pngs = _pngs(frames, total, theme, PDF_DPI, max_edge)
-    font = ImageFont.load_default(size=max(12, PDF_DPI // 6))
+    font_size = max(12, PDF_DPI // 6)
+    font = ImageFont.load_default(size=font_size)
     tree_height = max(Image.open(io.BytesIO(data)).height for data in pngs)
     width = max(Image.open(io.BytesIO(data)).width for data in pngs)
     columns = max(40, width // max(1, int(font.getlength("m"))))
     notes = [textwrap.wrap(explain(f), columns) for f in frames]
-    line_height = int(font.size * 1.4)
+    line_height = int(font_size * 1.4)
     ink = DARK_TEXT if theme == "dark" else "#1f2328"
     pages = []
     for page, lines in zip(_canvases(pngs, theme, extra_height=line_height * (max(map(len, notes)) + 2)), notes):

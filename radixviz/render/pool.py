@@ -37,7 +37,7 @@ class PoolGrid:
     def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
-        self._held = None   # the slots the tree holds, once a row asks
+        self._held: frozenset | None = None   # the slots the tree holds, once a row asks
 
     def state(self, slot: int) -> str:
         """``pool.state(slot)``, knowing the tree's slots from the snapshots it shares with

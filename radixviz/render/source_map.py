@@ -98,7 +98,7 @@ def locate(source: str, step: str) -> StepSite:
     """Where ``step`` of module ``source`` is written; file and line None when unknown."""
     file = source_file(source)
     line = markers(file).get(step) if file else None
-    if line is None:
+    if file is None or line is None:
         return StepSite(source, step, file, None, "")
     span = function_span(file, line)
     return StepSite(source, step, file, line, span[2] if span else "")
@@ -149,7 +149,7 @@ def reporting_lines(file: str) -> frozenset:
     lines: set = set()
     for stmt in ast.walk(ast.parse(source)):
         if isinstance(stmt, ast.stmt) and _is_reporting(stmt):
-            lines.update(range(stmt.lineno, stmt.end_lineno + 1))
+            lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
     return frozenset(lines)
 
 

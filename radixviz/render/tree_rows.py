@@ -143,7 +143,7 @@ class TreeRows(Sequence):
             if hidden:
                 out.append((_FOLD, view.deep_fold(hidden, bool(kept)), True, 1))
             return out
-        shown = children
+        shown: Sequence = children
         if len(children) > self.max_children:
             chosen = {c.id for c in children if c.id in keep}
             for child in children:

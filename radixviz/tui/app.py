@@ -107,7 +107,8 @@ class RadixvizApp(App):
         """Where sandboxes keep unsaved work (the student's own data dir when served)."""
         return data_dir() / "autosave"
 
-    def action_quit(self) -> None:
+    # Textual's is async; a sync action is called the same way (so are the palette's and q's)
+    def action_quit(self) -> None:   # type: ignore[override]
         """ctrl+q, the palette's Quit and every screen's q: leave the app, but first let each
         screen that holds work (a sandbox's unsaved operations, a lesson's place) keep it
         or ask."""

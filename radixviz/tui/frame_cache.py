@@ -36,7 +36,8 @@ def per_frame(maxsize: int = 256):
         @wraps(build)
         def cached(frame):
             return by_identity(_Same(frame))
-        cached.cache_clear = by_identity.cache_clear
-        cached.cache_info = by_identity.cache_info
+        # a function given attributes, as lru_cache's own: mypy has no type for that
+        cached.cache_clear = by_identity.cache_clear   # type: ignore[attr-defined]
+        cached.cache_info = by_identity.cache_info   # type: ignore[attr-defined]
         return cached
     return decorate

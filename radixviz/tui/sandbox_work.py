@@ -76,7 +76,7 @@ class SandboxWork:
 
     def suggested_name(self) -> str:
         """The name the save dialog offers: the file saved to last, else a free name."""
-        if self.served:
+        if self.served_folder is not None:   # served
             return self.saved_to.name if self.saved_to else free_name(self.served_folder / DEFAULT_NAME).name
         if self.saved_to is not None:
             return str(self.saved_to)
@@ -85,7 +85,7 @@ class SandboxWork:
     def target(self, typed: str) -> Path:
         """Where a typed name would be written: the path itself on this computer, a safe
         name inside the session's folder when served."""
-        if self.served:
+        if self.served_folder is not None:   # served
             return self.served_folder / safe_name(typed)
         return Path(typed).expanduser()
 
@@ -102,7 +102,7 @@ class SandboxWork:
         """Write ``ops`` to ``path`` atomically; return the script's text. OSError,
         ValueError (a key the language cannot write) on failure; nothing is half-written."""
         text = script_source(ops, buggy=buggy, note=note)
-        if self.served:
+        if self.served_folder is not None:   # served
             self.served_folder.mkdir(parents=True, exist_ok=True)
             if len(self.scripts()) >= MAX_SCRIPTS and not path.exists():
                 raise OSError(f"this session's folder already holds {MAX_SCRIPTS} scripts")
@@ -127,7 +127,7 @@ class SandboxWork:
 
     def scripts(self) -> list[str]:
         """The scripts in a served session's folder, newest first."""
-        if not self.served or not self.served_folder.is_dir():
+        if self.served_folder is None or not self.served_folder.is_dir():
             return []
         found = [p for p in self.served_folder.iterdir() if p.suffix == SUFFIX and p.is_file()]
         return [p.name for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)]

@@ -16,11 +16,13 @@ SIZE = (110, 34)
 
 async def save(path: Path) -> Path:
     from radixviz.tui.app import RadixvizApp, wait_until_ready  # Textual: only to take one
+    from radixviz.tui.screens.stepper import StepperScreen
     app = RadixvizApp("sandbox", script_text=SCRIPT, device="cpu")
     app.title = "radixviz"
     async with app.run_test(size=SIZE) as pilot:
         await wait_until_ready(app, pilot)
         screen = app.screen
+        assert isinstance(screen, StepperScreen) and screen.model is not None   # the sandbox, loaded
         screen.position = screen.model.session.records[-1].last_frame
         await pilot.pause()
         app.save_screenshot(filename=path.name, path=str(path.parent))

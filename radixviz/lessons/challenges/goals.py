@@ -85,7 +85,7 @@ class GoalError(ValueError):
 class Condition:
     left: str                  # a subject
     cmp: str
-    right: object              # int, a subject name (str), or a tuple of edge texts
+    right: int | str | tuple[str, ...]   # int, a subject name, or a list subject's edge texts
     any_op: bool = False       # "any OP.FIELD": some learner operation of that kind, not the last
     description: str = ""
     line: int = 0
@@ -153,13 +153,14 @@ def _parse_line(code: str, description: str, line: int) -> Condition:
         return Condition(left, cmp, tuple(rest), any_op, description, line)
     if len(rest) != 1:
         raise GoalError(f"one value after {cmp}, got {' '.join(rest)!r}")
-    right: object = rest[0]
-    if right.lstrip("-").isdigit():
-        if len(right) > 18:     # every measured value fits in 64 bits (and Python reads at most 4,300 digits)
-            raise GoalError(f"number too large ({len(right):,} digits; at most 18)")
-        right = int(right)
+    word = rest[0]
+    right: int | str = word
+    if word.lstrip("-").isdigit():
+        if len(word) > 18:     # every measured value fits in 64 bits (and Python reads at most 4,300 digits)
+            raise GoalError(f"number too large ({len(word):,} digits; at most 18)")
+        right = int(word)
     else:
-        _check_subject(right)
+        _check_subject(word)
     return Condition(left, cmp, right, any_op, description, line)
 
 
@@ -342,13 +343,14 @@ def _value(views: dict, subject: str, index):
 def _compare(condition: Condition, value_of) -> Check:
     left = value_of(condition.left)
     if condition.left in LISTS:
+        assert isinstance(condition.right, tuple)   # _parse_condition gives a list its edge texts
         wanted = tuple(sorted(condition.right))
         held = CMPS[condition.cmp](left, wanted)
         return Check(condition, held, f"{SUBJECT_WORDS[condition.left]} are {' '.join(left) or 'none'}")
     right = condition.right if isinstance(condition.right, int) else value_of(condition.right)
     held = CMPS[condition.cmp](left, right)
     actual = f"{_name(condition.left)} {_shown(left)}"
-    if not isinstance(condition.right, int):
+    if isinstance(condition.right, str):   # a subject (a list subject returned above)
         actual += f", {_name(condition.right)} {_shown(right)}"
     return Check(condition, held, actual)
 

@@ -1,7 +1,9 @@
 """``--check``: play a lesson on a real Session and hold each prediction to the engine."""
 from __future__ import annotations
 
-from functools import singledispatch
+from collections.abc import Callable
+from functools import partial, singledispatch
+from typing import Any
 
 from radixviz.script.parser import ScriptError
 
@@ -9,7 +11,12 @@ from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
 from .model import Lesson, LessonError, Operations, Predict
 from ..scenario import edge_text
 
-STATE_CHECKS = {
+def _tree_count(session, name: str) -> object:
+    return tree_counts(session.engine.snapshot())[name]
+
+
+# what each name a lesson's `check` may predict reads from a Session
+STATE_CHECKS: dict[str, Callable[[Any], object]] = {
     "evictable_size": lambda s: s.engine.evictable_size(),
     "total_size": lambda s: s.engine.total_size(),
     "free_slots": lambda s: s.pool.available_size(),
@@ -17,7 +24,7 @@ STATE_CHECKS = {
     # tokens on locked nodes, where the engine counts them apart (0 elsewhere)
     "protected_size": lambda s: s.engine.protected_size(),
     # what the tree's type holds (tree_counts): its namespaces, its host tier
-    **{name: (lambda s, name=name: tree_counts(s.engine.snapshot())[name])
+    **{name: partial(_tree_count, name=name)
        for name in ("namespaces", "host_used", "in_flight", "host_only_nodes", "double_freed")},
     # SGLang's 9fbe6800a write_back bugs (hicache-fixes off): host-eviction candidates and host
     # slots in use that no node the root reaches holds (0 where the cache has no host tier)

@@ -91,7 +91,7 @@ class Progress:
                         asked: int | None = None) -> None:
         """Mark a lesson completed (the first time stays the date); keep its best prediction score."""
         record = self.lessons.setdefault(lesson_id, {"completed": _now(), "title": title})
-        if asked:
+        if asked and right is not None:
             best = record.get("predicted")
             if not best or right / asked >= best[0] / max(best[1], 1):
                 record["predicted"] = [int(right), int(asked)]

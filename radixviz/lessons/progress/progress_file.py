@@ -16,11 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 from radixviz.files import ReadError, excerpt, read_text
 
+fcntl: ModuleType | None
 try:
-    import fcntl
+    import fcntl as _fcntl
+    fcntl = _fcntl
 except ImportError:   # Windows: writes are still atomic, only not serialized
     fcntl = None
 

@@ -100,7 +100,7 @@ def _evict_step_order(s, asked) -> str:
     kinds = [f.kind for f in _new_frames(s, asked)]
     shown = ["pop", "push_parent", "heap", "free", "skip"]   # the frame kind of each EVICT_STEPS item
     first = {k: kinds.index(k) for k in shown}
-    return "".join("abcde"[shown.index(k)] for k in sorted(shown, key=first.get))
+    return "".join("abcde"[shown.index(k)] for k in sorted(shown, key=first.__getitem__))
 
 
 def _call_order(s, asked) -> str:

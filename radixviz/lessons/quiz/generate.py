@@ -84,6 +84,7 @@ def gen_split(build: ScenarioBuilder, seed: int) -> Question:
         split = next((f for f in session.frames[frames:] if f.kind == "split"), None)
         if split is not None:
             break
+    assert split is not None   # the last attempt always has a long edge to cut
     upper_id, lower_id = split.nodes
     upper = split.tree.nodes[upper_id]
     cut_node = tree.nodes[lower_id]       # the node that was cut keeps its id as the lower half
@@ -141,6 +142,7 @@ def gen_evict(build: ScenarioBuilder, seed: int) -> Question:
         leaf, _ = first_evicted_leaf(session, count)
         if leaf is not None:
             break
+    assert leaf is not None   # the last attempt locks nothing, so some leaf goes
     show_time = build.difficulty == "easy"
     shown = build.shows_tree or show_time
     return Question(f"gen-evict-{build.difficulty}-{seed}", "node",
@@ -213,7 +215,7 @@ def gen_policy(build: ScenarioBuilder, seed: int) -> Question:
         build.inserts()
         session = run_scenario(build.text)
         tree = session.cache.snapshot()
-        waiting = []   # (key, tokens matched, id of last_node), in arrival order
+        waiting: list[tuple] = []   # (key, tokens matched, id of last_node), in arrival order
         for _ in range(count):
             key = build.related_key()
             while key in [w[0] for w in waiting]:
@@ -258,7 +260,8 @@ def _weight_tie(root, last_nodes: list) -> bool:
 
     A node weighs 1, plus 1 per request whose match ended on it, plus its children's weights
     (the release's rule); ``requests`` counts the requests in a subtree."""
-    weight, requests = {}, {}
+    weight: dict[object, int] = {}     # a node -> its weight
+    requests: dict[object, int] = {}
     for node in reversed(list(_walk(root))):      # children before their parents
         own = sum(1 for n in last_nodes if n is node)
         weight[node] = 1 + own + sum(weight[c] for c in node.children.values())
@@ -332,7 +335,10 @@ def generate_question(seed: int, difficulty: str = "medium", topic: str | None =
     """One question, fully determined by its arguments."""
     if difficulty not in DIFFICULTIES:
         raise ValueError(f"unknown difficulty {difficulty!r}: use easy, medium or hard")
-    topics = LESSON_TOPICS.get(lesson, tuple(GENERATORS)) if topic is None else (topic,)
+    if topic is not None:
+        topics: tuple[str, ...] = (topic,)
+    else:   # no lesson, or one without topics of its own: every generator
+        topics = LESSON_TOPICS.get(lesson, tuple(GENERATORS)) if lesson is not None else tuple(GENERATORS)
     rng = random.Random(f"radixviz:{seed}:{difficulty}:{lesson}:{topic}")
     chosen = rng.choice(sorted(topics))
     return GENERATORS[chosen](ScenarioBuilder(rng, difficulty), seed)

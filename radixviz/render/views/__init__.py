@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from functools import singledispatch
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.snapshot import ReleaseTreeSnapshot
 from radixviz.cache.text import slot_ranges
 
 from ..subtree import unreferenced_tokens
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 DETAIL_STYLE = "dim"
 REMOVED = "evicted"   # what a view calls a leaf a step took out of the tree
@@ -117,7 +121,7 @@ def has_namespaces(tree) -> bool:
 
 
 @singledispatch
-def extra_lines(tree) -> list[tuple[str, str]]:
+def extra_lines(tree) -> list[Text]:
     """Lines a tree's view adds under the header (the host tier's tags); none by default."""
     return []
 

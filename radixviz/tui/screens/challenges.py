@@ -1,6 +1,8 @@
 """The list of challenges, with the learner's status, and the screens around one attempt."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,7 +23,15 @@ def status_text(challenge, record: dict) -> str:
     return f"  par {challenge.par}"
 
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
+
 class ChallengeListScreen(Screen):
+    if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
+        app = getters.app(RadixvizApp)
     BINDINGS = [Binding("escape,h", "home", "Home"), Binding("q", "quit_app", "Quit")]
 
     def __init__(self, challenges, progress):

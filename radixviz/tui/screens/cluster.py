@@ -6,6 +6,8 @@ thread; the screen paints a loading line first. Keys step through the passes.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
 from textual import work
@@ -24,7 +26,15 @@ REASON_MARKS = {"cache": "◆", "low-match": "○", "imbalanced": "⚖", "round-
 LOG_LINES = 8
 
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
+
 class ClusterScreen(Screen):
+    if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
+        app = getters.app(RadixvizApp)
     AUTO_FOCUS = None
     DEFAULT_CSS = """
     #cluster-status { height: 1; background: $boost; }

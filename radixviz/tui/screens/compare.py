@@ -9,6 +9,8 @@ The sessions run in a worker (torch).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
 from textual import work
@@ -36,7 +38,15 @@ def engine_columns(session) -> tuple:
                         eviction_policy=start["eviction_policy"])
 
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
+
 class CompareScreen(Screen):
+    if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
+        app = getters.app(RadixvizApp)
     BINDINGS = [
         Binding("right,n,space", "step(1)", "Next op"),
         Binding("left,p", "step(-1)", "Prev op"),

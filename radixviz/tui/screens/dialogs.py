@@ -129,6 +129,7 @@ class PickScript(ModalScreen[str | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        assert event.option.id is not None   # each option was made with its index as its id
         self.dismiss(self.names[int(event.option.id)])
 
     def action_cancel(self) -> None:

@@ -83,5 +83,6 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(Text(self.guide), id="help-guide")
 
-    def action_dismiss(self) -> None:
+    # Textual's is async with a result; a sync one without is called the same way (any action may be)
+    def action_dismiss(self) -> None:   # type: ignore[override]
         self.dismiss(None)

@@ -4,6 +4,8 @@ Imports neither torch nor the engine: it paints at once while a worker warms the
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -30,7 +32,15 @@ EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\
 ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevict 100\n'
 
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
+
 class HomeScreen(Screen):
+    if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
+        app = getters.app(RadixvizApp)
     BINDINGS = [
         # help and quit first: on a narrow terminal the footer keeps the keys listed first
         Binding("question_mark,f1", "help", "Help", key_display="?"),

@@ -6,7 +6,7 @@ would have heard by then.
 """
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -60,7 +60,7 @@ class KVEventsScreen(ModalScreen[None]):
         model = self.model
         tree = model.frame.tree if model.frame is not None else model.session.live_frame().tree
         if not tree.settings.get("kv_events"):
-            body = Text(OFF)
+            body: RenderableType = Text(OFF)
         else:
             body = events_log(model.frames, model.position, model.session.records)
         with VerticalScroll(id="kv-box") as box:

@@ -5,6 +5,8 @@ so the screen paints at once.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import random
 
 from textual import work
@@ -22,7 +24,15 @@ from radixviz.tui.widgets.ordered_input import OrderedInput
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
+
 class QuizScreen(Screen):
+    if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
+        app = getters.app(RadixvizApp)
     BINDINGS = [
         Binding("f5,ctrl+r", "show_me", "Show me", key_display="F5"),
         Binding("ctrl+s", "skip", "Skip"),

@@ -56,7 +56,7 @@ class StepperScreen(SandboxFiles, Screen):
     class PanesLoaded(Message):
         """The panes' modules are imported (in the loading worker): they can be shown empty."""
 
-    model = var(None, bindings=True)
+    model: var[StepperModel | None] = var(None, bindings=True)
     """The StepperModel once the engine has loaded its session; None while it loads."""
     playing = var(False, init=False)
     """Autoplay is on: a timer steps forward every ``SPEEDS[speed]`` seconds."""

@@ -9,6 +9,8 @@ session's own folder: nothing typed names a path on the server.
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.worker import get_current_worker
@@ -21,10 +23,30 @@ from radixviz.tui.screens.dialogs import AskPath, ConfirmLeave, ConfirmOverwrite
 NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
 NOTHING_TO_SAVE = "nothing to save yet: run an operation first (press :)"
 
+if TYPE_CHECKING:   # mypy sees the Screen this is mixed into; nothing is added at run time
+    from textual import getters
+    from textual.screen import Screen as _Host
 
-class SandboxFiles(KeepsWork):
+    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.stepper_model import StepperModel
+else:
+    _Host = object
+
+
+class SandboxFiles(KeepsWork, _Host):
     """Mixed into StepperScreen, which provides ``model``, ``stepper_title``, ``export_dir``,
     ``ASK_BEFORE_LEAVING``, ``remember_position``, ``_applied`` and ``_show_error``."""
+
+    if TYPE_CHECKING:   # StepperScreen's, declared so mypy sees them here
+        app = getters.app(RadixvizApp)   # the screen runs in the radixviz app
+        model: StepperModel | None
+        stepper_title: str
+        export_dir: Path
+        ASK_BEFORE_LEAVING: bool
+
+        def remember_position(self) -> None: ...
+        def _applied(self, applied, field=None) -> None: ...
+        def _show_error(self, message: str) -> None: ...
 
     sandbox_work: SandboxWork | None = None
 

@@ -6,7 +6,7 @@ on the part the stop put there; what does not fit scrolls, and the border says s
 """
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -68,7 +68,7 @@ class LessonPage(VerticalScroll, can_focus=False):
         """Show ``parts``; scroll to the top of part ``own``, or to the end when None."""
         if tuple(parts) != self._shown:
             self._shown = tuple(parts)
-            pieces = []
+            pieces: list[RenderableType] = []
             for part in parts:
                 if pieces:
                     pieces.append(Text(""))

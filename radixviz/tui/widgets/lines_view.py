@@ -60,7 +60,8 @@ class LinesView(ScrollView, can_focus=False):
             if before is None and after is None:
                 continue
             if index in old_strips and (before is after or (
-                    before == after and before.style == after.style)):
+                    before is not None and after is not None
+                    and before == after and before.style == after.style)):
                 self._strips[index] = old_strips[index]   # Text == compares text and spans
             else:
                 self.refresh_lines(index)

@@ -8,9 +8,10 @@ a typo never counts as a wrong answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
@@ -29,8 +30,9 @@ class Choices(OptionList, inherit_bindings=False):
 
 
 class PredictionDock(Vertical):
-    BINDINGS = [Binding(LETTERS[i], f"pick({i})", f"option {LETTERS[i]}", show=False)
-                for i in range(MAX_CHOICES)] + [Binding("escape", "skip", "Skip")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(LETTERS[i], f"pick({i})", f"option {LETTERS[i]}", show=False) for i in range(MAX_CHOICES)),
+        Binding("escape", "skip", "Skip")]
 
     DEFAULT_CSS = """
     PredictionDock { height: auto; }
@@ -104,6 +106,7 @@ class PredictionDock(Vertical):
         self._chosen(event.option_index)
 
     def _chosen(self, index: int) -> None:
+        assert self.predict is not None   # the choices show only while a question is asked
         self.post_message(self.Replied(Chosen(index), f"{LETTERS[index]}) {self.predict.choices[index]}"))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
