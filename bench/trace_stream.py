@@ -6,8 +6,9 @@ Poisson arrivals at 25 requests a second) is written to a temporary file, then r
 ``replay(open_trace(...))`` as ``simulate --trace FILE --block-size 16`` does, with arrival
 times driving the queue (``--pass-ms``) and generated tokens forgotten as requests finish.
 Resident memory is read at 10 %, 50 % and 100 % of the requests: a bounded stream has
-about the same at each. ``--no-optimum`` leaves out the optimum's prompt tree, which holds
-every distinct prompt token and so grows with the trace (reported as ``tree_tokens``).
+about the same at each. ``--no-optimum`` leaves out the optimum's counting tables (one 64-bit
+key per distinct prefix token, sim/prefix_count.py), which grow with the trace's distinct
+content (reported as ``tree_tokens``), not with its requests.
 
     python bench/trace_stream.py [--requests 1000000] [--policy lpm] [--pool-size 16384] [--no-optimum]
 

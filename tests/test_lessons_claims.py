@@ -136,6 +136,36 @@ def test_lesson_7_eviction_figures_are_measured():
     assert (found.group(4), found.group(5)) == (f"{lpm * 100:.1f}", f"{fcfs * 100:.1f}")
 
 
+def test_lesson_7_optimum_table_and_claims_are_measured():
+    """The best-order table, lpm at 100 % one at a time, multi-turn at 100 % on 4,096 slots:
+    each recomputed by the simulation (the optimum as sim/optimum.py counts it)."""
+    raw = LESSONS[7].path.read_text(encoding="utf-8")
+    text = text_of(7)
+    assert "Measured with the simulation's defaults (32 requests, 1,024 slots, seed 0):" in text
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in raw.splitlines()
+            if line.startswith("| ") and line.count("%") == 4]
+    assert [r[0] for r in rows] == ["shared-prompt", "few-shot", "multi-turn"]
+
+    def traffic(workload, policy, pool=1024, **options):
+        result = simulate(workload, policy, 32, pool, 0, **options)
+        return result.stats.hit_rate, result.traffic["optimum"]
+
+    for workload, best, lpm_rate, lpm_share, fcfs_share in rows:
+        rate, optimum = traffic(workload, "lpm")
+        assert optimum["condition_holds"], workload
+        assert [best, lpm_rate, lpm_share] == [percent(optimum["optimal_hit_rate"]), percent(rate),
+                                              percent(optimum["percent_of_optimal"])], workload
+        assert fcfs_share == percent(traffic(workload, "fcfs")[1]["percent_of_optimal"]), workload
+        one_at_a_time = traffic(workload, "lpm", max_running=1)[1]["percent_of_optimal"]
+        assert percent(one_at_a_time) == "100.0 %", workload
+    assert "lpm reaches 100.0 % of the best on all three workloads" in text
+    assert "radixviz simulate --workload few-shot --max-running 1" in text
+    big = traffic("multi-turn", "lpm", pool=4096)
+    assert percent(big[1]["percent_of_optimal"]) == "100.0 %"
+    assert simulate("multi-turn", "lpm", 32, 4096, 0).stats.evicted_tokens == 0
+    assert "with `--pool-size 4096` nothing is evicted and lpm is at 100.0 % again" in text
+
+
 # ------------------------------------------------------------------ lesson 9
 
 TABLE_ROWS = {"the release": {}, "`--delay-shared-prefix` (#2442)": {"delay_shared_prefix": True},

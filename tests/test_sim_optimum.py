@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from radixviz.cli import main
 from radixviz.sim.model_api import VOCAB_SIZE
-from radixviz.sim.optimum import PromptTree
+from optimum_reference import RadixPromptTree
+from radixviz.sim.optimum import PromptTree, optimum_report
 from radixviz.sim.request import RequestSpec
 from radixviz.sim.runner import replay
 
@@ -128,3 +129,46 @@ def test_tokens_that_are_not_int64_ids_fall_back_to_tuples():
     tree.add((1, 2, 4))
     tree.add((2**70, 1))          # beyond int64
     assert tree.report()["tree_tokens"] == distinct_prefixes([(1, 2, 3), ("a", "b"), (1, 2, 4), (2**70, 1)])
+
+
+class TestCountingTablesMatchTheTree:
+    """The optimum now counts 64-bit prefix keys instead of building the tree: on random
+    batches (prompts, chat follow-ups quoting earlier answers, duplicates, every page size)
+    its numbers equal the radix tree's exactly. A collision could break this with
+    probability about N**2 / 2**65 (N distinct prefixes: a few thousand here)."""
+
+    @pytest.mark.parametrize("seed", range(30))
+    def test_same_counts_as_the_radix_tree(self, seed):
+        rng = random.Random(seed)
+        page = rng.choice([1, 1, 2, 3, 4, 16])
+        old, new = RadixPromptTree(page), PromptTree(page)
+        stems = [[rng.randrange(6) for _ in range(rng.randrange(0, 40))] for _ in range(4)]
+        history: list = []
+        for _ in range(rng.randrange(20, 120)):
+            roll = rng.random()
+            if history and roll < 0.2:
+                prompt = list(rng.choice(history))                     # an exact duplicate
+            elif history and roll < 0.4:
+                prompt = list(rng.choice(history))[:rng.randrange(0, 50)]
+            else:
+                prompt = rng.choice(stems)[:rng.randrange(0, 40)] + [
+                    rng.randrange(6) for _ in range(rng.randrange(0, 12))]
+            output = rng.randrange(0, 9)
+            assert new.add(prompt, output) == old.add(prompt, output)
+            history.append(prompt)
+            if rng.random() < 0.5:   # its answer, decoded: a later turn may quote it
+                answer = prompt + [rng.randrange(6) for _ in range(output)]
+                new.add_decoded(answer)
+                old.add_decoded(answer)
+                history.append(answer)
+        for field in ("tree_tokens", "tail_tokens", "prompt_tokens", "requests", "duplicates", "longest"):
+            assert getattr(new, field) == getattr(old, field), field
+        assert optimum_report(new, 64) == optimum_report(old, 64)
+
+    def test_memory_is_the_tables_not_the_requests(self):
+        """2,000 copies of one prompt add nothing: the tables grow with distinct prefixes."""
+        tree = PromptTree()
+        for _ in range(2_000):
+            tree.add(list(range(500)))
+        assert tree.tree_tokens == 500 and tree.duplicates == 1_999
+        assert tree.nbytes() == 2 * 8 * 4096     # 500 keys + 1 end: both tables at their first size

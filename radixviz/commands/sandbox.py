@@ -7,6 +7,7 @@ from radixviz.errors import UsageError
 from radixviz.script import ScriptError, load_script   # the parser: no torch
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS
 
+from .live_publish_args import add_live_publish_args, live_publisher
 from .run import add_engine_args, add_history_arg, engine_options
 
 
@@ -20,6 +21,7 @@ def register(subparsers) -> None:
     add_history_arg(p)
     p.add_argument("--export-dir", default="radixviz-export", metavar="DIR",
                    help="where e/E write Graphviz SVGs (default ./radixviz-export)")
+    add_live_publish_args(p, "each operation is applied")
     p.set_defaults(func=run)
 
 
@@ -42,10 +44,16 @@ def check_script(path: str | None) -> None:
 
 def run(args) -> int:
     check_script(args.script)
+    if args.publish:
+        args.events = args.kv_events = True   # the flag's name before and after the option registry
     options = engine_options(args, "sandbox")
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("sandbox", script=args.script, buggy=bool(args.buggy), pool_size=args.pool_size,
                       device=args.device, export_dir=args.export_dir, engine_options=options,
                       history_mb=args.history_mb)
-    app.run()
+    with live_publisher(args) as live:
+        if live is not None:
+            from radixviz.wire.live_publish import publish_as_applied
+            app.on_session = lambda session: publish_as_applied(session, live)
+        app.run()
     return app.return_code or 0

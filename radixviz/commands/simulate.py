@@ -25,6 +25,7 @@ from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
 
 from . import simulate_report as report
 from .engine_args import add_flag, given, refuse_foreign
+from .live_publish_args import add_live_publish_args, run_publishing
 from .simulate_2026 import parse_cache_options, run_todays
 from .simulate_capacity import parse_grid_option, run_grid_cli
 from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, run_cluster
@@ -122,6 +123,7 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--app", action="store_true",
                    help="open the app's scheduler screen on this run and step it batch by batch")
+    add_live_publish_args(p, "each pass runs")
     p.set_defaults(func=run)
 
 
@@ -219,6 +221,12 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
 
 
 def run(args) -> int:
+    if args.publish:   # every run's passes on the wire (live_publish_args.py)
+        return run_publishing(args, _run)
+    return _run(args)
+
+
+def _run(args) -> int:
     if args.engine is None:   # several workers default to today's cache: it has KV events
         args.engine = CLUSTER_ENGINE if args.workers is not None else engine_names()[0]
     if args.workers is None and _cluster_only(args):

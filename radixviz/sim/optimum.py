@@ -7,8 +7,8 @@ that tree has to be computed at least once. So the optimum is::
 
     1 - (tokens of the prompts' radix tree) / (prompt tokens)
 
-``PromptTree`` counts the tree's tokens as prompts arrive (one pass, memory: the tree's
-distinct content, not the requests). With pages, only whole pages are shared: the tree is
+``PromptTree`` counts the tree's tokens as prompts arrive (one pass, memory: one 64-bit key
+per distinct prefix unit, nothing per request). With pages, only whole pages are shared: the tree is
 built of pages and every prompt's partial last page is computed each time.
 
 Two honest corrections sit beside the theorem's number, never replacing it:
@@ -23,127 +23,67 @@ Two honest corrections sit beside the theorem's number, never replacing it:
 """
 from __future__ import annotations
 
-from array import array
+import numpy as np
+
+from .prefix_count import KeyTable, PrefixCounter
 
 
 class PromptTree:
-    """A radix tree of prompts that only counts: distinct tokens, prompts, requests.
+    """The prompts' radix tree, counted without being built: distinct tokens, prompts, requests.
 
-    A node is ``[edge, children]``: ``edge`` the elements (token ids packed in an array, or
-    pages of tokens as tuples), ``children`` keyed by the first element of each child's edge,
-    None at a leaf.
+    Only its size is needed, so each distinct whole-page prefix is one 64-bit key
+    (``PrefixCounter``; its docstring gives the memory and the collision bound) and each
+    prompt end one more (for the duplicates).
     """
 
     def __init__(self, page_size: int = 1):
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         self.page_size = page_size
-        self.root: list = [array("q") if page_size == 1 else (), {}]
         self.tree_tokens = 0       # whole pages held by the tree, in tokens
         self.tail_tokens = 0       # partial last pages: computed by every request
         self.prompt_tokens = 0
         self.requests = 0
         self.duplicates = 0        # requests whose whole-page key was already a prompt end
         self.longest = 0           # prompt + output of the longest request added
-        self._ends: set = set()    # id of nodes where a prompt ends at a node's end
-        self._tail = 0             # the partial page of the prompt being added
-        self._grow = True          # False while adding decoded tokens: no prompt ends there
-        # token ids packed 8 bytes each (a tuple of large ints costs about 36): a long trace's
-        # tree is the one thing here that grows with it; anything else falls back to tuples
-        self._packed = page_size == 1
+        self._prefixes = PrefixCounter(page_size)
+        self._ends = KeyTable()    # keys of the whole-page prompts seen so far
+        self._empty_end = False    # a prompt shorter than a page (key 0) was seen
 
     def add(self, tokens, output_len: int = 0) -> int:
         """Count one request's prompt; returns how many tokens the tree grew by."""
         n, page = len(tokens), self.page_size
         whole = n - n % page
-        self._grow = True
         self.requests += 1
         self.prompt_tokens += n
         self.tail_tokens += n - whole
-        self._tail = n - whole
         self.longest = max(self.longest, n + output_len)
-        grown = self._insert(self._key(tokens, whole)) * page
+        new, end = self._prefixes.add(tokens, whole)
+        grown = new * page
         self.tree_tokens += grown
+        seen = self._empty_end if end == 0 else end in self._ends
+        # a duplicate with a partial last page computes that page anyway: no extra token
+        if seen and not new and n == whole:
+            self.duplicates += 1
+        if end == 0:
+            self._empty_end = True
+        elif not seen:
+            self._ends.add_new(np.array([end], dtype=np.uint64))
         return grown
 
     def add_decoded(self, tokens) -> None:
         """A finished request's sequence, whose answer decode computed: a later prompt that
         quotes it (a chat's next turn) finds those tokens already made, so they cost nothing."""
-        page = self.page_size
-        whole = len(tokens) - len(tokens) % page
-        self._grow = False
-        self._insert(self._key(tokens, whole))
+        whole = len(tokens) - len(tokens) % self.page_size
+        self._prefixes.add(tokens, whole)
 
-    def _key(self, tokens, whole: int):
-        page = self.page_size
-        if page > 1:
-            return tuple(tuple(tokens[i:i + page]) for i in range(0, whole, page))
-        if self._packed:
-            try:
-                return array("q", tokens[:whole])
-            except (TypeError, OverflowError):   # not all int64 token ids: tuples from now on
-                self._unpack()
-        return tuple(tokens[:whole])
-
-    def _unpack(self) -> None:
-        self._packed = False
-        stack = [self.root]
-        while stack:
-            node = stack.pop()
-            node[0] = tuple(node[0])
-            stack.extend((node[1] or {}).values())
-
-    def _insert(self, key) -> int:
-        node, i = self.root, 0
-        while i < len(key):
-            children = node[1]
-            child = children.get(key[i]) if children is not None else None
-            if child is None:
-                leaf = [key[i:], None]          # a leaf has no children dict (half the nodes)
-                if children is None:
-                    node[1] = children = {}
-                children[key[i]] = leaf
-                self._end(leaf, new=True)
-                return len(key) - i
-            edge = child[0]
-            if key[i:i + len(edge)] == edge:     # the whole edge matches: compare in C
-                node, i = child, i + len(edge)
-                continue
-            shared = _common(edge, key, i)
-            # split the edge where the key leaves it: the upper part keeps the lower as a child
-            lower = [edge[shared:], child[1]]
-            if id(child) in self._ends:
-                self._ends.discard(id(child))
-                self._ends.add(id(lower))
-            child[0], child[1] = edge[:shared], {edge[shared]: lower}
-            i += shared
-            node = child
-            if i == len(key):            # the prompt ends inside the old edge
-                self._end(child, new=True)
-                return 0
-        self._end(node, new=False)
-        return 0
-
-    def _end(self, node, new: bool) -> None:
-        if not self._grow:
-            return
-        # a duplicate with a partial last page computes that page anyway: no extra token
-        if not new and self._tail == 0 and id(node) in self._ends:
-            self.duplicates += 1
-        self._ends.add(id(node))
+    def nbytes(self) -> int:
+        """The counting tables' size: what the optimum holds in memory."""
+        return self._prefixes.keys.nbytes() + self._ends.nbytes()
 
     def report(self, pool_size: int | None = None, refused: int = 0,
                hit_rate: float | None = None) -> dict:
         return optimum_report(self, pool_size, refused, hit_rate)
-
-
-def _common(edge, key, start: int) -> int:
-    """How many leading elements of ``edge`` equal ``key[start:]`` (fewer than len(edge))."""
-    n = 0
-    limit = min(len(edge), len(key) - start)
-    while n < limit and edge[n] == key[start + n]:
-        n += 1
-    return n
 
 
 def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,

@@ -6,6 +6,7 @@ from typing import Callable
 
 from .drive import RunObserver, drive
 from .fake_model import FakeSampler
+from .pass_hooks import with_hooks
 from .policies import POLICIES
 from .records import SimResult
 from .scheduler import Scheduler
@@ -60,7 +61,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
         sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
     observer = RunObserver(sched, optimum)
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
-    drive(sched, feed, observer, progress, total, keep_outputs)
+    drive(sched, feed, observer, with_hooks(sched, progress), total, keep_outputs)
     if total is None:
         sched.settings["requests"] = sched.stats.requests
     result = sched.result()

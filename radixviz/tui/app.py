@@ -24,13 +24,17 @@ from radixviz.tui.sandbox_work import KeepsWork
 
 def session_loader(pool_size: int = 128, buggy: bool = False, device: str = "auto",
                    script_path: str | None = None, script_text: str | None = None, ops=(),
-                   engine_options: dict | None = None, history_mb: float | None = None):
+                   engine_options: dict | None = None, history_mb: float | None = None,
+                   on_session=None):
     """A function for the stepper's worker: build a Session, apply the script; return
-    (session, first error line or None). Runs off the UI thread (it imports torch)."""
+    (session, first error line or None). Runs off the UI thread (it imports torch).
+    ``on_session(session)`` sees the session before the script runs (``sandbox --publish``)."""
     def load():
         from radixviz.script import ScriptError, Session, load_script, parse_script   # torch, the engine
         limit = {} if history_mb is None else {"history_mb": history_mb}   # None: the default
         session = Session(pool_size, buggy, device, **limit, **(engine_options or {}))
+        if on_session is not None:
+            on_session(session)
         try:
             todo = list(ops)
             if script_path is not None:
@@ -194,7 +198,8 @@ class RadixvizApp(App):
         (a quiz's "show me", which h leaves for the quiz)."""
         from radixviz.tui.screens.stepper import StepperScreen   # Textual: a screen loads when it opens
         load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
-                              engine_options=self.engine_options, history_mb=self.history_mb)
+                              engine_options=self.engine_options, history_mb=self.history_mb,
+                              on_session=getattr(self, "on_session", None))   # sandbox --publish
         self.push_screen((screen_class or StepperScreen)(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:

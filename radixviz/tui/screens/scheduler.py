@@ -15,6 +15,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from radixviz.render.run_traffic import run_traffic_text
 from radixviz.render.scheduler import status_text, summary_text
 from radixviz.tui.scheduler_model import BatchTimeline
 from radixviz.tui.screens.help import SCHEDULER_GUIDE, HelpScreen
@@ -66,6 +67,7 @@ class SchedulerScreen(Screen):
             yield SchedulerForm(self.settings, id="sched-form")
             yield Static("", id="sched-loading")
         yield Static("", id="sched-summary")
+        yield Static("", id="sched-run")   # the whole run: % of optimal, TTFT p95
         yield Footer()
 
     def on_mount(self) -> None:
@@ -162,6 +164,9 @@ class SchedulerScreen(Screen):
         self.query_one("#sched-panes").show(self.timeline)
         self.query_one("#sched-status", Static).update(status_text(self.timeline))
         self.query_one("#sched-summary", Static).update(summary_text(self.timeline.totals()))
+        result = self.timeline.result
+        self.query_one("#sched-run", Static).update(
+            run_traffic_text(result.settings["policy"], result.traffic))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_view)

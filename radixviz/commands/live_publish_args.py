@@ -1,0 +1,59 @@
+"""``--publish ENDPOINT`` on ``sandbox`` and ``simulate``: the engine's KV events on the wire
+while it runs (wire/live_publish.py), with the same options as ``run --publish``."""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+import zmq
+
+from radixviz.errors import UsageError
+
+from .wire_args import ENDPOINT, add_publisher_args
+
+
+def add_live_publish_args(p, what: str) -> None:
+    p.add_argument("--publish", type=ENDPOINT, default=None, metavar="ENDPOINT",
+                   help=f"send the engine's KV events on SGLang's wire as {what} (needs an engine "
+                        "with KV events: --engine 2026|hicache), e.g. tcp://*:5557; watch them "
+                        "with radixviz watch")
+    add_publisher_args(p, prefix="publish-")
+
+
+@contextmanager
+def live_publisher(args) -> Iterator:
+    """The LivePublisher of ``--publish`` (None without it); closed, with a note on stderr
+    when nobody subscribed, when the block ends."""
+    if not getattr(args, "publish", None):
+        yield None
+        return
+    from radixviz.wire.live_publish import LivePublisher
+    try:
+        live = LivePublisher(args.publish, args.publish_replay, args.publish_topic,
+                             wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0)
+    except zmq.ZMQError as exc:
+        raise UsageError(f"cannot open {args.publish}: {exc}") from None
+    try:
+        yield live
+    finally:
+        live.close()
+        if live.waited_in_vain:
+            print(f"note: no subscriber on {live.endpoint} after {args.publish_wait:g} s; published anyway",
+                  file=sys.stderr)
+
+
+def run_publishing(args, run) -> int:
+    """``simulate --publish``: ``run(args)`` with every run's passes on the wire."""
+    from radixviz.cache.engines import engine_spec, engines_with
+
+    with_events = "|".join(spec.name for spec in engines_with("kv_events"))
+    if args.engine is None or not engine_spec(args.engine).kv_events:
+        raise UsageError(f"--publish sends KV events: add --engine {with_events}")
+    if args.workers is not None or getattr(args, "app", False):
+        raise UsageError("--publish runs one loop in this process: drop --workers and --app")
+    from radixviz.sim.pass_hooks import after_each_pass
+    from radixviz.wire.live_publish import publish_each_pass
+
+    with live_publisher(args) as live, after_each_pass(publish_each_pass(live)):
+        return run(args)
