@@ -12,13 +12,13 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from radixviz.classroom.students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
+from radixviz.classroom.students import MAX_STUDENTS as ROSTER_CAP
 from radixviz.errors import UsageError
 from radixviz.lessons.progress.places import data_dir
 from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, Limit
 
 from .lessons import load_or_refuse, pick_lesson
-from .serve_students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
-from .serve_students import MAX_STUDENTS as ROSTER_CAP
 
 PER_CLIENT = Limit("sessions per address", 1, 1000, default=60)
 PER_STUDENT = Limit("sessions per student", 1, 100, default=3)
@@ -145,8 +145,8 @@ def run(args) -> int:
         print(report_csv(rows) if args.csv else report_text(rows, class_dir(args)), end="" if args.csv else "\n")
         return 0
     # aiohttp and textual-serve take seconds to import: only ``serve`` pays for them, not every command
-    from .serve_classroom import ClassroomServer, is_loopback, lan_address
-    from .serve_teacher import teacher_key_for
+    from radixviz.classroom.server import ClassroomServer, is_loopback, lan_address
+    from radixviz.classroom.teacher import teacher_key_for
 
     code = args.code or (None if is_loopback(args.host) else secrets.token_urlsafe(9))
     host = lan_address() if args.host in ("0.0.0.0", "::") else args.host

@@ -24,7 +24,6 @@ A tab is untrusted: anyone who can reach the port. So
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import ipaddress
 import logging
 import secrets
@@ -37,8 +36,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from aiohttp import web
-from textual_serve.app_service import AppService
-from textual_serve.server import Server
 
 from radixviz.files import ReadError, atomic_write, decode_text, excerpt, free_name
 from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
@@ -46,16 +43,16 @@ from radixviz.script import ScriptError, parse_script
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
-from .serve_connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, serve_forever
-from .serve_frames import Refusals, envelope
-from .serve_pages import app_page, full_page, page
-from .serve_priority import SessionPriorities
-from .serve_starts import START_FAILED, StartFailures, could_not_start, watch_start
-from .serve_starts import WatchedStart
-from .serve_limits import DiskBudget, JoinLimiter
-from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
-from .serve_students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
-from .serve_teacher import TeacherRoutes
+from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, serve_forever
+from .frames import Refusals, envelope
+from .pages import app_page, full_page, page
+from .priority import SessionPriorities
+from .starts import START_FAILED, StartFailures, could_not_start, watch_start
+from .limits import DiskBudget, JoinLimiter
+from .links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
+from .students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
+from .teacher import TeacherRoutes
+from .textual_serve_adapter import Server, ServedApp
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
@@ -96,31 +93,6 @@ class Ticket:
     student: str
     client: str
     until: float
-
-
-class ClassroomAppService(WatchedStart, AppService):
-    """One app process, started with the student's own data folder and marked as served;
-    its start watched (serve_starts)."""
-
-    def __init__(self, *args, student: str, env: dict, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.student, self.extra_env = student, env
-        self._watch_init()
-
-    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
-        environment = super()._build_environment(width, height)
-        environment.update(self.extra_env)
-        return environment
-
-    async def _open_app_process(self, width: int = 80, height: int = 24):
-        """textual-serve's, but the app process ends with the server (Linux): a server that
-        is killed leaves no session running on its own."""
-        environment = self._build_environment(width=width, height=height)
-        self._process = process = await asyncio.create_subprocess_shell(
-            self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environment, preexec_fn=end_with_parent)
-        self._stdin = process.stdin
-        return process
 
 
 class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
@@ -244,13 +216,13 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
 
     # ---------------------------------------------------------------- routes
 
-    async def _make_app(self) -> web.Application:
+    async def make_app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=[body_deadline])
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
             web.post("/link", self.handle_link_confirm, name="link"),
-            web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
+            web.get("/ws/{ticket}", self.handle_session_socket, name="websocket"),
             web.get("/download/{key}", self.handle_download, name="download"),
             web.post("/upload", self.handle_upload, name="upload"),
             web.get("/teacher", self.handle_teacher, name="teacher"),
@@ -265,7 +237,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
         if not self.host_allowed(request):
-            return self._gate(request)
+            return self._refused(421, "Not this server", "This address does not name the classroom server.")
         query = request.query
         if "class" in query or "student" in query:
             return self._remember_link(request)
@@ -292,7 +264,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         # Lax: sent when the student follows the shared link, never with another site's
         # websocket or form (Strict would drop it when a student follows the class's link
         # from another site, an LMS page: they would be shown the join page again, though
-        # joined; a link key never binds from another site, serve_links); HttpOnly: no
+        # joined; a link key never binds from another site, links.py); HttpOnly: no
         # script reads it
         response.set_cookie(name, value, max_age=COOKIE_SECONDS, httponly=True, samesite="Lax",
                             secure=request.secure, path="/")
@@ -324,7 +296,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         self._cookie(response, request, STUDENT_COOKIE, student.id)
         return response
 
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+    async def handle_session_socket(self, request: web.Request) -> web.StreamResponse:
         client = self.client_of(request)
         student = self.student_of(request)
         if not (self.host_allowed(request) and self.same_origin(request) and self.has_code(request)):
@@ -372,20 +344,22 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         caps = SERVED_CAPS
         width = _int(request.query.get("width"), 80, 20, caps.columns)
         height = _int(request.query.get("height"), 24, 10, caps.rows)
-        service = ClassroomAppService(
+        service = ServedApp(
             self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
             close=websocket.close, download_manager=self.download_manager, debug=self.debug,
             student=student.id, env={DATA_DIR_ENV: str(self.roster.home(student)), SERVED_ENV: "1"})
         try:
             await service.start(width, height)
-            self.processes = {p for p in self.processes if p.returncode is None} | {service._process}
-            self.priorities.watch(service._process.pid)
+            process = service.process
+            assert process is not None          # start() opened it
+            self.processes = {p for p in self.processes if p.returncode is None} | {process}
+            self.priorities.watch(process.pid)
             watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
             try:
-                await self._process_messages(websocket, service, self.client_of(request))
+                await self._session_messages(websocket, service, self.client_of(request))
             finally:
                 watch.cancel()
-                self.priorities.forget(service._process.pid)
+                self.priorities.forget(process.pid)
                 await service.stop()
         except asyncio.CancelledError:
             await websocket.close()
@@ -399,12 +373,12 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     async def _watch_start(self, websocket, service, student) -> None:
         """An app that exits before its first frame, or draws nothing in time, ends the
         session out loud: the page shows why, the log says so once, the report marks it."""
-        reason = await watch_start(service, service._task)
+        reason = await watch_start(service, service.task)
         if reason is None:
             return
         self.start_failures.record(student.id)
         log.warning("a session could not start: %s", excerpt(reason, 120)[1:-1])
-        process = service._process
+        process = service.process
         if process is not None and process.returncode is None:
             try:        # an app that hangs would never answer "quit": stopping it would wait for ever
                 process.kill()
@@ -412,10 +386,10 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                 pass
         await websocket.close(code=START_FAILED, message=could_not_start(reason))
 
-    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
+    async def _session_messages(self, websocket: web.WebSocketResponse, service: ServedApp, client: str = "") -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
         (within SERVED_CAPS), pings, focus; anything else is ignored."""
-        caps, budget, pending = SERVED_CAPS, KeyBudget(), {}
+        caps, budget, pending = SERVED_CAPS, KeyBudget(), dict[str, tuple[int, int]]()
         refusals = Refusals(client)
         sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
         try:
@@ -497,7 +471,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def serve(self, debug: bool = False) -> None:
         """Serve until Ctrl+C; ``on_start`` runs once the port is bound (not before, so a port
         in use is not announced as served). Connections are capped below the file limit
-        (raised to the hard one first), per address too, and timed (serve_connections)."""
+        (raised to the hard one first), per address too, and timed (connections)."""
         self.debug = debug
         self.initialize_logging()
         files = raise_file_limit()
@@ -512,7 +486,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                 loop.add_signal_handler(sig, self.request_exit)
             except NotImplementedError:
                 pass
-        app = loop.run_until_complete(self._make_app())
+        app = loop.run_until_complete(self.make_app())
         app.on_shutdown.append(self._end_sessions)
 
         def started() -> None:
@@ -540,14 +514,6 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         """textual-serve prints its banner here; the classroom says its own lines once bound,
         and starts watching the sessions' CPU use."""
         app["priorities"] = asyncio.ensure_future(self.priorities.run())
-
-
-def end_with_parent() -> None:
-    """In the app process before it runs: ask Linux to end it when the server ends."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def is_loopback(host: str) -> bool:

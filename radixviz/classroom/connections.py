@@ -30,7 +30,7 @@ import rich.traceback  # noqa: F401 - loaded now: Rich's log handler imports it 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from .serve_limits import address_key
+from .limits import address_key
 
 log = logging.getLogger("radixviz.serve")
 

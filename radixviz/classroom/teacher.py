@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .serve_limits import mb
-from .serve_pages import page
-from .serve_students import class_rows, report_csv
+from .limits import mb
+from .pages import page
+from .students import class_rows, report_csv
 
 if TYPE_CHECKING:
-    from .serve_limits import DiskBudget, JoinLimiter
-    from .serve_students import Roster
+    from .limits import DiskBudget, JoinLimiter
+    from .students import Roster
 
 log = logging.getLogger("radixviz.serve")
 COOKIE_SECONDS = 365 * 24 * 3600
