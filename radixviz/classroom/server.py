@@ -43,12 +43,13 @@ from radixviz.script import ScriptError, parse_script
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
-from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, serve_forever
+from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, request_rate
+from .connections import serve_forever
 from .frames import Refusals, envelope
 from .pages import app_page, full_page, page
 from .priority import SessionPriorities
 from .starts import START_FAILED, StartFailures, could_not_start, watch_start
-from .limits import DiskBudget, JoinLimiter
+from .limits import REQUESTS_PER_SECOND, DiskBudget, JoinLimiter, RequestRate
 from .links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
 from .students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
 from .teacher import TeacherRoutes
@@ -102,12 +103,14 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
                  joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
-                 per_student: int = 3, trust_proxy: str | None = None):
+                 per_student: int = 3, trust_proxy: str | None = None,
+                 requests_per_second: float = REQUESTS_PER_SECOND):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
         self.per_student, self.trust_proxy = per_student, trust_proxy
         self.roster = Roster(class_dir, max_students, key_days)
         self.joins = JoinLimiter(joins_per_minute)
+        self.requests = RequestRate(requests_per_second)
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
         self._pending = {}
@@ -217,7 +220,9 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     # ---------------------------------------------------------------- routes
 
     async def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=[body_deadline])
+        # the request rate first: a flooder's request costs no body read
+        limits = [request_rate(self.requests, self.client_of), body_deadline]
+        app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=limits)
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
