@@ -70,7 +70,8 @@ def register(subparsers) -> None:
                    help=f"joins one address may make in a minute (default {JOINS.default})")
     p.add_argument("--requests-per-second", type=REQUESTS.arg, default=REQUESTS.default, metavar="N",
                    help=f"HTTP requests one address may make a second, after a burst of {REQUEST_BURST} "
-                        f"seconds' worth (default {REQUESTS.default}: a burst of {REQUEST_BURST * REQUESTS_PER_SECOND}, "
+                        f"seconds' worth (default {REQUESTS_PER_SECOND}: a burst of "
+                        f"{REQUEST_BURST * REQUESTS_PER_SECOND}, "
                         "a room behind one NAT loading the page at once); past it, 429 and wait")
     p.add_argument("--disk-mb", type=DISK_MB.arg, default=DISK_MB.default, metavar="MB",
                    help=f"the class folder's disk budget in MB (default {DISK_MB.default}), each student's "
