@@ -142,5 +142,5 @@ def test_a_page_on_another_origin_gets_no_session(browser, classroom):  # noqa: 
 
 
 def load_roster(teacher):
-    from radixviz.commands.serve_students import Roster
+    from radixviz.classroom.students import Roster
     return Roster(teacher.classroom).students()

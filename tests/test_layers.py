@@ -13,7 +13,8 @@ import its own layer and the layers below it, never one above:
     settings                         limits for the numbers and names people type
     script                           the operation language, sessions, the KV session
     render | lessons                 Rich/Graphviz views | lesson content, quizzes, progress
-    tui                              the Textual app
+    tui | classroom                  the Textual app | the web front that serves it (one app process
+                                     a tab): the classroom reads only the app's scripts-folder rules
     commands                         argparse subcommands
     cli, __main__                    the entry point
 
@@ -55,7 +56,7 @@ LAYERS = [
     ("radixviz.settings",),
     ("radixviz.script",),
     ("radixviz.render", "radixviz.lessons"),
-    ("radixviz.tui",),
+    ("radixviz.tui", "radixviz.classroom"),
     ("radixviz.commands",),
     ("radixviz.cli", "radixviz.__main__"),
 ]
@@ -233,6 +234,26 @@ def test_sim_does_not_import_script():
 def test_commands_import_no_tui_widget():
     wrong = [imp for imp in INTERNAL if starts(imp.source, "radixviz.commands", "radixviz.cli")
              and starts(imp.target, "radixviz.tui.widgets")]
+    assert not wrong, "\n".join(map(repr, wrong))
+
+
+# the classroom sits beside the app: it starts app processes and never imports the app; of
+# the tui package it reads the rules of a session's scripts folder only (a model, no Textual)
+CLASSROOM_READS_OF_TUI = {"radixviz.tui", "radixviz.tui.sandbox_work"}
+
+
+def test_the_classroom_and_the_app_stay_apart():
+    wrong = [imp for imp in INTERNAL
+             if (starts(imp.source, "radixviz.tui") and starts(imp.target, "radixviz.classroom"))
+             or (starts(imp.source, "radixviz.classroom") and starts(imp.target, "radixviz.tui")
+                 and imp.target not in CLASSROOM_READS_OF_TUI)]
+    assert not wrong, "\n".join(map(repr, wrong))
+
+
+def test_only_the_adapter_imports_textual_serve():
+    # the classroom overrides private parts of textual-serve: one module holds them all
+    wrong = [imp for imp in ALL_IMPORTS if starts(imp.target, "textual_serve")
+             and imp.source != "radixviz.classroom.textual_serve_adapter"]
     assert not wrong, "\n".join(map(repr, wrong))
 
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from radixviz.commands.serve_students import Roster
+from radixviz.classroom.students import Roster
 
 
 def report(folder) -> str:

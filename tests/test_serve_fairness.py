@@ -12,12 +12,12 @@ import types
 
 import pytest
 
-from radixviz.commands.serve_classroom import KEYS_PER_SECOND, MAX_KEYS, KeyBudget
-from radixviz.commands.serve_priority import SessionPriorities
+from radixviz.classroom.sessions import KEYS_PER_SECOND, MAX_KEYS, KeyBudget
+from radixviz.classroom.priority import SessionPriorities
 
 
 def test_a_paste_passes_whole_and_a_flood_is_cut_to_the_rate(monkeypatch):
-    from radixviz.commands import serve_classroom
+    from radixviz.classroom import sessions as serve_classroom
     now = [1000.0]      # the budget's clock, moved by hand: a busy machine's sleeps oversleep
     monkeypatch.setattr(serve_classroom, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     budget = KeyBudget()

@@ -14,7 +14,7 @@ import pytest
 from serve_attack_helpers import as_teacher, teacher_key
 from serve_helpers import load, teacher_home
 
-from radixviz.commands.serve_starts import START_SECONDS
+from radixviz.classroom.starts import START_SECONDS
 
 pytestmark = pytest.mark.slow
 ERROR = "OSError: [Errno 28] No space left on device"

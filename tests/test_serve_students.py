@@ -123,7 +123,7 @@ def proc_report(teacher) -> dict:
 
 
 def test_a_damaged_student_file_is_named_in_the_report_and_the_others_count(tmp_path):
-    from radixviz.commands.serve_students import Roster, class_rows
+    from radixviz.classroom.students import Roster, class_rows
     roster = Roster(tmp_path / "class")
     ada, _ = roster.join("Ada"), roster.join("Bob")
     (roster.home(ada) / "progress.json").write_text('{"version": 1, "lessons": {"x": {"predicted": "no"}, '

@@ -12,18 +12,20 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from radixviz.classroom.limits import REQUEST_BURST, REQUESTS_PER_SECOND
+from radixviz.classroom.students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
+from radixviz.classroom.students import MAX_STUDENTS as ROSTER_CAP
 from radixviz.errors import UsageError
 from radixviz.lessons.progress.places import data_dir
 from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, Limit
 
 from .lessons import load_or_refuse, pick_lesson
-from .serve_students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
-from .serve_students import MAX_STUDENTS as ROSTER_CAP
 
 PER_CLIENT = Limit("sessions per address", 1, 1000, default=60)
 PER_STUDENT = Limit("sessions per student", 1, 100, default=3)
 MAX_STUDENTS = Limit("max students", 1, ROSTER_CAP, default=DEFAULT_STUDENTS)
 JOINS = Limit("joins per minute", 1, 1000, default=10)
+REQUESTS = Limit("requests per second", 1, 10_000, default=REQUESTS_PER_SECOND)
 DISK_MB = Limit("disk", 1, 1_000_000, default=300)
 KEY_DAYS = Limit("key days", 1, 3650, default=30)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
@@ -66,6 +68,11 @@ def register(subparsers) -> None:
                         f"(default {MAX_STUDENTS.default}; the teacher's page removes one and frees the name)")
     p.add_argument("--joins-per-minute", type=JOINS.arg, default=JOINS.default, metavar="N",
                    help=f"joins one address may make in a minute (default {JOINS.default})")
+    p.add_argument("--requests-per-second", type=REQUESTS.arg, default=REQUESTS.default, metavar="N",
+                   help=f"HTTP requests one address may make a second, after a burst of {REQUEST_BURST} "
+                        f"seconds' worth (default {REQUESTS_PER_SECOND}: a burst of "
+                        f"{REQUEST_BURST * REQUESTS_PER_SECOND}, "
+                        "a room behind one NAT loading the page at once); past it, 429 and wait")
     p.add_argument("--disk-mb", type=DISK_MB.arg, default=DISK_MB.default, metavar="MB",
                    help=f"the class folder's disk budget in MB (default {DISK_MB.default}), each student's "
                         "share being MB / --max-students: an upload past either is refused; the teacher's "
@@ -145,8 +152,8 @@ def run(args) -> int:
         print(report_csv(rows) if args.csv else report_text(rows, class_dir(args)), end="" if args.csv else "\n")
         return 0
     # aiohttp and textual-serve take seconds to import: only ``serve`` pays for them, not every command
-    from .serve_classroom import ClassroomServer, is_loopback, lan_address
-    from .serve_teacher import teacher_key_for
+    from radixviz.classroom.server import ClassroomServer, is_loopback, lan_address
+    from radixviz.classroom.teacher import teacher_key_for
 
     code = args.code or (None if is_loopback(args.host) else secrets.token_urlsafe(9))
     host = lan_address() if args.host in ("0.0.0.0", "::") else args.host
@@ -156,6 +163,7 @@ def run(args) -> int:
                              allow_hosts=args.allow_host, max_students=args.max_students,
                              joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb,
                              key_days=args.key_days, per_student=args.per_student, trust_proxy=args.trust_proxy,
+                             requests_per_second=args.requests_per_second,
                              teacher_key=teacher_key_for(class_dir(args), args.new_teacher_key, args.key_days))
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 

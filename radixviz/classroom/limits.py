@@ -1,7 +1,8 @@
-"""What a served class lets one student, or one computer, take: the joins an address may
-make in a minute, and the disk the class folder may fill (a budget for the class, and a
-share of it for each student). The teacher sets both (``serve --joins-per-minute``,
-``--disk-mb``; ``--max-students`` is the roster's own cap) and sees the disk on their page.
+"""What a served class lets one student, or one computer, take: the HTTP requests an address
+may make (a token bucket: a burst, then a rate), the joins an address may make in a minute,
+and the disk the class folder may fill (a budget for the class, and a
+share of it for each student). The teacher sets them (``serve --requests-per-second``,
+``--joins-per-minute``, ``--disk-mb``; ``--max-students`` is the roster's own cap) and sees the disk on their page.
 
 Without them one client keeping no cookie joined 1,990 made-up students in a minute, and
 2,000 students of 200 uploads of 100 kB each could put 40 GB on the teacher's disk.
@@ -30,6 +31,36 @@ def address_key(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+REQUESTS_PER_SECOND = 20   # HTTP requests one address may make a second (serve --requests-per-second)
+REQUEST_BURST = 30         # a burst of this many seconds' worth of requests: at the default
+                            # 20 a second, 600, a room of 60 behind one address loading the page
+
+
+class RequestRate:
+    """A token bucket of HTTP requests per address (``address_key``): ``burst`` at once, then
+    ``per_second``. Without it one client could keep the server answering as fast as it can
+    send (every page and refusal costs the front a little), slowing every student's page."""
+
+    def __init__(self, per_second: float, burst: float | None = None):
+        self.per_second = per_second
+        self.burst = burst if burst is not None else per_second * REQUEST_BURST
+        self.buckets: dict[str, list[float]] = {}     # key -> [tokens, when last filled]
+
+    def wait(self, address: str, now: float | None = None) -> float:
+        """0 if ``address`` may make a request now (and count it), else the seconds until it may."""
+        now = time.monotonic() if now is None else now
+        if len(self.buckets) > MAX_ADDRESSES:           # forget the full ones: they are as new
+            self.buckets = {k: b for k, b in self.buckets.items()
+                            if b[0] + (now - b[1]) * self.per_second < self.burst}
+        bucket = self.buckets.setdefault(address_key(address), [self.burst, now])
+        bucket[0] = min(self.burst, bucket[0] + (now - bucket[1]) * self.per_second)
+        bucket[1] = now
+        if bucket[0] < 1:
+            return (1 - bucket[0]) / self.per_second
+        bucket[0] -= 1
+        return 0.0
 
 
 class JoinLimiter:

@@ -24,7 +24,6 @@ A tab is untrusted: anyone who can reach the port. So
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import ipaddress
 import logging
 import secrets
@@ -37,33 +36,26 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from aiohttp import web
-from textual_serve.app_service import AppService
-from textual_serve.server import Server
 
-from radixviz.files import ReadError, atomic_write, decode_text, excerpt, free_name
-from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
+from radixviz.files import ReadError, atomic_write, decode_text, free_name
 from radixviz.script import ScriptError, parse_script
-from radixviz.settings import SERVED_CAPS, SERVED_ENV
 from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
-from .serve_connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, serve_forever
-from .serve_frames import Refusals, envelope
-from .serve_pages import app_page, full_page, page
-from .serve_priority import SessionPriorities
-from .serve_starts import START_FAILED, StartFailures, could_not_start, watch_start
-from .serve_starts import WatchedStart
-from .serve_limits import DiskBudget, JoinLimiter
-from .serve_links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
-from .serve_students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
-from .serve_teacher import TeacherRoutes
+from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, request_rate
+from .connections import serve_forever
+from .pages import app_page, full_page, page
+from .priority import SessionPriorities
+from .starts import StartFailures
+from .limits import REQUESTS_PER_SECOND, DiskBudget, JoinLimiter, RequestRate
+from .links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
+from .students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
+from .sessions import SessionRoutes, bounded_int
+from .teacher import TeacherRoutes
+from .textual_serve_adapter import Server
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
-MAX_KEYS = 4096           # characters in one keystroke message
-KEYS_PER_SECOND = 400     # sustained keystroke characters a session takes (a paste is a burst)
-RESIZE_EVERY = 0.25       # seconds between two terminal sizes passed on (the last one always is)
-MAX_MESSAGE = 1 << 20      # bytes in one websocket message (a paste: its keys are cut to MAX_KEYS)
 MAX_UPLOAD = 100_000      # bytes in an uploaded script
 JOINS_PER_MINUTE = 10     # joins one address may make in a minute (serve --joins-per-minute)
 DISK_MB = 300             # the class folder's budget (serve --disk-mb), shared out by --max-students
@@ -73,24 +65,6 @@ LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
 log = logging.getLogger("radixviz.serve")
 
 
-class KeyBudget:
-    """A token bucket of keystroke characters: ``MAX_KEYS`` at once, ``KEYS_PER_SECOND``
-    after that. What is over the budget is dropped (no person types that fast)."""
-
-    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND):
-        self.burst, self.rate = burst, rate
-        self.tokens, self.at = float(burst), time.monotonic()
-
-    def take(self, wanted: int) -> int:
-        """How many of ``wanted`` characters may pass now."""
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        allowed = min(wanted, int(self.tokens))
-        self.tokens -= allowed
-        return allowed
-
-
 @dataclass
 class Ticket:
     student: str
@@ -98,44 +72,21 @@ class Ticket:
     until: float
 
 
-class ClassroomAppService(WatchedStart, AppService):
-    """One app process, started with the student's own data folder and marked as served;
-    its start watched (serve_starts)."""
-
-    def __init__(self, *args, student: str, env: dict, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.student, self.extra_env = student, env
-        self._watch_init()
-
-    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
-        environment = super()._build_environment(width, height)
-        environment.update(self.extra_env)
-        return environment
-
-    async def _open_app_process(self, width: int = 80, height: int = 24):
-        """textual-serve's, but the app process ends with the server (Linux): a server that
-        is killed leaves no session running on its own."""
-        environment = self._build_environment(width=width, height=height)
-        self._process = process = await asyncio.create_subprocess_shell(
-            self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environment, preexec_fn=end_with_parent)
-        self._stdin = process.stdin
-        return process
-
-
-class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
+class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
     """textual-serve's server with students, a class code, checked origins and caps."""
 
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
                  token: str | None = None, per_client: int = 3, allow_hosts=(), teacher_key: str | None = None,
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
                  joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
-                 per_student: int = 3, trust_proxy: str | None = None):
+                 per_student: int = 3, trust_proxy: str | None = None,
+                 requests_per_second: float = REQUESTS_PER_SECOND):
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
         self.per_student, self.trust_proxy = per_student, trust_proxy
         self.roster = Roster(class_dir, max_students, key_days)
         self.joins = JoinLimiter(joins_per_minute)
+        self.requests = RequestRate(requests_per_second)
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
         self._pending = {}
@@ -244,13 +195,15 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
 
     # ---------------------------------------------------------------- routes
 
-    async def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=[body_deadline])
+    async def make_app(self) -> web.Application:
+        # the request rate first: a flooder's request costs no body read
+        limits = [request_rate(self.requests, self.client_of), body_deadline]
+        app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=limits)
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
             web.post("/link", self.handle_link_confirm, name="link"),
-            web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
+            web.get("/ws/{ticket}", self.handle_session_socket, name="websocket"),
             web.get("/download/{key}", self.handle_download, name="download"),
             web.post("/upload", self.handle_upload, name="upload"),
             web.get("/teacher", self.handle_teacher, name="teacher"),
@@ -265,7 +218,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
         if not self.host_allowed(request):
-            return self._gate(request)
+            return self._refused(421, "Not this server", "This address does not name the classroom server.")
         query = request.query
         if "class" in query or "student" in query:
             return self._remember_link(request)
@@ -286,13 +239,13 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         scheme = "wss" if request.secure else "ws"
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=app_page(
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
-            font_size=_int(query.get("fontsize"), 16, 8, 40), student=student.name))
+            font_size=bounded_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
     def _cookie(self, response, request, name: str, value: str) -> None:
         # Lax: sent when the student follows the shared link, never with another site's
         # websocket or form (Strict would drop it when a student follows the class's link
         # from another site, an LMS page: they would be shown the join page again, though
-        # joined; a link key never binds from another site, serve_links); HttpOnly: no
+        # joined; a link key never binds from another site, links.py); HttpOnly: no
         # script reads it
         response.set_cookie(name, value, max_age=COOKIE_SECONDS, httponly=True, samesite="Lax",
                             secure=request.secure, path="/")
@@ -323,133 +276,6 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                                 text=page("welcome", title=self.title, name=student.name, link=link))
         self._cookie(response, request, STUDENT_COOKIE, student.id)
         return response
-
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        client = self.client_of(request)
-        student = self.student_of(request)
-        if not (self.host_allowed(request) and self.same_origin(request) and self.has_code(request)):
-            log.warning("refused a websocket from another origin or host (%s)", client)
-            return web.Response(status=403, text="refused: not this classroom's page")
-        if not self.take_ticket(request.match_info["ticket"], student and student.id, client):
-            return web.Response(status=403, text="refused: reload the page for a new session")
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
-        await websocket.prepare(request)
-        if self.is_full():
-            await websocket.close(code=4001, message=f"The class is full ({self.max_sessions} sessions): "
-                                                     "reload in a minute.".encode())
-            return websocket
-        # the cap follows the student (a room behind one proxy or NAT is one address);
-        # the per-address one is a flood guard, high enough for a class
-        if self.live_by_student[student.id] >= self.per_student:
-            await websocket.close(code=4002, message=f"You already have {self.per_student} "
-                                                     "sessions open: close one first.".encode())
-            return websocket
-        if self.live_by_client[client] >= self.per_client:
-            await websocket.close(code=4002, message=f"This address already has {self.per_client} "
-                                                     "sessions open: close one first.".encode())
-            return websocket
-        self.live += 1
-        self.live_by_client[client] += 1
-        self.live_by_student[student.id] += 1
-        self.open_sockets.setdefault(student.id, set()).add(websocket)
-        log.info("session opened (%d of %d)", self.live, self.max_sessions)
-        try:
-            await self._run_session(websocket, request, student)
-        finally:
-            mine = self.open_sockets.get(student.id, set())
-            mine.discard(websocket)
-            if not mine:
-                self.open_sockets.pop(student.id, None)
-            self.live -= 1
-            for counts, key in ((self.live_by_client, client), (self.live_by_student, student.id)):
-                counts[key] -= 1
-                if not counts[key]:
-                    del counts[key]
-            log.info("session closed (%d of %d)", self.live, self.max_sessions)
-        return websocket
-
-    async def _run_session(self, websocket, request, student) -> None:
-        caps = SERVED_CAPS
-        width = _int(request.query.get("width"), 80, 20, caps.columns)
-        height = _int(request.query.get("height"), 24, 10, caps.rows)
-        service = ClassroomAppService(
-            self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
-            close=websocket.close, download_manager=self.download_manager, debug=self.debug,
-            student=student.id, env={DATA_DIR_ENV: str(self.roster.home(student)), SERVED_ENV: "1"})
-        try:
-            await service.start(width, height)
-            self.processes = {p for p in self.processes if p.returncode is None} | {service._process}
-            self.priorities.watch(service._process.pid)
-            watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
-            try:
-                await self._process_messages(websocket, service, self.client_of(request))
-            finally:
-                watch.cancel()
-                self.priorities.forget(service._process.pid)
-                await service.stop()
-        except asyncio.CancelledError:
-            await websocket.close()
-        except Exception as error:  # noqa: BLE001 - one session's failure must not stop the class
-            # one line: the traceback (with its locals: what the tab sent) only in debug mode
-            if self.debug:
-                log.exception(error)
-            else:
-                log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
-
-    async def _watch_start(self, websocket, service, student) -> None:
-        """An app that exits before its first frame, or draws nothing in time, ends the
-        session out loud: the page shows why, the log says so once, the report marks it."""
-        reason = await watch_start(service, service._task)
-        if reason is None:
-            return
-        self.start_failures.record(student.id)
-        log.warning("a session could not start: %s", excerpt(reason, 120)[1:-1])
-        process = service._process
-        if process is not None and process.returncode is None:
-            try:        # an app that hangs would never answer "quit": stopping it would wait for ever
-                process.kill()
-            except ProcessLookupError:
-                pass
-        await websocket.close(code=START_FAILED, message=could_not_start(reason))
-
-    async def _process_messages(self, websocket: web.WebSocketResponse, service: AppService, client: str = "") -> None:
-        """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
-        (within SERVED_CAPS), pings, focus; anything else is ignored."""
-        caps, budget, pending = SERVED_CAPS, KeyBudget(), {}
-        refusals = Refusals(client)
-        sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
-        try:
-            async for message in websocket:
-                read = envelope(message, refusals)     # None: dropped (logged once) or not for us
-                if read is not None:
-                    await self._one_message(*read, service, websocket, budget, pending, caps)
-        finally:
-            sizes.cancel()
-            refusals.summary()
-
-    async def _one_message(self, kind: str, data, service, websocket, budget, pending: dict, caps) -> None:
-        if kind == "stdin" and isinstance(data, str):
-            allowed = budget.take(min(len(data), MAX_KEYS))
-            if allowed:
-                await service.send_bytes(data[:allowed].encode("utf-8", "replace"))
-        elif kind == "resize" and isinstance(data, dict):
-            pending["size"] = (_int(data.get("width"), 80, 20, caps.columns),
-                               _int(data.get("height"), 24, 10, caps.rows))
-        elif kind == "ping" and isinstance(data, str) and len(data) <= 64:
-            await websocket.send_json(["pong", data])
-        elif kind == "blur":
-            await service.blur()
-        elif kind == "focus":
-            await service.focus()
-
-    async def _pass_sizes(self, service, pending: dict) -> None:
-        """Pass the newest terminal size on, at most every RESIZE_EVERY seconds (a window
-        being dragged sends dozens; each costs the app a whole repaint)."""
-        while True:
-            size = pending.pop("size", None)
-            if size is not None:
-                await service.set_terminal_size(*size)
-            await asyncio.sleep(RESIZE_EVERY)
 
     async def handle_download(self, request: web.Request) -> web.StreamResponse:
         """A file a session delivers (a saved script, an export): only to its own student."""
@@ -497,7 +323,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
     def serve(self, debug: bool = False) -> None:
         """Serve until Ctrl+C; ``on_start`` runs once the port is bound (not before, so a port
         in use is not announced as served). Connections are capped below the file limit
-        (raised to the hard one first), per address too, and timed (serve_connections)."""
+        (raised to the hard one first), per address too, and timed (connections)."""
         self.debug = debug
         self.initialize_logging()
         files = raise_file_limit()
@@ -512,7 +338,7 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
                 loop.add_signal_handler(sig, self.request_exit)
             except NotImplementedError:
                 pass
-        app = loop.run_until_complete(self._make_app())
+        app = loop.run_until_complete(self.make_app())
         app.on_shutdown.append(self._end_sessions)
 
         def started() -> None:
@@ -540,14 +366,6 @@ class ClassroomServer(TeacherRoutes, LinkRoutes, Server):
         """textual-serve prints its banner here; the classroom says its own lines once bound,
         and starts watching the sessions' CPU use."""
         app["priorities"] = asyncio.ensure_future(self.priorities.run())
-
-
-def end_with_parent() -> None:
-    """In the app process before it runs: ask Linux to end it when the server ends."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def is_loopback(host: str) -> bool:
@@ -579,11 +397,3 @@ def lan_address() -> str:
             return probe.getsockname()[0]
     except OSError:
         return socket.gethostname()
-
-
-def _int(text, default: int, low: int = -2**31, high: int = 2**31) -> int:
-    try:
-        value = int(str(text)[:12])
-    except (TypeError, ValueError):
-        return default
-    return max(low, min(high, value))

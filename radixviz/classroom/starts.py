@@ -14,60 +14,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
 from radixviz.files import strip_controls
 
+if TYPE_CHECKING:
+    from .textual_serve_adapter import ServedApp
+
 START_SECONDS = 20          # a session's app has this long to draw its first frame
 FAILURE_WINDOW = 600        # the report counts failed starts over the last 10 minutes
-STDERR_KEPT = 4096          # bytes of the app's stderr kept, for its last line
 MAX_REASON = 123            # bytes in a websocket close reason (RFC 6455: 125 less the code)
 START_FAILED = 4004         # the close code of a session that could not start
-
-
-class WatchedStart:
-    """Mixed into the session's AppService (before it): textual-serve's ``run`` with the
-    first frame noted (``drew``) and the app's stderr kept (``stderr_tail``)."""
-
-    _process: asyncio.subprocess.Process | None
-
-    def _watch_init(self) -> None:
-        self.drew = asyncio.Event()
-        self.stderr_tail = b""
-
-    async def on_data(self, payload: bytes) -> None:
-        self.drew.set()
-        await super().on_data(payload)          # type: ignore[misc]
-
-    async def run(self) -> None:
-        process = self._process
-        assert process is not None and process.stdout is not None and process.stderr is not None
-        stdout, stderr = process.stdout, process.stderr
-
-        async def keep_stderr() -> None:
-            while data := await stderr.read(4096):
-                self.stderr_tail = (self.stderr_tail + data)[-STDERR_KEPT:]
-
-        kept = asyncio.ensure_future(keep_stderr())
-        handlers = {b"D": self.on_data, b"M": self.on_meta, b"P": self.on_packed}   # type: ignore[attr-defined]
-        try:
-            for _ in range(10):                  # a Textual app's prelude line comes first
-                line = await stdout.readline()
-                if not line or line == b"__GANGLION__\n":
-                    break
-            while True:
-                kind = await stdout.readexactly(1)
-                size = int.from_bytes(await stdout.readexactly(4), "big")
-                payload = await stdout.readexactly(size)
-                handler = handlers.get(kind)
-                if handler is not None:
-                    await handler(payload)
-        except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.CancelledError):
-            pass
-        finally:
-            try:                                 # what it said last, as it went
-                await asyncio.wait_for(kept, 2)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                kept.cancel()
 
 
 def last_error_line(stderr: bytes) -> str:
@@ -86,7 +43,7 @@ def could_not_start(reason: str) -> bytes:
     return (head + cut + tail).encode()
 
 
-async def watch_start(service: WatchedStart, task: asyncio.Future) -> str | None:
+async def watch_start(service: ServedApp, task: asyncio.Future) -> str | None:
     """None once the app draws its first frame; else why it did not (it exited, with its
     last error line; or it drew nothing within START_SECONDS)."""
     drew = asyncio.ensure_future(service.drew.wait())
@@ -98,7 +55,7 @@ async def watch_start(service: WatchedStart, task: asyncio.Future) -> str | None
         return None
     if not task.done():
         return f"it drew nothing within {START_SECONDS} s"
-    process = service._process
+    process = service.process
     code = None
     if process is not None:
         try:

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .serve_limits import mb
-from .serve_pages import page
-from .serve_students import class_rows, report_csv
+from .limits import mb
+from .pages import page
+from .students import class_rows, report_csv
 
 if TYPE_CHECKING:
-    from .serve_limits import DiskBudget, JoinLimiter
-    from .serve_students import Roster
+    from .limits import DiskBudget, JoinLimiter, RequestRate
+    from .students import Roster
 
 log = logging.getLogger("radixviz.serve")
 COOKIE_SECONDS = 365 * 24 * 3600
@@ -53,6 +53,7 @@ class TeacherRoutes:
         roster: Roster
         budget: DiskBudget
         joins: JoinLimiter
+        requests: RequestRate
         teacher_key: str
         token: str | None
         title: str
@@ -123,7 +124,8 @@ class TeacherRoutes:
             row["disk"] = mb(used.get(row["id"], 0))
             row["start_note"] = failures.note(row["id"]) if failures is not None else ""
         limits = {"students": len(rows), "max_students": self.roster.max_students,
-                  "joins": self.joins.per_minute, "used": mb(sum(used.values())),
+                  "joins": self.joins.per_minute,
+                  "requests": f"{self.requests.per_second:g}", "used": mb(sum(used.values())),
                   "budget": mb(self.budget.total), "share": mb(self.budget.share),
                   "sessions": self.max_sessions, "per_client": self.per_client,
                   "per_student": getattr(self, "per_student", 3),

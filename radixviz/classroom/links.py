@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .serve_pages import page
+from .pages import page
 
 if TYPE_CHECKING:
-    from .serve_students import Roster
+    from .students import Roster
 
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
 CONFIRM_SECONDS = 600       # a confirmation page's token lasts this long

@@ -10,6 +10,8 @@ half-sent request, costs one log line, not the class.
 - A connection must send its request's headers within ``HEADER_SECONDS`` (aiohttp's
   keep-alive timer, which runs from the connection's start, also closes idle ones), and a
   request its body within ``BODY_SECONDS``: a slowloris holds a place for seconds, not forever.
+- One address makes at most ``serve --requests-per-second`` HTTP requests a second after a
+  burst (``limits.RequestRate``): past it, ``429`` with Retry-After, and the connection closes.
 - If ``accept`` still fails for want of file descriptors (EMFILE, ENFILE: something else
   took them), asyncio stops accepting for a second and tries again; the loop's exception
   handler here says so in one line, once until accepting works again, and never raises.
@@ -24,13 +26,14 @@ import logging
 import resource
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import rich.traceback  # noqa: F401 - loaded now: Rich's log handler imports it to draw a traceback, which needs a free file
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from .serve_limits import address_key
+from .limits import RequestRate, address_key
 
 log = logging.getLogger("radixviz.serve")
 
@@ -164,6 +167,36 @@ async def body_deadline(request: web.Request, handler):
         except web.HTTPRequestEntityTooLarge:
             return web.Response(status=413, text="not taken: the request is too large")
     return await handler(request)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def request_rate(rate: RequestRate, client_of: Callable[[web.Request], str]):
+    """The middleware that counts every request against its client's bucket (``client_of``:
+    the peer, or the address a trusted proxy forwarded) and answers 429 past it; one log
+    line a minute, however many are refused."""
+    refused = {"count": 0, "at": -1.0}
+
+    @web.middleware
+    async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        client = client_of(request)
+        wait = rate.wait(client)
+        if not wait:
+            return await handler(request)
+        refused["count"] += 1
+        now = time.monotonic()
+        if refused["at"] < 0 or now - refused["at"] >= 60:
+            log.warning("refused %d request(s)%s: %s asked more than %g a second (after a burst of %d)",
+                        refused["count"], "" if refused["at"] < 0 else " in the last minute",
+                        address_key(client), rate.per_second, rate.burst)
+            refused["count"], refused["at"] = 0, now
+        response = web.Response(status=429, text="too many requests from this address: wait a moment",
+                                headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+        response.force_close()       # a flood on one kept-alive connection has to connect again
+        return response
+
+    return limit
 
 
 def serve_forever(app: web.Application, host: str, port: int, guard: ConnectionGuard, loop, on_start) -> None:

@@ -23,7 +23,7 @@ from radixviz.files import ReadError, atomic_write, read_text, strip_controls
 from radixviz.lessons.progress import Progress
 from radixviz.lessons.progress.progress_file import locked
 
-from .serve_names import NameRefused, name_keys, shown_name
+from .names import NameRefused, name_keys, shown_name
 
 ROSTER = "students.json"
 MAX_NAME = 40
