@@ -24,7 +24,7 @@ FLAG_READ = re.compile(r"\.(host_tier|matcher_switch|release_insert|pages|evicti
 # same-named fields and modules that are not an engine's flags: an operation record's events,
 # the --events argument, an object's own field, a module named kv_events in an import
 NOT_A_FLAG = re.compile(r"\b(?:record|r|args|self)\.(?:kv_events|priorities)\b|records\[[^\]]*\]\.kv_events\b"
-                        r"|\.kv_events import\b")
+                        r"|\.(?:kv_events|pages) import\b")
 
 # file (from the repository root) -> reads of a capability flag it still makes
 ALLOWED = {

@@ -8,7 +8,9 @@ from typing import Iterator
 
 import zmq
 
+from radixviz.cache.engines import engines_with
 from radixviz.errors import UsageError
+from radixviz.sim.pass_hooks import after_each_pass
 
 from .wire_args import ENDPOINT, add_publisher_args
 
@@ -28,7 +30,7 @@ def live_publisher(args) -> Iterator:
     if not getattr(args, "publish", None):
         yield None
         return
-    from radixviz.wire.live_publish import LivePublisher
+    from radixviz.wire.live_publish import LivePublisher  # pyzmq and msgspec: only when publishing
     try:
         live = LivePublisher(args.publish, args.publish_replay, args.publish_topic,
                              wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0)
@@ -45,15 +47,12 @@ def live_publisher(args) -> Iterator:
 
 def run_publishing(args, run) -> int:
     """``simulate --publish``: ``run(args)`` with every run's passes on the wire."""
-    from radixviz.cache.engines import engine_spec, engines_with
-
-    with_events = "|".join(spec.name for spec in engines_with("kv_events"))
-    if args.engine is None or not engine_spec(args.engine).kv_events:
-        raise UsageError(f"--publish sends KV events: add --engine {with_events}")
+    with_events = [spec.name for spec in engines_with("kv_events")]
+    if args.engine not in with_events:
+        raise UsageError(f"--publish sends KV events: add --engine {'|'.join(with_events)}")
     if args.workers is not None or getattr(args, "app", False):
         raise UsageError("--publish runs one loop in this process: drop --workers and --app")
-    from radixviz.sim.pass_hooks import after_each_pass
-    from radixviz.wire.live_publish import publish_each_pass
+    from radixviz.wire.live_publish import publish_each_pass  # pyzmq and msgspec: only when publishing
 
     with live_publisher(args) as live, after_each_pass(publish_each_pass(live)):
         return run(args)

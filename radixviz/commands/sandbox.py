@@ -53,7 +53,7 @@ def run(args) -> int:
                       history_mb=args.history_mb)
     with live_publisher(args) as live:
         if live is not None:
-            from radixviz.wire.live_publish import publish_as_applied
+            from radixviz.wire.live_publish import publish_as_applied  # pyzmq and msgspec: only when publishing
             app.on_session = lambda session: publish_as_applied(session, live)
         app.run()
     return app.return_code or 0

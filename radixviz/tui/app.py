@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 
@@ -64,6 +64,8 @@ class RadixvizApp(App):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "radixviz"
     NOTIFICATION_TIMEOUT = 3   # for the notes that name no timeout; what must stay has a pane
+    # sandbox --publish: sees each session before its script runs
+    on_session: Callable[[Any], None] | None = None
 
     def __init__(self, start: str = "home", *, script: str | None = None, script_text: str | None = None,
                  buggy: bool = False, pool_size: int = 128, device: str = "auto", lesson=None,
@@ -199,7 +201,7 @@ class RadixvizApp(App):
         from radixviz.tui.screens.stepper import StepperScreen   # Textual: a screen loads when it opens
         load = session_loader(self.pool_size, self.buggy, self.device, script, script_text,
                               engine_options=self.engine_options, history_mb=self.history_mb,
-                              on_session=getattr(self, "on_session", None))   # sandbox --publish
+                              on_session=self.on_session)
         self.push_screen((screen_class or StepperScreen)(load, title=title, export_dir=self.export_dir))
 
     def open_lesson(self, lesson) -> None:
