@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +83,12 @@ def pytest_configure(config) -> None:
         config.addinivalue_line("markers", line)
 
 
+# each over a second, measured (the file says how): --fast is the loop of the quick ones
+MEASURED_SLOW = frozenset(
+    line.strip() for line in (Path(__file__).with_name("slow_measured.txt")).read_text().splitlines()
+    if line.strip() and not line.startswith("#"))
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.path.name.startswith("test_browser_"):
@@ -91,7 +98,7 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.xdist_group("browser"))
         if _is_tui(item):
             item.add_marker(pytest.mark.tui)
-        if any(_matches(item.nodeid, pattern) for pattern in SLOW):
+        if item.nodeid in MEASURED_SLOW or any(_matches(item.nodeid, pattern) for pattern in SLOW):
             item.add_marker(pytest.mark.slow)
     items.sort(key=_hand_out_order)
 
