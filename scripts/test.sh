@@ -58,7 +58,7 @@ if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then
   # browser tests share one process and one Chromium (tests/conftest.py groups them)
   args=(-n "$workers" --dist loadgroup "${args[@]}")
 fi
-# lint (ruff) and types (mypy on radixviz/cache) first: seconds, and they name the line at fault
+# lint (ruff) and types (mypy on radixviz, see pyproject.toml) first: seconds, and they name the line at fault
 .venv/bin/ruff check --quiet
 .venv/bin/mypy
 seed=${RADIXVIZ_TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}
