@@ -100,6 +100,8 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         self.tickets: dict[str, Ticket] = {}
         self.priorities = SessionPriorities()
         self.start_failures = StartFailures()
+        self.app_ends = StartFailures(what="app stopped")     # died once started (issue 39)
+        self.stopping = False
         self._on_start = on_start
 
     # ---------------------------------------------------------------- checks
@@ -350,6 +352,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
     async def _end_sessions(self, app: web.Application) -> None:
         """On the way out: end the app processes still running and reap them (bounded), so
         none outlives the event loop that watches it."""
+        self.stopping = True
         for process in list(self.processes):
             if process.returncode is None:
                 try:

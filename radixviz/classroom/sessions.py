@@ -20,7 +20,7 @@ from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 
 from .frames import Refusals, envelope
-from .starts import START_FAILED, could_not_start, watch_start
+from .starts import APP_STOPPED, START_FAILED, could_not_start, stopped, watch_end, watch_start
 from .textual_serve_adapter import ServedApp
 
 if TYPE_CHECKING:
@@ -75,6 +75,8 @@ class SessionRoutes:
         processes: set
         priorities: SessionPriorities
         start_failures: StartFailures
+        app_ends: StartFailures
+        stopping: bool
 
         def client_of(self, request: web.Request) -> str: ...
         def student_of(self, request: web.Request): ...
@@ -143,10 +145,12 @@ class SessionRoutes:
             self.processes = {p for p in self.processes if p.returncode is None} | {process}
             self.priorities.watch(process.pid)
             watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
+            ended = asyncio.ensure_future(self._watch_end(websocket, service, student))
             try:
                 await self._session_messages(websocket, service, self.client_of(request))
             finally:
                 watch.cancel()
+                ended.cancel()          # before the app is stopped on purpose
                 self.priorities.forget(process.pid)
                 await service.stop()
         except asyncio.CancelledError:
@@ -173,6 +177,17 @@ class SessionRoutes:
             except ProcessLookupError:
                 pass
         await websocket.close(code=START_FAILED, message=could_not_start(reason))
+
+    async def _watch_end(self, websocket, service, student) -> None:
+        """An app that dies once started (killed, out of memory, an error) ends the session
+        out loud: the page says so, the log says so once, the teacher's page marks it; the
+        student's next visit starts a new app where their place was kept (starts.py)."""
+        reason = await watch_end(service)
+        if reason is None or self.stopping:      # the server ending its sessions, on its way out
+            return
+        self.app_ends.record(student.id)
+        log.warning("a session's app stopped: %s", excerpt(reason, 120)[1:-1])
+        await websocket.close(code=APP_STOPPED, message=stopped(reason))
 
     async def _session_messages(self, websocket: web.WebSocketResponse, service: ServedApp, client: str = "") -> None:
         """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size

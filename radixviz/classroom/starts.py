@@ -1,4 +1,4 @@
-"""A session that cannot start says so (issue 41): before, an app process that exited at
+"""A session that cannot start, or whose app dies, says so (issues 41, 39): before, an app process that exited at
 start (a broken install, a full disk, a missing dependency) left the tab on "starting your
 session…" for ever, with nothing on the teacher's report.
 
@@ -8,10 +8,18 @@ draws nothing within START_SECONDS, the websocket is closed with a message the p
 is logged, and the teacher's report marks the student ("could not start 2× in the last
 10 min"). The app's stderr is kept (its last few kB) for that line, not echoed to the
 server's output as textual-serve does.
+
+An app that dies later (killed: out of memory, a signal; or exiting on an error) ends its
+session the same way: the page says "Your session stopped (…): reload to go on", one line
+is logged, the teacher's page marks the student ("app stopped 1× in the last 10 min"), and
+the student's next visit starts a new app in their own folder, where the place was kept as
+they went: a lesson's block is saved at each block (opening it offers "Resume at block N"),
+the sandbox's operations at each change (opening it offers "Unsaved work found").
 """
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -25,6 +33,7 @@ START_SECONDS = 20          # a session's app has this long to draw its first fr
 FAILURE_WINDOW = 600        # the report counts failed starts over the last 10 minutes
 MAX_REASON = 123            # bytes in a websocket close reason (RFC 6455: 125 less the code)
 START_FAILED = 4004         # the close code of a session that could not start
+APP_STOPPED = 4006          # the close code of a session whose app died
 
 
 def last_error_line(stderr: bytes) -> str:
@@ -65,11 +74,48 @@ async def watch_start(service: ServedApp, task: asyncio.Future) -> str | None:
     return last_error_line(service.stderr_tail) or f"the app exited with code {code}"
 
 
-class StartFailures:
-    """When each student's sessions could not start, over the last FAILURE_WINDOW seconds."""
+def stopped(reason: str) -> bytes:
+    """The close message of a session whose app died, within a close frame's 123 bytes."""
+    head, tail = "Your session stopped (", "). Reload: your place is kept."
+    room = MAX_REASON - len((head + tail).encode())
+    cut = reason if len(reason.encode()) <= room else reason.encode()[:room - 3].decode("utf-8", "ignore") + "…"
+    return (head + cut + tail).encode()
 
-    def __init__(self, clock=time.monotonic):
-        self.clock = clock
+
+def how_it_ended(code: int | None, stderr: bytes) -> str:
+    """"killed by SIGKILL", or "exited with code 1: MemoryError" (its last error line)."""
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    line = last_error_line(stderr)
+    return f"exited with code {code}" + (f": {line}" if line else "")
+
+
+async def watch_end(service: ServedApp) -> str | None:
+    """Once the app has drawn, wait for it to end by itself: None if it quit (code 0: the
+    app said goodbye, the tab closes as textual-serve closes it), else how it died. Cancel
+    it before stopping the app on purpose."""
+    await service.drew.wait()
+    task, process = service.task, service.process
+    if task is None or process is None:
+        return None
+    await asyncio.wait({task})              # the app's stdout closed: it is ending (not cancelled)
+    try:
+        code = await asyncio.wait_for(process.wait(), 5)
+    except asyncio.TimeoutError:            # stdout closed, still running: no longer an app
+        process.kill()
+        code = await process.wait()
+    return None if code == 0 else how_it_ended(code, service.stderr_tail)
+
+
+class StartFailures:
+    """When each student's sessions could not start (or, ``what``, their apps stopped),
+    over the last FAILURE_WINDOW seconds."""
+
+    def __init__(self, clock=time.monotonic, what: str = "could not start"):
+        self.clock, self.what = clock, what
         self.times: dict[str, deque] = {}
 
     def record(self, student: str) -> None:
@@ -82,4 +128,4 @@ class StartFailures:
     def note(self, student: str) -> str:
         """The report's mark: "could not start 2× in the last 10 min", or ""."""
         count = self.recent(student)
-        return f"could not start {count}× in the last {FAILURE_WINDOW // 60} min" if count else ""
+        return f"{self.what} {count}× in the last {FAILURE_WINDOW // 60} min" if count else ""

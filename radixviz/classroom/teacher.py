@@ -112,7 +112,7 @@ class TeacherRoutes:
         loop = asyncio.get_running_loop()
         rows = await loop.run_in_executor(None, class_rows, self.roster)
         used = await loop.run_in_executor(None, lambda: self.budget.usage(everyone=True))
-        failures = getattr(self, "start_failures", None)
+        failures = [getattr(self, name, None) for name in ("start_failures", "app_ends")]
         shown = request.query.get("shown", "")[:16]
         base = f"{request.scheme}://{request.host}"
         for row in rows:
@@ -122,7 +122,7 @@ class TeacherRoutes:
             row["link"] = (f"{base}/?student={row['id']}{code}" if shown and row["handle"] == shown
                            else f"/?student={row['id'][:3]}…")
             row["disk"] = mb(used.get(row["id"], 0))
-            row["start_note"] = failures.note(row["id"]) if failures is not None else ""
+            row["start_note"] = "; ".join(note for f in failures if f is not None and (note := f.note(row["id"])))
         limits = {"students": len(rows), "max_students": self.roster.max_students,
                   "joins": self.joins.per_minute,
                   "requests": f"{self.requests.per_second:g}", "used": mb(sum(used.values())),
