@@ -221,13 +221,14 @@ register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (
                     ops=("matcher", "insert-slots"), matcher_switch=True, release_insert=True))
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.render.views.v2026",
-                    script="radixviz.script.ops.v2026", ops=_TODAYS_OPS,
+                    script="radixviz.script.ops.v2026", sim="radixviz.sim.engines.v2026", ops=_TODAYS_OPS,
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True))
 register(EngineSpec("hicache", "radixviz.cache.hicache",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY, HEAD_BUGS), _host_tier, check_host_size,
                     views="radixviz.render.views.hicache", script="radixviz.script.ops.hicache",
+                    sim="radixviz.sim.engines.hicache",
                     ops=(*_TODAYS_OPS, "host-size", "write-policy", "sync", "auto-sync", "load-back",
                          "evict-host", "hicache-fixes"),
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
