@@ -4,6 +4,7 @@ from types import SimpleNamespace
 import pytest
 
 from radixviz.cache import TokenToKVPool, open_engine
+from radixviz.sim.engines import LoopHooks   # the 2024 loop's shared match
 from radixviz.sim.admission import admit, estimate_available
 from radixviz.sim.request import Request
 from radixviz.sim.steps import match_requests
@@ -24,7 +25,7 @@ def setup():
 def waiting(cache, *specs):
     """Requests from (prompt, max_new) pairs, matched against the tree."""
     queue = [Request(100 + i, tuple(p), m) for i, (p, m) in enumerate(specs)]
-    match_requests(SimpleNamespace(host_tier=False, engine=cache), queue)
+    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=cache), queue)
     return queue
 
 

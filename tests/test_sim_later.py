@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from radixviz.cache import RadixCache, check_invariants
+from radixviz.sim.engines import LoopHooks   # the 2024 loop's shared match
 from radixviz.sim import Scheduler, make_workload, simulate
 from radixviz.sim.policies import IN_BATCH_THRESHOLD, in_batch_deprioritized, order_queue
 from radixviz.sim.request import Request, RequestSpec
@@ -19,7 +20,7 @@ SYSTEM = tuple(range(100, 140))          # 40 tokens: longer than #2442's thresh
 def matched(cache, *prompts):
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
     engine = SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)
-    match_requests(SimpleNamespace(host_tier=False, engine=engine), queue)
+    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=engine), queue)
     return queue
 
 
@@ -159,7 +160,7 @@ class TestInsertAfterPrefill:
         assert sched.cache.evictable_size() == sched.cache.total_size()
 
     def test_with_pages_only_whole_pages_go_in_and_the_tail_stays_the_requests(self):
-        from radixviz.sim.todays_cache import todays_cache
+        from radixviz.sim.engines.v2026 import todays_cache
         sched = Scheduler(1024, "lpm", cache_unfinished=True, cache_factory=todays_cache(page_size=4))
         sched.submit([RequestSpec(tuple(range(22)), 8), RequestSpec(tuple(range(21)) + (99,), 8)])
         sched.step()

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from radixviz.cache import RadixCache
+from radixviz.sim.engines import LoopHooks   # the 2024 loop's shared match
 from radixviz.sim.policies import POLICIES, get_policy, order_queue
 from radixviz.sim.request import Request
 from radixviz.sim.steps import match_requests
@@ -14,7 +15,7 @@ def matched_queue(cache, *prompts):
     """Requests r0, r1, ... for ``prompts``, matched against ``cache`` as a prefill round does."""
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
     engine = SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)
-    match_requests(SimpleNamespace(host_tier=False, engine=engine), queue)
+    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=engine), queue)
     return queue
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
+from types import ModuleType
 from typing import Any
 
 from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
@@ -48,6 +49,15 @@ class EngineSpec:
     # the module that registers the views of this engine's snapshot types (render/views/),
     # imported when one of its trees is first drawn; None: the shared views of plain snapshots
     views: str | None = None
+    # the modules that bring the rest of this engine, one in each layer, imported by name on
+    # first use as ``views`` is (none loads torch before the engine does): its script
+    # operations and their narration (script/ops/), its hooks in the scheduler loop and its
+    # ``simulate`` (sim/engines/), its quiz generators (lessons/quiz/engines/)
+    script: str | None = None
+    sim: str | None = None
+    quiz: str | None = None
+    # the script operation words this engine's script module handles (another engine refuses them)
+    ops: tuple[str, ...] = ()
     matcher_switch: bool = False
     release_insert: bool = False
     pages: bool = False
@@ -92,11 +102,20 @@ class EngineSpec:
         engine_class = import_module(self.package).Engine
         return engine_class(self, pool, self.settings(**options))
 
+    def part(self, kind: str) -> ModuleType | None:
+        """This engine's module for ``kind`` (``views``, ``script``, ``sim`` or ``quiz``),
+        imported on first use; None where the engine brings none (the shared code serves it)."""
+        name = getattr(self, kind) if kind in PARTS else None
+        if kind not in PARTS:
+            raise ValueError(f"no part {kind!r}: {', '.join(PARTS)}")
+        return None if name is None else import_module(name)
+
     def badge(self, settings: Mapping) -> str:
         """``2026 · page 4 · lfu``: the engine and its settings in a few words."""
         return " · ".join((self.name, *self.words(settings)))
 
 
+PARTS = ("views", "script", "sim", "quiz")
 CAPABILITIES = ("matcher_switch", "release_insert", "pages", "priorities", "eviction_policies",
                 "node_stats", "host_tier", "namespaces", "kv_events")
 _ENGINES: dict[str, EngineSpec] = {}
@@ -145,6 +164,12 @@ def all_options() -> dict[str, Any]:
     return {option.name: option.default for option in declared_options()}
 
 
+def op_owners(op_name: str) -> tuple[str, ...]:
+    """The names of the engines whose script module handles operation ``op_name``
+    (``sync``: the host tier's); () for an operation every engine takes."""
+    return tuple(spec.name for spec in _ENGINES.values() if op_name in spec.ops)
+
+
 def declared_options(command: str | None = None) -> tuple[Option, ...]:
     """Every registered engine's options, each once (the first engine to name it declares
     it), in registry order; only those ``command`` offers, when given."""
@@ -188,17 +213,23 @@ def _host_tier(settings: Mapping) -> tuple:
             f"host {host}" if host else f"host {HOST_TO_DEVICE_RATIO:g}x")
 
 
+_TODAYS_OPS = ("page-size", "eviction", "events")
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
 # scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
 register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
-                    (MATCHER, STRICT), _matcher, matcher_switch=True, release_insert=True))
+                    (MATCHER, STRICT), _matcher, script="radixviz.script.ops.v2024",
+                    ops=("matcher", "insert-slots"), matcher_switch=True, release_insert=True))
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.render.views.v2026",
+                    script="radixviz.script.ops.v2026", sim="radixviz.sim.engines.v2026", ops=_TODAYS_OPS,
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True))
 register(EngineSpec("hicache", "radixviz.cache.hicache",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY, HEAD_BUGS), _host_tier, check_host_size,
-                    views="radixviz.render.views.hicache",
+                    views="radixviz.render.views.hicache", script="radixviz.script.ops.hicache",
+                    sim="radixviz.sim.engines.hicache",
+                    ops=(*_TODAYS_OPS, "host-size", "write-policy", "sync", "auto-sync", "load-back",
+                         "evict-host", "hicache-fixes"),
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))

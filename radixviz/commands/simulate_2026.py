@@ -55,7 +55,7 @@ def run_todays(args, options: dict) -> int:
         if sweep is None or args.compare is not None or args.policy:
             raise UsageError("compare scheduling policies or eviction policies, not both at once")
         policies = [D.POLICY]   # a sweep's default of every scheduling policy gives way
-    from radixviz.sim.todays_cache import todays_cache  # imports torch
+    from radixviz.sim.engines.v2026 import todays_cache  # imports torch
 
     caches = {eviction: todays_cache(page_size, eviction, engine=args.engine) for eviction in evictions}
     if getattr(args, "app", False):

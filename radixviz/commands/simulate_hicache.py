@@ -65,10 +65,10 @@ def run_hicache(args, options: dict) -> int:
     cache = {"page_size": page_size, "eviction_policy": evictions[0], "write_policy": args.write_policy,
              "head_bugs": args.head_bugs or ()}
     if getattr(args, "app", False):
-        from radixviz.sim.host_sweep import host_options  # imports torch
+        from radixviz.sim.engines.hicache import host_options  # imports torch
         return cli.open_app(args, dict(options, policies=policies), cache={
             "engine": "hicache", "engine_options": host_options(host_size=args.host_size, **cache)})
-    from radixviz.sim.host_sweep import run_host_sweep  # imports torch
+    from radixviz.sim.engines.hicache import run_host_sweep  # imports torch
     from radixviz.sim.runner import MODELS
 
     if args.model not in MODELS:

@@ -6,7 +6,7 @@ from radixviz.cache.evict_policy import POLICY_SUMMARY
 from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
 from .kv_text import event_line
-from .narrate_host import describe_host, explain_host
+from . import ops as engine_words   # an engine's own words for its steps (script/ops/)
 
 
 def node_namespace(tree, node):
@@ -25,10 +25,9 @@ def _node(frame, node_id) -> str:
 def describe(frame) -> str:
     """One line: what this step did."""
     d, kind = frame.data, frame.kind
-    if _host_tier(frame):
-        line = describe_host(frame)
-        if line is not None:
-            return line
+    line = engine_words.describe(frame)
+    if line is not None:
+        return line
     first = frame.nodes[0] if frame.nodes else None
     if kind == "op":
         return f"▶ {d['text']}"
@@ -111,11 +110,6 @@ def describe(frame) -> str:
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
     return kind
-
-
-def _host_tier(frame) -> bool:
-    """Whether the frame's engine has a host tier (its transfers have their own words)."""
-    return engine_spec(frame.tree.engine).host_tier
 
 
 def _today(frame) -> bool:
@@ -208,10 +202,9 @@ _WHY_2026 = {
 
 def explain(frame) -> str:
     """A few sentences: why this step happens."""
-    if _host_tier(frame):
-        why = explain_host(frame)
-        if why is not None:
-            return why
+    why = engine_words.explain(frame)
+    if why is not None:
+        return why
     if frame.kind in _WHY_2026 and (_today(frame) or frame.event is None):
         return _WHY_2026[frame.kind]
     return _WHY.get(frame.kind, "")

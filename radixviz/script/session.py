@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from radixviz.cache import TokenToKVPool, compare_matchers, tokens_text
-from radixviz.cache.engines import all_options, engine_spec, engines_with, option_ops, option_owners
+from radixviz.cache import TokenToKVPool, tokens_text
+from radixviz.cache.engines import all_options, engine_spec, engines_with, op_owners, option_ops, option_owners
 from radixviz.cache.snapshot import unshared_bytes
 
 from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
-from .host_ops import HOST_NEEDS, HostTierOps
+from .ops import EngineOps, engine_ops
 from .parser import Op, ScriptError, parse_script
 from .narrate import key_text
 
@@ -25,12 +25,9 @@ FACADE = "radixviz.cache.facade"
 # a frame's own objects (Frame, Marks, Event, the two snapshots' shells, its data), in bytes,
 # as tracemalloc measures them on bench/memory.py's sessions
 FRAME_BYTES = 1024
-# the capability (an engines.EngineSpec flag) each setting operation needs
-_NEEDS = {"page-size": "pages", "eviction": "eviction_policies", "matcher": "matcher_switch",
-          "insert-slots": "release_insert", "events": "kv_events", **HOST_NEEDS}
 
 
-class Session(HostTierOps):
+class Session:
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
                  engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB, **options):
         """A session on engine ``engine`` (engines.py) with those engine ``options``
@@ -45,6 +42,7 @@ class Session(HostTierOps):
         self.options["strict"] = False  # the 2024 engine takes a short value from insert-slots release (#4)
         self.release_inserts = False   # insert-slots release: one slot fewer than tokens
         self.knowingly_broken = False  # a short value is in the tree (#4) until the next reset
+        self._engine_ops: dict[str, EngineOps] = {}   # engine name -> its own operations (ops/)
         self.engine = self._open(spec, TokenToKVPool(pool_size, device=device))
         self.initial_buggy = buggy
         self.initial = dict(engine=spec.name, **{k: v for k, v in self.options.items()
@@ -75,6 +73,14 @@ class Session(HostTierOps):
     def pool(self) -> TokenToKVPool:
         return self.engine.pool
 
+    @property
+    def engine_ops(self) -> EngineOps:
+        """The operations and hooks the session's engine brings (script/ops/), made once per engine."""
+        spec = self.engine.spec
+        if spec.name not in self._engine_ops:
+            self._engine_ops[spec.name] = engine_ops(spec, self)
+        return self._engine_ops[spec.name]
+
     # ------------------------------------------------------------------ running
 
     def run(self, text: str, file: str = "<input>") -> list[OpRecord]:
@@ -87,18 +93,16 @@ class Session(HostTierOps):
         self._precheck(op)
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
         self._record, self._marks, self._wrong_ahead = record, {}, set()
-        if op.name == "match" and self.engine.spec.matcher_switch:
-            self._mark_wrong(op.key)  # on the tree before the walk: after its split both matchers agree
-        elif op.name == "match":
-            self._disagreement = None  # the #7 comparison is about the 2024 matcher
-        handler = getattr(self, f"_do_{op.name.replace('-', '_')}", None)
+        if op.name == "match":
+            self.engine_ops.before_match(op)
+        handler = getattr(self, f"_do_{op.name.replace('-', '_')}", None) or self.engine_ops.handler(op.name)
         label = f"op.{op.name}"
         if handler is None:          # an option a registered engine declares (``window 4``)
             handler, label = self._do_option, "op.option"
-        # the handler's def carries the marker: the session's, or the host tier's (host_ops.py)
+        # the handler's def carries the marker: the session's, or the engine's (script/ops/)
         self._step("op", label, handler.__module__, text=op.text, name=op.name)
         try:
-            synced = self._sync_first(op)
+            synced = self.engine_ops.sync_first(op)
             record.result = handler(op)
             if synced:
                 record.result["acknowledged_first"] = synced
@@ -165,23 +169,21 @@ class Session(HostTierOps):
         if op.name == "insert":
             need = len(op.key)
             if need > self.pool.available_size() + self.engine.evictable_size():
-                ways = "evict, unlock, sync or reset" if spec.host_tier else "evict, unlock or reset"
                 refuse(f"pool full: {need} slots needed, {self.pool.available_size()} free and "
-                       f"{self.engine.evictable_size()} evictable ({ways})")
-            if op.priority is not None and not spec.priorities:
+                       f"{self.engine.evictable_size()} evictable ({self.engine_ops.ways_to_room})")
+            if op.priority is not None and not self.engine_ops.takes_priority:
                 refuse(f"priorities belong to {_owners('priorities')}")
         elif op.name == "unlock" and not self.locks.get((op.key, op.ns)):
             held = ", ".join(lock_name(*k) for k in self.locks) or "none"
             refuse(f"no lock on {lock_name(op.key, op.ns)} to release (locks held: {held})")
-        elif op.name in _NEEDS and not spec.has(_NEEDS[op.name]):
-            refuse(f"{op.name} belongs to {_owners(_NEEDS[op.name])}")
-        elif op.name not in _NEEDS and op.name in option_ops() and not spec.takes(option_ops()[op.name].name):
+        elif op_owners(op.name) and op.name not in spec.ops:
+            refuse(f"{op.name} belongs to {_named(op_owners(op.name))}")
+        elif not op_owners(op.name) and op.name in option_ops() and not spec.takes(option_ops()[op.name].name):
             owners = " or ".join(option_owners(option_ops()[op.name].name))
             refuse(f"{op.name} belongs to the {owners} engine")
-        if op.ns is not None and not spec.namespaces:
+        if op.ns is not None and not self.engine_ops.takes_namespace:
             refuse(f"namespaces (ns {op.ns}) belong to {_owners('namespaces')}")
-        if spec.host_tier:
-            self._precheck_host(op, refuse)
+        self.engine_ops.precheck(op, refuse)
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
         key, need = op.key, len(op.key)
@@ -199,10 +201,7 @@ class Session(HostTierOps):
         done = self.engine.insert(key, slots, op.priority, freed=self._freed, extra_key=op.ns)
         result = {"prefix_len": done.prefix_len, "new_slots": done.new_slots.tolist(),
                   "freed_duplicates": done.duplicates.tolist(), "evicted_first": evicted}
-        if self.engine.spec.pages:
-            result["freed_tail"] = done.tail.tolist()
-        if self.engine.spec.priorities:
-            result["priority"] = op.priority or 0
+        self.engine_ops.insert_result(result, done, op)
         if op.ns is not None:
             result["ns"] = op.ns
         return result
@@ -216,23 +215,14 @@ class Session(HostTierOps):
                        page_size=self.engine.page_size)
 
     def _do_match(self, op: Op) -> dict:  # step: op.match
-        if self.engine.spec.host_tier:
-            found = self.engine.match_tiers(op.key, op.ns)
-            value, last_node = found.device_indices, found.last_device_node
-        else:
-            value, last_node = self.engine.match(op.key, op.ns)
+        value, last_node, extra = self.engine_ops.match(op)
         matched = len(value)
         result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
                   "disagreement": self._disagreement}
         if op.ns is not None:
             result["ns"] = op.ns
-        if self.engine.spec.host_tier:
-            result.update(host_hit_length=found.host_hit_length, last_host_node=found.last_host_node.id)
-        if not self.engine.spec.host_tier and any(len(n.value) < len(n.key) for n in _path(last_node)):
-            # a node holding fewer slots than tokens (insert-slots release, #4): shifted slots
-            result["misaligned"] = {"tokens": _depth(last_node), "slots": matched,
-                                    "from": _first_short(last_node)}
+        result.update(extra)
         return result
 
     def _do_lock(self, op: Op) -> dict:  # step: op.lock
@@ -254,35 +244,12 @@ class Session(HostTierOps):
         freed = self._evict(op.count)
         return {"evicted": len(freed), "freed_slots": freed}
 
-    def _do_matcher(self, op: Op) -> dict:  # step: op.matcher
-        self.engine.change("buggy", op.mode == "buggy")  # step: matcher
-        self._step("matcher", "matcher", mode=op.mode)
-        return {"mode": op.mode}
-
     def _do_engine(self, op: Op) -> dict:  # step: op.engine
         # the first release's switches (#7, #4) start off on a fresh engine
         self.options["buggy"], self.release_inserts = False, False
         self._fresh_engine(engine_spec(op.mode))  # step: engine
         self._step("engine", "engine", engine=op.mode, **self.engine.spec.pick(self.options))
         return {"engine": op.mode}
-
-    def _do_page_size(self, op: Op) -> dict:  # step: op.page-size
-        self.options["page_size"] = op.count
-        self._fresh_engine(self.engine.spec)  # step: page_size
-        self._step("page_size", "page_size", page_size=op.count)
-        return {"page_size": op.count}
-
-    def _do_eviction(self, op: Op) -> dict:  # step: op.eviction
-        self.options["eviction_policy"] = op.mode
-        self.engine.change("eviction_policy", op.mode)  # step: eviction
-        self._step("eviction", "eviction", policy=op.mode)
-        return {"eviction_policy": op.mode}
-
-    def _do_events(self, op: Op) -> dict:  # step: op.events
-        self.options["kv_events"] = op.mode == "on"
-        self._fresh_engine(self.engine.spec)  # step: events
-        self._step("events", "events", kv_events=op.mode)
-        return {"kv_events": op.mode}
 
     def _do_option(self, op: Op) -> dict:  # step: op.option
         """A registered engine's own option (options.py): changed on the live cache where the
@@ -296,11 +263,6 @@ class Session(HostTierOps):
             self._fresh_engine(self.engine.spec)
         self._step("option", "option", **{option.name: value})
         return {option.name: value}
-
-    def _do_insert_slots(self, op: Op) -> dict:  # step: op.insert-slots
-        self.release_inserts = op.mode == "release"  # step: insert_slots
-        self._step("insert_slots", "insert_slots", mode=op.mode)
-        return {"mode": op.mode}
 
     def _do_reset(self, op: Op) -> dict:  # step: op.reset
         self._pool_version = None  # a new pool object may reuse an old one's id
@@ -328,22 +290,6 @@ class Session(HostTierOps):
 
     # ------------------------------------------------------------------ frames
 
-    def _mark_wrong(self, key) -> None:
-        tree = self.engine.snapshot()
-        diff = compare_matchers(tree, key)
-        self._disagreement = None
-        if diff is None:
-            return
-        wrong, pos = [], 0
-        for node_id, taken in diff.buggy.path:
-            if pos + taken > diff.wrong_from:
-                wrong.append(node_id)
-            pos += taken
-        self._disagreement = {"fixed": diff.fixed.matched, "buggy": diff.buggy.matched,
-                              "wrong_from": diff.wrong_from, "wrong_slots": list(diff.wrong_slots)}
-        if self.cache.buggy_match:
-            self._wrong_ahead = set(wrong)  # marked as the walk reaches them
-
     def _on_event(self, event) -> None:
         marks, kind = self._marks, event.kind.value
         if kind == "append":
@@ -370,7 +316,7 @@ class Session(HostTierOps):
 
     def _host_states(self) -> tuple:
         """The host pool per slot (0 free, 1 used), () for an engine without a host tier."""
-        self._host_picture, states = _host_pool_states(self.engine, self._host_picture)
+        self._host_picture, states = self.engine_ops.host_states(self._host_picture)
         return states
 
     def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
@@ -402,42 +348,12 @@ def lock_name(key, ns) -> str:
     return key_text(key) if ns is None else f"{key_text(key)} ns {ns}"
 
 
-def _host_pool_states(engine, picture: tuple) -> tuple:
-    """((version, states), states) of the engine's host pool, reusing ``picture`` until it changes."""
-    if not engine.spec.host_tier:
-        return (None, ()), ()
-    host = engine.host_pool
-    version = (id(host), host.version)
-    if picture[0] != version:
-        picture = (version, host.states())
-    return picture, picture[1]
-
-
 def _owners(capability: str) -> str:
     """``the 2026 engine: start with 'engine 2026'``: where a refused operation belongs."""
-    names = [spec.name for spec in engines_with(capability)] or ["no"]
+    return _named(tuple(spec.name for spec in engines_with(capability)))
+
+
+def _named(owners: tuple) -> str:
+    names = list(owners) or ["no"]
     return f"the {' or '.join(names)} engine: start with 'engine {names[0]}'"
 
-
-def _path(node) -> list:
-    nodes = []
-    while node.parent is not None:
-        nodes.append(node)
-        node = node.parent
-    return nodes[::-1]
-
-
-def _depth(node) -> int:
-    """Tokens on the way from the root to ``node``."""
-    return sum(len(n.key) for n in _path(node))
-
-
-def _first_short(node) -> int:
-    """Position of the first token whose slot is missing on the way to ``node``: from there
-    on every returned slot belongs to a later token."""
-    position = 0
-    for n in _path(node):
-        if len(n.value) < len(n.key):
-            return position + len(n.value)
-        position += len(n.key)
-    return position

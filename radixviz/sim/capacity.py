@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from radixviz.cache.engines import engine_spec
 
-from .host_sweep import host_options
+from .engines.hicache import host_options
 from .runner import replay
 from .workloads import make_workload
 

@@ -43,13 +43,12 @@ What we changed on purpose (docs/simulation-api.md):
 from __future__ import annotations
 
 import random
-from functools import partial
 
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import open_engine
 
 from .admission import admit
-from .host_tier import load_back, rematch
+from .engines import loop_hooks
 from .fake_model import FakeSampler
 from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
@@ -91,17 +90,16 @@ class Scheduler:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
-        # cache_factory(pool) -> the engine for the same loop (sim/todays_cache.py)
+        # cache_factory(pool) -> the engine for the same loop (sim/engines/v2026.py)
         self._cache_factory = cache_factory
         self._engine_name, self._engine_options = engine, dict(engine_options or {})
         self.engine = self.make_engine()
         # the loop matches the same prompts round after round: remember whole-edge answers
         self.engine.wrap_key_match(remembering)
-        # today's cache takes a priority at insert (SGLang's cache_finished_req passes the
-        # request's); the first release's insert has no such argument
-        self.priority_at_insert = self.engine.spec.priorities
-        # SGLang's hierarchical cache: a host tier whose copies are checked every round
-        self.host_tier = self.engine.spec.host_tier
+        # what the loop does differently for this engine (sim/engines/): a priority at
+        # insert, the host tier's copies checked every round
+        self.hooks = loop_hooks(self.engine.spec, self)
+        self.priority_at_insert = self.hooks.priority_at_insert
         # the release's request table; a smaller max_running is our option, not the release's
         rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
         self.req_pool = RequestRows(rows, context_len, device=self.pool.device)
@@ -192,9 +190,7 @@ class Scheduler:
 
     def step(self) -> BatchRecord | None:
         """Run one forward pass and return its record; None once everything is done."""
-        if self.host_tier:
-            # acknowledge the copies that have finished, as SGLang's scheduler does each round
-            self.engine.check_events()
+        self.hooks.start_round()
         if self._decodes_left == 0:
             record = steps.prefill_pass(self)
             if record is not None:
@@ -222,8 +218,7 @@ class Scheduler:
         return self.result()
 
     def result(self) -> SimResult:
-        if self.host_tier:
-            self.stats.host_tier = self.engine.cache.moved.as_dict()
+        self.hooks.finish(self.stats)
         events = list(self.events)
         if self.insert == "release":
             events.append(self._drift_event())
@@ -253,9 +248,7 @@ class Scheduler:
         delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
         return admit(ordered, self.engine, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
-                     explain=self.record, sorted_last=last,
-                     load_back=partial(load_back, self) if self.host_tier else None,
-                     rematch=partial(rematch, self) if self.host_tier else None)
+                     explain=self.record, sorted_last=last, **self.hooks.admission())
 
     def alloc_rows(self, n: int) -> list:
         """``n`` request rows; re-points running requests' row views if the table grew."""

@@ -10,7 +10,6 @@ import torch
 
 from radixviz.cache import match
 
-from .host_tier import match_tiers
 from .policies import in_batch_deprioritized
 from .request import RequestSpec
 
@@ -21,8 +20,8 @@ def match_requests(s, queue) -> None:
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
     admission trims it afterwards (see ``admission.trim_whole_match``), as the release did.
     """
-    if s.host_tier:
-        return match_tiers(s, queue)
+    if s.hooks.match(queue):   # the engine's own match (both tiers of the host tier's)
+        return
     match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
     for req in queue:                                             # for every waiting request
         if req.match_key is None:
@@ -60,8 +59,7 @@ def prefill_pass(s):
         return None
     s._last_attempt = None
 
-    if s.host_tier:
-        s.engine.start_loads()   # the loads admission queued run before the batch that reads them
+    s.hooks.before_batch()
     rows = s.alloc_rows(len(admitted))
     need = sum(r.extend_input_len for r in admitted)
     slots = alloc_slots(s, need)

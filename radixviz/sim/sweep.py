@@ -4,11 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .runner import replay
-from .todays_cache import todays_cache
+from .engines.v2026 import todays_cache
 from .workloads import make_workload
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
-# tier's pool, run by host_sweep.py against the GPU-only cache)
+# tier's pool, run by engines/hicache.py against the GPU-only cache)
 SWEEPABLE = {"pool": "pool_size", "requests": "requests", "page": "page_size", "host": "host_size"}
 
 

@@ -16,6 +16,17 @@ from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.options import EVICTION, PAGE
 
+from . import LoopHooks
+
+
+class TodaysHooks(LoopHooks):
+    """Today's cache in the 2024 loop: a finished request's priority reaches its insert."""
+
+    priority_at_insert = True
+
+
+HOOKS = TodaysHooks
+
 
 def todays_cache(page_size: int = PAGE.default, eviction_policy: str = EVICTION.default, engine: str = "2026"):
     """A cache factory for ``Scheduler(cache_factory=...)``: pool -> the engine on it. A bad

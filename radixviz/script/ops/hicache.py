@@ -1,7 +1,8 @@
 """The host tier's operations in a session (engine hicache): copies, their acknowledgement,
 loads back, the host pool's size and the write policy.
 
-``HostTierOps`` is mixed into ``Session`` (session.py). As there, each handler's ``def``
+``HostTierOps`` is the engine's ``EngineOps`` (ops/__init__.py), named by its registry line;
+it builds on today's cache's (ops/v2026.py). As in session.py, each handler's ``def``
 carries its ``op.NAME`` marker and a step outside the engine its own label. Before each
 operation, with ``auto-sync on`` (the default), the session acknowledges the copies still in
 flight, as SGLang's scheduler checks them at the start of every round; ``auto-sync off``
@@ -10,85 +11,103 @@ comes.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from radixviz.cache import tokens_text
 
-from .parser import Op
+from ..narrate_host import describe_host as describe, explain_host as explain  # noqa: F401 (its narration)
+from ..parser import Op
+from .v2026 import TodaysOps
 
 # operations that change settings or acknowledge by themselves: no sync first
 NO_AUTO_SYNC = ("sync", "auto-sync", "engine", "reset", "host-size", "page-size", "hicache-fixes")
-HOST_NEEDS = {"host-size": "host_tier", "write-policy": "host_tier", "sync": "host_tier",
-              "auto-sync": "host_tier", "load-back": "host_tier", "evict-host": "host_tier",
-              "hicache-fixes": "host_tier"}
 # hicache-fixes MODE -> the 9fbe6800a bugs it brings back (cache/hicache/head_bugs.py FIX_MODES)
 FIX_MODES = {"on": (), "off": ("load_back_unprotected", "host_leaf_by_evicted"),
              "load-back-unprotected": ("load_back_unprotected",),
              "host-leaf-by-evicted": ("host_leaf_by_evicted",)}
 
 
-class HostTierOps:
-    """Session handlers for the host tier (needs ``self.engine`` with ``host_tier``)."""
+class HostTierOps(TodaysOps):
+    """Session handlers for the host tier (the session's engine has one)."""
 
+    ways_to_room = "evict, unlock, sync or reset"
     auto_sync = True
 
-    def _precheck_host(self, op: Op, refuse) -> None:
+    def precheck(self, op: Op, refuse: Callable[[str], Any]) -> None:
         """Refuse, changing nothing, what the host tier cannot do now."""
+        s = self.session
         if op.name == "host-size":
-            page = self.options.get("page_size", 1)
-            if op.count <= self.pool_size:
+            page = s.options.get("page_size", 1)
+            if op.count <= s.pool_size:
                 refuse(f"host size {op.count}: the host pool must be larger than the device pool "
-                       f"({self.pool_size} slots), as SGLang requires")
+                       f"({s.pool_size} slots), as SGLang requires")
             if op.count % page:
                 refuse(f"host size {op.count} is not whole pages of {page}")
-        elif op.name == "write-policy" and self.engine.in_flight() and not self.auto_sync:
+        elif op.name == "write-policy" and s.engine.in_flight() and not self.auto_sync:
             refuse("copies are in flight: sync before changing the write policy")
 
-    def _sync_first(self, op: Op) -> int:
+    def sync_first(self, op: Op) -> int:
         """With auto-sync on, acknowledge what is in flight before ``op`` runs; return how
         many nodes were acknowledged."""
-        if self.auto_sync and op.name not in NO_AUTO_SYNC and self.engine.spec.host_tier \
-                and self.engine.in_flight():
-            return self.engine.sync()
+        if self.auto_sync and op.name not in NO_AUTO_SYNC and self.session.engine.in_flight():
+            return self.session.engine.sync()
         return 0
 
+    def match(self, op: Op) -> tuple[Any, Any, dict]:
+        found = self.session.engine.match_tiers(op.key, op.ns)
+        return found.device_indices, found.last_device_node, {
+            "host_hit_length": found.host_hit_length, "last_host_node": found.last_host_node.id}
+
+    def host_states(self, picture: tuple) -> tuple[tuple, tuple]:
+        host = self.session.engine.host_pool
+        version = (id(host), host.version)
+        if picture[0] != version:
+            picture = (version, host.states())
+        return picture, picture[1]
+
     def _do_sync(self, op: Op) -> dict:  # step: op.sync
-        return {"acknowledged": self.engine.sync()}
+        return {"acknowledged": self.session.engine.sync()}
 
     def _do_auto_sync(self, op: Op) -> dict:  # step: op.auto-sync
         self.auto_sync = op.mode == "on"  # step: auto_sync
-        self._step("auto_sync", "auto_sync", __name__, mode=op.mode, in_flight=self.engine.in_flight())
+        self.session._step("auto_sync", "auto_sync", __name__, mode=op.mode, in_flight=self.session.engine.in_flight())
         return {"auto_sync": op.mode}
 
     def _do_write_policy(self, op: Op) -> dict:  # step: op.write-policy
-        self.options["write_policy"] = op.mode
-        self.engine.change("write_policy", op.mode)  # step: write_policy
-        self._step("write_policy", "write_policy", __name__, policy=op.mode)
+        self.session.options["write_policy"] = op.mode
+        self.session.engine.change("write_policy", op.mode)  # step: write_policy
+        self.session._step("write_policy", "write_policy", __name__, policy=op.mode)
         return {"write_policy": op.mode}
 
     def _do_hicache_fixes(self, op: Op) -> dict:  # step: op.hicache-fixes
         bugs = FIX_MODES[op.mode]
-        self.options["head_bugs"] = bugs
+        self.session.options["head_bugs"] = bugs
         # SGLang's lines break the tree's invariants on purpose, until the next reset
-        self.knowingly_broken |= bool(bugs)
-        self.engine.change("head_bugs", bugs)  # step: head_bugs
-        self._step("head_bugs", "head_bugs", __name__, mode=op.mode, bugs=bugs)
+        self.session.knowingly_broken |= bool(bugs)
+        self.session.engine.change("head_bugs", bugs)  # step: head_bugs
+        self.session._step("head_bugs", "head_bugs", __name__, mode=op.mode, bugs=bugs)
         return {"mode": op.mode, "head_bugs": list(bugs)}
 
     def _do_host_size(self, op: Op) -> dict:  # step: op.host-size
-        self.options["host_size"] = op.count
-        self._fresh_engine(self.engine.spec)  # step: host_size
-        self._step("host_size", "host_size", __name__, host_size=op.count)
+        self.session.options["host_size"] = op.count
+        self.session._fresh_engine(self.session.engine.spec)  # step: host_size
+        self.session._step("host_size", "host_size", __name__, host_size=op.count)
         return {"host_size": op.count}
 
     def _do_evict_host(self, op: Op) -> dict:  # step: op.evict-host
-        return {"evicted": self.engine.evict_host(op.count)}
+        return {"evicted": self.session.engine.evict_host(op.count)}
 
     def _do_load_back(self, op: Op) -> dict:  # step: op.load-back
-        found = self.engine.match_tiers(op.key, op.ns)
+        found = self.session.engine.match_tiers(op.key, op.ns)
         result = {"matched": len(found.device_indices), "host_hit_length": found.host_hit_length,
                   "loaded": 0, "slots": [], "node": found.last_device_node.id}
         if found.host_hit_length:
-            slots, node = self.engine.load_back(found.last_host_node)
-            self.engine.start_loads()
+            slots, node = self.session.engine.load_back(found.last_host_node)
+            self.session.engine.start_loads()
             result.update(loaded=len(slots), slots=slots.tolist(), node=node.id)
         result["loaded_text"] = tokens_text(op.key[result["matched"]:result["matched"] + result["loaded"]])
         return result
+
+
+OPS = HostTierOps

@@ -1,0 +1,107 @@
+"""What a session does differently for one engine: each engine's script operations, the
+checks before them and the results they add, in a module of its own named by its registry
+line (``EngineSpec.script``), loaded the first time a session opens that engine.
+
+``EngineOps`` is the shared behaviour (the plain trie's): an engine's module subclasses it,
+adds ``_do_NAME`` handlers for the operations its spec lists in ``ops`` (their ``def`` carries
+the ``op.NAME`` marker, as the session's do), and overrides the hooks below. One object per
+engine and session: what it keeps (the host tier's ``auto_sync``) lasts while the session
+switches engines and back, as the session's own settings do.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from radixviz.cache.engines import EngineSpec, engine_spec
+
+if TYPE_CHECKING:
+    from ..parser import Op
+    from ..session import Session
+
+
+class EngineOps:
+    """The hooks a session calls; this base is what an engine without a module of its own gets."""
+
+    # what frees room when an insert does not fit (the pool-full refusal names them)
+    ways_to_room = "evict, unlock or reset"
+    # whether an insert may carry a priority, and keys a namespace (``ns lora-a``)
+    takes_priority = False
+    takes_namespace = False
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def handler(self, name: str) -> Callable[[Op], dict] | None:
+        """The handler of an operation this engine brings (``sync``), or None."""
+        return getattr(self, f"_do_{name.replace('-', '_')}", None)
+
+    def precheck(self, op: Op, refuse: Callable[[str], Any]) -> None:
+        """Refuse (``refuse(message)`` raises), changing nothing, what this engine cannot do now."""
+
+    def sync_first(self, op: Op) -> int:
+        """Acknowledge what must be before ``op`` runs; return how many nodes were (0: none)."""
+        return 0
+
+    def before_match(self, op: Op) -> None:
+        """Before a ``match`` walks the tree (the 2024 engine compares its two matchers here)."""
+        self.session._disagreement = None   # the #7 comparison is about the 2024 matcher
+
+    def match(self, op: Op) -> tuple[Any, Any, dict]:
+        """(slots, last node, the result's own entries) of a ``match``."""
+        value, last_node = self.session.engine.match(op.key, op.ns)
+        extra = {}
+        if any(len(n.value) < len(n.key) for n in _path(last_node)):
+            # a node holding fewer slots than tokens (insert-slots release, #4): shifted slots
+            extra["misaligned"] = {"tokens": sum(len(n.key) for n in _path(last_node)), "slots": len(value),
+                                   "from": _first_short(last_node)}
+        return value, last_node, extra
+
+    def insert_result(self, result: dict, done: Any, op: Op) -> None:
+        """Add this engine's entries to an ``insert``'s result (a freed tail, a priority)."""
+
+    def host_states(self, picture: tuple) -> tuple[tuple, tuple]:
+        """((version, states), states) of a second pool's picture, () for an engine with one pool."""
+        return (None, ()), ()
+
+
+def engine_ops(spec: EngineSpec, session: Session) -> EngineOps:
+    """The engine's own ``EngineOps`` (the class ``OPS`` of its script module), on ``session``."""
+    part = spec.part("script")
+    return (EngineOps if part is None else part.OPS)(session)
+
+
+def describe(frame) -> str | None:
+    """The engine's own line for a step (its script module's ``describe``), or None."""
+    return _narration(frame, "describe")
+
+
+def explain(frame) -> str | None:
+    """The engine's own 'why' for a step, or None: narrate.py's words then serve."""
+    return _narration(frame, "explain")
+
+
+def _narration(frame, which: str) -> str | None:
+    part = engine_spec(frame.tree.engine).part("script")
+    words = getattr(part, which, None)
+    return None if words is None else words(frame)
+
+
+def _path(node) -> list:
+    nodes = []
+    while node.parent is not None:
+        nodes.append(node)
+        node = node.parent
+    return nodes[::-1]
+
+
+def _first_short(node) -> int:
+    """Position of the first token whose slot is missing on the way to ``node``: from there
+    on every returned slot belongs to a later token."""
+    position = 0
+    for n in _path(node):
+        if len(n.value) < len(n.key):
+            return position + len(n.value)
+        position += len(n.key)
+    return position
+

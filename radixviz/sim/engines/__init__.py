@@ -1,0 +1,52 @@
+"""What the 2024 scheduler loop does differently for one engine, and how ``simulate`` runs it:
+each engine's hooks in a module of its own, named by its registry line (``EngineSpec.sim``)
+and loaded when a Scheduler first opens that engine.
+
+``LoopHooks`` is the shared behaviour (the first release's cache needs nothing more); an
+engine's module subclasses it as ``HOOKS``: today's cache takes a priority at insert
+(engines/v2026.py), the host tier acknowledges copies each round, matches on both tiers and
+loads back at admission (engines/hicache.py).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from radixviz.cache.engines import EngineSpec
+
+if TYPE_CHECKING:
+    from ..scheduler import Scheduler
+    from ..records import SimStats
+
+
+class LoopHooks:
+    """The hooks a Scheduler calls; this base changes nothing of the 2024 loop."""
+
+    # today's cache takes a priority at insert (SGLang's cache_finished_req passes the
+    # request's); the first release's insert has no such argument
+    priority_at_insert = False
+
+    def __init__(self, scheduler: Scheduler):
+        self.scheduler = scheduler
+
+    def start_round(self) -> None:
+        """At the start of every forward pass."""
+
+    def match(self, queue: list) -> bool:
+        """Match ``queue`` the engine's own way; False: the loop's shared match serves."""
+        return False
+
+    def before_batch(self) -> None:
+        """After admission, before the batch's slots are allocated."""
+
+    def admission(self) -> dict[str, Any]:
+        """Keyword arguments for ``admission.admit`` (a load back and a re-match)."""
+        return {}
+
+    def finish(self, stats: SimStats) -> None:
+        """Add this engine's totals to ``stats`` when the run's result is taken."""
+
+
+def loop_hooks(spec: EngineSpec, scheduler: Scheduler) -> LoopHooks:
+    """The engine's own ``LoopHooks`` (the class ``HOOKS`` of its sim module), on ``scheduler``."""
+    part = spec.part("sim")
+    return (getattr(part, "HOOKS", None) or LoopHooks)(scheduler)
