@@ -29,16 +29,7 @@ NOT_A_FLAG = re.compile(r"\b(?:record|r|args|self)\.(?:kv_events|priorities)\b|r
 
 # file (from the repository root) -> reads of a capability flag it still makes
 ALLOWED = {
-    "radixviz/cache/facade.py": 1,
     "radixviz/commands/simulate.py": 9,
-    "radixviz/commands/simulate_cluster.py": 3,
-    "radixviz/lessons/challenges/goals.py": 1,
-    "radixviz/render/scheduler.py": 1,
-    "radixviz/script/kv_session.py": 1,
-    "radixviz/script/narrate.py": 2,
-    "radixviz/script/sides.py": 7,
-    "radixviz/sim/cluster.py": 1,
-    "radixviz/tui/screens/stepper.py": 1,
 }
 # files that must read none: the views that dispatch on the snapshot's type (issue 31)
 NONE_HERE = ("radixviz/render/tree.py", "radixviz/render/tree_rows.py", "radixviz/render/graphviz.py",

@@ -159,6 +159,11 @@ def engines_with(capability: str) -> tuple:
     return tuple(spec for spec in _ENGINES.values() if spec.has(capability))
 
 
+def engines_without(capability: str) -> tuple:
+    """The specs of the engines that lack ``capability`` (``host_tier``: the device-only caches)."""
+    return tuple(spec for spec in _ENGINES.values() if not spec.has(capability))
+
+
 def all_options() -> dict[str, Any]:
     """Every engine's options with their defaults (a session keeps one value for each)."""
     return {option.name: option.default for option in declared_options()}
@@ -217,7 +222,7 @@ _TODAYS_OPS = ("page-size", "eviction", "events")
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
 # scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
 register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
-                    (MATCHER, STRICT), _matcher, script="radixviz.script.ops.v2024",
+                    (MATCHER, STRICT), _matcher, script="radixviz.script.ops.v2024", sim="radixviz.sim.engines.v2024",
                     ops=("matcher", "insert-slots"), matcher_switch=True, release_insert=True))
 register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.render.views.v2026",

@@ -197,10 +197,9 @@ class Engine(ABC):
 
     def take_events(self) -> list[Any]:
         """The KV events (kv_events.py) queued since the last call, oldest first; the queue is
-        empty after. Always empty for an engine without KV events or with them off."""
-        if not self.spec.kv_events:
-            return []
-        return self.cache.take_events()
+        empty after. Always empty for an engine without KV events (this base: an engine that
+        has them overrides it) or with them off."""
+        return []
 
     def reset(self, pool: TokenToKVPool | None = None) -> None:
         """Empty the tree (on ``pool`` from now on, when given: a reset's fresh pool)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from radixviz.cache.engines import engine_spec, engines_with
+from radixviz.cache.engines import engine_spec, engines_with, engines_without, option_owners
 from radixviz.cache.options import EVICTION, PAGE
 from radixviz.errors import UsageError
 from radixviz.settings import Limit, arg_type
@@ -91,12 +91,12 @@ def check_cluster_args(args, options: dict) -> list:
         raise UsageError("--workers runs the fake sampler: drop --model")
     routers = parse_routers(args.router)
     spec = engine_spec(args.engine)
-    if spec.host_tier:
-        owners = "|".join(s.name for s in engines_with("pages") if not s.host_tier)
+    device_only = engines_without("host_tier")
+    if spec not in device_only:
+        owners = "|".join(s.name for s in device_only if s in engines_with("pages"))
         raise UsageError(f"--workers runs workers with a device cache only: --engine {owners}")
-    if "cache-aware-events" in routers and not spec.kv_events:
-        owners = "|".join(s.name for s in engines_with("kv_events"))
-        raise UsageError(f"router cache-aware-events reads KV events: --engine {owners}")
+    if "cache-aware-events" in routers and not spec.takes("kv_events"):   # the option the router turns on
+        raise UsageError(f"router cache-aware-events reads KV events: --engine {'|'.join(option_owners('kv_events'))}")
     if len(options["policies"]) > 1:
         raise UsageError("--workers runs one scheduling policy in every worker: give one --policy")
     return routers

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from radixviz.cache.engines import engine_spec
+from radixviz.sim.engines import hooks_class
 
 _WRAPPER = Console(width=10_000, color_system=None)  # only wraps Text, never prints
 MAX_ROWS = 300   # a queue of thousands is summarised after this many rows
@@ -231,7 +232,7 @@ def status_text(timeline) -> Text:
     text.append(f"  │ {timeline.workload} · {s['policy']} · seed {s['seed']} · "
                 f"{s.get('requests', '?')} req · {s['pool_size']} slots")
     spec = engine_spec(s["engine"])
-    if not spec.matcher_switch:   # another engine's cache in the 2024 loop: name it and its settings
+    if not hooks_class(spec).loop_own_cache:   # another engine's cache in the 2024 loop: name it and its settings
         text.append(f" · {', '.join((f'{spec.name} cache', *spec.words(s)))}")
     return text
 

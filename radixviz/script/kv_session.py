@@ -82,7 +82,7 @@ class KVSession:
             except ValueError as exc:
                 raise ScriptError(op.file, op.line, op.col, str(exc)) from None
         plan = self.checker.plan_prefill(self.session.engine, op.key, ids) if op.name == "insert" else None
-        early = plan is not None and self.session.engine.spec.host_tier
+        early = plan is not None and self.session.engine_ops.fills_before_insert
         if early:   # a write to the host copies the slots during the insert: fill them first
             self.session.before_insert = lambda slots: self.checker.fill_before_insert(plan, slots)
         try:

@@ -12,7 +12,12 @@ from . import ops as engine_words   # an engine's own words for its steps (scrip
 def node_namespace(tree, node):
     """The namespace (extra key) ``node`` of snapshot ``tree`` lives in: None for an engine
     without namespaces and for keys outside any."""
-    return node.extra_key if engine_spec(tree.engine).namespaces else None
+    return node.extra_key if engine_words.ops_class(engine_spec(tree.engine)).takes_namespace else None
+
+
+def node_name(frame, node_id) -> str:
+    """How a step's line names node ``node_id`` of the frame's tree (engines' words use it too)."""
+    return _node(frame, node_id)
 
 
 def _node(frame, node_id) -> str:
@@ -61,8 +66,6 @@ def describe(frame) -> str:
         return f"pop {_node(frame, first)}: the smallest {d['policy']} key, {_key(d['key'])}"
     if kind == "push_parent" and "key" in d:
         return f"{_node(frame, first)} has no children left and no lock: a candidate, key {_key(d['key'])}"
-    if kind == "ref" and _today(frame):
-        return f"lock_ref of {_node(frame, first)}: {d['old']} → {d['new']}"
     if kind == "page_cut":
         return f"cut the key to whole pages of {d['page_size']}: keep {d['kept']}, drop {key_text(d['dropped'])}"
     if kind == "hit":
@@ -110,12 +113,6 @@ def describe(frame) -> str:
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
     return kind
-
-
-def _today(frame) -> bool:
-    """Whether the frame's engine has today's nodes (lock_ref, hit counts, priorities): its
-    heap, pops and locks are explained the 2026 way."""
-    return frame.event is not None and engine_spec(frame.tree.engine).node_stats
 
 
 def _key(key) -> str:
@@ -178,24 +175,13 @@ _WHY = {
 }
 
 
-_WHY_2026 = {
-    "heap": "Only unlocked leaves can go. Today's cache orders them by the eviction policy's key, "
-            "smallest first; the key of each is shown.",
-    "pop": "The leaf with the smallest key goes. Locked nodes were never candidates, so nothing is skipped.",
-    "ref": "lock_ref counts the requests using a node. Going 0 → 1 moves its tokens from evictable to "
-           "protected; 1 → 0 moves them back.",
-    "page_cut": "Only whole pages are cached, so a match first drops the partial page at the end of the key.",
-    "hit": "Each insert that passes through a node counts a hit. LFU evicts the fewest hits first; SLRU "
-           "protects nodes hit twice or more. Matches and locks never count.",
-    "priority": "A node keeps the highest priority of the inserts through it; the priority policy evicts "
-                "low priorities first.",
+# the words of the steps a session takes itself (no engine event): a setting changed, a tail
+# freed; every engine's (an engine's own events are explained by its script module, ops/)
+_WHY_STEPS = {
     "free_tail": "Today's callers insert whole pages only: the last partial page's slots go back to the pool.",
     "engine": "A different engine starts on an empty tree and a fresh pool.",
     "page_size": "Pages change how the tree is cut, so a new page size starts from an empty tree.",
     "eviction": "The same candidates, ordered by another key from now on.",
-    "kv_event": "With KV events on, the cache reports each page it stores (named by a SHA-256 chained "
-                "from the page before), each page it frees, and a reset. A router or a storage tier "
-                "reads these to know what this worker holds. A split reports nothing: its pages stay stored.",
     "events": "KV events are fixed when a cache starts, so switching them starts an empty tree.",
 }
 
@@ -205,6 +191,6 @@ def explain(frame) -> str:
     why = engine_words.explain(frame)
     if why is not None:
         return why
-    if frame.kind in _WHY_2026 and (_today(frame) or frame.event is None):
-        return _WHY_2026[frame.kind]
+    if frame.kind in _WHY_STEPS and frame.event is None:
+        return _WHY_STEPS[frame.kind]
     return _WHY.get(frame.kind, "")

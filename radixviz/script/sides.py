@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from radixviz.cache.engines import engine_spec, engines_with
+from radixviz.cache.engines import engine_spec, op_owners
 from radixviz.cache.options import EVICTION, PAGE
+
+from .ops import ops_class
 
 # the script lines that pick a cache rather than use one: each column keeps its own (see
 # ``SideConfig.own_op``)
@@ -36,9 +38,7 @@ class SideConfig:
     @property
     def name(self) -> str:
         """A short id: fixed or buggy (an engine with the #7 switch), else the engine's name."""
-        if self.spec.matcher_switch:
-            return "buggy" if self.buggy else "fixed"
-        return self.engine
+        return ops_class(self.spec).column_name(self.spec, self.settings)
 
     @property
     def title(self) -> str:
@@ -64,17 +64,18 @@ class SideConfig:
         """
         spec = self.spec
         if op.name == "engine":
-            return (replace(op, name="reset", mode=None) if spec.matcher_switch
-                    else replace(op, mode=self.engine)), None
-        if op.name == "page-size":
-            return (op if spec.pages else replace(op, name="reset", count=None)), None
-        if op.name == "eviction" and not spec.eviction_policies:
-            return None, f"the {self.engine} engine evicts least recently used first"
-        switch = {"matcher": spec.matcher_switch, "insert-slots": spec.release_insert}
-        if not switch.get(op.name, True):
-            owners = " or ".join(s.name for s in engines_with("matcher_switch"))
-            return None, f"{op.name} is a switch of the {owners} engine"
-        if op.name == "insert" and op.priority is not None and not spec.priorities:
+            return ops_class(spec).column_engine_line(op, spec), None
+        # the setting operations are an engine's own (its registry line lists them): a
+        # column whose engine has none skips the line, or is emptied (page-size)
+        owners = op_owners(op.name)   # () for an operation every engine takes
+        if owners and spec.name not in owners:
+            if op.name == "page-size":
+                return replace(op, name="reset", count=None), None
+            if op.name == "eviction":
+                return None, f"the {self.engine} engine evicts least recently used first"
+            if op.name in ("matcher", "insert-slots"):
+                return None, f"{op.name} is a switch of the {' or '.join(owners)} engine"
+        if op.name == "insert" and op.priority is not None and not ops_class(spec).takes_priority:
             return replace(op, priority=None), None
         return op, None
 
@@ -86,10 +87,7 @@ BUGGY = SideConfig("2024", buggy=True)
 def engine_title(engine: str, settings) -> str:
     """``2024 engine, fixed matcher (#7)`` or ``2026 engine, page 4, lru``."""
     spec = engine_spec(engine)
-    if spec.matcher_switch:
-        matcher = "BUGGY matcher (pre-#7)" if settings.get("buggy") else "fixed matcher (#7)"
-        return f"{engine} engine, {matcher}"
-    return ", ".join((f"{engine} engine", *spec.words(settings)))
+    return ops_class(spec).column_title(spec, settings)
 
 
 def engine_sides(buggy: bool = False, page_size: int = PAGE.default, eviction_policy: str = EVICTION.default,

@@ -93,7 +93,7 @@ class Cluster:
         config = RouterConfig(**{**config.__dict__, "page_size": page})
         self.router = make_router(router, workers, config, seed)
         if self.router.needs_events:
-            if not spec.kv_events:
+            if not spec.takes("kv_events"):   # the option the router turns on below
                 raise ValueError(f"router {router} reads KV events: engine {engine} has none "
                                  f"(use an engine with kv_events, e.g. 2026)")
             options["kv_events"] = True

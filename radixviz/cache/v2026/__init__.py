@@ -8,6 +8,8 @@ behind the verbs every caller uses (radixviz/cache/facade.py).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..facade import Engine as _Facade
 from .cache import RadixCache
 from .invariants import check_modern_invariants
@@ -42,6 +44,9 @@ class Engine(_Facade):
 
     def protected_size(self) -> int:
         return self.cache.protected_size()
+
+    def take_events(self) -> list[Any]:
+        return self.cache.take_events()   # empty with KV events off (the option kv_events)
 
     def wrap_key_match(self, wrapper) -> None:
         self.cache.key_match_fn = wrapper(self.cache.key_match_fn)

@@ -207,7 +207,6 @@ def state_measures(session) -> dict:
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
     inserts = [r for r in session.records if r.op.name == "insert"]
-    host_tier = session.engine.spec.host_tier
     return {
         "nodes": len(nodes),
         "leaves": sum(1 for n in nodes if not n.children),
@@ -222,11 +221,9 @@ def state_measures(session) -> dict:
         "namespaces": len({node_namespace(tree, n) for n in tree.root.children}),
         "namespaces_hit": len({r.op.ns for r in inserts if r.result.get("prefix_len", 0) > 0}),
         "inserted": tuple(sorted(tokens_text(r.op.key) for r in inserts)),
-        # the host tier (engine hicache; 0 elsewhere)
-        "host_only": sum(1 for n in nodes if n.evicted) if host_tier else 0,
-        "host_used": tree.host_used if host_tier else 0,
-        "in_flight": tree.writes_in_flight + tree.loads_in_flight if host_tier else 0,
-        "unreachable": len(getattr(tree, "unreachable", ())) if host_tier else 0,
+        # a second tier's measures (host_only, host_used, in_flight, unreachable): the
+        # engine's own (script/ops/), 0 for an engine with one tier
+        **session.engine_ops.tier_measures(tree, nodes),
     }
 
 

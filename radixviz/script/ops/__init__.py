@@ -10,7 +10,8 @@ switches engines and back, as the session's own settings do.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from radixviz.cache.engines import EngineSpec, engine_spec
@@ -18,6 +19,10 @@ from radixviz.cache.engines import EngineSpec, engine_spec
 if TYPE_CHECKING:
     from ..parser import Op
     from ..session import Session
+
+
+# the host tier's measures a challenge's goal may name (0 where there is no second tier)
+TIER_MEASURES = ("host_only", "host_used", "in_flight", "unreachable")
 
 
 class EngineOps:
@@ -28,6 +33,9 @@ class EngineOps:
     # whether an insert may carry a priority, and keys a namespace (``ns lora-a``)
     takes_priority = False
     takes_namespace = False
+    # whether an insert copies its slots elsewhere while it runs (the host tier's write), so
+    # a KV session fills them before the insert instead of after
+    fills_before_insert = False
 
     def __init__(self, session: Session):
         self.session = session
@@ -64,11 +72,39 @@ class EngineOps:
         """((version, states), states) of a second pool's picture, () for an engine with one pool."""
         return (None, ()), ()
 
+    def tier_measures(self, tree: Any, nodes: list) -> dict[str, int]:
+        """A challenge's measures of a second tier (lessons/challenges/goals.py), on the tree
+        ``tree`` and its ``nodes`` (the root left out): 0 each for an engine with one tier."""
+        return dict.fromkeys(TIER_MEASURES, 0)
+
+    # A comparison's column (sides.py) asks these before any session opens: class methods.
+
+    @classmethod
+    def column_name(cls, spec: EngineSpec, settings: Mapping) -> str:
+        """A column's short id: the engine's name (the 2024 engine: its matcher's)."""
+        return spec.name
+
+    @classmethod
+    def column_title(cls, spec: EngineSpec, settings: Mapping) -> str:
+        """A column's title: ``2026 engine, page 4, lru``."""
+        return ", ".join((f"{spec.name} engine", *spec.words(settings)))
+
+    @classmethod
+    def column_engine_line(cls, op: Op, spec: EngineSpec) -> Op:
+        """What a column does with an ``engine X`` line when the columns run different
+        engines: it keeps its engine and opens it afresh (empty), as a plain run would."""
+        return replace(op, mode=spec.name)
+
+
+def ops_class(spec: EngineSpec) -> type[EngineOps]:
+    """The engine's own ``EngineOps`` class (``OPS`` of its script module), or the shared one."""
+    part = spec.part("script")
+    return EngineOps if part is None else part.OPS
+
 
 def engine_ops(spec: EngineSpec, session: Session) -> EngineOps:
     """The engine's own ``EngineOps`` (the class ``OPS`` of its script module), on ``session``."""
-    part = spec.part("script")
-    return (EngineOps if part is None else part.OPS)(session)
+    return ops_class(spec)(session)
 
 
 def describe(frame) -> str | None:

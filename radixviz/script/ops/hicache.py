@@ -16,8 +16,9 @@ from typing import Any
 
 from radixviz.cache import tokens_text
 
-from ..narrate_host import describe_host as describe, explain_host as explain  # noqa: F401 (its narration)
+from ..narrate_host import describe_host, explain_host
 from ..parser import Op
+from . import v2026
 from .v2026 import TodaysOps
 
 # operations that change settings or acknowledge by themselves: no sync first
@@ -28,10 +29,22 @@ FIX_MODES = {"on": (), "off": ("load_back_unprotected", "host_leaf_by_evicted"),
              "host-leaf-by-evicted": ("host_leaf_by_evicted",)}
 
 
+def describe(frame) -> str | None:
+    """The host tier's line for a step, else today's cache's (this engine builds on it)."""
+    line = describe_host(frame)
+    return v2026.describe(frame) if line is None else line
+
+
+def explain(frame) -> str | None:
+    why = explain_host(frame)
+    return v2026.explain(frame) if why is None else why
+
+
 class HostTierOps(TodaysOps):
     """Session handlers for the host tier (the session's engine has one)."""
 
     ways_to_room = "evict, unlock, sync or reset"
+    fills_before_insert = True   # a write_through insert copies its slots to the host as it runs
     auto_sync = True
 
     def precheck(self, op: Op, refuse: Callable[[str], Any]) -> None:
@@ -65,6 +78,11 @@ class HostTierOps(TodaysOps):
         if picture[0] != version:
             picture = (version, host.states())
         return picture, picture[1]
+
+    def tier_measures(self, tree: Any, nodes: list) -> dict[str, int]:
+        return {"host_only": sum(1 for n in nodes if n.evicted), "host_used": tree.host_used,
+                "in_flight": tree.writes_in_flight + tree.loads_in_flight,
+                "unreachable": len(tree.unreachable)}
 
     def _do_sync(self, op: Op) -> dict:  # step: op.sync
         return {"acknowledged": self.session.engine.sync()}

@@ -6,7 +6,10 @@ the engine its own label.
 """
 from __future__ import annotations
 
-from radixviz.cache import compare_matchers
+from collections.abc import Mapping
+from dataclasses import replace
+
+from radixviz.cache.engines import EngineSpec
 
 from ..parser import Op
 from . import EngineOps
@@ -16,6 +19,8 @@ class ReleaseOps(EngineOps):
     def before_match(self, op: Op) -> None:
         """Mark the nodes the buggy matcher gets wrong, on the tree before the walk (after
         its split both matchers agree)."""
+        from radixviz.cache import compare_matchers  # loads the engine (torch): a comparison's titles need neither
+
         session = self.session
         diff = compare_matchers(session.engine.snapshot(), op.key)
         session._disagreement = None
@@ -40,6 +45,22 @@ class ReleaseOps(EngineOps):
         self.session.release_inserts = op.mode == "release"  # step: insert_slots
         self.session._step("insert_slots", "insert_slots", __name__, mode=op.mode)
         return {"mode": op.mode}
+
+    @classmethod
+    def column_name(cls, spec: EngineSpec, settings: Mapping) -> str:
+        """The #7 comparison's two columns are this engine with either matcher."""
+        return "buggy" if settings.get("buggy") else "fixed"
+
+    @classmethod
+    def column_title(cls, spec: EngineSpec, settings: Mapping) -> str:
+        matcher = "BUGGY matcher (pre-#7)" if settings.get("buggy") else "fixed matcher (#7)"
+        return f"{spec.name} engine, {matcher}"
+
+    @classmethod
+    def column_engine_line(cls, op: Op, spec: EngineSpec) -> Op:
+        """A reset, not a reopen: the column's matcher (its setting, not an option's
+        default) stays as the column was given it."""
+        return replace(op, name="reset", mode=None)
 
 
 OPS = ReleaseOps

@@ -8,8 +8,40 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..narrate import node_name
 from ..parser import Op
 from . import EngineOps
+
+# why today's cache's own steps happen (its nodes keep a lock count, hits and a priority,
+# and it evicts by a policy's key); narrate.py's words serve the rest
+WHY_TODAY = {
+    "heap": "Only unlocked leaves can go. Today's cache orders them by the eviction policy's key, "
+            "smallest first; the key of each is shown.",
+    "pop": "The leaf with the smallest key goes. Locked nodes were never candidates, so nothing is skipped.",
+    "ref": "lock_ref counts the requests using a node. Going 0 → 1 moves its tokens from evictable to "
+           "protected; 1 → 0 moves them back.",
+    "page_cut": "Only whole pages are cached, so a match first drops the partial page at the end of the key.",
+    "hit": "Each insert that passes through a node counts a hit. LFU evicts the fewest hits first; SLRU "
+           "protects nodes hit twice or more. Matches and locks never count.",
+    "priority": "A node keeps the highest priority of the inserts through it; the priority policy evicts "
+                "low priorities first.",
+    "kv_event": "With KV events on, the cache reports each page it stores (named by a SHA-256 chained "
+                "from the page before), each page it frees, and a reset. A router or a storage tier "
+                "reads these to know what this worker holds. A split reports nothing: its pages stay stored.",
+}
+
+
+def describe(frame) -> str | None:
+    """The line of a step only today's nodes take (a lock count), or None: narrate.py's."""
+    if frame.kind == "ref" and frame.event is not None:
+        d = frame.data
+        return f"lock_ref of {node_name(frame, frame.nodes[0] if frame.nodes else None)}: {d['old']} → {d['new']}"
+    return None
+
+
+def explain(frame) -> str | None:
+    """Why one of today's cache's own steps happens, or None: narrate.py's words serve."""
+    return WHY_TODAY.get(frame.kind) if frame.event is not None else None
 
 
 class TodaysOps(EngineOps):

@@ -24,6 +24,11 @@ class LoopHooks:
     # today's cache takes a priority at insert (SGLang's cache_finished_req passes the
     # request's); the first release's insert has no such argument
     priority_at_insert = False
+    # the cache the 2024 loop was written for (engine 2024): a view of the loop need not name
+    # it; any other is "another engine's cache in the 2024 loop" and its status line says so
+    loop_own_cache = False
+    # whether the first release's insert (bug #4: one slot fewer than the key) can run on it
+    release_insert = False
 
     def __init__(self, scheduler: Scheduler):
         self.scheduler = scheduler
@@ -46,7 +51,12 @@ class LoopHooks:
         """Add this engine's totals to ``stats`` when the run's result is taken."""
 
 
-def loop_hooks(spec: EngineSpec, scheduler: Scheduler) -> LoopHooks:
-    """The engine's own ``LoopHooks`` (the class ``HOOKS`` of its sim module), on ``scheduler``."""
+def hooks_class(spec: EngineSpec) -> type[LoopHooks]:
+    """The engine's own ``LoopHooks`` class (``HOOKS`` of its sim module), or the shared one."""
     part = spec.part("sim")
-    return (getattr(part, "HOOKS", None) or LoopHooks)(scheduler)
+    return getattr(part, "HOOKS", None) or LoopHooks
+
+
+def loop_hooks(spec: EngineSpec, scheduler: Scheduler) -> LoopHooks:
+    """The engine's own ``LoopHooks`` on ``scheduler``."""
+    return hooks_class(spec)(scheduler)

@@ -22,7 +22,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from radixviz.cache.engines import engine_spec
+from radixviz.cache.engines import op_owners
 from radixviz.tui.kv_check import verify_session
 from radixviz.tui.screens.compare import CompareScreen, engine_columns
 from radixviz.tui.screens.dialogs import KVReport
@@ -367,7 +367,7 @@ class StepperScreen(SandboxFiles, Screen):
             return
         record = self.model.record
         self.playing = False
-        if kind == "matchers" and not engine_spec(session.initial["engine"]).matcher_switch:
+        if kind == "matchers" and session.initial["engine"] not in op_owners("matcher"):
             kind = "engines"   # the two matchers are the 2024 engine's: compare across time instead
             self.notify("the matchers belong to the 2024 engine: comparing it with this 2026 cache", timeout=4)
         columns = engine_columns(session) if kind == "engines" else None
