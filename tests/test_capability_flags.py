@@ -1,14 +1,15 @@
-"""No new code path is picked by an engine's capability flag: views, sessions and commands
-dispatch on what they hold (the snapshot's type, render/views/; an option's declaration,
-cache/options.py), and the registry (radixviz/cache/engines.py) is the one place that reads
-the flags freely.
+"""No code path is picked by an engine's capability flag outside the registry: views,
+sessions, commands and the simulation dispatch on what they hold (the snapshot's type,
+render/views/; the report's type, render/sim_report.py), on an option's declaration
+(``spec.takes("kv_events")``, cache/options.py), on the hooks of the engine's own parts
+(script/ops/, sim/engines/), or ask the registry a question (``engines_with("pages")``,
+``op_owners("matcher")``). radixviz/cache/engines.py is the one place that reads the flags.
 
 Read from the source as text (nothing is imported), as tests/test_layers.py reads imports:
-every read of a flag (``spec.host_tier``, ``engine_spec(name).pages``, ``spec.has("...")``)
-outside engines.py is counted per file and held to ALLOWED, today's remaining reads. The
-table may only shrink: a file reading more flags than it lists fails, and so does one reading
-fewer (lower its number, or drop the line, in the same change). A field of the same name on
-another object is no flag (``record.kv_events``, a snapshot's ``self.kv_events``, the module
+any read of a flag (``spec.host_tier``, ``engine_spec(name).pages``, ``spec.has("...")``)
+outside engines.py fails, with its file and line. A flag that is only *shown* would need a
+narrow, commented exception here; there is none today. A field of the same name on another
+object is no flag (``record.kv_events``, a snapshot's ``self.kv_events``, the module
 ``cache.kv_events``, a server's ``self.priorities``): NOT_A_FLAG takes those forms out first.
 """
 from __future__ import annotations
@@ -27,15 +28,6 @@ FLAG_READ = re.compile(r"\.(host_tier|matcher_switch|release_insert|pages|evicti
 NOT_A_FLAG = re.compile(r"\b(?:record|r|args|self)\.(?:kv_events|priorities)\b|records\[[^\]]*\]\.kv_events\b"
                         r"|\.(?:kv_events|pages) import\b|\b(?:stats|self)\.host_tier\b")
 
-# file (from the repository root) -> reads of a capability flag it still makes
-ALLOWED = {
-    "radixviz/commands/simulate.py": 9,
-}
-# files that must read none: the views that dispatch on the snapshot's type (issue 31)
-NONE_HERE = ("radixviz/render/tree.py", "radixviz/render/tree_rows.py", "radixviz/render/graphviz.py",
-             "radixviz/render/views", "radixviz/render/marks.py", "radixviz/render/badge.py",
-             "radixviz/render/compare_dot.py", "radixviz/lessons/lesson/checker.py")
-
 
 def flag_reads() -> dict:
     """File -> ["line: text", ...] of every capability-flag read outside the registry."""
@@ -49,26 +41,12 @@ def flag_reads() -> dict:
     return found
 
 
-def test_no_new_capability_flag_read():
-    over = {file: lines for file, lines in flag_reads().items() if len(lines) > ALLOWED.get(file, 0)}
-    assert not over, ("capability flags read outside radixviz/cache/engines.py (dispatch on the "
-                      "snapshot's type, render/views/, or on an option's declaration instead):\n"
-                      + "\n".join(f"{file} ({len(lines)}, allowed {ALLOWED.get(file, 0)}):\n  "
-                                  + "\n  ".join(lines) for file, lines in over.items()))
-
-
-def test_the_allowlist_only_shrinks():
+def test_no_capability_flag_read_outside_the_registry():
     reads = flag_reads()
-    stale = {file: (allowed, len(reads.get(file, ()))) for file, allowed in ALLOWED.items()
-             if len(reads.get(file, ())) < allowed}
-    assert not stale, "fewer reads than ALLOWED lists: lower these numbers (or drop the line): " + ", ".join(
-        f"{file} {allowed} -> {now}" for file, (allowed, now) in stale.items())
-
-
-def test_the_views_read_no_flag():
-    reads = flag_reads()
-    wrong = [file for file in reads if file.startswith(NONE_HERE)]
-    assert not wrong, f"these dispatch on the snapshot's type and read no flag: {wrong}"
+    assert not reads, ("capability flags read outside radixviz/cache/engines.py (dispatch on the "
+                       "snapshot's or report's type, an option's declaration, the engine's own "
+                       "parts, or ask the registry a question instead):\n"
+                       + "\n".join(f"{file}:\n  " + "\n  ".join(lines) for file, lines in reads.items()))
 
 
 def test_the_pattern_sees_a_read():

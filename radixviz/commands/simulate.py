@@ -14,25 +14,23 @@ import json
 from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.cache.options import EVICTION, HOST_SIZE, PAGE, WRITE_POLICY
-from radixviz.errors import UsageError
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
+from radixviz.errors import UsageError
+from radixviz.render.sim_report import show
 from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
                                SIM_REQUESTS)
 from radixviz.sim import defaults as D
+from radixviz.sim.engines.simulate import simulation
 from radixviz.sim.policies import POLICIES
-from radixviz.sim.routers import LAUNCHED_DEFAULTS as LAUNCHED
-from radixviz.sim.workloads import WORKLOADS, make_workload, request_count
+from radixviz.sim.workloads import WORKLOADS
 
-from . import simulate_report as report
+from .capacity_charts import add_capacity_args, check_figure
 from .engine_args import add_flag, given, refuse_foreign
 from .live_publish_args import add_live_publish_args, run_publishing
-from .simulate_2026 import parse_cache_options, run_todays
 from .simulate_capacity import parse_grid_option, run_grid_cli
-from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, run_cluster
-from .simulate_hicache import run_hicache
-from .simulate_modes import later_options, load_trace_option, open_app, print_ignored_priorities, run_sweep
+from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, cluster_only, run_cluster
+from .simulate_modes import load_trace_option, open_app
 from .simulate_progress import progress_for
-from .capacity_charts import add_capacity_args, check_figure
 from .simulate_traces import add_trace_args, check_trace_args
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
@@ -140,21 +138,6 @@ def engine_flags(args, spec) -> dict:
             if option.flag_name and option.name not in OWN_FLAGS and given(args, option)}
 
 
-def _cluster_only(args) -> str:
-    """The first option given that only means something with --workers ('' if none)."""
-    for flag, value, default in (("--router", args.router, None), ("--rate", args.rate, 2),
-                                 ("--cache-threshold", args.cache_threshold, LAUNCHED.cache_threshold),
-                                 ("--balance-abs-threshold", args.balance_abs_threshold,
-                                  LAUNCHED.balance_abs_threshold),
-                                 ("--balance-rel-threshold", args.balance_rel_threshold,
-                                  LAUNCHED.balance_rel_threshold),
-                                 ("--max-tree-size", args.max_tree_size, None),
-                                 ("--low-match", args.low_match, "min-load")):
-        if value != default:
-            return flag
-    return ""
-
-
 def _owner(capability: str) -> str:
     return "|".join(spec.name for spec in engines_with(capability))
 
@@ -205,14 +188,9 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
     for value in values:
         if not low <= value <= high:
             raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
-    if key == "host" and not engine_spec(args.engine).host_tier:
-        raise UsageError(f"--sweep host= varies the host tier's size: add --engine {_owner('host_tier')}")
+    simulation(engine_spec(args.engine), args).check_sweep(key)   # the engine's own refusals first
     if key == "host" and args.host_size is not None:
         raise UsageError("--sweep host= sets the host size: drop --host-size")
-    if key != "host" and engine_spec(args.engine).host_tier:
-        raise UsageError("--engine hicache sweeps host sizes: --sweep host=N,N,...")
-    if key == "page" and not engine_spec(args.engine).pages:
-        raise UsageError(f"--sweep page= varies an engine's pages: add --engine {_owner('pages')}")
     if key == "page" and args.page_size != str(PAGE.default):
         raise UsageError("--sweep page= sets the page size: drop --page-size")
     if key == "requests" and args.trace is not None:
@@ -229,8 +207,8 @@ def run(args) -> int:
 def _run(args) -> int:
     if args.engine is None:   # several workers default to today's cache: it has KV events
         args.engine = CLUSTER_ENGINE if args.workers is not None else engine_names()[0]
-    if args.workers is None and _cluster_only(args):
-        raise UsageError(f"{_cluster_only(args)} goes with --workers N")
+    if args.workers is None and cluster_only(args):
+        raise UsageError(f"{cluster_only(args)} goes with --workers N")
     if args.workers is not None and isinstance(args.requests, _DefaultNumber):
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     options = parse_options(args)
@@ -238,56 +216,21 @@ def _run(args) -> int:
         return run_grid_cli(args, options, options.pop("policies"))
     spec = engine_spec(args.engine)
     own = engine_flags(args, spec)   # refuses a flag of another engine's before any path runs
+    engine = simulation(spec, args, own)   # what this engine does differently (sim/engines/)
     if args.workers is not None:
-        page_size, evictions = parse_cache_options(args) if spec.pages else (PAGE.default, [EVICTION.default])
-        if len(evictions) > 1:
-            raise UsageError("--workers runs one eviction policy: give one --eviction-policy")
-        return run_cluster(args, options, page_size, evictions[0] if spec.eviction_policies else None)
-    if args.insert != "fixed" and (not spec.release_insert or args.sweep or args.app):
-        raise UsageError(f"--insert release is the 2024 release's bug (#4): with --engine "
-                         f"{_owner('release_insert')}, without --sweep or --app")
-    if (args.host_size is not None or args.write_policy != WRITE_POLICY.default) and not spec.host_tier:
-        raise UsageError(f"--host-size and --write-policy need --engine {_owner('host_tier')}")
-    if spec.host_tier:
-        return run_hicache(args, options)
-    if spec.pages or spec.eviction_policies:   # an engine with cache options of its own
-        return run_todays(args, options)
-    if args.page_size != str(PAGE.default) or args.eviction_policy != EVICTION.default:
-        raise UsageError(f"--page-size and --eviction-policy need --engine {_owner('pages')}")
+        return run_cluster(args, options, *engine.cluster_cache())
+    engine.check()
+    engine.prepare(options)
     if getattr(args, "app", False):
-        return open_app(args, options)
-    from radixviz.sim.runner import MODELS, replay  # imports torch
+        return open_app(args, dict(options, policies=engine.policies), cache=engine.app_cache())
+    from radixviz.sim.runner import MODELS  # imports torch
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
-    policies = options.pop("policies")
-    sweep = options.pop("sweep", None)
     specs = load_trace_option(args, args.model) if args.trace else None
-    name = args.trace if args.trace else args.workload
-    common = {"model": args.model, "engine": args.engine, **later_options(args)}
-    if own:
-        common["engine_options"] = own
-    if sweep is not None:
-        return run_sweep(args, name, sweep, policies, specs, options, common)
-    common["insert"] = args.insert
-    requests, pool_size, seed = (options.pop(k) for k in ("requests", "pool_size", "seed"))
-    if specs is None:
-        specs = make_workload(args.workload, requests, seed)
-    results = {}
-    for policy in policies:
-        progress = progress_for(policy, request_count(specs))
-        results[policy] = replay(specs, policy, pool_size, seed, workload=name, progress=progress,
-                                 **common, **options)
-        if progress is not None:
-            progress.done()
+    report = engine.run(specs, args.trace if args.trace else args.workload, options, progress_for)
     if args.json:
-        doc = {policy: r.to_dict() for policy, r in results.items()}
-        print(json.dumps({"workload": name, "results": doc} if args.compare
-                         else doc[policies[0]], indent=2))
-        return 0
-    if args.compare:
-        report.print_compare(name, results)
+        print(json.dumps(report.to_json(), indent=2))
     else:
-        report.print_single(name, results[policies[0]])
-    print_ignored_priorities(r.stats for r in results.values())
+        show(report, getattr(args, "figure", None))
     return 0

@@ -7,8 +7,10 @@ import sys
 from radixviz.errors import UsageError
 from radixviz.settings import HOST_SLOTS, PAGE_SIZE, SIM_POOL_SLOTS
 
-from . import capacity_charts as charts
-from .simulate_modes import later_options, load_trace_option
+from radixviz.render import capacity_charts as charts
+from radixviz.sim.engines.simulate import later_options
+
+from .simulate_modes import load_trace_option
 
 _LIMITS = {"pool": SIM_POOL_SLOTS, "host": HOST_SLOTS, "page": PAGE_SIZE}
 

@@ -80,6 +80,21 @@ def parse_routers(text: str | None) -> list:
     return list(dict.fromkeys(names))
 
 
+def cluster_only(args) -> str:
+    """The first option given that only means something with --workers ('' if none)."""
+    for flag, value, default in (("--router", args.router, None), ("--rate", args.rate, 2),
+                                 ("--cache-threshold", args.cache_threshold, LAUNCHED.cache_threshold),
+                                 ("--balance-abs-threshold", args.balance_abs_threshold,
+                                  LAUNCHED.balance_abs_threshold),
+                                 ("--balance-rel-threshold", args.balance_rel_threshold,
+                                  LAUNCHED.balance_rel_threshold),
+                                 ("--max-tree-size", args.max_tree_size, None),
+                                 ("--low-match", args.low_match, "min-load")):
+        if value != default:
+            return flag
+    return ""
+
+
 def check_cluster_args(args, options: dict) -> list:
     """The routers to run; UsageError for what does not go with several workers."""
     if args.compare is not None or args.sweep is not None:

@@ -1,32 +1,16 @@
-"""The modes ``radixviz simulate`` shares between its two engines: a trace file, a sweep,
-the app's scheduler screen, and the note that the 2024 engine drops priorities.
-
-``simulate`` (the 2024 engine) and ``simulate_2026`` (today's cache in the same loop)
-both call these; today's cache comes in as a cache factory and a header to print.
+"""What ``radixviz simulate`` builds the same way for every engine: the requests of a trace
+file, and the app's scheduler screen (an engine's ``Simulation`` gives it its cache).
 """
 from __future__ import annotations
 
-import json
 import sys
-
-from rich.console import Console
 
 from radixviz.errors import UsageError
 from radixviz.settings import check_settings
+from radixviz.sim.engines.simulate import later_options
 from radixviz.sim.model_api import VOCAB_SIZE
 from radixviz.sim.trace import TraceError, load_tokenizer
 from radixviz.sim.traces import StreamedTrace, open_trace
-from radixviz.sim.workloads import request_count
-
-from . import capacity_charts as charts
-from . import simulate_report as report
-
-
-def later_options(args) -> dict:
-    """The Scheduler switches for what SGLang changed after the first release."""
-    return {"delay_shared_prefix": args.delay_shared_prefix,
-            "cache_unfinished": args.cache_unfinished,
-            "hold_back_shared_prefix": args.hold_back_shared_prefix}
 
 
 def load_trace_option(args, model: str):
@@ -57,50 +41,6 @@ def _every_spec(specs):
         while spec is not None:
             yield spec
             spec = spec.then
-
-
-def print_ignored_priorities(stats) -> None:
-    """The 2024 engine's runs: say so when the requests carried priorities it dropped."""
-    if any(p != 0 for s in stats for p in s.by_priority):
-        print(report.IGNORED_PRIORITIES)
-
-
-def run_sweep(args, name, sweep, policies, specs, options, common, header=None) -> int:
-    """``header`` (today's cache: engine, page size, eviction policies) goes first in the
-    JSON and, as its ``note``, above the table."""
-    from radixviz.sim.sweep import SWEEPABLE, run_sweep as sweep_runs  # imports torch
-
-    key, values = sweep
-    points = sweep_runs(key, values, policies, workload=None if specs else name, specs=specs,
-                        **common, **options)
-    if args.json:
-        print(json.dumps({**(header or {}), "workload": name, "sweep": {key: values},
-                          "policies": policies, "settings": {k: v for k, v in options.items()},
-                          "results": [p.to_dict(key) for p in points]}, indent=2))
-        return 0
-    if header:
-        Console().print(header["note"], highlight=False)
-    fixed = {"requests": request_count(specs) if specs else options["requests"],
-             "pool_size": options["pool_size"]}
-    fixed.pop(SWEEPABLE[key], None)   # page: not among these
-    shown = [f"{v} requests" if k == "requests" else f"{v} slots" for k, v in fixed.items()]
-    report.print_sweep(f"{name}: {', '.join(shown)}, seed {options['seed']}", key, points)
-    sweep_extras(args, key, points)
-    if not header:
-        print_ignored_priorities(p.stats for p in points)
-    return 0
-
-
-def sweep_extras(args, key: str, points) -> None:
-    """% of optimal and p95 TTFT under a one-setting sweep's hit rates, and ``--figure``."""
-    from radixviz.sim.capacity import GridPoint  # its runs import torch
-
-    grid = [GridPoint({key: p.value}, p.column, p.stats, p.traffic) for p in points if p.traffic]
-    if len(grid) != len(points):
-        return
-    charts.print_latency_charts(Console(), [(f"{g.label} {g.policy}", g) for g in grid])
-    if getattr(args, "figure", None):
-        print(charts.save_figure(args.figure, grid))
 
 
 def open_app(args, options: dict, cache: dict | None = None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .runner import replay
-from .engines.v2026 import todays_cache
+from .engines.factory import todays_cache
 from .workloads import make_workload
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host

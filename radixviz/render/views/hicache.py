@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from radixviz.cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
 
+from .. import sim_report_host  # noqa: F401 (registers the view of this engine's simulate report)
 from ..marks import DELETED_HOST_TIER, EVICTED
 from ..tiers import TIERS, host_summary, tier_legend, tier_of, tier_slots, tier_tag
 from radixviz.cache.engines import engine_spec

@@ -28,7 +28,7 @@ class LoopHooks:
     # it; any other is "another engine's cache in the 2024 loop" and its status line says so
     loop_own_cache = False
     # whether the first release's insert (bug #4: one slot fewer than the key) can run on it
-    release_insert = False
+    runs_release_insert = False
 
     def __init__(self, scheduler: Scheduler):
         self.scheduler = scheduler

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import torch
-
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
+from radixviz.errors import UsageError
 
-from ..runner import replay
-from ..workloads import make_workload
-from .v2026 import TodaysHooks
+from .. import defaults as D
+from ..workloads import make_workload, request_count
+from .simulate import Progress, Report, later_options
+from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
 
 
 def match_tiers(s, queue) -> None:
@@ -63,6 +63,8 @@ def load_back(s, req) -> int:
         return 0
     s.engine.lock(node)          # SGLang: _req_inc_lock_ref on the new last node ...
     s.engine.unlock(req.last_node)   # ... after _lock_node's temporary lock on the old one
+    import torch  # the engine loaded it already: here for the command line, which loads it later
+
     req.prefix_indices = torch.cat([req.prefix_indices, slots])
     req.prefix_len += loaded
     req.extend_input_len -= loaded
@@ -99,7 +101,6 @@ class HostTierHooks(TodaysHooks):
 HOOKS = HostTierHooks
 
 
-
 @dataclass(frozen=True)
 class HostPoint:
     host_size: int | None     # the host pool's slots; None: the GPU-only baseline
@@ -131,6 +132,8 @@ def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = No
                    head_bugs: tuple = (), **options) -> list[HostPoint]:
     """The GPU-only baseline, then the hierarchical cache at each host size, all on the same
     requests (``specs``, or ``workload``'s). ``options`` go to the Scheduler."""
+    from ..runner import replay  # imports torch
+
     traffic = specs if specs is not None else make_workload(workload, requests, seed)
     name = workload or "trace"
     base = replay(traffic, policy, pool_size, seed, workload=name, engine="2026",
@@ -143,3 +146,69 @@ def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = No
         # host None is SGLang's default size: the point names the size the engine took
         points.append(HostPoint(result.settings["host_size"], result.stats, result.settings))
     return points
+
+
+@dataclass(frozen=True)
+class HostRuns:
+    """``simulate --engine hicache``: the GPU-only baseline, then a run per host pool size."""
+    engine: str
+    header: dict
+    points: list              # HostPoint
+
+    def to_json(self) -> dict:
+        return {**self.header, "results": [p.to_dict() for p in self.points]}
+
+
+class HostSimulation(TodaysSimulation):
+    """One run beside the GPU-only baseline, or ``--sweep host=``; ``--app`` steps one run."""
+
+    def check_sweep(self, key: str) -> None:
+        if key != "host":
+            raise UsageError(f"--engine {self.spec.name} sweeps host sizes: --sweep host=N,N,...")
+
+    def check(self) -> None:
+        self.check_insert()   # the host options are this engine's own
+
+    def prepare(self, options: dict) -> None:
+        args, name = self.args, self.spec.name
+        page_size, evictions = parse_cache_options(args)
+        if len(evictions) > 1:
+            raise UsageError(f"--engine {name} runs one eviction policy at a time")
+        policies, self.sweep = options.pop("policies"), options.pop("sweep", None)
+        if len(policies) > 1 and (args.compare is not None or args.policy):
+            raise UsageError(f"--engine {name} runs one scheduling policy at a time: give --policy")
+        policies = policies[:1] if args.compare is None else policies   # a sweep's default: lpm alone
+        self.policies = [D.POLICY] if self.sweep is not None and not args.policy else policies
+        self.host_sizes = self.sweep[1] if self.sweep else [args.host_size]
+        pool = options["pool_size"]
+        for host in self.host_sizes:
+            if host is not None and host <= pool:
+                raise UsageError(f"host size {host}: the host pool must be larger than the pool "
+                                 f"({pool} slots), as SGLang requires")
+            if host is not None and host % page_size:
+                raise UsageError(f"host size {host} is not whole pages of {page_size}")
+        self.cache = {"page_size": page_size, "eviction_policy": evictions[0],
+                      "write_policy": args.write_policy, "head_bugs": args.head_bugs or ()}
+
+    def app_cache(self) -> dict | None:
+        return {"engine": self.spec.name,
+                "engine_options": host_options(host_size=self.args.host_size, **self.cache)}
+
+    def run(self, specs, name: str, options: dict, progress: Progress) -> Report:
+        args, cache = self.args, self.cache
+        requests, seed, pool_size = options.pop("requests"), options.pop("seed"), options.pop("pool_size")
+        if specs is None:
+            specs = make_workload(args.workload, requests, seed)
+        points = run_host_sweep(self.host_sizes, self.policies[0], workload=name, specs=specs,
+                                pool_size=pool_size, seed=seed, model=args.model, **cache,
+                                **later_options(args), **options)
+        header = {"engine": self.spec.name, "scheduler_loop": "2024 (first release) + host-tier hooks",
+                  "page_size": cache["page_size"], "eviction_policy": cache["eviction_policy"],
+                  "write_policy": args.write_policy, "policy": self.policies[0], "workload": name,
+                  **({"head_bugs": list(args.head_bugs)} if args.head_bugs else {}),
+                  "requests": request_count(specs), "pool_size": pool_size, "seed": seed,
+                  "baseline": "engine 2026, same page size and eviction policy (GPU only)"}
+        return HostRuns(self.spec.name, header, points)
+
+
+SIMULATION = HostSimulation

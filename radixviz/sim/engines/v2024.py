@@ -14,7 +14,7 @@ class ReleaseHooks(LoopHooks):
     """The first release's cache: the loop's own."""
 
     loop_own_cache = True
-    release_insert = True
+    runs_release_insert = True
 
 
 HOOKS = ReleaseHooks

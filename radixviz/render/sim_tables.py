@@ -1,4 +1,5 @@
-"""What ``radixviz simulate`` prints: totals for one policy, a policy comparison, a sweep.
+"""The tables of ``radixviz simulate``: totals for one policy, a policy comparison, a row per
+eviction policy, a sweep (sim_report.py picks them for a report).
 
 Tables and bars are Rich; every number also comes out of ``--json``.
 """
@@ -126,6 +127,27 @@ def print_compare(workload: str, results: dict) -> None:
     if optimum_note(results.values()):
         console.print(optimum_note(results.values()), markup=False, highlight=False)
     print_hit_rate_bars(console, results, name_width=7)
+
+
+def print_policies(workload: str, results: dict) -> None:
+    """One row per eviction policy (fits 80 columns), then a chart of hit rates."""
+    levels = priorities_of(results.values())   # the workload's priorities other than 0
+    table = Table(caption="; ".join(f"p{p} hits: hit rate of the priority-{p} requests"
+                                    for p in levels) or None)
+    columns = ["eviction", "hit rate", *(f"p{p} hits" for p in levels),
+               "tokens computed", "tokens evicted", "finished"]
+    for name in columns:
+        table.add_column(name, justify="left" if name == "eviction" else "right", no_wrap=True)
+    for name, result in results.items():
+        stats = result.stats
+        table.add_row(name, f"{stats.hit_rate:.1%}",
+                      *(f"{stats.priority_hit_rate(p):.1%}" for p in levels),
+                      f"{stats.prefill_computed + stats.decode_computed:,}",
+                      f"{stats.evicted_tokens:,}", f"{stats.finished:,}")
+    console = Console()
+    console.print(_title(workload, next(iter(results.values())).settings), highlight=False)
+    console.print(table)
+    print_hit_rate_bars(console, results, name_width=8)
 
 
 def print_hit_rate_bars(console, results: dict, name_width: int) -> None:
