@@ -16,7 +16,7 @@ from radixviz.settings import Limit, arg_type
 from radixviz.sim.routers import LAUNCHED_DEFAULTS as LAUNCHED, RouterConfig
 from radixviz.sim.workloads import make_workload, request_count
 
-from . import cluster_report as report
+from radixviz.render import cluster_report as report
 from .simulate_modes import load_trace_option
 
 WORKERS = Limit("workers", 1, 64, default=4)
