@@ -10,6 +10,7 @@ Bad input is one line and exit 2, before anything runs.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
@@ -56,8 +57,8 @@ def register(subparsers) -> None:
                         f"prompts) or hot-prefix (one prompt behind most requests) (default {D.WORKLOAD})")
     p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
-    p.add_argument("--requests", type=SIM_REQUESTS.arg, default=_DefaultNumber(SIM_REQUESTS.default), metavar="N",
-                   help=f"number of requests (default {SIM_REQUESTS.default})")
+    p.add_argument("--requests", type=SIM_REQUESTS.arg, default=_DefaultNumber(cast(int, SIM_REQUESTS.default)),
+                   metavar="N", help=f"number of requests (default {SIM_REQUESTS.default})")
     p.add_argument("--pool-size", type=SIM_POOL_SLOTS.arg, default=SIM_POOL_SLOTS.default, metavar="S",
                    help=f"KV pool slots (default {SIM_POOL_SLOTS.default})")
     p.add_argument("--seed", type=SEED.arg, default=SEED.default, metavar="S",

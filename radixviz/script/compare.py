@@ -89,7 +89,8 @@ def compare_engines(ops, pool_size: int, device="auto", *, buggy: bool = False, 
     """The compare across time: the 2024 engine (with the matcher ``buggy`` names) beside
     the 2026 engine with ``page_size`` and ``eviction_policy``. What a line that picks a
     cache does in each column is ``SideConfig.own_op``'s rule."""
-    return compare_sides(ops, *engine_sides(buggy, page_size, eviction_policy), pool_size, device)
+    left, right = engine_sides(buggy, page_size, eviction_policy)
+    return compare_sides(ops, left, right, pool_size, device)
 
 
 def compare_sides(ops, left: SideConfig, right: SideConfig, pool_size: int, device="auto") -> SideBySide:

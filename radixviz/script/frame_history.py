@@ -90,7 +90,7 @@ class FrameHistory(Sequence):
             return self.dropped == 0 and list(self) == other
         return NotImplemented
 
-    __hash__ = None   # mutable, like the list it stands in for
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the list it stands in for
 
     def __bool__(self) -> bool:
         return len(self) > 0

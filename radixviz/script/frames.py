@@ -5,11 +5,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any
 
 from radixviz.cache import TreeSnapshot
 from radixviz.cache.recent import recent_property
 
-EMPTY = MappingProxyType({})
+EMPTY: MappingProxyType[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ The session layer owns sessions, so the KV session lives here and drives ``sim``
 """
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from radixviz.cache import as_key
@@ -23,7 +25,7 @@ def as_op(op) -> Op:
     if isinstance(op, Op):
         return op
     name, *rest = op
-    arg = rest[0] if rest else None
+    arg: Any = rest[0] if rest else None
     if name in KEY_OPS:
         return Op(name, key=as_key(arg), text=f"{name} {arg!r}")
     if name == "evict":

@@ -30,6 +30,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from radixviz.cache.engines import engine_names, option_ops
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
@@ -185,7 +186,7 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     head, args = words[0], words[1:]
     name, col = head.text, head.col
     text = raw[col - 1:words[-1].end]
-    where = dict(text=text, file=file, line=lineno, col=col)
+    where: dict[str, Any] = dict(text=text, file=file, line=lineno, col=col)
     if name not in OP_NAMES:
         if name in option_ops():     # a registered engine's own option: ``window 4``
             return _option_op(option_ops()[name], args, file, lineno, where)

@@ -7,7 +7,9 @@ on its handler's ``def``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MappingProxyType
+from typing import Any, cast
 
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.engines import all_options, engine_spec, engines_with, op_owners, option_ops, option_owners
@@ -55,14 +57,14 @@ class Session:
         self.locks: dict = {}            # (key, namespace) -> nodes locked under that name, newest last
         self._record: OpRecord | None = None
         self._marks: dict = {}
-        self._pool_refs = None           # the pool's last SlotCounts
-        self._pool_version = None
+        self._pool_refs: Any = None      # the pool's last SlotCounts
+        self._pool_version: tuple | None = None
         self._host_picture: tuple = (None, ())
         self._disagreement: dict | None = None
         self._wrong_ahead: set = set()
         # called with an insert's fresh slots before the engine sees them (a KV session fills
         # them there, so a write to the host tier copies the request's real K/V)
-        self.before_insert = None
+        self.before_insert: Callable[[Any], None] | None = None
 
     @property
     def cache(self):
@@ -129,7 +131,7 @@ class Session:
 
     @property
     def ops(self) -> list[Op]:
-        return [r.op for r in self.records]
+        return [cast(Op, r.op) for r in self.records]
 
     def replay(self, upto: int | None = None, buggy: bool | None = None) -> "Session":
         """A fresh session that applies the first ``upto`` operations again (all by default),
@@ -167,7 +169,7 @@ class Session:
             raise ScriptError(op.file, op.line, op.col, message)
         spec = self.engine.spec
         if op.name == "insert":
-            need = len(op.key)
+            need = len(_key(op))
             if need > self.pool.available_size() + self.engine.evictable_size():
                 refuse(f"pool full: {need} slots needed, {self.pool.available_size()} free and "
                        f"{self.engine.evictable_size()} evictable ({self.engine_ops.ways_to_room})")
@@ -186,7 +188,8 @@ class Session:
         self.engine_ops.precheck(op, refuse)
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
-        key, need = op.key, len(op.key)
+        key = _key(op)
+        need = len(key)
         shortfall = need - self.pool.available_size()
         evicted = self._evict(shortfall) if shortfall > 0 else []
         if self.release_inserts:
@@ -217,7 +220,7 @@ class Session:
     def _do_match(self, op: Op) -> dict:  # step: op.match
         value, last_node, extra = self.engine_ops.match(op)
         matched = len(value)
-        result = {"matched": matched, "matched_text": tokens_text(op.key[:matched]),
+        result = {"matched": matched, "matched_text": tokens_text(_key(op)[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
                   "disagreement": self._disagreement}
         if op.ns is not None:
@@ -241,13 +244,13 @@ class Session:
         return {"delta": delta, "node": node.id}
 
     def _do_evict(self, op: Op) -> dict:  # step: op.evict
-        freed = self._evict(op.count)
+        freed = self._evict(op.count or 0)   # the parser gives evict its count
         return {"evicted": len(freed), "freed_slots": freed}
 
     def _do_engine(self, op: Op) -> dict:  # step: op.engine
         # the first release's switches (#7, #4) start off on a fresh engine
         self.options["buggy"], self.release_inserts = False, False
-        self._fresh_engine(engine_spec(op.mode))  # step: engine
+        self._fresh_engine(engine_spec(str(op.mode)))  # step: engine
         self._step("engine", "engine", engine=op.mode, **self.engine.spec.pick(self.options))
         return {"engine": op.mode}
 
@@ -261,7 +264,8 @@ class Session:
             self.engine.change(option.name, value)
         else:
             self._fresh_engine(self.engine.spec)
-        self._step("option", "option", **{option.name: value})
+        changed: dict[str, Any] = {option.name: value}
+        self._step("option", "option", **changed)
         return {option.name: value}
 
     def _do_reset(self, op: Op) -> dict:  # step: op.reset
@@ -357,3 +361,9 @@ def _named(owners: tuple) -> str:
     names = list(owners) or ["no"]
     return f"the {' or '.join(names)} engine: start with 'engine {names[0]}'"
 
+
+def _key(op: Op) -> tuple:
+    """The key of a key operation (the parser gives every one of them its key)."""
+    if op.key is None:
+        raise ValueError(f"{op.name} has no key")
+    return op.key

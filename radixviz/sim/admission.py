@@ -77,7 +77,8 @@ def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
     last = set(map(id, sorted_last))
     available = estimate_available(pool, cache, running, ratio)
     batch_tokens = batch_inputs = 0
-    admitted, decisions = [], []
+    admitted: list = []
+    decisions: list = []
     loads_tried = False
     for req in queue:
         if len(admitted) >= free_rows:

@@ -11,6 +11,8 @@ asked for.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import itertools
 from dataclasses import dataclass
 
@@ -27,7 +29,7 @@ GRID_KEYS = ("pool", "host", "page")
 class GridPoint:
     setting: dict          # pool / host / page -> value, for the keys swept
     policy: str
-    stats: object          # SimStats
+    stats: Any             # SimStats
     traffic: dict          # optimum, latency
 
     @property

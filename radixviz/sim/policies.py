@@ -54,7 +54,7 @@ def subtree_weight(queue, cache, rng, last=()):
 
     weight = _weights(cache.root_node, waiting_at)
     back = set(map(id, last))
-    order = []
+    order: list = []
     # explicit stack of (node, children expanded?): the tree can be deeper than recursion allows
     stack = [(cache.root_node, False)]
     while stack:
@@ -72,7 +72,7 @@ def subtree_weight(queue, cache, rng, last=()):
 
 
 def _weights(root, waiting_at) -> dict:
-    weight = {}
+    weight: dict = {}
     stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
@@ -131,7 +131,7 @@ def get_policy(name: str) -> tuple[Callable, float]:
 def order_queue(name: str, queue, cache, rng: random.Random, in_batch_threshold: int | None = None) -> list:
     """``queue`` in the order policy ``name`` offers places; with ``in_batch_threshold``,
     #2442's rule first picks the requests to sort last (lpm and weight only)."""
-    last = ()
+    last: tuple | list = ()
     if in_batch_threshold is not None and name in IN_BATCH_POLICIES:
         last = in_batch_deprioritized(queue, in_batch_threshold)
     return get_policy(name)[0](queue, cache, rng, last)

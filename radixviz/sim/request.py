@@ -1,6 +1,8 @@
 """A request as the scheduler sees it, and the plain spec a workload hands over."""
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 
@@ -42,7 +44,7 @@ class Request:
     prefix_len: int = 0                # len(prefix_indices), kept as an int: len() of a tensor is slow
     extend_input_len: int = 0
     req_pool_idx: int = -1             # row in the ReqToTokenPool while running
-    kv_row: object = None              # that row of req_to_token (a view), while running
+    kv_row: Any = None                 # that row of req_to_token (a view), while running
     times_retracted: int = 0
     priority: int = 0
     # the prompt cut to the engine's whole pages, made once: the same tuple every round, so

@@ -188,7 +188,7 @@ class CacheAwareEvents(CacheAware):
 
     def __init__(self, workers: int, config: RouterConfig = RouterConfig(), seed: int = 0):
         super().__init__(workers, config, seed)
-        self.held = [set() for _ in range(workers)]   # block hashes each worker reported stored
+        self.held: list[set] = [set() for _ in range(workers)]   # block hashes each worker reported stored
 
     def observe(self, worker: int, events) -> None:
         held = self.held[worker]

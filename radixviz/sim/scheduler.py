@@ -250,7 +250,7 @@ class Scheduler:
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
                      explain=self.record, sorted_last=last, **self.hooks.admission())
 
-    def alloc_rows(self, n: int) -> list:
+    def alloc_rows(self, n: int) -> list | None:
         """``n`` request rows; re-points running requests' row views if the table grew."""
         rows = self.req_pool.alloc(n)
         if self.req_pool.take_grown():

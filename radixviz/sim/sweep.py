@@ -1,6 +1,8 @@
 """One setting varied, every policy run at each value: the numbers behind ``simulate --sweep``."""
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from .runner import replay
@@ -16,7 +18,7 @@ SWEEPABLE = {"pool": "pool_size", "requests": "requests", "page": "page_size", "
 class SweepPoint:
     value: int
     policy: str
-    stats: object          # SimStats
+    stats: Any             # SimStats
     eviction: str | None = None   # today's cache: the eviction policy of this column
     traffic: dict = field(default_factory=dict)   # the optimum and latency (drive.py)
 

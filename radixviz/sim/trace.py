@@ -67,7 +67,7 @@ def load_trace(path, encode=None) -> list[RequestSpec]:
         text = read_text(path, MAX_TRACE_BYTES)
     except ReadError as error:
         raise TraceError(f"{path}: cannot read the trace: {error}") from None
-    entries = []  # (arrival, session, RequestSpec, line number)
+    entries: list = []  # (arrival, session, RequestSpec, line number)
     arrival = 0
     # lines end at \n only: JSON strings may hold U+2028 and other characters splitlines cuts at
     for number, line in enumerate(text.split("\n"), 1):
@@ -163,9 +163,10 @@ def _chain_sessions(entries) -> list[RequestSpec]:
         if isinstance(item, RequestSpec):
             out.append(item)
             continue
-        chain = None
+        chain: RequestSpec | None = None
         for spec in reversed(sessions[item]):
             chain = RequestSpec(spec.input_ids, spec.max_new_tokens, then=chain,
                                 priority=spec.priority)
-        out.append(chain)
+        if chain is not None:   # a session listed in ``order`` has at least one request
+            out.append(chain)
     return out

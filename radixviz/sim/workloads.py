@@ -78,10 +78,10 @@ def priority_mix(n: int, rng: random.Random, users: int = 8, share: float = 0.2)
         lines[i % len(lines)].append(spec)
     firsts = []
     for line in lines:
-        spec = None
+        chain: RequestSpec | None = None
         for later in reversed(line):
-            spec = RequestSpec(later.input_ids, later.max_new_tokens, then=spec, priority=later.priority)
-        firsts.append(spec)
+            chain = RequestSpec(later.input_ids, later.max_new_tokens, then=chain, priority=later.priority)
+        firsts.append(chain)
     return firsts
 
 
@@ -114,9 +114,10 @@ WORKLOADS: dict[str, Callable[[int, random.Random], list]] = {
 }
 
 
-def make_workload(name: str, n: int, seed: int = 0) -> list:
-    """The RequestSpecs of workload ``name``; ValueError names the choices on a bad name."""
-    if name not in WORKLOADS:
+def make_workload(name: str | None, n: int, seed: int = 0) -> list:
+    """The RequestSpecs of workload ``name``; ValueError names the choices on a bad name
+    (None too: a caller given neither requests nor a workload's name)."""
+    if name is None or name not in WORKLOADS:
         raise ValueError(f"unknown workload {name!r}: choose from {', '.join(WORKLOADS)}")
     if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
         raise ValueError(f"the number of requests must be a positive integer, not {n!r}")

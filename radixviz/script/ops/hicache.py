@@ -52,7 +52,7 @@ class HostTierOps(TodaysOps):
         s = self.session
         if op.name == "host-size":
             page = s.options.get("page_size", 1)
-            if op.count <= s.pool_size:
+            if (op.count or 0) <= s.pool_size:   # the parser gives host-size its count
                 refuse(f"host size {op.count}: the host pool must be larger than the device pool "
                        f"({s.pool_size} slots), as SGLang requires")
             if op.count % page:
@@ -99,7 +99,7 @@ class HostTierOps(TodaysOps):
         return {"write_policy": op.mode}
 
     def _do_hicache_fixes(self, op: Op) -> dict:  # step: op.hicache-fixes
-        bugs = FIX_MODES[op.mode]
+        bugs = FIX_MODES[str(op.mode)]
         self.session.options["head_bugs"] = bugs
         # SGLang's lines break the tree's invariants on purpose, until the next reset
         self.session.knowingly_broken |= bool(bugs)
@@ -124,7 +124,8 @@ class HostTierOps(TodaysOps):
             slots, node = self.session.engine.load_back(found.last_host_node)
             self.session.engine.start_loads()
             result.update(loaded=len(slots), slots=slots.tolist(), node=node.id)
-        result["loaded_text"] = tokens_text(op.key[result["matched"]:result["matched"] + result["loaded"]])
+        key = op.key or ()   # the parser gives load-back its key
+        result["loaded_text"] = tokens_text(key[result["matched"]:result["matched"] + result["loaded"]])
         return result
 
 

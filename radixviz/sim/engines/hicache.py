@@ -104,7 +104,7 @@ HOOKS = HostTierHooks
 @dataclass(frozen=True)
 class HostPoint:
     host_size: int | None     # the host pool's slots; None: the GPU-only baseline
-    stats: object             # SimStats
+    stats: Any                # SimStats
     settings: dict
 
     @property

@@ -36,7 +36,8 @@ def owners(capability: str) -> str:
 
 class Report(Protocol):
     """What a ``Simulation`` run returns: its JSON, and a text view by its type (render/sim_report.py)."""
-    engine: str
+    @property
+    def engine(self) -> str: ...
 
     def to_json(self) -> dict: ...
 

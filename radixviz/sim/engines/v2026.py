@@ -14,6 +14,8 @@ does: pages, several eviction policies on the same requests, ``--sweep page=``.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
 from radixviz.limits import PAGE_SIZE
@@ -90,7 +92,7 @@ class TodaysSimulation(Simulation):
 
         args, sweep, page_size, evictions = self.args, self.sweep, self.page_size, self.evictions
         common = {"model": args.model, **later_options(args)}
-        pages = sweep[1] if sweep is not None and sweep[0] == "page" else page_size
+        pages: Any = sweep[1] if sweep is not None and sweep[0] == "page" else page_size
         header = {"engine": args.engine, "scheduler_loop": "2024 (first release, unchanged)",
                   "page_size": pages, "eviction_policies": evictions,
                   "note": f"{LOOP_NOTE}, page size {', '.join(map(str, pages)) if pages != page_size else page_size}, "
