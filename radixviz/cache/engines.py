@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
-                      WRITE_POLICY, Option, check_host_size)
+                      WRITE_POLICY, EngineSettings, Option, check_host_size, settings_type)
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class EngineSpec:
     title: str                      # one line for help texts and narration
     options: tuple[Option, ...] = ()     # each declared once (options.py): flag, limits, default
     words: Callable[[Mapping], tuple] = lambda settings: ()   # settings -> ("page 4", "lfu")
-    # the options checked together, with the pool they are for (ValueError: one line)
-    check: Callable[[dict, int], None] = lambda settings, pool_size: None
+    # the options checked together, with the pool they are for (ValueError: one line); None: no such check
+    check: Callable[[Mapping, int], None] | None = None
     # the module that registers the views of this engine's snapshot types (render/views/),
     # imported when one of its trees is first drawn; None: the shared views of plain snapshots
     views: str | None = None
@@ -82,25 +82,38 @@ class EngineSpec:
     def takes(self, name: str) -> bool:
         return any(option.name == name for option in self.options)
 
-    def settings(self, **options: Any) -> dict[str, Any]:
-        """The engine's options: its defaults, overridden by ``options`` (ValueError names
+    @property
+    def settings_type(self) -> type[EngineSettings]:
+        """The frozen dataclass of this engine's settings, a field per declared option."""
+        return settings_type(self.name, self.options)
+
+    def make_settings(self, **options: Any) -> EngineSettings:
+        """The engine's settings: its defaults, overridden by ``options`` (ValueError names
         an option this engine does not take)."""
-        defaults = self.defaults
-        unknown = sorted(set(options) - set(defaults))
+        unknown = sorted(set(options) - {option.name for option in self.options})
         if unknown:
             raise ValueError(f"engine {self.name} takes no option {unknown[0]!r} "
-                             f"(it takes: {', '.join(defaults) or 'none'})")
-        return {**defaults, **options}
+                             f"(it takes: {', '.join(self.defaults) or 'none'})")
+        return self.settings_type(**options)
+
+    def settings(self, **options: Any) -> dict[str, Any]:
+        """``make_settings`` as a plain dict."""
+        return dict(self.make_settings(**options))
 
     def pick(self, options: Mapping) -> dict[str, Any]:
         """The part of ``options`` (a session's settings for every engine) this engine takes."""
         return {option.name: options[option.name] for option in self.options if option.name in options}
 
-    def open(self, pool, **options):
-        """This engine, empty, on ``pool``, behind the facade (facade.Engine). Loads its
-        subpackage (and torch) on first use; ValueError for a bad option."""
-        engine_class = import_module(self.package).Engine
-        return engine_class(self, pool, self.settings(**options))
+    @property
+    def engine_class(self) -> Any:
+        """The facade subclass that opens this engine (loads its subpackage, and torch)."""
+        return import_module(self.package).Engine
+
+    def open(self, pool, settings: EngineSettings | None = None, **options):
+        """This engine, empty, on ``pool``, behind the facade (facade.Engine), with
+        ``settings`` (else those ``options`` make). Loads its subpackage (and torch) on first
+        use; ValueError for a bad option."""
+        return self.engine_class(self, pool, self.make_settings(**options) if settings is None else settings)
 
     def part(self, kind: str) -> ModuleType | None:
         """This engine's module for ``kind`` (``views``, ``script``, ``sim`` or ``quiz``),

@@ -8,7 +8,9 @@ here loads torch.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, make_dataclass
+from functools import cache
 from typing import Any
 
 from radixviz.limits import HOST_SLOTS, PAGE_SIZE, Limit
@@ -92,10 +94,49 @@ class Option:
             raise ValueError(f"unknown {self.name.replace('_', ' ')} {shown!r}: use all or {', '.join(self.choices)}")
         return tuple(name for name in self.choices if name in names)
 
+    @property
+    def kind(self) -> Any:
+        """The type of its value: a whole number, a word, several words or a yes/no."""
+        if self.many:
+            return tuple[str, ...]
+        kind: Any = int if self.limit is not None else str if self.choices else bool
+        return kind | None if self.default is None else kind
+
     def default_text(self) -> str:
         if self.many:
             return ",".join(self.default) or "none"
         return "off" if self.default is False else "on" if self.default is True else str(self.default)
+
+
+class EngineSettings(Mapping[str, Any]):
+    """One engine's settings, frozen: a dataclass made from its declared options (a field
+    each, typed by the option: ``settings_type``), built once where the options are read
+    (the command line, a session's ``engine`` line) and handed whole to the engine, which
+    keeps its working copy (``dict(settings)``: a script may change a live option). A Mapping
+    too, so badges and checks read ``settings["page_size"]`` as they read a dict."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names():
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(self))  # type: ignore[arg-type]  # a generated dataclass
+
+
+@cache
+def settings_type(engine: str, options: tuple[Option, ...]) -> type[EngineSettings]:
+    """The frozen settings dataclass of an engine with these options (made once per engine)."""
+    title = "".join(part.capitalize() for part in engine.replace("-", "_").split("_")) or "Engine"
+    made = make_dataclass(f"Settings{title}", [(o.name, o.kind, field(default=o.default)) for o in options],
+                          bases=(EngineSettings,), frozen=True)
+    return made
 
 
 # The options today's engines share: one declaration, so one default, limits and help each.
@@ -125,7 +166,7 @@ HEAD_BUGS = Option("head_bugs", (), "bring back SGLang's write_back bugs of 9fbe
                    what="a host tier", op=None, live=True)
 
 
-def check_host_size(settings: dict, pool_size: int) -> None:
+def check_host_size(settings: Mapping[str, Any], pool_size: int) -> None:
     """ValueError unless the host pool is larger than the device pool and whole pages, as
     SGLang requires (the hicache engine's check of its options together)."""
     host, page = settings.get("host_size"), settings.get("page_size", 1)

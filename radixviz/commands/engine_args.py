@@ -80,9 +80,19 @@ def engine_options(args: argparse.Namespace, command: str = "run") -> dict[str, 
     options = {option.name: getattr(args, option.name) for option in declared_options(command)
                if option.flag_name and given(args, option)}
     try:   # every command with engine flags has --pool-size
-        spec.check(spec.settings(**{k: v for k, v in options.items() if spec.takes(k)}), args.pool_size)
+        if spec.check is not None:   # refuse_foreign above left only options the engine takes
+            spec.check(spec.settings_type(**options), args.pool_size)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     options.pop("buggy", None)   # the session takes the #7 switch as its own argument
     return {"engine": spec.name, **options}
+
+
+def session_settings(args: argparse.Namespace, command: str = "run") -> dict[str, Any]:
+    """Session keyword arguments: ``engine`` and its ``settings``, one frozen object made
+    from the engine's declared options and the flags given (checked as ``engine_options``
+    checks them), handed whole to the engine (tests/test_settings_path.py holds the path)."""
+    given = engine_options(args, command)
+    spec = engine_spec(given.pop("engine"))
+    return {"engine": spec.name, "settings": spec.settings_type(**given)}
 

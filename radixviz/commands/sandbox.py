@@ -8,7 +8,8 @@ from radixviz.script import ScriptError, load_script   # the parser: no torch
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS
 
 from .live_publish_args import add_live_publish_args, live_publisher
-from .run import add_engine_args, add_history_arg, engine_options
+from .engine_args import add_engine_args, session_settings
+from .run import add_history_arg
 
 
 def register(subparsers) -> None:
@@ -46,7 +47,7 @@ def run(args) -> int:
     check_script(args.script)
     if args.publish:
         args.events = args.kv_events = True   # the flag's name before and after the option registry
-    options = engine_options(args, "sandbox")
+    options = session_settings(args, "sandbox")
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
     app = RadixvizApp("sandbox", script=args.script, buggy=bool(args.buggy), pool_size=args.pool_size,
                       device=args.device, export_dir=args.export_dir, engine_options=options,

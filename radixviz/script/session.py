@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from radixviz.cache import TokenToKVPool, tokens_text
+from radixviz.cache.options import EngineSettings
 from radixviz.cache.engines import all_options, engine_spec, engines_with, op_owners, option_ops, option_owners
 from radixviz.cache.snapshot import unshared_bytes
 
@@ -31,8 +32,10 @@ FRAME_BYTES = 1024
 
 class Session:
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
-                 engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB, **options):
-        """A session on engine ``engine`` (engines.py) with those engine ``options``
+                 engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB,
+                 settings: EngineSettings | None = None, **options):
+        """A session on engine ``engine`` (engines.py) with its ``settings`` (the command
+        line's, made once from the declared options) or those engine ``options``
         (``page_size=4``, ``eviction_policy="lfu"``); ``buggy`` starts the 2024 engine with
         the pre-#7 matcher. Options of other engines are kept for a later ``engine`` line.
         Past ``history_mb`` MiB of frames (estimated; None: no limit) the oldest frames are
@@ -40,7 +43,7 @@ class Session:
         self.pool_size, self.device = pool_size, device
         spec = engine_spec(engine)
         # one value for every engine's options: 'engine 2026' in a 2024 session uses these
-        self.options = {**all_options(), **options, "buggy": buggy}
+        self.options = {**all_options(), **options, **(settings or {}), "buggy": buggy}
         self.options["strict"] = False  # the 2024 engine takes a short value from insert-slots release (#4)
         self.release_inserts = False   # insert-slots release: one slot fewer than tokens
         self.knowingly_broken = False  # a short value is in the tree (#4) until the next reset
@@ -277,7 +280,10 @@ class Session:
         return {}
 
     def _open(self, spec, pool):
-        engine = spec.open(pool, **spec.pick(self.options))
+        # the session keeps one value per option (a script line changes them): the engine
+        # gets its own, as one frozen object
+        settings = spec.settings_type(**{option.name: self.options[option.name] for option in spec.options})
+        engine = spec.engine_class(spec, pool, settings)
         engine.observer = self._on_event
         return engine
 
