@@ -16,6 +16,7 @@ def todays_cache(page_size: int = PAGE.default, eviction_policy: str = EVICTION.
     from radixviz.cache import TokenToKVPool  # imports torch
 
     spec = engine_spec(engine)
-    options = spec.settings(page_size=page_size, eviction_policy=eviction_policy)
-    spec.open(TokenToKVPool(1, device="cpu"), **options)   # refuses a bad option now
-    return lambda pool: spec.open(pool, **options)
+    # one frozen settings object for every run's engine (each keeps its own working copy)
+    settings = spec.make_settings(page_size=page_size, eviction_policy=eviction_policy)
+    spec.open(TokenToKVPool(1, device="cpu"), settings)   # refuses a bad option now
+    return lambda pool: spec.open(pool, settings)
