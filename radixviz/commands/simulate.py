@@ -21,7 +21,7 @@ from radixviz.render.sim_report import show
 from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
                                SIM_REQUESTS)
 from radixviz.sim import defaults as D
-from radixviz.sim.engines.simulate import simulation
+from radixviz.sim.engines.simulate import SimulateArgs, simulation
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
 
@@ -189,7 +189,8 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
     for value in values:
         if not low <= value <= high:
             raise UsageError(f"--sweep {key}: each value must be between {low} and {high}, not {value}")
-    simulation(engine_spec(args.engine), args).check_sweep(key)   # the engine's own refusals first
+    # the engine's own refusals first
+    simulation(engine_spec(args.engine), SimulateArgs.from_namespace(args)).check_sweep(key)
     if key == "host" and args.host_size is not None:
         raise UsageError("--sweep host= sets the host size: drop --host-size")
     if key == "page" and args.page_size != str(PAGE.default):
@@ -217,7 +218,7 @@ def _run(args) -> int:
         return run_grid_cli(args, options, options.pop("policies"))
     spec = engine_spec(args.engine)
     own = engine_flags(args, spec)   # refuses a flag of another engine's before any path runs
-    engine = simulation(spec, args, own)   # what this engine does differently (sim/engines/)
+    engine = simulation(spec, SimulateArgs.from_namespace(args), own)   # what this engine does differently
     if args.workers is not None:
         return run_cluster(args, options, *engine.cluster_cache())
     engine.check()

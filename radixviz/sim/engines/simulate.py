@@ -13,9 +13,8 @@ Nothing here prints, and nothing loads torch before ``run``.
 """
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 from radixviz.cache.engines import EngineSpec, engines_with
@@ -32,6 +31,35 @@ Progress = Callable[[str, int], Any]
 def owners(capability: str) -> str:
     """``2026|hicache``: the engines with ``capability``, for a refusal's advice."""
     return "|".join(spec.name for spec in engines_with(capability))
+
+
+@dataclass(frozen=True)
+class SimulateArgs:
+    """What the command line asked ``simulate`` for, as an engine's ``Simulation`` reads it
+    (commands/simulate.py builds it from its parsed arguments: ``from_namespace``)."""
+    engine: str
+    workload: str
+    model: str
+    policy: str | None            # --policy as typed (None: not given)
+    compare: str | None           # --compare as typed
+    sweep: str | None             # --sweep as typed (the parsed one is the options' "sweep")
+    app: bool
+    insert: str                   # fixed | release (#4)
+    page_size: str                # --page-size as typed (parsed by the engine that takes it)
+    eviction_policy: str          # one name or several, comma-separated
+    host_size: int | None
+    write_policy: str
+    head_bugs: tuple | None
+    delay_shared_prefix: bool
+    cache_unfinished: bool
+    hold_back_shared_prefix: bool
+
+    @classmethod
+    def from_namespace(cls, args: Any) -> SimulateArgs:
+        """The fields of ``args`` (argparse's Namespace) this class names; absent: None/False."""
+        values: dict[str, Any] = {f.name: getattr(args, f.name, False if f.type == "bool" else None)
+                                  for f in fields(cls)}
+        return cls(**values)
 
 
 class Report(Protocol):
@@ -80,7 +108,7 @@ class SweepRuns:
 class Simulation:
     """The shared path (see the module's docstring); ``args`` are the command's, parsed."""
 
-    def __init__(self, spec: EngineSpec, args: argparse.Namespace, own: dict | None = None):
+    def __init__(self, spec: EngineSpec, args: SimulateArgs, own: dict | None = None):
         self.spec, self.args = spec, args
         self.own = own or {}          # the registry-made flags given (the engine's own options)
         self.policies: list = []      # set by ``prepare``, as ``sweep`` (key, values) or None
@@ -156,8 +184,9 @@ class Simulation:
         return PolicyRuns(self.spec.name, name, results, table)
 
 
-def later_options(args: argparse.Namespace) -> dict:
-    """The Scheduler switches for what SGLang changed after the first release."""
+def later_options(args: Any) -> dict:
+    """The Scheduler switches for what SGLang changed after the first release (from a
+    SimulateArgs, or the command's parsed arguments)."""
     return {"delay_shared_prefix": args.delay_shared_prefix,
             "cache_unfinished": args.cache_unfinished,
             "hold_back_shared_prefix": args.hold_back_shared_prefix}
@@ -176,7 +205,7 @@ def run_sweep(engine: str, name: str, sweep: tuple, policies: list, specs, optio
     return SweepRuns(engine, name, key, values, policies, dict(options), requests, points, header)
 
 
-def simulation(spec: EngineSpec, args: argparse.Namespace, own: dict | None = None) -> Simulation:
+def simulation(spec: EngineSpec, args: SimulateArgs, own: dict | None = None) -> Simulation:
     """The engine's own ``Simulation`` (``SIMULATION`` of its sim module) on the command's ``args``."""
     part = spec.part("sim")
     return (getattr(part, "SIMULATION", None) or Simulation)(spec, args, own)

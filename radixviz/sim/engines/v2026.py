@@ -24,7 +24,7 @@ from .. import defaults as D
 from ..workloads import make_workload, request_count
 from . import LoopHooks
 from .factory import todays_cache
-from .simulate import PolicyRuns, Progress, Report, Simulation, later_options, owners, run_sweep
+from .simulate import PolicyRuns, Progress, Report, Simulation, SimulateArgs, later_options, owners, run_sweep
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
              "cache: SGLang's radix cache of March 2026")
@@ -39,7 +39,7 @@ class TodaysHooks(LoopHooks):
 HOOKS = TodaysHooks
 
 
-def parse_cache_options(args) -> tuple[int, list]:
+def parse_cache_options(args: SimulateArgs) -> tuple[int, list]:
     """(page size, eviction policies) from the command line; UsageError on a bad one."""
     try:
         page_size = PAGE_SIZE.parse(args.page_size)
