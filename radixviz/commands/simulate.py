@@ -149,7 +149,8 @@ def _cluster_only(args) -> str:
                                  ("--balance-rel-threshold", args.balance_rel_threshold,
                                   LAUNCHED.balance_rel_threshold),
                                  ("--max-tree-size", args.max_tree_size, None),
-                                 ("--low-match", args.low_match, "min-load")):
+                                 ("--low-match", args.low_match, "min-load"),
+                                 ("--router-events", args.router_events, None)):
         if value != default:
             return flag
     return ""
