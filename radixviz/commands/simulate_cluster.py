@@ -184,7 +184,7 @@ def recorded_servers(args) -> list:
     # msgspec and the wire's player: only for a run that reads recordings
     from radixviz.wire.held_prompts import recorded_servers as held_at_end
 
-    from .watch import load_recording
+    from .watch import load_recording  # msgspec, as above
     files = [f.strip() for f in args.router_events.split(",") if f.strip()]
     if not files:
         raise UsageError("--router-events needs recordings, e.g. --router-events a.rvkv,b.rvkv")
