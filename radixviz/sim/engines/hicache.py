@@ -25,6 +25,7 @@ import torch
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 
 from ..runner import replay
+from ..steps import match_key
 from ..workloads import make_workload
 from .v2026 import TodaysHooks
 
@@ -32,11 +33,9 @@ from .v2026 import TodaysHooks
 def match_tiers(s, queue) -> None:
     """``steps.match_requests`` for an engine with a host tier: the device prefix as usual,
     plus the host hit of each request."""
-    match, whole_pages = s.engine.match_tiers, s.engine.whole_pages
+    match = s.engine.match_tiers
     for req in queue:
-        if req.match_key is None:
-            req.match_key = req.input_ids[:whole_pages(len(req.input_ids))]
-        found = match(req.match_key)
+        found = match(match_key(s, req))
         prefix = found.device_indices
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, found.last_device_node, n_prefix
