@@ -5,7 +5,7 @@ The trace (radixviz.sim.traces.synthetic: four long system prompts, multi-turn s
 Poisson arrivals at 25 requests a second) is written to a temporary file, then replayed by
 ``replay(open_trace(...))`` as ``simulate --trace FILE --block-size 16`` does, with arrival
 times driving the queue (``--pass-ms``) and generated tokens forgotten as requests finish.
-Resident memory is read at 10 %, 50 % and 100 % of the requests: a bounded stream has
+Resident memory is read at 10, 25, 50, 75 and 100 % of the requests: a bounded stream has
 about the same at each. ``--no-optimum`` leaves out the optimum's counting tables (one 64-bit
 key per distinct prefix token, sim/prefix_count.py), which grow with the trace's distinct
 content (reported as ``tree_tokens``), not with its requests.
@@ -53,13 +53,13 @@ def main() -> None:
                 out.write(json.dumps(obj, separators=(",", ":")) + "\n")
         written = time.perf_counter() - wall
         file_mb = os.path.getsize(path) / 2**20
-        checkpoints = {round(args.requests * f): f"{round(f * 100)}%" for f in (0.1, 0.5, 1.0)}
+        # a pass may finish several requests: each checkpoint is read at the first pass past it
+        checkpoints = [(round(args.requests * f), f"{round(f * 100)}%") for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
         rss: dict = {}
 
         def progress(finished: int, total: int) -> None:
-            label = checkpoints.get(finished)
-            if label and label not in rss:
-                rss[label] = round(rss_mb(), 1)
+            while checkpoints and finished >= checkpoints[0][0]:
+                rss[checkpoints.pop(0)[1]] = round(rss_mb(), 1)
 
         baseline = rss_mb()
         trace = open_trace(path, block_size=args.block_size, ms_per_pass=args.pass_ms)

@@ -25,7 +25,7 @@ def setup():
 def waiting(cache, *specs):
     """Requests from (prompt, max_new) pairs, matched against the tree."""
     queue = [Request(100 + i, tuple(p), m) for i, (p, m) in enumerate(specs)]
-    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=cache), queue)
+    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=cache, edge_memo=None), queue)
     return queue
 
 

@@ -20,7 +20,7 @@ SYSTEM = tuple(range(100, 140))          # 40 tokens: longer than #2442's thresh
 def matched(cache, *prompts):
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
     engine = SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)
-    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=engine), queue)
+    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=engine, edge_memo=None), queue)
     return queue
 
 

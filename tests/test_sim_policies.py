@@ -15,7 +15,7 @@ def matched_queue(cache, *prompts):
     """Requests r0, r1, ... for ``prompts``, matched against ``cache`` as a prefill round does."""
     queue = [Request(i, tuple(p), 4) for i, p in enumerate(prompts)]
     engine = SimpleNamespace(match=cache.match_prefix, whole_pages=lambda n: n)
-    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=engine), queue)
+    match_requests(SimpleNamespace(hooks=LoopHooks(None), engine=engine, edge_memo=None), queue)
     return queue
 
 

@@ -22,10 +22,12 @@ class TestRememberedComparison:
     def test_answers_as_the_comparison_does_from_any_start(self, monkeypatch):
         monkeypatch.setattr(edge_memo, "REMEMBER_AT_MOST", 50)   # it starts afresh often too
         rng = random.Random(5)
-        remembered = edge_memo.remembering(match)
+        remembered = edge_memo.EdgeMemo(match)
         prompt = tuple(rng.randint(0, 3) for _ in range(200))
         edges = [prompt[a:b] for a, b in ((0, 40), (0, 120), (40, 90), (90, 200), (3, 80))]
         keys = [prompt, prompt[:100] + (9,) * 50, prompt[:60] + prompt[:60], prompt[40:]]
+        for key in keys[:3]:       # the last is never watched: compared afresh each time
+            remembered.watch(key)
         for _ in range(3):   # asked again: answered from memory, the same
             for edge in edges:
                 for key in keys:
@@ -34,10 +36,14 @@ class TestRememberedComparison:
                         assert remembered(edge, key, start) == match(edge, key, start)
 
     def test_equal_but_distinct_tuples_are_answered_by_content(self):
-        remembered = edge_memo.remembering(match)
-        edge = tuple(range(64))
-        assert remembered(edge, tuple(range(64))) == 64
-        assert remembered(edge, tuple(range(10)) + (-1,) * 60) == 10   # another key object
+        remembered = edge_memo.EdgeMemo(match)
+        edge, key, other = tuple(range(64)), tuple(range(64)), tuple(range(10)) + (-1,) * 60
+        remembered.watch(key)
+        remembered.watch(other)
+        assert remembered(edge, key) == 64
+        assert remembered(edge, other) == 10   # another key object
+        remembered.forget(key)
+        assert remembered(edge, key) == 64 and len(remembered.seen) == 1
 
 
 class TestOneEdgeMatchReturnsItsSlots:
@@ -73,9 +79,25 @@ class TestTheMemoChangesNoPass:
         ("multi-turn", 120, "fcfs", 1024), ("tree-of-thought", 200, "lpm", 1024)])
     def test_pass_by_pass_with_and_without(self, monkeypatch, engine, workload, requests, policy, pool):
         remembered = run_passes(workload, requests, policy, pool, 3, engine)
-        monkeypatch.setattr(scheduler_module, "remembering", lambda key_match: key_match)
+        monkeypatch.setattr(scheduler_module, "remembering", Unremembered)
         plain = run_passes(workload, requests, policy, pool, 3, engine)
         assert remembered == plain and len(plain[0]) > 20
+
+
+def Unremembered(key_match):
+    """The plain comparison, with no memo to watch or forget keys."""
+    return key_match
+
+
+@pytest.mark.parametrize("engine", ["2024", "2026"])
+def test_a_finished_prompt_is_forgotten_so_a_long_stream_keeps_none_alive(engine):
+    sched = Scheduler(1024, "lpm", seed=1, record=False, engine=engine)
+    sched.submit(make_workload("shared-prompt", 200, 1))
+    asked = 0
+    while sched.step() is not None:
+        asked = max(asked, len(sched.edge_memo.seen))
+    assert asked > 0                                    # it did remember, while they waited
+    assert sched.stats.finished == 200 and not sched.edge_memo.seen and not sched.edge_memo.live
 
 
 class TestTheBenchmarkRunAgreesWithTheReference:

@@ -6,8 +6,6 @@ import sys
 from contextlib import contextmanager
 from typing import Iterator
 
-import zmq
-
 from radixviz.cache.engines import engines_with
 from radixviz.errors import UsageError
 from radixviz.sim.pass_hooks import after_each_pass
@@ -30,7 +28,10 @@ def live_publisher(args) -> Iterator:
     if not getattr(args, "publish", None):
         yield None
         return
-    from radixviz.wire.live_publish import LivePublisher  # pyzmq and msgspec: only when publishing
+    # pyzmq and msgspec: loaded only when publishing, not by every sandbox's or simulate's parser
+    import zmq
+
+    from radixviz.wire.live_publish import LivePublisher  # pyzmq and msgspec, as above
     try:
         live = LivePublisher(args.publish, args.publish_replay, args.publish_topic,
                              wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0)

@@ -63,6 +63,11 @@ def add_cluster_args(p) -> None:
     g.add_argument("--max-tree-size", type=Limit("tree size", 1, 1 << 30).arg, metavar="T",
                    help="cache-aware: tokens its approximate tree keeps per worker (default 2**26, as launched; "
                         "the library's 10,000)")
+    g.add_argument("--router-events", metavar="FILE,FILE,...",
+                   help="recordings of servers' KV events (radixviz watch --record): worker k starts "
+                        "holding what the k-th recorded server (or data-parallel rank) held when its "
+                        "recording ended; cache-aware-events learns it from the workers' events, "
+                        "cache-aware (which reads none) does not")
     g.add_argument("--low-match", choices=("min-load", "smallest-tree"), default="min-load",
                    help="cache-aware, when no worker holds enough of the prompt: the least loaded "
                         "worker (SGLang today) or the one with the smallest tree (SGLang 2024-11 to 2025-12)")
@@ -89,7 +94,8 @@ def cluster_only(args) -> str:
                                  ("--balance-rel-threshold", args.balance_rel_threshold,
                                   LAUNCHED.balance_rel_threshold),
                                  ("--max-tree-size", args.max_tree_size, None),
-                                 ("--low-match", args.low_match, "min-load")):
+                                 ("--low-match", args.low_match, "min-load"),
+                                 ("--router-events", args.router_events, None)):
         if value != default:
             return flag
     return ""
@@ -124,14 +130,18 @@ def run_cluster(args, options: dict, page_size: int = PAGE.default, eviction: st
     specs = load_trace_option(args, "fake") if args.trace else make_workload(
         args.workload, options["requests"], options["seed"])
     name = args.trace if args.trace else args.workload
-    results = {}
+    held = recorded_servers(args)
+    results, warmed = {}, []
     for router in routers:
         cluster = make_cluster(args, options, router, page_size, eviction)
+        warmed = cluster.warm(held)
         cluster.submit(specs)
         results[router] = cluster.run()
     header = {"workload": name, "requests": request_count(specs), "workers": args.workers,
               "pool_size": options["pool_size"], "rate": args.rate, "seed": options["seed"],
               "engine": args.engine, "page_size": page_size, "policy": options["policies"][0]}
+    if held:
+        header["warm_start"] = warm_start_json(args.router_events, held, warmed)
     if args.json:
         print(json.dumps({**header, "results": {r: res.to_dict() for r, res in results.items()}}, indent=2))
     else:
@@ -168,8 +178,11 @@ def open_cluster_app(args, options: dict, routers: list, page_size: int, evictio
         raise UsageError("--app --workers keeps every pass to step through: 500 requests at most")
     from radixviz.tui.app import RadixvizApp  # Textual: only when the app opens
 
+    held = recorded_servers(args)
+
     def build():
         cluster = make_cluster(args, options, routers[0], page_size, eviction, record=True)
+        cluster.warm(held)
         cluster.submit(make_workload(args.workload, options["requests"], options["seed"]))
         return cluster
 
@@ -177,3 +190,31 @@ def open_cluster_app(args, options: dict, routers: list, page_size: int, evictio
         f"{args.workload} · {args.workers} workers · {routers[0]} · {options['requests']} requests")})
     app.run()
     return app.return_code or 0
+
+
+def recorded_servers(args) -> list:
+    """``--router-events``: what each recorded stream held at its end, one per worker in the
+    order the files are given (a file with several data-parallel ranks gives several)."""
+    if not getattr(args, "router_events", None):
+        return []
+    # msgspec and the wire's player: only for a run that reads recordings
+    from radixviz.wire.held_prompts import recorded_servers as held_at_end
+
+    from .watch import load_recording  # msgspec, as above
+    files = [f.strip() for f in args.router_events.split(",") if f.strip()]
+    if not files:
+        raise UsageError("--router-events needs recordings, e.g. --router-events a.rvkv,b.rvkv")
+    held = [prompts for path in files for prompts in held_at_end(load_recording(path))]
+    if len(held) > args.workers:
+        raise UsageError(f"--router-events: {len(held)} recorded servers (or ranks) for {args.workers} "
+                         f"workers: give --workers {len(held)} or fewer recordings")
+    return held
+
+
+def warm_start_json(files: str, held: list, warmed: list) -> dict:
+    """What the workers started holding, per worker, for the report and --json."""
+    return {"files": [f.strip() for f in files.split(",") if f.strip()],
+            "workers": [{"worker": k, "recorded_blocks": h.blocks, "recorded_tokens": h.tokens,
+                         "prompts": w.paths, "held_tokens": w.tokens, "too_long": w.too_long,
+                         "broken_chains": h.broken, "lora_blocks_left_out": h.namespaced}
+                        for k, (h, w) in enumerate(zip(held, warmed))]}

@@ -20,6 +20,14 @@ NOTE = ("each worker: the first release's loop on its own pool and cache, insert
         "after prefill (#418); balance = busiest worker ÷ mean (1.00 is even)")
 
 
+def warm_line(warm: dict) -> str:
+    """``warm start from a.rvkv: worker 0 holds 1,024 tokens (12 prompts), worker 1 …``"""
+    held = ", ".join(f"worker {w['worker']} holds {w['held_tokens']:,} tokens ({w['prompts']} prompts"
+                     + (f", {w['too_long']} too long for its pool" if w["too_long"] else "") + ")"
+                     for w in warm["workers"])
+    return f"warm start from {', '.join(warm['files'])}: {held}; every router starts from it"
+
+
 def shares(result, what: str, fmt) -> str:
     """``64/60/70/62``: one value per worker."""
     return "/".join(fmt(w[what]) for w in result.per_worker())
@@ -29,6 +37,8 @@ def print_cluster(header: dict, results: dict) -> None:
     console = Console(highlight=False)
     console.print(title(header))
     console.print(NOTE, style="dim")
+    if "warm_start" in header:
+        console.print(warm_line(header["warm_start"]))
     if len(results) == 1:
         print_workers(console, *next(iter(results.items())))
         return
@@ -70,7 +80,7 @@ def print_workers(console, name: str, result) -> None:
     for column in ("worker", "requests", "prompt", "hit rate", "computed", "peak", "evicted"):
         table.add_column(column, justify="right", no_wrap=True)
     for w in result.per_worker():
-        table.add_row(str(w["worker"]), f"{w['requests']:,}", f"{w['prompt_tokens']:,}",
+        table.add_row(str(w['worker']), f"{w['requests']:,}", f"{w['prompt_tokens']:,}",
                       f"{w['hit_rate']:.1%}", f"{w['tokens_computed']:,}", f"{w['peak_in_flight']:,}",
                       f"{w['evicted_tokens']:,}")
     table.add_row("all", f"{len(result.routes):,}", f"{sum(r.length for r in result.routes):,}",

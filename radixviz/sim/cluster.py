@@ -28,6 +28,7 @@ from .request import RequestSpec
 from .routers import LIBRARY_DEFAULTS, Load, RouterConfig, make_router
 from .scheduler import Scheduler
 from .workloads import make_workload
+from .warm_start import warm_worker
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,14 @@ class Cluster:
         if isinstance(specs, RequestSpec):
             specs = [specs]
         self.back.extend(specs)
+
+    def warm(self, held) -> list:
+        """Start worker k holding the prompts of ``held[k]`` (wire/held_prompts.HeldPrompts:
+        what a recorded server held); the workers past ``held`` start empty. Returns each
+        warmed worker's ``Warmed``. Their inserts' KV events reach the router on the first pass."""
+        if len(held) > len(self.workers):
+            raise ValueError(f"{len(held)} recorded servers for {len(self.workers)} workers")
+        return [warm_worker(self.workers[k], prompts.paths) for k, prompts in enumerate(held)]
 
     @property
     def done(self) -> bool:

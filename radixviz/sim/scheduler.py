@@ -55,7 +55,7 @@ from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
 from . import steps
-from .edge_memo import remembering
+from .edge_memo import EdgeMemo, remembering
 
 
 class Scheduler:
@@ -95,7 +95,9 @@ class Scheduler:
         self._engine_name, self._engine_options = engine, dict(engine_options or {})
         self.engine = self.make_engine()
         # the loop matches the same prompts round after round: remember whole-edge answers
-        self.engine.wrap_key_match(remembering)
+        # (None where the engine has no edge comparison to wrap)
+        self.edge_memo: EdgeMemo | None = None
+        self.engine.wrap_key_match(self._remembering)
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
         self.hooks = loop_hooks(self.engine.spec, self)
@@ -141,6 +143,11 @@ class Scheduler:
         self._pass_events: list[SimEvent] = []
         self._evicted = 0
         self._last_attempt = None   # a prefill round that admitted nobody, shown with the decode
+
+    def _remembering(self, key_match):
+        compare = remembering(key_match)
+        self.edge_memo = getattr(compare, "memo", None)
+        return compare
 
     def make_engine(self):
         """The prefix cache this scheduler drives (radixviz.cache's facade), built once in

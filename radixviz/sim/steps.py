@@ -14,6 +14,16 @@ from .policies import in_batch_deprioritized
 from .request import RequestSpec
 
 
+def match_key(s, req) -> tuple:
+    """The request's prompt cut to whole pages, made once and the same tuple every round,
+    so the edge memo (edge_memo.py) answers its comparisons again until it finishes."""
+    if req.match_key is None:
+        req.match_key = req.input_ids[:s.engine.whole_pages(len(req.input_ids))]
+        if s.edge_memo is not None:
+            s.edge_memo.watch(req.match_key)
+    return req.match_key
+
+
 def match_requests(s, queue) -> None:
     """Match each request against the tree (this may split nodes); note what is left to compute.
 
@@ -22,11 +32,9 @@ def match_requests(s, queue) -> None:
     """
     if s.hooks.match(queue):   # the engine's own match (both tiers of the host tier's)
         return
-    match, whole_pages = s.engine.match, s.engine.whole_pages   # bound once: this loop runs
-    for req in queue:                                             # for every waiting request
-        if req.match_key is None:
-            req.match_key = req.input_ids[:whole_pages(len(req.input_ids))]
-        prefix, last_node = match(req.match_key)
+    match = s.engine.match   # bound once: this loop runs for every waiting request
+    for req in queue:
+        prefix, last_node = match(match_key(s, req))
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, last_node, n_prefix
         req.extend_input_len = len(req.input_ids) - n_prefix
@@ -149,6 +157,8 @@ def finish(s, req) -> None:
     req.req_pool_idx, req.kv_row = -1, None
     s.stats.finished += 1
     s.stats.note_finished(req)
+    if s.edge_memo is not None and req.match_key is not None:
+        s.edge_memo.forget(req.match_key)     # no request matches this prompt again
     s.outputs[req.rid] = tuple(req.output_ids)
     if req.then is not None:
         for new in s.submit(req.then):

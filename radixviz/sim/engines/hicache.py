@@ -32,11 +32,11 @@ from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
 def match_tiers(s, queue) -> None:
     """``steps.match_requests`` for an engine with a host tier: the device prefix as usual,
     plus the host hit of each request."""
-    match, whole_pages = s.engine.match_tiers, s.engine.whole_pages
+    from ..steps import match_key  # the loop's steps import torch: the command line loads this module first
+
+    match = s.engine.match_tiers
     for req in queue:
-        if req.match_key is None:
-            req.match_key = req.input_ids[:whole_pages(len(req.input_ids))]
-        found = match(req.match_key)
+        found = match(match_key(s, req))
         prefix = found.device_indices
         n_prefix = prefix.shape[0]
         req.prefix_indices, req.last_node, req.prefix_len = prefix, found.last_device_node, n_prefix
