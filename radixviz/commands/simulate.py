@@ -6,6 +6,10 @@ policy (or those named) at each value. ``--trace FILE.jsonl`` replays your own r
 instead of a named workload (format: docs/simulation-api.md). ``--workers N --router ...``
 runs N loops behind a router (simulate_cluster.py). ``--json`` prints everything as JSON.
 Bad input is one line and exit 2, before anything runs.
+
+This module parses and checks the command line; what differs per engine (its cache options,
+refusals, runs and report) is the engine's ``Simulation`` (sim/engines/simulate.py, named by
+its registry line), and render/sim_report.py prints the report.
 """
 from __future__ import annotations
 
