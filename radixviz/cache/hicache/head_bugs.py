@@ -46,7 +46,7 @@ def check_head_bugs(value) -> tuple:
         return tuple(HEAD_BUGS)
     if isinstance(value, str):
         value = [part.strip() for part in value.split(",") if part.strip()]
-    names = set()
+    names: set[str] = set()
     for name in value:
         name = str(name).replace("-", "_").lower()
         if name == "all":

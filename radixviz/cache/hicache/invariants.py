@@ -20,7 +20,9 @@ def check_hicache_invariants(cache, pool=None, held=()) -> None:
                              "and count as on both tiers")
     evictable = protected = 0
     device_leaves, host_leaves = set(), set()
-    owner, host_owner, stack = {}, {}, [root]
+    owner: dict[int, str] = {}        # slot -> the label of the node holding it, per tier
+    host_owner: dict[int, str] = {}
+    stack = [root]
     while stack:
         node = stack.pop()
         for first, child in node.children.items():

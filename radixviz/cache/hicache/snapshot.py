@@ -57,7 +57,8 @@ class HiTreeSnapshot(ModernTreeSnapshot):
 
     @property
     def host_tokens(self) -> int:
-        return sum(len(n.host_value) for n in self.root.walk() if n.key and n.host_value is not None)
+        return sum(len(n.host_value) for n in self.root.walk()   # (every node is a HiNodeSnapshot)
+                   if isinstance(n, HiNodeSnapshot) and n.key and n.host_value is not None)
 
 
 def hicache_snapshot(cache) -> HiTreeSnapshot:
