@@ -111,7 +111,7 @@ def gen_in_flight(build: ScenarioBuilder, seed: int) -> Question:
 
 GENERATORS_HICACHE = {"host-hit": gen_host_hit, "load-back": gen_load_back,
                       "write-policy": gen_write_policy, "in-flight": gen_in_flight}
-LESSON_TOPICS_HICACHE = {15: ("host-hit", "load-back"), 16: ("write-policy", "in-flight")}
+LESSON_TOPICS_HICACHE: dict[int, tuple[str, ...]] = {15: ("host-hit", "load-back"), 16: ("write-policy", "in-flight")}
 
 # lesson 17: SGLang's 9fbe6800a write_back bugs (generate_head_bugs.py)
 from .generate_head_bugs import GENERATORS_HEAD_BUGS, LESSON_TOPICS_HEAD_BUGS  # noqa: E402
