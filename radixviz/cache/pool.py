@@ -10,7 +10,7 @@ class PoolError(ValueError):
     """A pool call that would break the slot accounting; nothing was changed."""
 
 
-def resolve_device(device="auto") -> torch.device:
+def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     """``auto`` is CUDA when torch sees a GPU, otherwise the CPU."""
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -38,7 +38,7 @@ class TokenToKVPool:
     reference to each slot it owns, and a running request one to each slot it uses."""
 
     def __init__(self, size: int, head_num: int = 2, head_dim: int = 16, layer_num: int = 2,
-                 dtype=torch.float32, device="auto"):
+                 dtype=torch.float32, device: str | torch.device = "auto") -> None:
         self.size = _positive("size", size)
         self.head_num = _positive("head_num", head_num)
         self.head_dim = _positive("head_dim", head_dim)
@@ -148,7 +148,7 @@ class TokenToKVPool:
 class ReqToTokenPool:
     """Request slots: row ``r`` lists, position by position, the KV slots request ``r`` uses."""
 
-    def __init__(self, size: int, max_context_len: int, device="auto"):
+    def __init__(self, size: int, max_context_len: int, device: str | torch.device = "auto") -> None:
         self.size = _positive("size", size)
         self.max_context_len = _positive("max_context_len", max_context_len)
         self.device = resolve_device(device)

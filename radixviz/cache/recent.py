@@ -16,7 +16,7 @@ KEEP = 32   # instances per property: a view reads a step and its neighbours
 
 
 class recent_property:  # noqa: N801 - a decorator, named like the one it stands in for
-    def __init__(self, func):
+    def __init__(self, func) -> None:
         self.func = func
         self.__doc__ = func.__doc__
         self.name = func.__name__

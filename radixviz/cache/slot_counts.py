@@ -19,7 +19,7 @@ class SlotCounts(Sequence):
     __slots__ = ("_chunks", "_size", "new_bytes")
     _chunks: tuple
 
-    def __init__(self, counts, previous: "SlotCounts | None" = None):
+    def __init__(self, counts, previous: "SlotCounts | None" = None) -> None:
         """The counts in ``counts`` (a sequence of ints); every chunk equal to the same chunk
         of ``previous`` is that chunk, shared. ``new_bytes`` is what the chunks not shared
         cost (what keeping this picture adds)."""

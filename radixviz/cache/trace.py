@@ -91,7 +91,7 @@ class Tracer:
 
     __slots__ = ("source", "active", "seq", "op", "_observer", "_snapshot")
 
-    def __init__(self, source: str, snapshot: Callable[[], TreeSnapshot]):
+    def __init__(self, source: str, snapshot: Callable[[], TreeSnapshot]) -> None:
         self.source = source        # module name of the engine, copied into every event
         self.active = False         # an observer is attached
         self.seq = 0                # events emitted so far
@@ -131,7 +131,7 @@ class TracerBranch:
 
     __slots__ = ("root", "source")
 
-    def __init__(self, root: Tracer, source: str):
+    def __init__(self, root: Tracer, source: str) -> None:
         self.root, self.source = root, source
 
     @property

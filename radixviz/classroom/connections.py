@@ -76,7 +76,7 @@ def connection_caps(file_limit: int, max_sessions: int, per_client: int) -> tupl
 class ConnectionGuard:
     """Counts the open connections, in all and per address; says which to turn away."""
 
-    def __init__(self, total: int, per_address: int):
+    def __init__(self, total: int, per_address: int) -> None:
         self.total, self.per_address = total, per_address
         self.proxies: set[str] = set()
         self.open = 0
@@ -135,7 +135,7 @@ class ConnectionGuard:
 class GuardedHandler(RequestHandler):
     """aiohttp's connection handler, counted by the guard (or answered 503 and closed)."""
 
-    def __init__(self, manager, guard: ConnectionGuard, **kwargs):
+    def __init__(self, manager, guard: ConnectionGuard, **kwargs) -> None:
         super().__init__(manager, **kwargs)
         self.guard, self.address, self.counted = guard, "", False
 

@@ -30,7 +30,7 @@ KINDS = {"stdin": str, "resize": dict, "ping": str, "blur": None, "focus": None}
 class Refusals:
     """The unexpected frames of one session: the first logged, the others counted."""
 
-    def __init__(self, client: str):
+    def __init__(self, client: str) -> None:
         self.client, self.count = client, 0
 
     def refuse(self, why: str) -> None:

@@ -43,7 +43,7 @@ class RequestRate:
     ``per_second``. Without it one client could keep the server answering as fast as it can
     send (every page and refusal costs the front a little), slowing every student's page."""
 
-    def __init__(self, per_second: float, burst: float | None = None):
+    def __init__(self, per_second: float, burst: float | None = None) -> None:
         self.per_second = per_second
         self.burst = burst if burst is not None else per_second * REQUEST_BURST
         self.buckets: dict[str, list[float]] = {}     # key -> [tokens, when last filled]
@@ -66,7 +66,7 @@ class RequestRate:
 class JoinLimiter:
     """At most ``per_minute`` joins from one address in any ``JOIN_WINDOW`` seconds."""
 
-    def __init__(self, per_minute: int):
+    def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
         self.joins: dict[str, deque] = {}
 
@@ -106,7 +106,7 @@ def folder_bytes(folder) -> int:
 class DiskBudget:
     """The class folder's budget, ``total`` bytes, and each student's share of it."""
 
-    def __init__(self, roster, total: int, share: int):
+    def __init__(self, roster, total: int, share: int) -> None:
         self.roster, self.total, self.share = roster, total, share
         self.used: dict[str, int] = {}
         self.at = 0.0

@@ -71,7 +71,7 @@ def set_cores(pid: int, cores: set) -> bool:
 class SessionPriorities:
     """Watches the sessions' processes; confines the busy ones to the hog cores."""
 
-    def __init__(self, busy: float = BUSY, calm: float = CALM, window: float = WINDOW):
+    def __init__(self, busy: float = BUSY, calm: float = CALM, window: float = WINDOW) -> None:
         self.busy, self.calm, self.window = busy, calm, window
         self.samples: dict[int, deque] = {}
         self.confined: dict[int, float] = {}    # pid -> when it was confined

@@ -80,7 +80,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
                  joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
                  per_student: int = 3, trust_proxy: str | None = None,
-                 requests_per_second: float = REQUESTS_PER_SECOND):
+                 requests_per_second: float = REQUESTS_PER_SECOND) -> None:
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
         self.per_student, self.trust_proxy = per_student, trust_proxy

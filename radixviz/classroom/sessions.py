@@ -43,7 +43,7 @@ class KeyBudget:
     """A token bucket of keystroke characters: ``MAX_KEYS`` at once, ``KEYS_PER_SECOND``
     after that. What is over the budget is dropped (no person types that fast)."""
 
-    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND):
+    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND) -> None:
         self.burst, self.rate = burst, rate
         self.tokens, self.at = float(burst), time.monotonic()
 

@@ -114,7 +114,7 @@ class StartFailures:
     """When each student's sessions could not start (or, ``what``, their apps stopped),
     over the last FAILURE_WINDOW seconds."""
 
-    def __init__(self, clock=time.monotonic, what: str = "could not start"):
+    def __init__(self, clock=time.monotonic, what: str = "could not start") -> None:
         self.clock, self.what = clock, what
         self.times: dict[str, deque] = {}
 

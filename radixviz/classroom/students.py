@@ -58,7 +58,7 @@ def stamp_seconds(text: str) -> float | None:
 class Roster:
     """The class's students, kept in ``folder/students.json`` (written atomically, locked)."""
 
-    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS, key_days: int | None = None):
+    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS, key_days: int | None = None) -> None:
         self.folder = Path(folder)
         self.path = self.folder / ROSTER
         self.max_students = max_students

@@ -30,7 +30,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")   # the line breaks markdown-it counts
 class FormatError(ValueError):
     """A mistake at a line of the file (1-based); the caller names the file."""
 
-    def __init__(self, line: int, message: str):
+    def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line, self.message = line, message
 
@@ -61,7 +61,7 @@ class MarkdownFile:
     """``text`` read once: ``lines``, the ``fences`` in file order, and where the front
     matter ends (``body_start``: the index of the first line after it, 0 without one)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         lines = _NEWLINE.split(text)
         if lines and lines[-1] == "" and text:
             lines.pop()                      # a final line break ends the last line

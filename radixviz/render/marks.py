@@ -81,7 +81,7 @@ def compact_ranges(slots, max_runs: int = 3) -> str:
 class NodeMarks:
     """Marks resolved once per render: which marks each node id carries."""
 
-    def __init__(self, marks=None):
+    def __init__(self, marks=None) -> None:
         self.current = set(getattr(marks, "current", ()) or ())
         self.path = set(getattr(marks, "path", ()) or ())
         self.split = set(getattr(marks, "split", ()) or ())

@@ -34,7 +34,7 @@ def slot_symbol(state: str, refcount: int) -> str:
 class PoolGrid:
     """Rich renderable for a ``PoolSnapshot`` (and the touched slots of ``Marks``)."""
 
-    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
+    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True) -> None:
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
         self._held: frozenset | None = None   # the slots the tree holds, once a row asks
@@ -135,7 +135,7 @@ class PoolRows:
     row on first access: a pool of thousands of slots is hundreds of rows, and a view that
     shows a dozen of them must not build them all."""
 
-    def __init__(self, pool, marks=None, width: int = 40):
+    def __init__(self, pool, marks=None, width: int = 40) -> None:
         self.grid = PoolGrid(pool, marks)
         self.touched = tuple(getattr(marks, "slots", ()) or ())
         self.cols = self.grid.columns(width)

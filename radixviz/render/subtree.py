@@ -15,7 +15,7 @@ class Memo:
     """Values per node snapshot, least recently used dropped first once their total weight
     passes ``budget``; each entry keeps its snapshot alive, so its id is never reused."""
 
-    def __init__(self, budget: int, weight=lambda value: 1):
+    def __init__(self, budget: int, weight=lambda value: 1) -> None:
         self.budget, self.weight, self.used = budget, weight, 0
         self.entries: OrderedDict = OrderedDict()
 

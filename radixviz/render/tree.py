@@ -37,7 +37,7 @@ class TreeView:
     rows builds only those; printing it builds them all."""
 
     def __init__(self, tree, marks=None, *, max_edge: int = 24, max_depth: int = 12,
-                 max_children: int = 16, legend: bool = False):
+                 max_children: int = 16, legend: bool = False) -> None:
         self.tree, self.marks = tree, marks
         self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
         self.legend = legend

@@ -25,7 +25,7 @@ class TreeRows(Sequence):
     view folds), the evicted leaves, the legend. Each line is built on first access;
     ``line_of`` finds a node's line without building any."""
 
-    def __init__(self, view):
+    def __init__(self, view) -> None:
         self.view, self.tree = view, view.tree
         self.max_depth, self.max_children = view.max_depth, view.max_children
         self.node_marks = view.node_marks
@@ -267,7 +267,7 @@ class NamespaceGroup:
     key = ()
     ref = 0
 
-    def __init__(self, number: int, name, children: tuple):
+    def __init__(self, number: int, name, children: tuple) -> None:
         self.id = -1 - number   # node ids are never negative
         self.name, self.children = name, children
         self.ids = frozenset((self.id,)).union(*(subtree_ids(c) for c in children))
@@ -306,5 +306,5 @@ class _Probe:
     key = ()
     ref = 0
 
-    def __init__(self, node_id: int):
+    def __init__(self, node_id: int) -> None:
         self.id = node_id

@@ -56,7 +56,7 @@ class _Stream:
 
 class WatchCore:
     def __init__(self, ranks: int = 1, replay: bool = False, max_frame: int = DEFAULT_MAX_FRAME,
-                 max_blocks: int = DEFAULT_MAX_BLOCKS):
+                 max_blocks: int = DEFAULT_MAX_BLOCKS) -> None:
         self.problems = Problems()
         self.max_frame, self.max_blocks = max_frame, max_blocks
         self.streams = [_Stream(rank, replay) for rank in range(ranks)]

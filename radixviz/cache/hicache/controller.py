@@ -59,7 +59,7 @@ def merge_ops(ops: list) -> CacheOperation:
 
 
 class HiCacheController:
-    def __init__(self, mem_pool_device, mem_pool_host, page_size: int, write_policy: str = "write_through"):
+    def __init__(self, mem_pool_device, mem_pool_host, page_size: int, write_policy: str = "write_through") -> None:
         self.mem_pool_device_allocator = mem_pool_device  # radixviz's pool allocates and holds the KV
         self.mem_pool_device = mem_pool_device
         self.mem_pool_host = mem_pool_host

@@ -10,7 +10,7 @@ class LeafSet:
     time. Kept in insertion order, so iterating is deterministic (eviction never depends on
     it: no two candidates share a policy key, see evict_policy.py)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.members: dict = {}
 
     def __iter__(self):

@@ -25,7 +25,7 @@ def _attached(node) -> bool:
 
 
 class LeafHeap:
-    def __init__(self):
+    def __init__(self) -> None:
         self._heap: list = []     # (last_access_time, id, node)
         self._stamp: dict = {}    # node id -> time of its newest entry still in the heap
         self._limit = 1024        # compact when the heap grows past this

@@ -53,7 +53,7 @@ from .node import TreeNode
 
 
 class RadixCache(Watched, KVEventRecorder):
-    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device="cpu",
+    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device: str | torch.device = "cpu",
                  enable_kv_events: bool = False):
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")

@@ -18,7 +18,7 @@ from typing import Callable
 
 
 class CandidateHeap:
-    def __init__(self, key_of: Callable):
+    def __init__(self, key_of: Callable) -> None:
         self.key_of = key_of
         self.members: dict = {}   # the candidates now (an ordered set): unlocked, childless
         self._heap: list = []     # (policy key, node id, node), possibly stale

@@ -28,7 +28,7 @@ class TreeNode:
     counter = 0
 
     def __init__(self, id: int | None = None, last_access_time: int = 0, creation_time: int = 0,
-                 priority: int = 0):
+                 priority: int = 0) -> None:
         self.id = TreeNode.counter if id is None else id
         TreeNode.counter += 1
         # None until the engine gives the node its edge, as SGLang's (the root gets an empty one)

@@ -215,7 +215,7 @@ def _whole(text, field, name, where) -> int:
 
 # ------------------------------------------------------------------ playing
 
-def start_session(challenge: Challenge, device="cpu"):
+def start_session(challenge: Challenge, device: str = "cpu"):
     """A Session with the starting operations played; returns (session, start op count)."""
     from radixviz.script import Session   # loads torch (the engine): only when a challenge is played
 
@@ -239,7 +239,7 @@ def judge(challenge: Challenge, session, start_ops: int) -> Verdict:
                    run_values(session, learner))
 
 
-def attempt(challenge: Challenge, script: str, file: str = "<attempt>", device="cpu") -> Verdict:
+def attempt(challenge: Challenge, script: str, file: str = "<attempt>", device: str = "cpu") -> Verdict:
     """Run ``script`` after the challenge's start and judge it. AttemptError (nothing run)
     for a bad line or a forbidden operation; a refused operation is an AttemptError too."""
     try:

@@ -68,7 +68,7 @@ def _register_tree_counts() -> None:
                 "double_freed": len(set(tree.double_freed))}   # host slots freed twice (head bugs)
 
 
-def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
+def check_lesson(lesson: Lesson, device: str = "cpu") -> list[LessonError]:
     """Every problem in ``lesson``: refused operations, broken invariants, wrong predictions."""
     # the engine and its session load torch: only once a lesson is checked
     from radixviz.cache.invariants import InvariantError

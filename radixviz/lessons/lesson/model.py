@@ -14,7 +14,7 @@ class LessonError(Exception):
     can report them all rather than only the first.
     """
 
-    def __init__(self, file: str, line: int, message: str, more: tuple = ()):
+    def __init__(self, file: str, line: int, message: str, more: tuple = ()) -> None:
         super().__init__(f"{file}:{line}: {message}")
         self.file, self.line, self.message = str(file), line, message
         self.problems = [self, *more]

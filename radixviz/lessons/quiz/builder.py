@@ -19,7 +19,7 @@ _LEVEL = {  # alphabet, (inserts lo, hi), (key length lo, hi), locks
 
 
 class ScenarioBuilder:
-    def __init__(self, rng: random.Random, difficulty: str):
+    def __init__(self, rng: random.Random, difficulty: str) -> None:
         self.rng, self.difficulty = rng, difficulty
         self.alphabet, self.n_inserts, self.length, self.max_locks = _LEVEL[difficulty]
         self.lines: list[str] = []

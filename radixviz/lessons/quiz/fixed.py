@@ -113,7 +113,7 @@ def _call_order(s, asked) -> str:
 
 
 def _chain(first, second):
-    def both(event):
+    def both(event) -> None:
         first(event)
         second(event)
     return both

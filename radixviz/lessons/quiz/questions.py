@@ -47,7 +47,7 @@ class Question:
     seed: int | None = None
     topic: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
         assert self.accepted, f"{self.id}: no accepted answer"
 
