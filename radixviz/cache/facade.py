@@ -85,7 +85,7 @@ class Engine(ABC):
         ValueError that changes nothing."""
 
     @abstractmethod
-    def check_invariants(self, held: Sequence[int] = ()) -> None:
+    def check_invariants(self, held: Sequence[torch.Tensor | Sequence[int]] = ()) -> None:
         """Raise InvariantError if the tree or the pool is inconsistent.
 
         Precondition: ``held`` lists every slot running requests hold outside the tree (a

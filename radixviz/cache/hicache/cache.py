@@ -20,7 +20,7 @@ behind (see there); transfers.py lists its own differences.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
@@ -32,12 +32,17 @@ from ..trace import EventKind as K, Tracer
 from ..values import as_value
 from ..write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
 from .controller import HiCacheController
-from .head_bugs import check_head_bugs, guard
+from .head_bugs import HeadBugNames, check_head_bugs, guard
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .leaves import LeafSet, Moved
 from .node import TreeNode
 from .snapshot import hicache_snapshot
 from .transfers import HostTransfers
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+    from ..kv_events import KVEvent
+    from ..pool import TokenToKVPool
 
 
 class MatchResult(NamedTuple):
@@ -49,9 +54,9 @@ class MatchResult(NamedTuple):
 
 
 class HiRadixCache(HostTransfers):
-    def __init__(self, device_pool, page_size: int = 1, eviction_policy: str = "lru",
+    def __init__(self, device_pool: TokenToKVPool, page_size: int = 1, eviction_policy: str = "lru",
                  host_size: int | None = None, write_policy: str = "write_through",
-                 enable_kv_events: bool = False, head_bugs=()):
+                 enable_kv_events: bool = False, head_bugs: HeadBugNames = ()):
         write_policy = check_write_policy(write_policy)
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
@@ -107,7 +112,7 @@ class HiRadixCache(HostTransfers):
         self.cache_controller.write_policy = policy
         self.write_through_threshold = WRITE_THROUGH_THRESHOLD[policy]
 
-    def set_head_bugs(self, bugs) -> None:
+    def set_head_bugs(self, bugs: HeadBugNames) -> None:
         """Bring back SGLang's 9fbe6800a lines for the bugs named (head_bugs.py); () fixes both."""
         self.head_bugs = check_head_bugs(bugs)
         self._by_evicted = "host_leaf_by_evicted" in self.head_bugs
@@ -205,7 +210,7 @@ class HiRadixCache(HostTransfers):
 
     # ------------------------------------------------------------------ matching
 
-    def match_prefix(self, key, extra_key=None) -> MatchResult:
+    def match_prefix(self, key: str | Sequence[Hashable], extra_key: Hashable | None = None) -> MatchResult:
         """The longest cached prefix of ``key`` in whole pages (in namespace ``extra_key``),
         split by tier: the device
         slots of the part on the device, the deepest device node, the deepest node with a
@@ -245,7 +250,7 @@ class HiRadixCache(HostTransfers):
         tr.op = outer
         return MatchResult(value, last_node, last_host_node, host_hit_length)  # step: match.result
 
-    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key=None):  # type: ignore[override]
+    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key: Hashable | None = None):  # type: ignore[override]
         tr = self.tracer
         access_time = self._tick()
         node.last_access_time = access_time  # step: match.visit
@@ -312,7 +317,8 @@ class HiRadixCache(HostTransfers):
 
     # ----------------------------------------------------------------- insertion
 
-    def insert(self, key, value=None, priority: int | None = 0, extra_key=None, chunked: bool = False) -> int:
+    def insert(self, key: str | Sequence[Hashable], value: torch.Tensor | Sequence[int] | None = None,
+               priority: int | None = 0, extra_key: Hashable | None = None, chunked: bool = False) -> int:
         """Insert ``key`` (whole pages) with its device slots; return how many leading
         tokens the tree already held on the device. A host-only node on the way takes the
         new slots (its KV was recomputed), so those count as new: the caller frees only
@@ -430,12 +436,12 @@ class HiRadixCache(HostTransfers):
         """An immutable picture of both tiers as they are now."""
         return hicache_snapshot(self)
 
-    def _queue_event(self, event, nodes: tuple) -> None:
+    def _queue_event(self, event: KVEvent, nodes: tuple) -> None:
         # a "removed" is born in an eviction (transfers.py); "stored" and "cleared" here
         self.kv_event_queue.append(event)
         tr = self.transfer_tracer if event.kind == "removed" else self.tracer
         if tr.active: tr.emit(f"kv.{event.kind}", K.KV_EVENT, nodes, event=event)
 
 
-def _lock_ref(node) -> int:
+def _lock_ref(node: TreeNode) -> int:
     return node.lock_ref

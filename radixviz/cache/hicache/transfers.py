@@ -26,6 +26,7 @@ from ..v2026.cache import RadixCache
 from .head_bugs import HeadBugStop
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable
     from ..pool import TokenToKVPool
     from ..trace import TracerBranch
     from .controller import HiCacheController
@@ -184,7 +185,7 @@ class HostTransfers(RadixCache):
 
     # ------------------------------------------------------------------ eviction
 
-    def evict(self, num_tokens: int, evict_callback=None) -> int:
+    def evict(self, num_tokens: int, evict_callback: Callable[[torch.Tensor], object] | None = None) -> int:
         """Free at least ``num_tokens`` device tokens: a backed-up leaf loses its device slots
         and stays on the host; any other leaf is deleted, or under write_back written to the
         host first. The controller frees the slots; ``evict_callback(slots)``, when given, is
@@ -239,7 +240,7 @@ class HostTransfers(RadixCache):
         tr.op = outer
         return num_evicted
 
-    def _evict_backuped(self, node: TreeNode, evict_callback=None) -> int:
+    def _evict_backuped(self, node: TreeNode, evict_callback: Callable[[torch.Tensor], object] | None = None) -> int:
         # GPU -> CPU demotion: the node stays, reachable through its host copy (no "removed"
         # event: a router may still send the prefix here, to be loaded back)
         tr = self.transfer_tracer
@@ -266,7 +267,7 @@ class HostTransfers(RadixCache):
         self._update_leaf_status(node.parent)
         return num_evicted
 
-    def _evict_regular(self, node: TreeNode, evict_callback=None) -> int:
+    def _evict_regular(self, node: TreeNode, evict_callback: Callable[[torch.Tensor], object] | None = None) -> int:
         # evict a node not initiated write to host: its KV is gone from both tiers
         tr = self.transfer_tracer
         self._record_remove_event(node)  # step: kv.removed
@@ -425,7 +426,7 @@ class HostTransfers(RadixCache):
         tr.op = outer
         return self._empty, last_node
 
-    def _report_lost_child(self, x, v, key) -> None:
+    def _report_lost_child(self, x: TreeNode, v: TreeNode | None, key: Hashable) -> None:
         """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :994)
         stops the scheduler here. radixviz puts back what the pop took from the wrong place,
         drops ``x`` from the candidates (or every later host eviction would free its slots
@@ -440,13 +441,13 @@ class HostTransfers(RadixCache):
         if self.transfer_tracer.active: self.transfer_tracer.emit("evict_host.assert", K.RESULT, (x,), host_slots=tuple(x.host_value.tolist()), report=why, tier="host")
         raise HeadBugStop(why)
 
-    def _deepest_device_node(self, node):
+    def _deepest_device_node(self, node: TreeNode):
         """``node`` or its nearest ancestor that is in the tree with a device copy."""
         while node is not self.root_node and (not self._in_tree(node) or node.evicted):
             node = node.parent
         return node
 
-    def _in_tree(self, node) -> bool:
+    def _in_tree(self, node: TreeNode) -> bool:
         """Whether ``node`` is still reachable from the root (a deleted node keeps its parent
         link, but its parent no longer holds it)."""
         while node is not self.root_node:

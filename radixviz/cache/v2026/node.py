@@ -2,6 +2,8 @@
 its namespace and its page hashes."""
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import torch
 
 from ..text import tokens_text
@@ -43,7 +45,7 @@ class TreeNode:
         self.priority = priority
         self.last_access_time = last_access_time
         self.creation_time = creation_time
-        self.extra_key = None
+        self.extra_key: Hashable | None = None
         self.hash_value: list | None = None
         self._snap: object | None = None  # cached snapshot for views, dropped when this subtree changes
 
