@@ -6,12 +6,18 @@ No Textual and no torch here: the pool is any object with ``size``, ``refcounts`
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import Counter
 
 from rich.console import Console
 from rich.text import Text
 
 from radixviz.cache.engines import engine_spec
+
+if TYPE_CHECKING:
+    from ..sim.admission import Decision
+    from ..sim.records import BatchRecord
 
 _WRAPPER = Console(width=10_000, color_system=None)  # only wraps Text, never prints
 MAX_ROWS = 300   # a queue of thousands is summarised after this many rows
@@ -49,7 +55,7 @@ def _line() -> Text:
     return Text(no_wrap=True, overflow="ellipsis")
 
 
-def _verdict(decision):
+def _verdict(decision: Decision):
     if decision.reason.startswith("held back"):
         symbol, word, style = HELD_BACK
     else:
@@ -59,7 +65,7 @@ def _verdict(decision):
     return symbol, word, style
 
 
-def queue_lines(record, width: int = 80) -> tuple[str, list[Text]]:
+def queue_lines(record: BatchRecord, width: int = 80) -> tuple[str, list[Text]]:
     """(pane title, lines): the queue in the order the policy offered places, with the
     admission rule's numbers for each request it looked at."""
     if not record.queue_order:
@@ -120,7 +126,7 @@ def _more(count: int) -> list[Text]:
     return [Text(f"… {count - MAX_ROWS} more", style="italic dim")]
 
 
-def running_lines(record, width: int = 80) -> tuple[str, list[Text]]:
+def running_lines(record: BatchRecord, width: int = 80) -> tuple[str, list[Text]]:
     """(pane title, lines): the batch after this pass, then who left it and why."""
     admitted = set(record.admitted)
     title = f"running batch: {len(record.running)}"
