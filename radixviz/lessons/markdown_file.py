@@ -12,6 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 @lru_cache(maxsize=1)
@@ -113,7 +117,7 @@ class MarkdownFile:
             raise FormatError(1, "unclosed front matter: end it with a line ---")
         return fields, where, end
 
-    def pieces(self, start: int, kinds) -> list:
+    def pieces(self, start: int, kinds: Iterable[str]) -> list:
         """The file from line index ``start`` on, as Prose and the Fences whose kind is in
         ``kinds``, in order; other fences stay in the prose around them."""
         out: list = []

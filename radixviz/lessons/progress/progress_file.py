@@ -133,11 +133,11 @@ def _say(error) -> str:
     return excerpt(error.message, 80)[1:-1]
 
 
-def _listed(value) -> list:
+def _listed(value: object) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def _has_surrogate(value) -> bool:
+def _has_surrogate(value: object) -> bool:
     if isinstance(value, str):
         return any("\ud800" <= ch <= "\udfff" for ch in value)
     if isinstance(value, dict):

@@ -67,7 +67,7 @@ class Question:
         """A reply that grades as right, typed the way the hint asks (for tests and "reveal")."""
         return self.expected.example_reply()
 
-    def grade(self, reply) -> Feedback:
+    def grade(self, reply: str) -> Feedback:
         """Grade typed text, or a ``grading.Chosen`` option."""
         verdict = grade(self.expected, reply)
         if not verdict.understood:
