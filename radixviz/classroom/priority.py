@@ -23,6 +23,10 @@ import os
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BUSY = 0.6           # of the window's wall time spent running or waiting to run
 CALM = 0.2
@@ -48,7 +52,7 @@ def lower_priority(pid: int) -> bool:
     return _each_thread(pid, lambda tid: os.setpriority(os.PRIO_PROCESS, tid, LOWEST))
 
 
-def _each_thread(pid: int, change) -> bool:
+def _each_thread(pid: int, change: Callable[[int], object]) -> bool:
     try:
         tasks = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
     except OSError:

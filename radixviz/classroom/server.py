@@ -243,7 +243,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
             font_size=bounded_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
-    def _cookie(self, response, request, name: str, value: str) -> None:
+    def _cookie(self, response: web.StreamResponse, request: web.Request, name: str, value: str) -> None:
         # Lax: sent when the student follows the shared link, never with another site's
         # websocket or form (Strict would drop it when a student follows the class's link
         # from another site, an LMS page: they would be shown the join page again, though
