@@ -19,10 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
                       WRITE_POLICY, Option, check_host_size)
+
+if TYPE_CHECKING:
+    from .pool import TokenToKVPool
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ class EngineSpec:
         """The part of ``options`` (a session's settings for every engine) this engine takes."""
         return {option.name: options[option.name] for option in self.options if option.name in options}
 
-    def open(self, pool, **options):
+    def open(self, pool: TokenToKVPool, **options: Any):
         """This engine, empty, on ``pool``, behind the facade (facade.Engine). Loads its
         subpackage (and torch) on first use; ValueError for a bad option."""
         engine_class = import_module(self.package).Engine
@@ -149,7 +152,7 @@ def engine_spec(name: str) -> EngineSpec:
         raise ValueError(f"unknown engine {name!r}: use {' or '.join(_ENGINES)}") from None
 
 
-def open_engine(name: str, pool, **options):
+def open_engine(name: str, pool: TokenToKVPool, **options: Any):
     """Engine ``name``, empty, on ``pool``, behind the facade (see ``EngineSpec.open``)."""
     return engine_spec(name).open(pool, **options)
 

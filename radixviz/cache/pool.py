@@ -42,7 +42,7 @@ class TokenToKVPool:
     reference to each slot it owns, and a running request one to each slot it uses."""
 
     def __init__(self, size: int, head_num: int = 2, head_dim: int = 16, layer_num: int = 2,
-                 dtype=torch.float32, device: str | torch.device = "auto") -> None:
+                 dtype: torch.dtype = torch.float32, device: str | torch.device = "auto") -> None:
         self.size = _positive("size", size)
         self.head_num = _positive("head_num", head_num)
         self.head_dim = _positive("head_dim", head_dim)

@@ -36,7 +36,7 @@ class NodeSnapshot:
             yield node
             stack.extend(reversed(node.children))
 
-    def child_for(self, key, page_size: int = 1, start: int = 0) -> "NodeSnapshot | None":
+    def child_for(self, key: tuple, page_size: int = 1, start: int = 0) -> "NodeSnapshot | None":
         """The child whose edge can share a prefix with ``key[start:]``, or None."""
         wanted = get_child_key(key, page_size, start)
         for child in self.children:

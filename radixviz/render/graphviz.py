@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
     from ..cache.snapshot import TreeSnapshot
     from ..script.frames import Frame, Marks
     from .marks import Mark
@@ -40,7 +41,7 @@ def _label(*lines: str) -> str:
     return graphviz.nohtml("\\n".join(graphviz.escape(part) for part in parts))
 
 
-def _attrs(**attrs) -> dict:
+def _attrs(**attrs: object) -> dict:
     """Attribute values as the package wants them: text (a label keeps its ``nohtml`` type)."""
     return {key: value if isinstance(value, str) else str(value) for key, value in attrs.items()}
 
@@ -129,7 +130,7 @@ def _namespace_clusters(dot: graphviz.Digraph, tree: TreeSnapshot) -> dict:
     return home
 
 
-def to_dot(tree: TreeSnapshot, marks: Marks | None = None, **options) -> str:
+def to_dot(tree: TreeSnapshot, marks: Marks | None = None, **options: Any) -> str:
     """The diagram's DOT text (see ``diagram`` for the options)."""
     return diagram(tree, marks, **options).source
 
@@ -174,14 +175,14 @@ def _tree_and_marks(frame_or_tree: Frame | TreeSnapshot, marks: Marks | None):
     return tree, marks if marks is not None else getattr(frame_or_tree, "marks", None)
 
 
-def to_svg(frame_or_tree: Frame | TreeSnapshot, marks: Marks | None = None, **options) -> bytes:
+def to_svg(frame_or_tree: Frame | TreeSnapshot, marks: Marks | None = None, **options: Any) -> bytes:
     """A frame (its tree and marks) or a bare snapshot as SVG bytes: what every export that
     shows a diagram (files, HTML pages) embeds."""
     tree, marks = _tree_and_marks(frame_or_tree, marks)
     return render(diagram(tree, marks, **options), "svg")
 
 
-def write(frame_or_tree: Frame | TreeSnapshot, path: str | Path, marks: Marks | None = None, **options) -> Path:
+def write(frame_or_tree: Frame | TreeSnapshot, path: str | Path, marks: Marks | None = None, **options: Any) -> Path:
     """Write a frame (its tree and marks) or a bare tree to ``path``; the format comes from the
     extension. Returns the path written. Nothing is written when it fails."""
     path = Path(path)

@@ -12,6 +12,7 @@ from .source_map import locate, short_path
 from .views import load_views, node_fields, tree_fields
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
     from ..script.frames import Frame
 
@@ -57,7 +58,7 @@ def _engine_fields(tree: TreeSnapshot) -> dict:
     return {"engine": tree.engine, **tree.settings, **tree_fields(tree)}   # the #7 matcher has its own field
 
 
-def step_json(frame: Frame, describe) -> dict:
+def step_json(frame: Frame, describe: Callable[[Frame], str]) -> dict:
     site = locate(frame.source, frame.label)
     return {"step": frame.number, "kind": frame.kind, "text": describe(frame), "label": frame.label,
             "nodes": list(frame.nodes), "file": short_path(site.file) if site.file else site.source,

@@ -6,9 +6,8 @@ No Textual and no torch here: the pool is any object with ``size``, ``refcounts`
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -16,6 +15,7 @@ from rich.text import Text
 from radixviz.cache.engines import engine_spec
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from ..sim.admission import Decision
     from ..sim.records import BatchRecord
 
@@ -199,7 +199,7 @@ def pool_lines(pool, evictable: int, width: int, height: int = 4) -> list[Text]:
     return out + legend
 
 
-def pack(entries, width: int) -> list[Text]:
+def pack(entries: Sequence[Text], width: int) -> list[Text]:
     """Entries side by side, a new line where the next one would not fit (never inside one)."""
     lines = [_line()]
     for entry in entries:
@@ -211,7 +211,7 @@ def pack(entries, width: int) -> list[Text]:
     return lines
 
 
-def wrap(lines, width: int) -> list[Text]:
+def wrap(lines: Sequence[Text], width: int) -> list[Text]:
     """Wrap the lines meant to be read whole (those not marked no_wrap) to ``width``."""
     out = []
     for line in lines:

@@ -10,9 +10,8 @@ labelled line per namespace; page hashes, once computed, end each node's line in
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -28,6 +27,7 @@ from .views import (DETAIL_STYLE, extra_lines, header_parts, load_views, node_de
 from .views import node_counts as node_counts  # graphviz and the oracles import it here
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
     from ..script.frames import Marks
     from .marks import Mark
@@ -106,7 +106,8 @@ class TreeView:
             _NODE_LINES.popitem(last=False)
         return line
 
-    def _node_line(self, node: NodeSnapshot, node_marks: list[Mark], prefix: str, last: bool, taken) -> Text:
+    def _node_line(self, node: NodeSnapshot, node_marks: list[Mark], prefix: str, last: bool,
+                   taken: int | None) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
@@ -208,6 +209,6 @@ def legend_line(used, tree: TreeSnapshot | None = None) -> Text:
     return line
 
 
-def namespace_label(name) -> str:
+def namespace_label(name: Hashable) -> str:
     """``⟪ns lora-a⟫``, or ``⟪no namespace⟫`` for keys without an extra key."""
     return "⟪no namespace⟫" if name is None else f"⟪ns {name}⟫"

@@ -11,9 +11,8 @@ Row order and text are ``TreeView``'s (render/tree.py), which is built on this s
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .marks import EVICTED, LOCKED
 from .subtree import PLAIN_ROWS, post_order, subtree_ids, unreferenced_tokens  # noqa: F401 - tree.py imports it here
