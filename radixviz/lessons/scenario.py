@@ -46,7 +46,7 @@ def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = Tr
     """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
     lines = ["(root)"]
 
-    def visit(node, prefix) -> None:
+    def visit(node, prefix: str) -> None:
         kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
         for index, child in enumerate(kids):
             last = index == len(kids) - 1

@@ -208,7 +208,7 @@ def parse_challenge(text: str, path: str | Path, shipped: bool = True) -> Challe
                      "\n".join(t for _, t in prose_after).strip(), path, shipped)
 
 
-def _whole(text, field, name, where) -> int:
+def _whole(text, field: str, name: str, where: dict) -> int:
     try:
         value = int(text)
     except ValueError:

@@ -336,7 +336,7 @@ def _bare(subject: str) -> str:
     return subject.partition(":")[2] if ":" in subject else subject
 
 
-def _value(views: dict, subject: str, index):
+def _value(views: dict, subject: str, index: int | None):
     variant, _, name = subject.rpartition(":")
     state, per_op = views[variant]
     if "." in name:

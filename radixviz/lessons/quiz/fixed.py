@@ -17,6 +17,7 @@ from .questions import FIXED_MATCHER, NAME_A_NODE, Question, slots_key
 from ..scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
 
 if TYPE_CHECKING:
+    from ...cache.trace import Event
     from ...script.session import Session
 
 
@@ -115,8 +116,8 @@ def _call_order(s: Session, asked: str) -> str:
     return "".join("abcd"[shown.index(c)] for c in calls)
 
 
-def _chain(first, second):
-    def both(event) -> None:
+def _chain(first: Callable[[Event], object], second: Callable[[Event], object]):
+    def both(event: Event) -> None:
         first(event)
         second(event)
     return both

@@ -5,11 +5,16 @@ the engine, run on the scenario, computes the answer.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_NAMES, WRITE_POLICY_SUMMARY
 
 from .builder import ScenarioBuilder
 from .questions import Question
 from ..scenario import apply_text, run_scenario
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _LENGTH = {"easy": (10, 14), "medium": (6, 14), "hard": (4, 12)}
 
@@ -25,7 +30,7 @@ def _words(build: ScenarioBuilder, count: int) -> list:
     return words
 
 
-def _scenario_text(lines) -> str:
+def _scenario_text(lines: Sequence[str]) -> str:
     return "Scenario:\n\n    " + "\n    ".join(lines)
 
 
