@@ -1,12 +1,15 @@
 """Argument checks both engines make before a lock is released: nothing changes on a refusal."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .keys import get_child_key
 
+if TYPE_CHECKING:
+    from typing import Any
 
-def check_release(cache, node, lock_of: Callable, releasing: bool = False, page_size: int = 1,
+
+def check_release(cache: Any, node: Any, lock_of: Callable, releasing: bool = False, page_size: int = 1,
                   namespaced: bool = False) -> None:
     """Refuse a node that is not in ``cache``'s tree (evicted, or another cache's) and, when
     ``releasing``, a release of a lock nobody took at ``node``.

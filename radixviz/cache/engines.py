@@ -19,10 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
                       WRITE_POLICY, EngineSettings, Option, check_host_size, settings_type)
+
+if TYPE_CHECKING:
+    from .pool import TokenToKVPool
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class EngineSpec:
         """The facade subclass that opens this engine (loads its subpackage, and torch)."""
         return import_module(self.package).Engine
 
-    def open(self, pool, settings: EngineSettings | None = None, **options):
+    def open(self, pool: TokenToKVPool, settings: EngineSettings | None = None, **options: Any):
         """This engine, empty, on ``pool``, behind the facade (facade.Engine), with
         ``settings`` (else those ``options`` make). Loads its subpackage (and torch) on first
         use; ValueError for a bad option."""
@@ -162,7 +165,7 @@ def engine_spec(name: str) -> EngineSpec:
         raise ValueError(f"unknown engine {name!r}: use {' or '.join(_ENGINES)}") from None
 
 
-def open_engine(name: str, pool, **options):
+def open_engine(name: str, pool: TokenToKVPool, **options: Any):
     """Engine ``name``, empty, on ``pool``, behind the facade (see ``EngineSpec.open``)."""
     return engine_spec(name).open(pool, **options)
 

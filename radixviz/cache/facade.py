@@ -43,7 +43,7 @@ class Engine(ABC):
     shared verbs below are written once on top of them and of the cache's ``match_prefix``,
     ``insert``, ``evict``, ``reset``, ``snapshot`` and sizes."""
 
-    def __init__(self, spec: EngineSpec, pool: TokenToKVPool, settings: Mapping[str, Any]):
+    def __init__(self, spec: EngineSpec, pool: TokenToKVPool, settings: Mapping[str, Any]) -> None:
         self.spec = spec                 # engines.EngineSpec: name, options, capabilities
         self.pool = pool
         self.settings = dict(settings)   # the options in force (a script may change some)
@@ -85,7 +85,7 @@ class Engine(ABC):
         ValueError that changes nothing."""
 
     @abstractmethod
-    def check_invariants(self, held: Sequence[int] = ()) -> None:
+    def check_invariants(self, held: Sequence[torch.Tensor | Sequence[int]] = ()) -> None:
         """Raise InvariantError if the tree or the pool is inconsistent.
 
         Precondition: ``held`` lists every slot running requests hold outside the tree (a

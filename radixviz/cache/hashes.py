@@ -13,12 +13,16 @@ a split divides the list between the two halves. No torch here.
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from .v2026.node import TreeNode
+    from collections.abc import Hashable
 
 SHORT = 8  # hex digits a view shows of a hash
 
 
-def token_id(token) -> int:
+def token_id(token: Hashable) -> int:
     """The integer a token hashes as: an id as itself, a character as its code point
     (the slot value an insert without slots stores, too). ValueError for anything else."""
     if isinstance(token, int) and not isinstance(token, bool):
@@ -66,7 +70,7 @@ def chain_hashes(key: Sequence, page_size: int, prior_hash: str | None = None) -
     return hashes
 
 
-def compute_node_hash_values(node, page_size: int) -> list:
+def compute_node_hash_values(node: TreeNode, page_size: int) -> list:
     """A node's page hashes, chained from its parent's last page. As SGLang computes them:
     the root (empty key) seeds nothing, and neither does a parent whose hashes were never
     computed (the chain then starts afresh, as upstream's does)."""
@@ -77,7 +81,7 @@ def compute_node_hash_values(node, page_size: int) -> list:
     return chain_hashes(node.key, page_size, prior)
 
 
-def split_node_hash_value(hash_value, split_len: int, page_size: int) -> tuple:
+def split_node_hash_value(hash_value: list[str] | None, split_len: int, page_size: int) -> tuple:
     """``(upper half's, lower half's)`` hashes when a node is cut ``split_len`` tokens in;
     ``(None, None)`` when they were never computed."""
     if hash_value is None:

@@ -6,23 +6,30 @@ owns it plus the running requests that hold it.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import Counter
 
 import torch
 
 from .text import tokens_text
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any
+    from .pool import TokenToKVPool
+
 
 class InvariantError(AssertionError):
     """An invariant of the cache or pool is broken; the message names the node or slot."""
 
 
-def node_label(node) -> str:
+def node_label(node: Any) -> str:
     """``node #3 'Hello_'``: how a check names the node it found broken."""
     return f"node #{node.id} {tokens_text(node.key[:16])!r}"
 
 
-def check_lock_flows(root, lock_of) -> None:
+def check_lock_flows(root: Any, lock_of: Callable[[Any], int]) -> None:
     """Every lock is a path from the node a request locked up to the root, so a node (the
     root aside: its own lock is permanent) holds at least the locks of its children together;
     what is left are the locks that end there. ``lock_of(node)`` reads a node's count."""
@@ -36,7 +43,7 @@ def check_lock_flows(root, lock_of) -> None:
         stack.extend(node.children.values())
 
 
-def check_pool(pool, owner: dict, held) -> None:
+def check_pool(pool: TokenToKVPool, owner: dict, held: Iterable[torch.Tensor | Sequence[int]]) -> None:
     """Raise InvariantError unless each slot's pool count is its owner (``owner``: slot ->
     node label) plus the requests in ``held`` (slot tensors or lists) that use it."""
     uses = Counter(owner.keys())

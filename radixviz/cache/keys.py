@@ -23,7 +23,7 @@ def as_key(key: str | Sequence[Hashable]) -> Key:
         raise TypeError(f"a key must be a str, list or tuple of tokens, not {type(key).__name__}") from None
 
 
-def get_child_key(key: Key, page_size: int = 1, start: int = 0, extra_key=None):
+def get_child_key(key: Key, page_size: int = 1, start: int = 0, extra_key: Hashable | None = None):
     """The key a node files the child whose edge is ``key[start:]`` under: the edge's first
     token, or its first page (a tuple) when pages are longer than one token; in a namespace
     (``extra_key`` not None: a LoRA adapter, a cache salt) the pair ``(extra_key, that)``.

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import torch
+from typing import TYPE_CHECKING
 
 from .slot_counts import CHUNK, SlotCounts
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 
 class PoolError(ValueError):
     """A pool call that would break the slot accounting; nothing was changed."""
 
 
-def resolve_device(device="auto") -> torch.device:
+def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     """``auto`` is CUDA when torch sees a GPU, otherwise the CPU."""
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -27,7 +31,7 @@ def resolve_device(device="auto") -> torch.device:
     return resolved
 
 
-def _positive(name: str, n) -> int:
+def _positive(name: str, n: object) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
         raise ValueError(f"{name} must be a positive integer, not {n!r}")
     return n
@@ -38,7 +42,7 @@ class TokenToKVPool:
     reference to each slot it owns, and a running request one to each slot it uses."""
 
     def __init__(self, size: int, head_num: int = 2, head_dim: int = 16, layer_num: int = 2,
-                 dtype=torch.float32, device="auto"):
+                 dtype: torch.dtype = torch.float32, device: str | torch.device = "auto") -> None:
         self.size = _positive("size", size)
         self.head_num = _positive("head_num", head_num)
         self.head_dim = _positive("head_dim", head_dim)
@@ -65,7 +69,7 @@ class TokenToKVPool:
         self.mem_state.index_fill_(0, select, 1)  # they were free: one reference each now
         return select
 
-    def add_refs(self, slots) -> None:
+    def add_refs(self, slots: torch.Tensor | Sequence[int]) -> None:
         """One more reference to each slot (a request reusing the tree's KV)."""
         slots = self._as_slots(slots)
         if slots.shape[0] == 0:
@@ -76,7 +80,7 @@ class TokenToKVPool:
         # accumulate: a slot named twice gets two references
         self.mem_state.index_put_((slots,), self._one, accumulate=True)
 
-    def free(self, slots) -> int:
+    def free(self, slots: torch.Tensor | Sequence[int]) -> int:
         """Drop one reference from each slot; return how many slots became free."""
         slots = self._as_slots(slots)
         if slots.shape[0] == 0:
@@ -128,7 +132,7 @@ class TokenToKVPool:
     def get_value_buffer(self, layer: int) -> torch.Tensor:
         return self.v_buffer[layer]
 
-    def _as_slots(self, slots) -> torch.Tensor:
+    def _as_slots(self, slots: torch.Tensor | Sequence[int]) -> torch.Tensor:
         """``slots`` as a 1-D int64 tensor on this device, or PoolError before any change."""
         if not isinstance(slots, torch.Tensor):
             slots = torch.tensor(list(slots), dtype=torch.int64)
@@ -148,7 +152,7 @@ class TokenToKVPool:
 class ReqToTokenPool:
     """Request slots: row ``r`` lists, position by position, the KV slots request ``r`` uses."""
 
-    def __init__(self, size: int, max_context_len: int, device="auto"):
+    def __init__(self, size: int, max_context_len: int, device: str | torch.device = "auto") -> None:
         self.size = _positive("size", size)
         self.max_context_len = _positive("max_context_len", max_context_len)
         self.device = resolve_device(device)
@@ -163,7 +167,7 @@ class ReqToTokenPool:
         self.mem_state[select] = False
         return select.tolist()
 
-    def free(self, index) -> None:
+    def free(self, index: int | Iterable[int]) -> None:
         indices = [index] if isinstance(index, int) else list(index)
         for i in indices:
             if not 0 <= i < self.size or bool(self.mem_state[i]):

@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 KEEP = 32   # instances per property: a view reads a step and its neighbours
 
 
 class recent_property:  # noqa: N801 - a decorator, named like the one it stands in for
-    def __init__(self, func):
+    def __init__(self, func: Callable) -> None:
         self.func = func
         self.__doc__ = func.__doc__
         self.name = func.__name__
         self._holders: OrderedDict = OrderedDict()   # id -> instance: keeps the id from reuse
         self._lock = threading.Lock()                # sessions load in worker threads
 
-    def __set_name__(self, owner, name) -> None:
+    def __set_name__(self, owner: type | None, name: str) -> None:
         self.name = name
 
-    def __get__(self, instance, owner=None):
+    def __get__(self, instance: object, owner: type | None = None):
         if instance is None:
             return self
         # only reached when the instance holds no value (the value is found in its __dict__)

@@ -8,8 +8,13 @@ slice, iteration, ``count``, equality with a tuple) and is as immutable.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 from itertools import chain
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 SHIFT = 7                 # 128 slots a chunk: an allocation touches one or two, and the
 CHUNK, MASK = 1 << SHIFT, (1 << SHIFT) - 1   # list of chunks stays short
@@ -19,7 +24,7 @@ class SlotCounts(Sequence):
     __slots__ = ("_chunks", "_size", "new_bytes")
     _chunks: tuple
 
-    def __init__(self, counts, previous: "SlotCounts | None" = None):
+    def __init__(self, counts: Iterable[int], previous: "SlotCounts | None" = None) -> None:
         """The counts in ``counts`` (a sequence of ints); every chunk equal to the same chunk
         of ``previous`` is that chunk, shared. ``new_bytes`` is what the chunks not shared
         cost (what keeping this picture adds)."""
@@ -53,7 +58,7 @@ class SlotCounts(Sequence):
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | slice):
         if not isinstance(index, int):
             return tuple(self)[index]    # a slice, as a tuple's
         if index < 0:
@@ -66,11 +71,11 @@ class SlotCounts(Sequence):
     def __iter__(self):
         return chain.from_iterable(self._chunks)
 
-    def count(self, value) -> int:
+    def count(self, value: object) -> int:
         """How many slots have count ``value`` (``count(0)``: the free slots)."""
         return sum(chunk.count(value) for chunk in self._chunks)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, SlotCounts):
             return self._size == other._size and all(
                 a is b or a == b for a, b in zip(self._chunks, other._chunks))

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from sys import getsizeof
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .keys import get_child_key
 from .recent import recent_property
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +36,7 @@ class NodeSnapshot:
             yield node
             stack.extend(reversed(node.children))
 
-    def child_for(self, key, page_size: int = 1, start: int = 0) -> "NodeSnapshot | None":
+    def child_for(self, key: tuple, page_size: int = 1, start: int = 0) -> "NodeSnapshot | None":
         """The child whose edge can share a prefix with ``key[start:]``, or None."""
         wanted = get_child_key(key, page_size, start)
         for child in self.children:
@@ -155,18 +159,18 @@ def unshared_bytes(root: NodeSnapshot, before: NodeSnapshot | None) -> int:
     return total
 
 
-def snapshot_node(node) -> NodeSnapshot:
+def snapshot_node(node: Any) -> NodeSnapshot:
     """Snapshot of a live node, reusing cached snapshots of unchanged subtrees."""
     return snapshot_subtree(node, _node_snapshot)
 
 
-def _node_snapshot(node, kids: tuple) -> NodeSnapshot:
+def _node_snapshot(node: Any, kids: tuple) -> NodeSnapshot:
     value = tuple(node.value.tolist()) if node.value is not None else ()
     return NodeSnapshot(node.id, node.key, value, node.ref_counter, node.last_access_time,
                         kids, len(node.key) + sum(k.subtree_tokens for k in kids))
 
 
-def snapshot_subtree(node, make):
+def snapshot_subtree(node: Any, make: Callable[[Any, tuple], Any]):
     """``node``'s snapshot, building ``make(node, child snapshots)`` for every node whose cached
     ``_snap`` was invalidated (both engines' nodes cache theirs the same way)."""
     if node._snap is not None:
@@ -185,7 +189,7 @@ def snapshot_subtree(node, make):
     return node._snap
 
 
-def invalidate(node) -> None:
+def invalidate(node: Any) -> None:
     """Drop the cached snapshots of ``node`` and its ancestors: call it in every mutation.
 
     Invariant: a node without a cached snapshot has no ancestor with one, so the walk stops

@@ -5,7 +5,10 @@ own width function.
 """
 from __future__ import annotations
 
-from typing import Callable, Hashable
+from typing import TYPE_CHECKING, Callable, Hashable
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 ELLIPSIS = "…"
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
@@ -18,12 +21,12 @@ def token_text(token: Hashable) -> str:
     return f"⟨{token}⟩"
 
 
-def tokens_text(tokens) -> str:
+def tokens_text(tokens: Iterable[Hashable]) -> str:
     """A run of tokens as one unquoted, unescaped string (what a learner types as an answer)."""
     return "".join(token_text(t) for t in tokens)
 
 
-def escape_token(token) -> str:
+def escape_token(token: Hashable) -> str:
     """One token as printable text: control characters become ``\\n``, ``\\x1b`` and so on, and a
     backslash doubles so that ``\\n`` typed as two characters stays distinct from a newline."""
     text = token_text(token)
@@ -32,7 +35,7 @@ def escape_token(token) -> str:
     return "".join(_ESCAPES.get(c) or (c if c.isprintable() else repr(c)[1:-1]) for c in text)
 
 
-def key_text(key, limit: int = 24, *, width: Callable[[str], int] | None = None) -> str:
+def key_text(key: Sequence[Hashable], limit: int = 24, *, width: Callable[[str], int] | None = None) -> str:
     """A key quoted and escaped; a long one keeps whole tokens at both ends around ``…``.
 
     Without ``width`` the limit counts tokens: past it the head keeps ``limit - 8`` tokens and
@@ -51,7 +54,7 @@ def key_text(key, limit: int = 24, *, width: Callable[[str], int] | None = None)
     return _elided(parts, budget, max(1, budget // 3), width)
 
 
-def _elided(parts: list, budget: int, tail_budget: int, width) -> str:
+def _elided(parts: list, budget: int, tail_budget: int, width: Callable[[str], int]) -> str:
     head, tail, used = [], [], 0
     for part in reversed(parts):
         if used + width(part) > tail_budget:
@@ -66,7 +69,7 @@ def _elided(parts: list, budget: int, tail_budget: int, width) -> str:
     return f"'{''.join(head)}{ELLIPSIS}{''.join(reversed(tail))}'"
 
 
-def slot_runs(slots) -> list:
+def slot_runs(slots: Iterable[int]) -> list:
     """Runs of consecutive slots as ``(first, last)`` pairs."""
     slots = list(slots)
     if not slots:
@@ -82,7 +85,7 @@ def slot_runs(slots) -> list:
     return runs
 
 
-def slot_ranges(slots, *, compact: bool = False, max_runs: int = 3) -> str:
+def slot_ranges(slots: Iterable[int], *, compact: bool = False, max_runs: int = 3) -> str:
     """``0–5, 22–26`` for runs of consecutive slots (``none`` when there are none).
 
     ``compact`` (tree and diagram labels): ``0–5,22–26``, ``-`` for none, and a badly

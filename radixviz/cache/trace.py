@@ -27,9 +27,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .snapshot import TreeSnapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 
 class EventKind(str, enum.Enum):
@@ -62,7 +66,6 @@ class EventKind(str, enum.Enum):
     KV_EVENT = "kv_event"        # a KV event was queued: a page stored, a page removed, all cleared
 
 
-
 # steps only the 2026 engine takes (the 2024 engine emits every other kind)
 MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIORITY})
 # steps only an engine with a host tier takes
@@ -82,7 +85,7 @@ class Event:
     data: MappingProxyType   # step details (immutable values only)
     tree: TreeSnapshot       # the whole tree just after this step
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str):
         return self.data[name]
 
 
@@ -91,7 +94,7 @@ class Tracer:
 
     __slots__ = ("source", "active", "seq", "op", "_observer", "_snapshot")
 
-    def __init__(self, source: str, snapshot: Callable[[], TreeSnapshot]):
+    def __init__(self, source: str, snapshot: Callable[[], TreeSnapshot]) -> None:
         self.source = source        # module name of the engine, copied into every event
         self.active = False         # an observer is attached
         self.seq = 0                # events emitted so far
@@ -109,10 +112,10 @@ class Tracer:
         self._observer = callback
         self.active = callback is not None
 
-    def emit(self, step: str, kind: EventKind, nodes=(), **data) -> None:
+    def emit(self, step: str, kind: EventKind, nodes: Sequence[Any] = (), **data: Any) -> None:
         self.emit_from(self.source, step, kind, nodes, data)
 
-    def emit_from(self, source: str, step: str, kind: EventKind, nodes, data: dict) -> None:
+    def emit_from(self, source: str, step: str, kind: EventKind, nodes: Sequence[Any], data: dict) -> None:
         """``emit`` for a step written in another module of the same engine (``branch``)."""
         observer = self._observer
         assert observer is not None, "emit() only while active: if tr.active: tr.emit(...)"
@@ -131,7 +134,7 @@ class TracerBranch:
 
     __slots__ = ("root", "source")
 
-    def __init__(self, root: Tracer, source: str):
+    def __init__(self, root: Tracer, source: str) -> None:
         self.root, self.source = root, source
 
     @property
@@ -146,5 +149,5 @@ class TracerBranch:
     def op(self, value: str) -> None:
         self.root.op = value
 
-    def emit(self, step: str, kind: EventKind, nodes=(), **data) -> None:
+    def emit(self, step: str, kind: EventKind, nodes: Sequence[Any] = (), **data: Any) -> None:
         self.root.emit_from(self.source, step, kind, nodes, data)

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
-def as_value(key: tuple, value, device, shorter_ok: bool = False) -> torch.Tensor:
+def as_value(key: tuple, value: torch.Tensor | Sequence[int] | None, device: str | torch.device,
+             shorter_ok: bool = False) -> torch.Tensor:
     """``value`` as a 1-D int64 tensor with one slot per token of ``key`` (None: the token ids,
     as both releases store them when no slots are given). ``shorter_ok`` also accepts a value
     shorter than its key, as the first release's scheduler passed one (#4, ``strict=False``)."""

@@ -76,7 +76,7 @@ def connection_caps(file_limit: int, max_sessions: int, per_client: int) -> tupl
 class ConnectionGuard:
     """Counts the open connections, in all and per address; says which to turn away."""
 
-    def __init__(self, total: int, per_address: int):
+    def __init__(self, total: int, per_address: int) -> None:
         self.total, self.per_address = total, per_address
         self.proxies: set[str] = set()
         self.open = 0
@@ -116,7 +116,7 @@ class ConnectionGuard:
                         self.total, self.per_address)
             self.turned_away, self.logged_at = 0, now
 
-    def loop_exception(self, loop, context: dict) -> None:
+    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
         """The event loop's exception handler: one line, never a traceback, never raising."""
         try:
             error = context.get("exception")
@@ -135,7 +135,7 @@ class ConnectionGuard:
 class GuardedHandler(RequestHandler):
     """aiohttp's connection handler, counted by the guard (or answered 503 and closed)."""
 
-    def __init__(self, manager, guard: ConnectionGuard, **kwargs):
+    def __init__(self, manager, guard: ConnectionGuard, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self.guard, self.address, self.counted = guard, "", False
 
@@ -148,7 +148,7 @@ class GuardedHandler(RequestHandler):
             transport.write(FULL)
             transport.close()
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: BaseException | None) -> None:
         if self.counted:
             self.counted = False
             self.guard.release(self.address)
@@ -156,7 +156,7 @@ class GuardedHandler(RequestHandler):
 
 
 @web.middleware
-async def body_deadline(request: web.Request, handler):
+async def body_deadline(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
     """A request's body in ``BODY_SECONDS`` (read here, kept for the handler), or 408."""
     if request.body_exists and request.method in ("POST", "PUT", "PATCH"):
         try:
@@ -199,7 +199,8 @@ def request_rate(rate: RequestRate, client_of: Callable[[web.Request], str]):
     return limit
 
 
-def serve_forever(app: web.Application, host: str, port: int, guard: ConnectionGuard, loop, on_start) -> None:
+def serve_forever(app: web.Application, host: str, port: int, guard: ConnectionGuard,
+                  loop: asyncio.AbstractEventLoop, on_start: Callable[[], object] | None) -> None:
     """Run ``app`` on ``host:port`` behind ``guard`` until GracefulExit (Ctrl+C); OSError
     if the port cannot be bound. ``on_start`` runs once it is."""
     handler_options: dict[str, Any] = {"keepalive_timeout": HEADER_SECONDS, "access_log": None}

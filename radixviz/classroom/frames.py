@@ -17,7 +17,7 @@ import json
 import logging
 from typing import Any
 
-from aiohttp import WSMsgType
+from aiohttp import WSMessage, WSMsgType
 
 from radixviz.errors import excerpt
 
@@ -30,7 +30,7 @@ KINDS = {"stdin": str, "resize": dict, "ping": str, "blur": None, "focus": None}
 class Refusals:
     """The unexpected frames of one session: the first logged, the others counted."""
 
-    def __init__(self, client: str):
+    def __init__(self, client: str) -> None:
         self.client, self.count = client, 0
 
     def refuse(self, why: str) -> None:
@@ -49,7 +49,7 @@ class Refusals:
             log.warning("dropped %d websocket frames from %s in one session", self.count, self.client)
 
 
-def envelope(message, refusals: Refusals) -> tuple[str, Any] | None:
+def envelope(message: WSMessage, refusals: Refusals) -> tuple[str, Any] | None:
     """``(kind, data)`` of a message the page sends, or None (refused, or a frame the
     session has nothing to do with, such as aiohttp's own close notices)."""
     if message.type == WSMsgType.ERROR:

@@ -13,6 +13,11 @@ import ipaddress
 import os
 import time
 from collections import deque
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from .students import Roster, Student
 
 JOIN_WINDOW = 60.0          # seconds: the "minute" of --joins-per-minute
 MAX_ADDRESSES = 10_000      # addresses remembered at once (their old joins are forgotten first)
@@ -43,7 +48,7 @@ class RequestRate:
     ``per_second``. Without it one client could keep the server answering as fast as it can
     send (every page and refusal costs the front a little), slowing every student's page."""
 
-    def __init__(self, per_second: float, burst: float | None = None):
+    def __init__(self, per_second: float, burst: float | None = None) -> None:
         self.per_second = per_second
         self.burst = burst if burst is not None else per_second * REQUEST_BURST
         self.buckets: dict[str, list[float]] = {}     # key -> [tokens, when last filled]
@@ -66,7 +71,7 @@ class RequestRate:
 class JoinLimiter:
     """At most ``per_minute`` joins from one address in any ``JOIN_WINDOW`` seconds."""
 
-    def __init__(self, per_minute: int):
+    def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
         self.joins: dict[str, deque] = {}
 
@@ -84,7 +89,7 @@ class JoinLimiter:
         return 0.0
 
 
-def folder_bytes(folder) -> int:
+def folder_bytes(folder: Path) -> int:
     """Bytes of the files under ``folder`` (links not followed: a link counts as itself)."""
     total, stack = 0, [os.fspath(folder)]
     while stack:
@@ -106,7 +111,7 @@ def folder_bytes(folder) -> int:
 class DiskBudget:
     """The class folder's budget, ``total`` bytes, and each student's share of it."""
 
-    def __init__(self, roster, total: int, share: int):
+    def __init__(self, roster: Roster, total: int, share: int) -> None:
         self.roster, self.total, self.share = roster, total, share
         self.used: dict[str, int] = {}
         self.at = 0.0
@@ -125,11 +130,11 @@ class DiskBudget:
             self.at = now
         return dict(self.used)
 
-    def added(self, student, count: int) -> None:
+    def added(self, student: Student, count: int) -> None:
         """``count`` bytes were just written to ``student``'s folder."""
         self.used[student.id] = self.used.get(student.id, 0) + count
 
-    def refusal(self, student, adding: int) -> str | None:
+    def refusal(self, student: Student, adding: int) -> str | None:
         """Why ``adding`` bytes more for ``student`` would break the budget, or None."""
         used = self.usage(fresh=student.id)
         mine = used.get(student.id, 0)

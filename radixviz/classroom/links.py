@@ -21,6 +21,7 @@ from aiohttp import web
 from .pages import page
 
 if TYPE_CHECKING:
+    from .students import Student
     from .students import Roster
 
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
@@ -42,7 +43,7 @@ class LinkRoutes:
         def _refused(self, status: int, heading: str, message: str) -> web.Response: ...
         def _expired(self) -> web.Response: ...
         def _gate(self, request: web.Request, *, post: bool = False) -> web.Response | None: ...
-        def _cookie(self, response, request, name: str, value: str) -> None: ...
+        def _cookie(self, response: web.StreamResponse, request: web.Request, name: str, value: str) -> None: ...
 
     _pending: dict     # token -> (student id, until): the confirmation pages not yet answered
 
@@ -71,7 +72,7 @@ class LinkRoutes:
             self._cookie(response, request, CLASS_COOKIE, self.token)
         return response
 
-    def _confirm_page(self, wanted, current) -> web.Response:
+    def _confirm_page(self, wanted: Student, current: Student | None) -> web.Response:
         now = time.monotonic()
         pending = {t: p for t, p in self._pending.items() if p[1] > now}
         while len(pending) >= MAX_PENDING:

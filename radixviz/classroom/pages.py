@@ -16,7 +16,7 @@ _PAGES = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates
                      autoescape=select_autoescape(default=True, default_for_string=True))
 
 
-def page(template: str, /, **values) -> str:
+def page(template: str, /, **values: object) -> str:
     """The page ``templates/TEMPLATE.html`` filled with ``values`` (escaped)."""
     return _PAGES.get_template(f"{template}.html").render(**values)
 

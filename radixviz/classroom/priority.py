@@ -23,6 +23,10 @@ import os
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BUSY = 0.6           # of the window's wall time spent running or waiting to run
 CALM = 0.2
@@ -48,7 +52,7 @@ def lower_priority(pid: int) -> bool:
     return _each_thread(pid, lambda tid: os.setpriority(os.PRIO_PROCESS, tid, LOWEST))
 
 
-def _each_thread(pid: int, change) -> bool:
+def _each_thread(pid: int, change: Callable[[int], object]) -> bool:
     try:
         tasks = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
     except OSError:
@@ -71,7 +75,7 @@ def set_cores(pid: int, cores: set) -> bool:
 class SessionPriorities:
     """Watches the sessions' processes; confines the busy ones to the hog cores."""
 
-    def __init__(self, busy: float = BUSY, calm: float = CALM, window: float = WINDOW):
+    def __init__(self, busy: float = BUSY, calm: float = CALM, window: float = WINDOW) -> None:
         self.busy, self.calm, self.window = busy, calm, window
         self.samples: dict[int, deque] = {}
         self.confined: dict[int, float] = {}    # pid -> when it was confined

@@ -80,7 +80,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
                  joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
                  per_student: int = 3, trust_proxy: str | None = None,
-                 requests_per_second: float = REQUESTS_PER_SECOND):
+                 requests_per_second: float = REQUESTS_PER_SECOND) -> None:
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
         self.per_student, self.trust_proxy = per_student, trust_proxy
@@ -243,7 +243,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
             font_size=bounded_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
-    def _cookie(self, response, request, name: str, value: str) -> None:
+    def _cookie(self, response: web.StreamResponse, request: web.Request, name: str, value: str) -> None:
         # Lax: sent when the student follows the shared link, never with another site's
         # websocket or form (Strict would drop it when a student follows the class's link
         # from another site, an LMS page: they would be shown the join page again, though

@@ -24,6 +24,7 @@ from .starts import APP_STOPPED, START_FAILED, could_not_start, stopped, watch_e
 from .textual_serve_adapter import ServedApp
 
 if TYPE_CHECKING:
+    from .students import Student
     from collections import Counter
 
     from .priority import SessionPriorities
@@ -43,7 +44,7 @@ class KeyBudget:
     """A token bucket of keystroke characters: ``MAX_KEYS`` at once, ``KEYS_PER_SECOND``
     after that. What is over the budget is dropped (no person types that fast)."""
 
-    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND):
+    def __init__(self, burst: int = MAX_KEYS, rate: float = KEYS_PER_SECOND) -> None:
         self.burst, self.rate = burst, rate
         self.tokens, self.at = float(burst), time.monotonic()
 
@@ -130,7 +131,7 @@ class SessionRoutes:
             log.info("session closed (%d of %d)", self.live, self.max_sessions)
         return websocket
 
-    async def _run_session(self, websocket, request, student) -> None:
+    async def _run_session(self, websocket: web.WebSocketResponse, request: web.Request, student: Student) -> None:
         caps = SERVED_CAPS
         width = bounded_int(request.query.get("width"), 80, 20, caps.columns)
         height = bounded_int(request.query.get("height"), 24, 10, caps.rows)
@@ -162,7 +163,7 @@ class SessionRoutes:
             else:
                 log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
 
-    async def _watch_start(self, websocket, service, student) -> None:
+    async def _watch_start(self, websocket: web.WebSocketResponse, service, student: Student) -> None:
         """An app that exits before its first frame, or draws nothing in time, ends the
         session out loud: the page shows why, the log says so once, the report marks it."""
         reason = await watch_start(service, service.task)
@@ -178,7 +179,7 @@ class SessionRoutes:
                 pass
         await websocket.close(code=START_FAILED, message=could_not_start(reason))
 
-    async def _watch_end(self, websocket, service, student) -> None:
+    async def _watch_end(self, websocket: web.WebSocketResponse, service: ServedApp, student: Student) -> None:
         """An app that dies once started (killed, out of memory, an error) ends the session
         out loud: the page says so, the log says so once, the teacher's page marks it; the
         student's next visit starts a new app where their place was kept (starts.py)."""
@@ -204,7 +205,8 @@ class SessionRoutes:
             sizes.cancel()
             refusals.summary()
 
-    async def _one_message(self, kind: str, data, service, websocket, budget, pending: dict, caps) -> None:
+    async def _one_message(self, kind: str, data: object, service: ServedApp, websocket: web.WebSocketResponse,
+                           budget: KeyBudget, pending: dict, caps) -> None:
         if kind == "stdin" and isinstance(data, str):
             allowed = budget.take(min(len(data), MAX_KEYS))
             if allowed:
@@ -219,7 +221,7 @@ class SessionRoutes:
         elif kind == "focus":
             await service.focus()
 
-    async def _pass_sizes(self, service, pending: dict) -> None:
+    async def _pass_sizes(self, service: ServedApp, pending: dict) -> None:
         """Pass the newest terminal size on, at most every RESIZE_EVERY seconds (a window
         being dragged sends dozens; each costs the app a whole repaint)."""
         while True:
@@ -229,7 +231,7 @@ class SessionRoutes:
             await asyncio.sleep(RESIZE_EVERY)
 
 
-def bounded_int(text, default: int, low: int = -2**31, high: int = 2**31) -> int:
+def bounded_int(text: str | None, default: int, low: int = -2**31, high: int = 2**31) -> int:
     try:
         value = int(str(text)[:12])
     except (TypeError, ValueError):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from radixviz.files import strip_controls
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from .textual_serve_adapter import ServedApp
 
 START_SECONDS = 20          # a session's app has this long to draw its first frame
@@ -114,7 +115,7 @@ class StartFailures:
     """When each student's sessions could not start (or, ``what``, their apps stopped),
     over the last FAILURE_WINDOW seconds."""
 
-    def __init__(self, clock=time.monotonic, what: str = "could not start"):
+    def __init__(self, clock: Callable[[], float] = time.monotonic, what: str = "could not start") -> None:
         self.clock, self.what = clock, what
         self.times: dict[str, deque] = {}
 

@@ -58,7 +58,7 @@ def stamp_seconds(text: str) -> float | None:
 class Roster:
     """The class's students, kept in ``folder/students.json`` (written atomically, locked)."""
 
-    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS, key_days: int | None = None):
+    def __init__(self, folder: Path, max_students: int = MAX_STUDENTS, key_days: int | None = None) -> None:
         self.folder = Path(folder)
         self.path = self.folder / ROSTER
         self.max_students = max_students
@@ -208,7 +208,7 @@ def report_csv(rows: list[dict]) -> str:
     return out.getvalue()
 
 
-def csv_cell(value):
+def csv_cell(value: object):
     """``value`` as a spreadsheet should read it: a text starting with = + - @ (or a tab or
     carriage return before one) would run as a formula, so it gets a leading quote; an
     empty text stays empty (``""[:1] in "=+-@"`` is true: every empty cell was a lone ')."""

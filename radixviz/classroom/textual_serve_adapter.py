@@ -50,7 +50,7 @@ class ServedApp(AppService):
 
     def __init__(self, command: str, *, write_bytes: Callable[[bytes], Awaitable[None]],
                  write_str: Callable[[str], Awaitable[None]], close: Callable[..., Awaitable[object]],
-                 download_manager: DownloadManager, debug: bool = False, student: str, env: dict[str, str]):
+                 download_manager: DownloadManager, debug: bool = False, student: str, env: dict[str, str]) -> None:
         super().__init__(command, write_bytes=write_bytes, write_str=write_str, close=close,  # type: ignore[arg-type]
                          download_manager=download_manager, debug=debug)
         self.student, self.extra_env = student, env

@@ -34,6 +34,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 KINDS = ("number", "slots", "list", "text", "choice", "order", "node")
@@ -162,7 +166,7 @@ def read_slots(text: str) -> tuple | None:
     return tuple(sorted(out))
 
 
-def slots_key(slots) -> str:
+def slots_key(slots: Iterable[int]) -> str:
     """Canonical text of a set of slots."""
     return " ".join(str(s) for s in sorted(slots))
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 @lru_cache(maxsize=1)
@@ -30,7 +34,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")   # the line breaks markdown-it counts
 class FormatError(ValueError):
     """A mistake at a line of the file (1-based); the caller names the file."""
 
-    def __init__(self, line: int, message: str):
+    def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line, self.message = line, message
 
@@ -61,7 +65,7 @@ class MarkdownFile:
     """``text`` read once: ``lines``, the ``fences`` in file order, and where the front
     matter ends (``body_start``: the index of the first line after it, 0 without one)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         lines = _NEWLINE.split(text)
         if lines and lines[-1] == "" and text:
             lines.pop()                      # a final line break ends the last line
@@ -113,7 +117,7 @@ class MarkdownFile:
             raise FormatError(1, "unclosed front matter: end it with a line ---")
         return fields, where, end
 
-    def pieces(self, start: int, kinds) -> list:
+    def pieces(self, start: int, kinds: Iterable[str]) -> list:
         """The file from line index ``start`` on, as Prose and the Fences whose kind is in
         ``kinds``, in order; other fences stay in the prose around them."""
         out: list = []

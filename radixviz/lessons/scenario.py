@@ -1,8 +1,14 @@
 """Scenarios for questions: run operation text on a real Session and read the tree back."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache import tokens_text
 from radixviz.script import parse_script, slot_ranges
+
+if TYPE_CHECKING:
+    from ..cache.snapshot import TreeSnapshot
+    from ..script.session import Session
 
 QUIZ_POOL_SIZE = 128
 
@@ -15,32 +21,32 @@ def run_scenario(text: str, file: str = "<quiz>"):
     return session
 
 
-def apply_text(session, text: str, file: str = "<quiz>"):
+def apply_text(session: Session, text: str, file: str = "<quiz>"):
     """Apply one operation line to ``session``; return its OpRecord."""
     (op,) = parse_script(text, file)
     return session.apply(op)
 
 
-def edge_text(key) -> str:
+def edge_text(key: tuple) -> str:
     """An edge as a learner types it: unquoted, unescaped (``cache.tokens_text``)."""
     return tokens_text(key)
 
 
-def node_choices(tree) -> tuple:
+def node_choices(tree: TreeSnapshot) -> tuple:
     """(id, edge text, whole key from the root) of every node but the root, in drawing order."""
     return tuple((n.id, edge_text(n.key), whole_key(tree, n.id)) for n in tree.root.walk() if n.key)
 
 
-def whole_key(tree, node_id: int) -> str:
+def whole_key(tree: TreeSnapshot, node_id: int) -> str:
     """The tokens from the root down to the end of node ``node_id``'s edge."""
     return "".join(edge_text(tree.nodes[i].key) for i in tree.path_to(node_id) if tree.nodes[i].key)
 
 
-def tree_text(tree, show_time: bool = False, show_slots: bool = True) -> str:
+def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = True) -> str:
     """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
     lines = ["(root)"]
 
-    def visit(node, prefix):
+    def visit(node, prefix: str) -> None:
         kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
         for index, child in enumerate(kids):
             last = index == len(kids) - 1
@@ -57,7 +63,7 @@ def tree_text(tree, show_time: bool = False, show_slots: bool = True) -> str:
     return "\n".join(lines)
 
 
-def first_evicted_leaf(session, count: int) -> tuple[int | None, object]:
+def first_evicted_leaf(session: Session, count: int) -> tuple[int | None, object]:
     """Run ``evict count`` on ``session``; return (id of the first leaf deleted, the record)."""
     before = len(session.frames)
     record = apply_text(session, f"evict {count}")

@@ -6,6 +6,8 @@ operation whose outcome differs is marked), then both final trees and pools next
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -15,6 +17,9 @@ from radixviz.script import slot_ranges
 
 from .summary import op_result
 from .tree import TreeView
+
+if TYPE_CHECKING:
+    from ..script.compare import SideBySide
 
 FIXED, BUGGY = "fixed matcher (#7)", "buggy matcher (pre-#7)"
 FIRST = "◀ first divergence"
@@ -26,14 +31,14 @@ COMPARED = ("Compared: what each operation returned (tokens matched, slots, evic
             "priorities are each engine's own: shown, not compared.")
 
 
-def divergence_line(side) -> Text:
+def divergence_line(side: SideBySide) -> Text:
     if side.diverged is None:
         return Text(f"Both {side.noun} give the same results and trees for every operation.")
     op = side.ops[side.diverged]
     return Text(f"They part ways at operation {side.diverged + 1}: {op.text}", style="bold")
 
 
-def ops_table(side) -> Table:
+def ops_table(side: SideBySide) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
     table.add_column("op", justify="right", no_wrap=True)
     table.add_column("operation", ratio=1)
@@ -61,7 +66,7 @@ def final_state(session, title: str) -> Group:
     return Group(*lines)
 
 
-def compare_view(side) -> Group:
+def compare_view(side: SideBySide) -> Group:
     """Everything ``run --compare`` prints, as one renderable."""
     states = Table.grid(expand=True, padding=(0, 2))
     states.add_column(ratio=1)

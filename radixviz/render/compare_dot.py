@@ -7,6 +7,8 @@ matched, the cut '…│…' of an edge the buggy walk took only in part, ✂ a 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 import graphviz
@@ -17,12 +19,17 @@ from .graphviz import GraphvizError, format_for
 from .marks import ALL_MARKS, CURRENT, PATH, WRONG, NodeMarks, compact_ranges, edge_text, split_edge_text
 from .views import held_text, load_views
 
+if TYPE_CHECKING:
+    from ..cache.snapshot import NodeSnapshot, TreeSnapshot
+    from ..script.compare import SideBySide
+    from .marks import Mark
+
 SIDES = (("fixed", "fixed matcher (#7)", "#1a7f37"), ("buggy", "BUGGY matcher (pre-#7)", "#d1242f"))
 ENGINE_COLORS = {"2024": "#0969da", "2026": "#8250df"}   # any other engine: OTHER_COLOR
 OTHER_COLOR = "#57606a"
 
 
-def _columns(side) -> list:
+def _columns(side: SideBySide) -> list:
     """(cluster name, caption title, colour) for each column."""
     if not side.across_engines:
         return list(SIDES)
@@ -30,7 +37,7 @@ def _columns(side) -> list:
             for c, title in zip(side.configs, side.titles())]
 
 
-def compare_graph(side, max_edge: int = 24) -> graphviz.Digraph:
+def compare_graph(side: SideBySide, max_edge: int = 24) -> graphviz.Digraph:
     diverged = (f"both {side.noun} agree on every operation" if side.diverged is None else
                 f"they part ways at operation {side.diverged + 1}: {side.ops[side.diverged].text}")
     graph = graphviz.Digraph("compare", graph_attr={
@@ -68,7 +75,7 @@ def compare_graph(side, max_edge: int = 24) -> graphviz.Digraph:
     return graph
 
 
-def _label(node, found, marks, max_edge: int, tree) -> str:
+def _label(node: NodeSnapshot, found: list[Mark], marks: NodeMarks, max_edge: int, tree: TreeSnapshot) -> str:
     if not node.key:
         return f"root\n{tree.total_size} tokens"
     taken = marks.taken(node)
@@ -82,7 +89,7 @@ def _label(node, found, marks, max_edge: int, tree) -> str:
     return f"{symbols + ' ' if symbols else ''}{edge}\nslots {compact_ranges(node.value)}\n{held}"
 
 
-def _style(found, node) -> dict:
+def _style(found: list[Mark], node: NodeSnapshot) -> dict:
     if not node.key:
         return {"shape": "ellipse"}
     lasting = [m for m in found if m is not CURRENT]
@@ -91,7 +98,7 @@ def _style(found, node) -> dict:
     return {"color": lasting[0].color, "fillcolor": lasting[0].fill, "penwidth": "2"}
 
 
-def write_compare(side, path, max_edge: int = 24) -> Path:
+def write_compare(side: SideBySide, path: str | Path, max_edge: int = 24) -> Path:
     """Write the diagram; the extension picks the format (.dot needs no Graphviz program)."""
     path = Path(path)
     fmt = format_for(path)

@@ -5,6 +5,8 @@ lays the frames on canvases of one size, so the picture does not jump between st
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import io
 import textwrap
 
@@ -12,10 +14,14 @@ from radixviz.script import explain
 
 from .slides import DARK_BACKGROUND, DARK_TEXT, LIGHT_BACKGROUND, frame_dot, render_many, step_caption
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from ..script.frames import Frame
+
 GIF_DPI, PDF_DPI = 72, 110
 
 
-def _pngs(frames, total: int, theme: str, dpi: int, max_edge: int) -> list:
+def _pngs(frames: Sequence[Frame], total: int, theme: str, dpi: int, max_edge: int) -> list:
     """Each frame as PNG bytes, captioned (compressed: a long run fits in memory)."""
     dots = [_with_dpi(frame_dot(f, theme, title=step_caption(f, total), max_edge=max_edge), dpi)
             for f in frames]
@@ -51,7 +57,8 @@ def _paletted(image):
     return image.quantize(colors=128, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
 
 
-def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max_edge: int = 24) -> bytes:
+def write_gif(frames: Sequence[Frame], total: int, *, theme: str = "light", fps: float = 2.0,
+              max_edge: int = 24) -> bytes:
     """An animated GIF, one frame per given frame, looping; returns its bytes."""
     paletted = [_paletted(canvas) for canvas in _canvases(_pngs(frames, total, theme, GIF_DPI, max_edge), theme)]
     buffer = io.BytesIO()
@@ -60,7 +67,8 @@ def write_gif(frames, total: int, *, theme: str = "light", fps: float = 2.0, max
     return buffer.getvalue()
 
 
-def write_pdf(frames, total: int, *, theme: str = "light", title: str = "", max_edge: int = 24) -> bytes:
+def write_pdf(frames: Sequence[Frame], total: int, *, theme: str = "light", title: str = "",
+              max_edge: int = 24) -> bytes:
     """A PDF handout: one frame a page, with the step's explanation under the tree."""
     from PIL import Image, ImageDraw, ImageFont   # Pillow: only for a GIF or PDF export, not at start-up
     pngs = _pngs(frames, total, theme, PDF_DPI, max_edge)

@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+    from ..cache.snapshot import TreeSnapshot
+    from ..script.frames import Frame, Marks
+    from .marks import Mark
     import graphviz
 
 from radixviz.files import atomic_write
@@ -37,17 +41,18 @@ def _label(*lines: str) -> str:
     return graphviz.nohtml("\\n".join(graphviz.escape(part) for part in parts))
 
 
-def _attrs(**attrs) -> dict:
+def _attrs(**attrs: object) -> dict:
     """Attribute values as the package wants them: text (a label keeps its ``nohtml`` type)."""
     return {key: value if isinstance(value, str) else str(value) for key, value in attrs.items()}
 
 
-def matcher_label(tree) -> str:
+def matcher_label(tree: TreeSnapshot) -> str:
     """Which matcher built ``tree``, as a diagram's caption says it."""
     return "BUGGY matcher (pre-#7)" if tree.buggy_match else "fixed matcher"
 
 
-def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -> graphviz.Digraph:
+def diagram(tree: TreeSnapshot, marks: Marks | None = None, *, max_edge: int = 24,
+            title: str | None = None) -> graphviz.Digraph:
     """The tree as a Digraph: one box per node with its edge, slots, ref count and last access."""
     import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
     node_marks = NodeMarks(marks)
@@ -109,7 +114,7 @@ def diagram(tree, marks=None, *, max_edge: int = 24, title: str | None = None) -
     return dot
 
 
-def _namespace_clusters(dot, tree) -> dict:
+def _namespace_clusters(dot: graphviz.Digraph, tree: TreeSnapshot) -> dict:
     """One labelled cluster per namespace when the tree has namespaces: node id -> its cluster."""
     import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
     groups = namespace_groups(tree)
@@ -125,12 +130,12 @@ def _namespace_clusters(dot, tree) -> dict:
     return home
 
 
-def to_dot(tree, marks=None, **options) -> str:
+def to_dot(tree: TreeSnapshot, marks: Marks | None = None, **options: Any) -> str:
     """The diagram's DOT text (see ``diagram`` for the options)."""
     return diagram(tree, marks, **options).source
 
 
-def _mark_attrs(found) -> dict:
+def _mark_attrs(found: list[Mark]) -> dict:
     if not found:
         return {}
     # the current step thickens the border; the colour tells the more lasting mark
@@ -139,7 +144,7 @@ def _mark_attrs(found) -> dict:
     return _attrs(color=first.color, penwidth=3 if CURRENT in found else 2, fillcolor=first.fill)
 
 
-def format_for(path) -> str:
+def format_for(path: str | Path) -> str:
     """``svg`` for ``x.svg`` and so on; raises GraphvizError for an unknown extension."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
@@ -147,7 +152,7 @@ def format_for(path) -> str:
     return FORMATS[suffix]
 
 
-def render(graph, fmt: str) -> bytes:
+def render(graph: graphviz.Digraph, fmt: str) -> bytes:
     """``graph`` (a Digraph, or DOT text) laid out by Graphviz as ``fmt`` bytes; GraphvizError,
     one line, when ``dot`` is missing (with the install hint) or fails."""
     import graphviz   # graphviz: only when a diagram is drawn (an export), not at start-up
@@ -164,20 +169,20 @@ def render(graph, fmt: str) -> bytes:
                             f"{(stderr.splitlines() or ['no message'])[0]}") from None
 
 
-def _tree_and_marks(frame_or_tree, marks):
+def _tree_and_marks(frame_or_tree: Frame | TreeSnapshot, marks: Marks | None):
     """A frame's tree and marks, or a bare tree (and the marks given)."""
     tree = getattr(frame_or_tree, "tree", frame_or_tree)
     return tree, marks if marks is not None else getattr(frame_or_tree, "marks", None)
 
 
-def to_svg(frame_or_tree, marks=None, **options) -> bytes:
+def to_svg(frame_or_tree: Frame | TreeSnapshot, marks: Marks | None = None, **options: Any) -> bytes:
     """A frame (its tree and marks) or a bare snapshot as SVG bytes: what every export that
     shows a diagram (files, HTML pages) embeds."""
     tree, marks = _tree_and_marks(frame_or_tree, marks)
     return render(diagram(tree, marks, **options), "svg")
 
 
-def write(frame_or_tree, path, marks=None, **options) -> Path:
+def write(frame_or_tree: Frame | TreeSnapshot, path: str | Path, marks: Marks | None = None, **options: Any) -> Path:
     """Write a frame (its tree and marks) or a bare tree to ``path``; the format comes from the
     extension. Returns the path written. Nothing is written when it fails."""
     path = Path(path)

@@ -7,14 +7,19 @@ pool picture says whose slots the ``?``, ``!`` and ``×`` cells are.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from radixviz.cache.text import slot_ranges, tokens_text
 
+if TYPE_CHECKING:
+    from ..cache.hicache.snapshot import HiTreeSnapshot
+
 BROKEN = "bold red"
 
 
-def damage_lines(tree) -> list[Text]:
+def damage_lines(tree: HiTreeSnapshot) -> list[Text]:
     """Lines on the head bugs' damage ([] when none is on, or nothing is broken)."""
     if not getattr(tree, "head_bugs", ()):
         return []

@@ -7,6 +7,8 @@ fragment ``#step-N`` opens step N.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import linecache
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -22,6 +24,10 @@ from .pool import STATES, slot_symbol
 from .pool_host import BROKEN_STATES, HOST_STATES
 from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
 from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from ..script.frames import Frame
 
 CODE_CONTEXT = 4          # lines of the function shown above and below the line that ran
 POOL_ROW = 32             # slots per row of the pool
@@ -47,7 +53,7 @@ class CodeView:
     rows: tuple = ()
 
 
-def build_page(frames, records, *, title: str, theme: str = "light", notes=None,
+def build_page(frames: Sequence[Frame], records, *, title: str, theme: str = "light", notes=None,
                max_edge: int = 24) -> str:
     """The whole page as text. ``notes`` maps a frame index to a StepNote.
 
@@ -73,7 +79,7 @@ def _page_template():
     return templates.get_template("step_page.html")
 
 
-def _step(frame, svg: bytes, records, note) -> dict:
+def _step(frame: Frame, svg: bytes, records, note) -> dict:
     """What the template shows of one step, in the stepper's order: the step in one line,
     the matcher note, the lesson's words and predictions, the why, the code, pool, status."""
     record = records[frame.op_index] if frame.op_index < len(records) else None
@@ -172,7 +178,7 @@ def _host_pool(frame) -> dict:
     return shown
 
 
-def _status(frame, records) -> dict:
+def _status(frame: Frame, records) -> dict:
     tree, pool = frame.tree, frame.pool
     text, tone = engine_badge(tree)
     return {"badge": text, "tone": "buggy" if tone == "buggy" else "fixed", "evictable": tree.evictable_size,

@@ -4,15 +4,22 @@ Built from the session's records and a final snapshot, so it says exactly what t
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.script.narrate import describe
 
 from .source_map import locate, short_path
 from .views import load_views, node_fields, tree_fields
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from ..cache.snapshot import NodeSnapshot, TreeSnapshot
+    from ..script.frames import Frame
+
 SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
 
 
-def key_json(key):
+def key_json(key: tuple):
     """A string when every token is a character (``"Hello"``), else a list of tokens."""
     if all(isinstance(t, str) and len(t) == 1 for t in key):
         return "".join(key)
@@ -24,7 +31,7 @@ def op_args(op) -> list:
     return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
 
-def tree_json(node) -> dict:
+def tree_json(node: NodeSnapshot) -> dict:
     """Nested ``{id, key, value, ref, last_access, children}`` for a NodeSnapshot, with the
     fields its type adds (render/views/): today's nodes their lock_ref, hits, priority,
     birth, namespace and page hashes; the host tier's where the KV lives (``tier``), the host
@@ -45,13 +52,13 @@ def tree_json(node) -> dict:
     return done[node.id]
 
 
-def _engine_fields(tree) -> dict:
+def _engine_fields(tree: TreeSnapshot) -> dict:
     """``engine`` always; the settings the engine has (page size, eviction policy) and what
     the tree's type adds (a protected size, the host pool)."""
     return {"engine": tree.engine, **tree.settings, **tree_fields(tree)}   # the #7 matcher has its own field
 
 
-def step_json(frame, describe) -> dict:
+def step_json(frame: Frame, describe: Callable[[Frame], str]) -> dict:
     site = locate(frame.source, frame.label)
     return {"step": frame.number, "kind": frame.kind, "text": describe(frame), "label": frame.label,
             "nodes": list(frame.nodes), "file": short_path(site.file) if site.file else site.source,

@@ -8,15 +8,20 @@ reaches the screen and each cell reads in one piece.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.markdown import Markdown, TableElement
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions
+
 
 class WholeWordTable(TableElement):
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
         header = self.header.row.cells if self.header is not None and self.header.row is not None else []
         rows = [row.cells for row in self.body.rows] if self.body is not None else []
         table = Table(box=box.SIMPLE, pad_edge=False, style="markdown.table.border",

@@ -1,9 +1,15 @@
 """The step log: one plain-words line per micro-step (text from ``script.narrate.describe``)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from radixviz.script import describe
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from ..script.frames import Frame
 
 # kind -> style; an operation's line also starts with ▶, so it reads without colour too
 KIND_STYLES = {
@@ -13,7 +19,7 @@ KIND_STYLES = {
 }
 
 
-def step_line(frame, *, numbered: bool = True) -> Text:
+def step_line(frame: Frame, *, numbered: bool = True) -> Text:
     """``  12 split after 6 tokens: …`` for one frame; the number is ``frame.number`` (from 1)."""
     line = Text()  # wraps on a narrow screen: a step's words matter more than one line each
     if numbered:
@@ -24,7 +30,7 @@ def step_line(frame, *, numbered: bool = True) -> Text:
     return line
 
 
-def step_log(frames, *, numbered: bool = True) -> Text:
+def step_log(frames: Sequence[Frame], *, numbered: bool = True) -> Text:
     """All the frames' lines, newline separated."""
     return Text("\n").join(
         step_line(f, numbered=numbered) for f in frames)

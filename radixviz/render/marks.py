@@ -4,6 +4,8 @@ Every mark has a symbol as well as a colour so the views read in monochrome too.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -11,6 +13,11 @@ from rich.cells import cell_len
 from radixviz.cache.text import ELLIPSIS, key_text, slot_ranges  # noqa: F401 (ELLIPSIS: tree.py)
 
 from .views import load_views, mark_words, removed_word
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from ..cache.snapshot import NodeSnapshot, TreeSnapshot
+    from ..script.frames import Marks
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ LOCKED_2026 = "locked (lock > 0)"
 DELETED_HOST_TIER = "deleted from both tiers"
 
 
-def mark_name(mark: Mark, tree) -> str:
+def mark_name(mark: Mark, tree: TreeSnapshot | None) -> str:
     """What a legend calls ``mark`` on ``tree`` (a snapshot, or None): as its type says it
     (render/views/: today's locks are "lock > 0", the host tier's removals "deleted")."""
     if tree is None:
@@ -46,7 +53,7 @@ def mark_name(mark: Mark, tree) -> str:
     return mark_words(tree).get(mark.name, mark.name)
 
 
-def ghost_word(tree) -> str:
+def ghost_word(tree: TreeSnapshot | None) -> str:
     """How a view names a leaf the step removed from the tree: with a host tier "evicted"
     means "no device copy", so a node gone from both tiers is "deleted"."""
     if tree is None:
@@ -60,12 +67,12 @@ def partial_legend(taken: int, total: int) -> str:
     return f"│ the match took only the tokens before it ({taken}/{total}: {taken} of {total})"
 
 
-def edge_text(key, max_cells: int = 24) -> str:
+def edge_text(key: tuple, max_cells: int = 24) -> str:
     """An edge quoted and escaped, fitting ``max_cells`` terminal cells (head and tail kept)."""
     return key_text(key, max_cells, width=cell_len)
 
 
-def split_edge_text(key, taken: int, max_cells: int = 24) -> tuple[str, str, str]:
+def split_edge_text(key: tuple, taken: int, max_cells: int = 24) -> tuple[str, str, str]:
     """``("'Hello_", "L.A.!'", "6 of 11 matched")``: an edge cut where a match stopped taking
     tokens, each half shortened to its share of ``max_cells``."""
     head = edge_text(key[:taken], max(8, max_cells * taken // max(1, len(key))))[:-1]
@@ -73,7 +80,7 @@ def split_edge_text(key, taken: int, max_cells: int = 24) -> tuple[str, str, str
     return head, tail, f"{taken} of {len(key)} matched"
 
 
-def compact_ranges(slots, max_runs: int = 3) -> str:
+def compact_ranges(slots: Iterable[int], max_runs: int = 3) -> str:
     """``0–5,22–26``; a badly fragmented value shows its first runs and how many more."""
     return slot_ranges(slots, compact=True, max_runs=max_runs)
 
@@ -81,7 +88,7 @@ def compact_ranges(slots, max_runs: int = 3) -> str:
 class NodeMarks:
     """Marks resolved once per render: which marks each node id carries."""
 
-    def __init__(self, marks=None):
+    def __init__(self, marks: Marks | None = None) -> None:
         self.current = set(getattr(marks, "current", ()) or ())
         self.path = set(getattr(marks, "path", ()) or ())
         self.split = set(getattr(marks, "split", ()) or ())
@@ -90,13 +97,13 @@ class NodeMarks:
         self.evicted = tuple(getattr(marks, "evicted", ()) or ())
         self.partial = dict(getattr(marks, "partial", ()) or ())
 
-    def taken(self, node) -> int | None:
+    def taken(self, node: NodeSnapshot) -> int | None:
         """How many of the node's tokens a match really took, when it took only the start of
         the edge (the pre-#7 walk goes on below such an edge); None otherwise."""
         taken = self.partial.get(node.id)
         return taken if taken is not None and taken < len(node.key) else None
 
-    def of(self, node) -> list[Mark]:
+    def of(self, node: NodeSnapshot) -> list[Mark]:
         found = []
         if node.id in self.current:
             found.append(CURRENT)

@@ -2,9 +2,14 @@
 shows it under the step)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from radixviz.script import key_text, slot_ranges
+
+if TYPE_CHECKING:
+    from ..script.frames import Frame
 
 WRONG_STYLE = "bold red underline"
 
@@ -34,7 +39,7 @@ def disagreement_text(record, buggy_now: bool) -> Text | None:
     return text
 
 
-def misalignment_text(record, frame) -> Text | None:
+def misalignment_text(record, frame: Frame) -> Text | None:
     """For a match over nodes that hold fewer slots than tokens (``insert-slots release``,
     #4), on the step where the match returns: how many tokens matched against how many
     slots came back, and the first position whose slot belongs to another token."""

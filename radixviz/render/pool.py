@@ -5,6 +5,8 @@ for a slot shared by that many holders. Slots the current step touches sit in br
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import OrderedDict
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -12,6 +14,9 @@ from rich.measure import Measurement
 from rich.text import Text
 
 from .subtree import tree_slots
+
+if TYPE_CHECKING:
+    from ..script.frames import Marks
 
 CELL = 3            # "[■]" or " ■ "
 LABEL = 5           # "128 " row label, then the guide
@@ -34,7 +39,7 @@ def slot_symbol(state: str, refcount: int) -> str:
 class PoolGrid:
     """Rich renderable for a ``PoolSnapshot`` (and the touched slots of ``Marks``)."""
 
-    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
+    def __init__(self, pool, marks: Marks | None = None, *, width: int | None = None, legend: bool = True) -> None:
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
         self._held: frozenset | None = None   # the slots the tree holds, once a row asks
@@ -135,7 +140,7 @@ class PoolRows:
     row on first access: a pool of thousands of slots is hundreds of rows, and a view that
     shows a dozen of them must not build them all."""
 
-    def __init__(self, pool, marks=None, width: int = 40):
+    def __init__(self, pool, marks: Marks | None = None, width: int = 40) -> None:
         self.grid = PoolGrid(pool, marks)
         self.touched = tuple(getattr(marks, "slots", ()) or ())
         self.cols = self.grid.columns(width)

@@ -29,7 +29,7 @@ BROKEN_STATES = ("stray", "twice", "held")
 class _HostPool:
     """The host half of a PoolSnapshot, seen as a pool the grid can draw."""
 
-    def __init__(self, snapshot):
+    def __init__(self, snapshot) -> None:
         self.snapshot = snapshot
         self.size = snapshot.host_size
         self.used = snapshot.host_used
@@ -41,7 +41,7 @@ class _HostPool:
 class HostPoolGrid(PoolGrid):
     """Rich renderable for the host pool of a ``PoolSnapshot`` (and the host slots touched)."""
 
-    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True):
+    def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True) -> None:
         super().__init__(_HostPool(pool), None, width=width, legend=legend)
         self._touched = frozenset(getattr(marks, "host_slots", ()) or ())
 
@@ -71,7 +71,7 @@ class TieredPoolRows:
     """Both pools' lines as one lazily built sequence: ``GPU`` title, device rows and legend,
     a blank line, ``CPU`` title, host rows and legend (same interface as ``PoolRows``)."""
 
-    def __init__(self, pool, marks=None, width: int = 40):
+    def __init__(self, pool, marks=None, width: int = 40) -> None:
         self.device = PoolRows(pool, marks, width)
         host = HostPoolGrid(pool, marks)
         self.host_grid, self.host_cols = host, host.columns(width)

@@ -7,12 +7,18 @@ No Textual and no torch here: the pool is any object with ``size``, ``refcounts`
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
 from radixviz.cache.engines import engine_spec
 from radixviz.sim.engines import hooks_class
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from ..sim.admission import Decision
+    from ..sim.records import BatchRecord
 
 _WRAPPER = Console(width=10_000, color_system=None)  # only wraps Text, never prints
 MAX_ROWS = 300   # a queue of thousands is summarised after this many rows
@@ -50,7 +56,7 @@ def _line() -> Text:
     return Text(no_wrap=True, overflow="ellipsis")
 
 
-def _verdict(decision):
+def _verdict(decision: Decision):
     if decision.reason.startswith("held back"):
         symbol, word, style = HELD_BACK
     else:
@@ -60,7 +66,7 @@ def _verdict(decision):
     return symbol, word, style
 
 
-def queue_lines(record, width: int = 80) -> tuple[str, list[Text]]:
+def queue_lines(record: BatchRecord, width: int = 80) -> tuple[str, list[Text]]:
     """(pane title, lines): the queue in the order the policy offered places, with the
     admission rule's numbers for each request it looked at."""
     if not record.queue_order:
@@ -121,7 +127,7 @@ def _more(count: int) -> list[Text]:
     return [Text(f"… {count - MAX_ROWS} more", style="italic dim")]
 
 
-def running_lines(record, width: int = 80) -> tuple[str, list[Text]]:
+def running_lines(record: BatchRecord, width: int = 80) -> tuple[str, list[Text]]:
     """(pane title, lines): the batch after this pass, then who left it and why."""
     admitted = set(record.admitted)
     title = f"running batch: {len(record.running)}"
@@ -194,7 +200,7 @@ def pool_lines(pool, evictable: int, width: int, height: int = 4) -> list[Text]:
     return out + legend
 
 
-def pack(entries, width: int) -> list[Text]:
+def pack(entries: Sequence[Text], width: int) -> list[Text]:
     """Entries side by side, a new line where the next one would not fit (never inside one)."""
     lines = [_line()]
     for entry in entries:
@@ -206,7 +212,7 @@ def pack(entries, width: int) -> list[Text]:
     return lines
 
 
-def wrap(lines, width: int) -> list[Text]:
+def wrap(lines: Sequence[Text], width: int) -> list[Text]:
     """Wrap the lines meant to be read whole (those not marked no_wrap) to ``width``."""
     out = []
     for line in lines:

@@ -6,6 +6,8 @@ of processes instead of 200. Identical diagrams are drawn once.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 import shutil
@@ -15,6 +17,9 @@ from radixviz.script import describe
 
 from .graphviz import INSTALL_HINT, GraphvizError, matcher_label, to_dot
 from .marks import ALL_MARKS
+
+if TYPE_CHECKING:
+    from ..script.frames import Frame
 
 THEMES = ("light", "dark")
 
@@ -61,17 +66,17 @@ def themed(dot_text: str, theme: str) -> str:
     return f"{head}\n{defaults}{rest}"
 
 
-def step_number(frame) -> int:
+def step_number(frame: Frame) -> int:
     """The step's number as the stepper counts: 1 for the first micro-step."""
     return frame.number
 
 
-def step_caption(frame, total: int) -> str:
+def step_caption(frame: Frame, total: int) -> str:
     """``step 5/40: split after 6 tokens ...  ·  fixed matcher``."""
     return f"step {step_number(frame)}/{total}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
-def frame_dot(frame, theme: str = "light", *, title: str | None = None, max_edge: int = 24) -> str:
+def frame_dot(frame: Frame, theme: str = "light", *, title: str | None = None, max_edge: int = 24) -> str:
     """The DOT text of one frame (tree and marks) in ``theme``."""
     return themed(to_dot(frame.tree, frame.marks, title=title, max_edge=max_edge), theme)
 

@@ -9,13 +9,17 @@ fast as a 50-node one).
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..cache.snapshot import NodeSnapshot, TreeSnapshot
 
 
 class Memo:
     """Values per node snapshot, least recently used dropped first once their total weight
     passes ``budget``; each entry keeps its snapshot alive, so its id is never reused."""
 
-    def __init__(self, budget: int, weight=lambda value: 1):
+    def __init__(self, budget: int, weight=lambda value: 1) -> None:
         self.budget, self.weight, self.used = budget, weight, 0
         self.entries: OrderedDict = OrderedDict()
 
@@ -26,7 +30,7 @@ class Memo:
         self.entries.move_to_end(key)
         return hit[1]
 
-    def put(self, key, node, value) -> None:
+    def put(self, key, node: NodeSnapshot, value) -> None:
         self.entries[key] = (node, value)
         self.used += self.weight(value)
         while self.used > self.budget and len(self.entries) > 1:
@@ -63,20 +67,20 @@ def post_order(top, memo: Memo, key, combine, children=lambda node, extra: node.
     return memo.get(key(top, extra))
 
 
-def subtree_ids(node) -> frozenset:
+def subtree_ids(node: NodeSnapshot) -> frozenset:
     """The ids of ``node`` and every node under it."""
     return post_order(node, IDS, lambda n, _: id(n), lambda n, _, kids: frozenset((n.id,)).union(*kids),
                        children=lambda n, _: [(c, None) for c in n.children])
 
 
-def unreferenced_tokens(tree) -> int:
+def unreferenced_tokens(tree: TreeSnapshot) -> int:
     """What ``evictable_size`` should say: the tokens of every node nobody references."""
     return post_order(tree.root, UNREFERENCED, lambda n, _: id(n),
                        lambda n, _, kids: (len(n.key) if n.key and n.ref == 0 else 0) + sum(kids),
                        children=lambda n, _: [(c, None) for c in n.children])
 
 
-def tree_slots(tree) -> frozenset:
+def tree_slots(tree: TreeSnapshot) -> frozenset:
     """Every slot some node of ``tree`` holds."""
     return post_order(tree.root, SLOTS, lambda n, _: id(n),
                        lambda n, _, kids: frozenset(n.value).union(*kids),

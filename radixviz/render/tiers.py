@@ -7,9 +7,14 @@ flight and ``[CPU→GPU]`` while a load back is. Slots read ``slots 0–11 · ho
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from .marks import compact_ranges
+
+if TYPE_CHECKING:
+    from ..cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
 
 # tier -> (tag, Rich style, Graphviz border colour, fill, legend words)
 TIERS = {
@@ -21,18 +26,18 @@ TIERS = {
 }
 
 
-def tier_of(node) -> str:
+def tier_of(node: HiNodeSnapshot) -> str:
     """``device``, ``host``, ``both``, or ``write``/``load`` while a copy is in flight."""
     return node.in_flight or node.tier
 
 
-def tier_tag(node) -> tuple[str, str]:
+def tier_tag(node: HiNodeSnapshot) -> tuple[str, str]:
     """``("[GPU+CPU]", "cyan")``: the node's tag and its style."""
     tag, style, *_ = TIERS[tier_of(node)]
     return f"[{tag}]", style
 
 
-def tier_slots(node, sep: str = " · ") -> str:
+def tier_slots(node: HiNodeSnapshot, sep: str = " · ") -> str:
     """``slots 0–11 · host 3–14``; ``—`` where the node has no copy."""
     device = "—" if node.evicted else compact_ranges(node.value)
     host = "—" if node.host_value is None else compact_ranges(node.host_value)
@@ -51,7 +56,7 @@ def tier_legend(tree) -> Text:
     return line
 
 
-def host_summary(tree) -> str:
+def host_summary(tree: HiTreeSnapshot) -> str:
     """``host 24/65 · 1 writing``, for headers and captions."""
     parts = [f"host {tree.host_used}/{tree.host_size}"]
     if tree.writes_in_flight:

@@ -11,6 +11,7 @@ labelled line per namespace; page hashes, once computed, end each node's line in
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -25,6 +26,12 @@ from .views import (DETAIL_STYLE, extra_lines, header_parts, load_views, node_de
                     page_size_shown)
 from .views import node_counts as node_counts  # graphviz and the oracles import it here
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+    from ..cache.snapshot import NodeSnapshot, TreeSnapshot
+    from ..script.frames import Marks
+    from .marks import Mark
+
 GUIDE_STYLE = "dim"
 _NODE_LINES: OrderedDict = OrderedDict()   # see TreeView.node_line
 NAMESPACE_STYLE = "bold magenta"
@@ -36,8 +43,8 @@ class TreeView:
     Its lines are a ``TreeRows`` sequence (render/tree_rows.py): a view showing a few dozen
     rows builds only those; printing it builds them all."""
 
-    def __init__(self, tree, marks=None, *, max_edge: int = 24, max_depth: int = 12,
-                 max_children: int = 16, legend: bool = False):
+    def __init__(self, tree: TreeSnapshot, marks: Marks | None = None, *, max_edge: int = 24, max_depth: int = 12,
+                 max_children: int = 16, legend: bool = False) -> None:
         self.tree, self.marks = tree, marks
         self.max_edge, self.max_depth, self.max_children = max_edge, max_depth, max_children
         self.legend = legend
@@ -82,7 +89,7 @@ class TreeView:
             header.append(text, style=style)
         return header
 
-    def node_line(self, node, node_marks, prefix: str, last: bool) -> Text:
+    def node_line(self, node: NodeSnapshot, node_marks: list[Mark], prefix: str, last: bool) -> Text:
         """The node's line. Node snapshots are immutable and a step shares the ones it did
         not change, so the line of such a node, marked and placed as before, is the Text
         built before (a view that shows it again repaints nothing). Read-only: copy to change."""
@@ -99,7 +106,8 @@ class TreeView:
             _NODE_LINES.popitem(last=False)
         return line
 
-    def _node_line(self, node, node_marks, prefix: str, last: bool, taken) -> Text:
+    def _node_line(self, node: NodeSnapshot, node_marks: list[Mark], prefix: str, last: bool,
+                   taken: int | None) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
@@ -148,7 +156,7 @@ class TreeView:
             return _fold(prefix, what, guide="└── ")
         return line
 
-    def evicted_line(self, key) -> Text:
+    def evicted_line(self, key: tuple) -> Text:
         ghost = Text(no_wrap=True, overflow="ellipsis")
         ghost.append(f"{EVICTED.symbol} {ghost_word(self.tree)} ", style=EVICTED.style)
         ghost.append(edge_text(key, self.max_edge), style=EVICTED.style)
@@ -167,7 +175,7 @@ class TreeView:
         return lines
 
 
-def paged_text(key, page_size: int, max_edge: int) -> str:
+def paged_text(key: tuple, page_size: int, max_edge: int) -> str:
     """An edge in page-sized groups, ``'abcd|efgh'``; a long edge keeps its first two pages
     and its last one."""
     if page_size <= 1:
@@ -189,7 +197,7 @@ def _fold(prefix: str, what: str, guide: str = "") -> Text:
     return line
 
 
-def legend_line(used, tree=None) -> Text:
+def legend_line(used, tree: TreeSnapshot | None = None) -> Text:
     """``▶ current step  ✓ matched ...`` for the marks present, in their fixed order, named
     as the engine of ``tree`` (a snapshot) names them."""
     line = Text(no_wrap=True, overflow="ellipsis")
@@ -201,6 +209,6 @@ def legend_line(used, tree=None) -> Text:
     return line
 
 
-def namespace_label(name) -> str:
+def namespace_label(name: Hashable) -> str:
     """``⟪ns lora-a⟫``, or ``⟪no namespace⟫`` for keys without an extra key."""
     return "⟪no namespace⟫" if name is None else f"⟪ns {name}⟫"

@@ -12,10 +12,14 @@ Row order and text are ``TreeView``'s (render/tree.py), which is built on this s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .marks import EVICTED, LOCKED
 from .subtree import PLAIN_ROWS, post_order, subtree_ids, unreferenced_tokens  # noqa: F401 - tree.py imports it here
 from .views import has_namespaces, load_views
+
+if TYPE_CHECKING:
+    from ..cache.snapshot import NodeSnapshot, TreeSnapshot
 
 _NODE, _FOLD = 0, 1   # kinds of child entry: a node (and its subtree), or a "… N more" line
 
@@ -25,7 +29,7 @@ class TreeRows(Sequence):
     view folds), the evicted leaves, the legend. Each line is built on first access;
     ``line_of`` finds a node's line without building any."""
 
-    def __init__(self, view):
+    def __init__(self, view) -> None:
         self.view, self.tree = view, view.tree
         self.max_depth, self.max_children = view.max_depth, view.max_children
         self.node_marks = view.node_marks
@@ -125,7 +129,7 @@ class TreeRows(Sequence):
             below = prefix + ("    " if last else "│   ")
             stack.extend((k, c, la, depth + 1, below) for k, c, la, _ in reversed(self._entries(item, depth)))
 
-    def _entries(self, node, depth: int) -> list:
+    def _entries(self, node: NodeSnapshot | NamespaceGroup, depth: int) -> list:
         """What is drawn under ``node`` (at ``depth``; the root is 0), in order: (kind, child
         or a fold line's builder, last, rows it takes)."""
         children = self._children(node)
@@ -159,7 +163,7 @@ class TreeRows(Sequence):
             out.append((_FOLD, view.wide_fold([c for c in children if c.id not in ids]), True, 1))
         return out
 
-    def _rows(self, node, depth: int) -> tuple[int, bool]:
+    def _rows(self, node: NodeSnapshot | NamespaceGroup, depth: int) -> tuple[int, bool]:
         """(rows ``node`` and what is drawn under it take, whether a drawn node shows a lock)."""
         if node.id not in self.keep and depth > 0 and not isinstance(node, NamespaceGroup):
             return self._plain_rows(node, depth)
@@ -170,7 +174,7 @@ class TreeRows(Sequence):
                 locked = locked or self._rows(child, depth + 1)[1]
         return rows, locked
 
-    def _plain_rows(self, node, depth: int) -> tuple[int, bool]:
+    def _plain_rows(self, node: NodeSnapshot, depth: int) -> tuple[int, bool]:
         """``_rows`` for a subtree with no marked node in it: the same for every frame that
         shares the snapshot, so it is kept."""
         max_depth, max_children = self.max_depth, self.max_children
@@ -188,7 +192,7 @@ class TreeRows(Sequence):
         return post_order(node, PLAIN_ROWS, lambda n, d: (id(n), d, max_depth, max_children), combine,
                            children=shown, extra=depth)
 
-    def _children(self, node) -> tuple:
+    def _children(self, node: NodeSnapshot | NamespaceGroup) -> tuple:
         """What hangs under ``node`` in the view: the root's children, or its namespaces."""
         if self.groups is not None and node is self.tree.root:
             return self.groups
@@ -267,14 +271,14 @@ class NamespaceGroup:
     key = ()
     ref = 0
 
-    def __init__(self, number: int, name, children: tuple):
+    def __init__(self, number: int, name, children: tuple) -> None:
         self.id = -1 - number   # node ids are never negative
         self.name, self.children = name, children
         self.ids = frozenset((self.id,)).union(*(subtree_ids(c) for c in children))
         self.subtree_tokens = sum(c.subtree_tokens for c in children)
 
 
-def namespace_groups(tree) -> list | None:
+def namespace_groups(tree: TreeSnapshot) -> list | None:
     """``[(namespace, root children in it), ...]`` in order of first appearance, or None when
     the tree has no namespace but the plain one (then nothing is grouped)."""
     load_views(tree)
@@ -288,14 +292,14 @@ def namespace_groups(tree) -> list | None:
     return [(name, tuple(kids)) for name, kids in groups.items()]
 
 
-def _namespace_groups(tree) -> tuple | None:
+def _namespace_groups(tree: TreeSnapshot) -> tuple | None:
     groups = namespace_groups(tree)
     if groups is None:
         return None
     return tuple(NamespaceGroup(i, name, kids) for i, (name, kids) in enumerate(groups))
 
 
-def _ids(node) -> frozenset:
+def _ids(node: NodeSnapshot | NamespaceGroup) -> frozenset:
     return node.ids if isinstance(node, NamespaceGroup) else subtree_ids(node)
 
 
@@ -306,5 +310,5 @@ class _Probe:
     key = ()
     ref = 0
 
-    def __init__(self, node_id: int):
+    def __init__(self, node_id: int) -> None:
         self.id = node_id

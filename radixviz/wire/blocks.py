@@ -111,7 +111,7 @@ class BlockTree:
                 if left:
                     self.tiers[block_hash] = left
 
-    def _find(self, medium, block_hash: int):
+    def _find(self, medium: str | None, block_hash: int):
         if (medium, block_hash) in self.blocks:
             return (medium, block_hash)
         if medium is None and block_hash in self.tiers:   # no medium named: whichever tier holds it

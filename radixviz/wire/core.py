@@ -17,11 +17,14 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .blocks import DEFAULT_MAX_BLOCKS, BlockTree, Problems
 from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, decode_seq,
                        parse_message)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 LOG_LINES = 500          # the log keeps the newest lines only
 MAX_HELD = 100_000       # live messages held during one replay (past it the replay is cut short)
@@ -56,7 +59,7 @@ class _Stream:
 
 class WatchCore:
     def __init__(self, ranks: int = 1, replay: bool = False, max_frame: int = DEFAULT_MAX_FRAME,
-                 max_blocks: int = DEFAULT_MAX_BLOCKS):
+                 max_blocks: int = DEFAULT_MAX_BLOCKS) -> None:
         self.problems = Problems()
         self.max_frame, self.max_blocks = max_frame, max_blocks
         self.streams = [_Stream(rank, replay) for rank in range(ranks)]
@@ -107,12 +110,12 @@ class WatchCore:
             return self._ask(state, stream, state.expected, message, history=False)
         return self._in_order(state, stream, [message]), []
 
-    def _ask(self, state, stream, start, message, history):
+    def _ask(self, state: _Stream, stream: int, start: int, message: Message, history: bool):
         state.replay_start, state.replay_since, state.history = start, time.monotonic(), history
         state.got, state.held = {}, [message]
         return [], [ReplayRequest(stream, start)]
 
-    def _bad(self, state, stream, frames, error) -> None:
+    def _bad(self, state: _Stream, stream: int, frames: list[bytes], error: WireError) -> None:
         self.problems.bad_frames += 1
         self.note(f"stream {stream}: {error.text}")
         # a readable sequence number still counts as received: a replay would send the same frame
@@ -175,7 +178,7 @@ class WatchCore:
 
     # ------------------------------------------------------------------ applying
 
-    def _in_order(self, state, stream, messages) -> list[Applied]:
+    def _in_order(self, state: _Stream, stream: int, messages: Sequence[Message]) -> list[Applied]:
         applied = []
         for message in messages:
             if state.expected is not None and message.seq < state.expected:

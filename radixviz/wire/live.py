@@ -31,7 +31,7 @@ class Moment:
 
 class LiveView:
     def __init__(self, core: WatchCore, decode: Decode | None = None, keep: int = KEEP,
-                 clock=time.monotonic):
+                 clock=time.monotonic) -> None:
         self.core, self.decode, self.clock = core, decode, clock
         self.moments: deque = deque(maxlen=keep)
         self.rates: deque = deque(maxlen=64)     # (time, stored total, removed total)

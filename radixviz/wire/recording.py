@@ -30,7 +30,7 @@ class RecordingError(ValueError):
 
 
 class Recorder:
-    def __init__(self, out: BinaryIO):
+    def __init__(self, out: BinaryIO) -> None:
         self.out = out
         self.start: float | None = None
         self.encoder = msgspec.msgpack.Encoder()

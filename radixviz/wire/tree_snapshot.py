@@ -10,11 +10,14 @@ engines send code points), as its tokenizer piece when a tokenizer is given, els
 from __future__ import annotations
 
 from itertools import count
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
 from .blocks import Block, BlockTree
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 Decode = Callable[[int], str]
 
@@ -24,7 +27,7 @@ class StreamTreeSnapshot(TreeSnapshot):
     say where it came from (render/views/stream.py), not an engine's settings."""
 
 
-def chars_if_ascii(blocks) -> Decode | None:
+def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
     """``chr`` when every held token is printable ASCII, else None (show ids)."""
     if all(32 <= t < 127 for b in blocks for t in b.token_ids):
         return chr

@@ -8,12 +8,21 @@ for every engine. ``Engine`` puts it behind the facade's verbs and adds the host
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
 from ..v2026 import Engine as _TodaysEngine
 from .cache import HiRadixCache, MatchResult
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .invariants import check_hicache_invariants
 from .node import TreeNode
 from .preview import preview_match
+
+if TYPE_CHECKING:
+    from ..pool import TokenToKVPool
+    from ..snapshot import MatchPreview
 
 __all__ = ["Engine", "HiRadixCache", "MatchResult", "TokenToKVPoolHost", "TreeNode",
            "check_hicache_invariants", "default_host_size", "preview_match"]
@@ -32,16 +41,16 @@ class Engine(_TodaysEngine):
                             s["write_policy"], enable_kv_events=s.get("kv_events", False),
                             head_bugs=s.get("head_bugs", ()))
 
-    def check_invariants(self, held=()) -> None:
+    def check_invariants(self, held: Sequence[torch.Tensor | Sequence[int]] = ()) -> None:
         check_hicache_invariants(self.cache, self.pool, held)
 
-    def preview(self, key, extra_key=None):
+    def preview(self, key: Sequence[int], extra_key: str | None = None) -> MatchPreview:
         return preview_match(self.cache.snapshot(), key, extra_key)
 
     def reported_settings(self) -> dict:
         return {**self.settings, "host_size": self.cache.token_to_kv_pool_host.size}
 
-    def change(self, option: str, value) -> None:
+    def change(self, option: str, value: Any) -> None:
         if option == "head_bugs":   # a switch, as the 2024 engine's matcher: the tree stays
             self.cache.set_head_bugs(value)
             self.settings["head_bugs"] = self.cache.head_bugs
@@ -56,12 +65,12 @@ class Engine(_TodaysEngine):
 
     # --------------------------------------------------------- the shared verbs
 
-    def match(self, key, extra_key=None):
+    def match(self, key: Sequence[int], extra_key: str | None = None) -> tuple[torch.Tensor, TreeNode]:
         """``(device slots, last device node)``: the part of the match already on the device."""
         result = self.cache.match_prefix(key, extra_key)
         return result.device_indices, result.last_device_node
 
-    def evict(self, num_tokens: int, freed=None) -> int:
+    def evict(self, num_tokens: int, freed: Callable[[torch.Tensor], None] | None = None) -> int:
         """Evict device copies until ``num_tokens`` tokens are off the device; the cache frees
         the slots itself (its controller owns the device allocator, as in SGLang), telling
         ``freed(slots)`` of each stretch. Returns how many slots became free."""
@@ -69,7 +78,7 @@ class Engine(_TodaysEngine):
         self.cache.evict(num_tokens, freed)
         return self.pool.available_size() - before
 
-    def reset(self, pool=None) -> None:
+    def reset(self, pool: TokenToKVPool | None = None) -> None:
         """Empty both tiers (a new pool: a new cache on it, the observer kept)."""
         if pool is None:
             self.cache.reset()
@@ -85,11 +94,11 @@ class Engine(_TodaysEngine):
     def host_pool(self) -> TokenToKVPoolHost:
         return self.cache.token_to_kv_pool_host
 
-    def match_tiers(self, key, extra_key=None) -> MatchResult:
+    def match_tiers(self, key: Sequence[int], extra_key: str | None = None) -> MatchResult:
         """The whole two-tier match: device slots and node, last host node, host hit length."""
         return self.cache.match_prefix(key, extra_key)
 
-    def load_back(self, last_host_node, mem_quota: int | None = None):
+    def load_back(self, last_host_node: TreeNode, mem_quota: int | None = None) -> tuple[torch.Tensor, TreeNode]:
         """``(device slots loaded, node to lock)`` for a host hit ending at ``last_host_node``:
         nothing and the deepest device node when the stretch is below the threshold or finds
         no room. The copy starts with ``start_loads``."""

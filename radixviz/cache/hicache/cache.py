@@ -4,8 +4,8 @@ Read it beside SGLang's file: the same functions, loops and names. This file hol
 (``inc_lock_ref`` and ``dec_lock_ref`` with ``_update_host_leaf_status``, ``match_prefix``
 with ``_match_prefix_helper``, ``_split_node``, ``insert``); transfers.py the moves between
 the tiers (``write_backup``, ``writing_check``, ``loading_check``, ``evict``, ``evict_host``,
-``load_back``). It subclasses today's cache (v2026/cache.py) as SGLang's subclasses its
-``RadixCache``.
+``load_back``), whose class ``HostTransfers`` subclasses today's cache (v2026/cache.py)
+as SGLang's subclasses its ``RadixCache``; ``HiRadixCache`` builds on it.
 
 A node lives on the device (``value``), on the host (``host_value``) or on both; ``evicted``
 means no device copy, ``backuped`` a host copy. Copies go through the controller
@@ -20,7 +20,7 @@ behind (see there); transfers.py lists its own differences.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
@@ -30,15 +30,19 @@ from ..hashes import check_hashable, split_node_hash_value
 from ..snapshot import invalidate
 from ..trace import EventKind as K, Tracer
 from ..values import as_value
-from ..v2026.cache import RadixCache
 from ..write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
 from .controller import HiCacheController
-from .head_bugs import check_head_bugs, guard
+from .head_bugs import HeadBugNames, check_head_bugs, guard
 from .host_pool import TokenToKVPoolHost, default_host_size
 from .leaves import LeafSet, Moved
 from .node import TreeNode
 from .snapshot import hicache_snapshot
 from .transfers import HostTransfers
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+    from ..kv_events import KVEvent
+    from ..pool import TokenToKVPool
 
 
 class MatchResult(NamedTuple):
@@ -49,10 +53,10 @@ class MatchResult(NamedTuple):
     host_hit_length: int           # matched tokens past the device prefix, on the host only
 
 
-class HiRadixCache(HostTransfers, RadixCache):
-    def __init__(self, device_pool, page_size: int = 1, eviction_policy: str = "lru",
+class HiRadixCache(HostTransfers):
+    def __init__(self, device_pool: TokenToKVPool, page_size: int = 1, eviction_policy: str = "lru",
                  host_size: int | None = None, write_policy: str = "write_through",
-                 enable_kv_events: bool = False, head_bugs=()):
+                 enable_kv_events: bool = False, head_bugs: HeadBugNames = ()):
         write_policy = check_write_policy(write_policy)
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
@@ -108,7 +112,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         self.cache_controller.write_policy = policy
         self.write_through_threshold = WRITE_THROUGH_THRESHOLD[policy]
 
-    def set_head_bugs(self, bugs) -> None:
+    def set_head_bugs(self, bugs: HeadBugNames) -> None:
         """Bring back SGLang's 9fbe6800a lines for the bugs named (head_bugs.py); () fixes both."""
         self.head_bugs = check_head_bugs(bugs)
         self._by_evicted = "host_leaf_by_evicted" in self.head_bugs
@@ -121,7 +125,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # --------------------------------------------------------------------- locks
 
-    def inc_lock_ref(self, node: TreeNode) -> int:
+    def inc_lock_ref(self, node: TreeNode) -> int:  # type: ignore[override]
         """Lock the path from ``node`` up to the root; return the change in evictable size (<= 0)."""
         # radixviz refuses a node outside the tree; with a head bug on, SGLang's file locks and
         # unlocks the node it is handed, in the tree or not (a load-back may have lost it)
@@ -146,7 +150,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         tr.op = outer
         return delta
 
-    def dec_lock_ref(self, node: TreeNode) -> int:
+    def dec_lock_ref(self, node: TreeNode) -> int:  # type: ignore[override]
         """Release a lock taken by ``inc_lock_ref(node)``; return the change (>= 0).
         ValueError, changing nothing, when no lock was taken at ``node`` (checks.py)."""
         if not self.head_bugs or self._in_tree(node):   # (as in inc_lock_ref)
@@ -193,7 +197,7 @@ class HiRadixCache(HostTransfers, RadixCache):
                 return
         self.evictable_host_leaves.add(node)
 
-    def _update_leaf_status(self, node: TreeNode) -> None:
+    def _update_leaf_status(self, node: TreeNode) -> None:  # type: ignore[override]
         # a candidate for device eviction: on the device, unlocked, no child on the device
         if node.evicted or node.lock_ref > 0:
             self.evictable_leaves.remove(node)
@@ -206,7 +210,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # ------------------------------------------------------------------ matching
 
-    def match_prefix(self, key, extra_key=None) -> MatchResult:
+    def match_prefix(self, key: str | Sequence[Hashable], extra_key: Hashable | None = None) -> MatchResult:
         """The longest cached prefix of ``key`` in whole pages (in namespace ``extra_key``),
         split by tier: the device
         slots of the part on the device, the deepest device node, the deepest node with a
@@ -246,7 +250,7 @@ class HiRadixCache(HostTransfers, RadixCache):
         tr.op = outer
         return MatchResult(value, last_node, last_host_node, host_hit_length)  # step: match.result
 
-    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key=None):
+    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key: Hashable | None = None):  # type: ignore[override]
         tr = self.tracer
         access_time = self._tick()
         node.last_access_time = access_time  # step: match.visit
@@ -281,7 +285,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
         return value, node
 
-    def _split_node(self, key: tuple, child: TreeNode, split_len: int) -> TreeNode:
+    def _split_node(self, key: tuple, child: TreeNode, split_len: int) -> TreeNode:  # type: ignore[override]
         # child node split into new_node -> child; the new node takes the front of both
         # copies (device and host), the locks and the hit count
         invalidate(child)  # before the cut, while its old ancestors are still above it
@@ -296,7 +300,7 @@ class HiRadixCache(HostTransfers, RadixCache):
 
         # split value and host value if exists
         if child.evicted:
-            new_node.value = None
+            new_node.value = None  # type: ignore[assignment]  # evicted, as the child
         else:
             new_node.value = child.value[:split_len].clone()
             child.value = child.value[split_len:].clone()
@@ -313,7 +317,8 @@ class HiRadixCache(HostTransfers, RadixCache):
 
     # ----------------------------------------------------------------- insertion
 
-    def insert(self, key, value=None, priority: int = 0, extra_key=None, chunked: bool = False) -> int:
+    def insert(self, key: str | Sequence[Hashable], value: torch.Tensor | Sequence[int] | None = None,
+               priority: int | None = 0, extra_key: Hashable | None = None, chunked: bool = False) -> int:
         """Insert ``key`` (whole pages) with its device slots; return how many leading
         tokens the tree already held on the device. A host-only node on the way takes the
         new slots (its KV was recomputed), so those count as new: the caller frees only
@@ -431,12 +436,12 @@ class HiRadixCache(HostTransfers, RadixCache):
         """An immutable picture of both tiers as they are now."""
         return hicache_snapshot(self)
 
-    def _queue_event(self, event, nodes: tuple) -> None:
+    def _queue_event(self, event: KVEvent, nodes: tuple) -> None:
         # a "removed" is born in an eviction (transfers.py); "stored" and "cleared" here
         self.kv_event_queue.append(event)
         tr = self.transfer_tracer if event.kind == "removed" else self.tracer
         if tr.active: tr.emit(f"kv.{event.kind}", K.KV_EVENT, nodes, event=event)
 
 
-def _lock_ref(node) -> int:
+def _lock_ref(node: TreeNode) -> int:
     return node.lock_ref

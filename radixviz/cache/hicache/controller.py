@@ -17,9 +17,13 @@ before ``write``/``start_loading`` return, and its event reports done at once.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
+
+if TYPE_CHECKING:
+    from ..pool import TokenToKVPool
+    from .host_pool import TokenToKVPoolHost
 
 
 class DoneEvent:
@@ -31,7 +35,7 @@ class DoneEvent:
     def synchronize(self) -> None:
         return None
 
-    def record(self, stream=None) -> None:
+    def record(self, stream: object = None) -> None:
         return None
 
 
@@ -59,7 +63,8 @@ def merge_ops(ops: list) -> CacheOperation:
 
 
 class HiCacheController:
-    def __init__(self, mem_pool_device, mem_pool_host, page_size: int, write_policy: str = "write_through"):
+    def __init__(self, mem_pool_device: TokenToKVPool, mem_pool_host: TokenToKVPoolHost, page_size: int,
+                 write_policy: str = "write_through") -> None:
         self.mem_pool_device_allocator = mem_pool_device  # radixviz's pool allocates and holds the KV
         self.mem_pool_device = mem_pool_device
         self.mem_pool_host = mem_pool_host

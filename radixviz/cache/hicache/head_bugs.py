@@ -24,6 +24,13 @@ damage instead of crashing. The host pool records every slot freed twice (host_p
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+    from .cache import HiRadixCache
 
 HEAD_BUGS = {
     "load_back_unprotected": "load-back evicts the host copy it is loading (9fbe6800a :1036)",
@@ -35,9 +42,11 @@ FIX_MODES = {"on": (), "off": tuple(HEAD_BUGS),
              "load-back-unprotected": ("load_back_unprotected",),
              "host-leaf-by-evicted": ("host_leaf_by_evicted",)}
 UPSTREAM = "9fbe6800a"
+# what ``check_head_bugs`` reads: names, one comma-separated string, True (all), False/None (none)
+HeadBugNames = Union[str, Iterable[str], bool, None]
 
 
-def check_head_bugs(value) -> tuple:
+def check_head_bugs(value: HeadBugNames) -> tuple:
     """The bug names in ``value`` (an iterable of names, or a comma-separated string; "all"
     for both), sorted as HEAD_BUGS lists them; ValueError names an unknown one."""
     if value is None or value is False:
@@ -46,7 +55,7 @@ def check_head_bugs(value) -> tuple:
         return tuple(HEAD_BUGS)
     if isinstance(value, str):
         value = [part.strip() for part in value.split(",") if part.strip()]
-    names = set()
+    names: set[str] = set()
     for name in value:
         name = str(name).replace("-", "_").lower()
         if name == "all":
@@ -58,12 +67,12 @@ def check_head_bugs(value) -> tuple:
     return tuple(name for name in HEAD_BUGS if name in names)
 
 
-def head_bug_words(bugs) -> str:
+def head_bug_words(bugs: Iterable[str]) -> str:
     """``9fbe6800a bugs: load-back, host-leaf`` (empty when none is on)."""
     return f"{UPSTREAM} bugs: {', '.join(SHORT[b] for b in bugs)}" if bugs else ""
 
 
-def fix_mode(bugs) -> str:
+def fix_mode(bugs: Iterable[str]) -> str:
     """The ``hicache-fixes`` word that gives ``bugs``."""
     return next(mode for mode, names in FIX_MODES.items() if names == tuple(bugs))
 
@@ -73,7 +82,7 @@ class HeadBugStop(Exception):
 
 
 # the cache operations a stop may end, with what each returns then
-GUARDED = {
+GUARDED: dict[str, Callable[..., Any]] = {
     "insert": lambda cache, *args: 0,
     "evict": lambda cache, *args: 0,
     "evict_host": lambda cache, *args: 0,
@@ -81,7 +90,7 @@ GUARDED = {
 }
 
 
-def guard(cache, on: bool) -> None:
+def guard(cache: HiRadixCache, on: bool) -> None:
     """While a head bug is on, give ``cache`` instance-level versions of the GUARDED
     operations: a ``HeadBugStop`` raised inside one (however deep) ends the outermost, which
     returns its default; nested calls let it through. Off, the class's own methods serve
@@ -93,9 +102,9 @@ def guard(cache, on: bool) -> None:
             cache.__dict__[name] = _stopping(cache, getattr(type(cache), name).__get__(cache), default)
 
 
-def _stopping(cache, method, default):
+def _stopping(cache: HiRadixCache, method: Callable[..., Any], default: Callable[..., Any]):
     @functools.wraps(method)
-    def run(*args, **kwargs):
+    def run(*args: Any, **kwargs: Any):
         outermost = not cache._head_depth
         cache._head_depth += 1
         try:

@@ -9,8 +9,12 @@ beside a CUDA device pool they live in pinned memory, so copies can run asynchro
 from __future__ import annotations
 
 import torch
+from typing import TYPE_CHECKING
 
 from ..options import HOST_TO_DEVICE_RATIO   # declared with the host_size option
+
+if TYPE_CHECKING:
+    from ..pool import TokenToKVPool
 
 
 def default_host_size(device_size: int, page_size: int = 1, ratio: float = HOST_TO_DEVICE_RATIO) -> int:
@@ -28,7 +32,7 @@ class TokenToKVPoolHost:
     reuse its last picture until the pool changes.
     """
 
-    def __init__(self, device_pool, size: int, page_size: int = 1):
+    def __init__(self, device_pool: TokenToKVPool, size: int, page_size: int = 1):
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise ValueError(f"host size must be a positive number of tokens, not {size!r}")
         if size % page_size:
@@ -108,14 +112,16 @@ class TokenToKVPoolHost:
 
     # ----------------------------------------------------------- the copies themselves
 
-    def backup_from_device_all_layer(self, device_pool, host_indices, device_indices) -> None:
+    def backup_from_device_all_layer(self, device_pool: TokenToKVPool, host_indices: torch.Tensor,
+                                     device_indices: torch.Tensor) -> None:
         """Copy the K and V of ``device_indices`` into ``host_indices``, every layer (CPU pools:
         at once; a CUDA pool stages through ``stage_from_device`` instead)."""
         for layer in range(self.layer_num):
             self.k_buffer[layer].index_copy_(0, host_indices, device_pool.k_buffer[layer].index_select(0, device_indices))
             self.v_buffer[layer].index_copy_(0, host_indices, device_pool.v_buffer[layer].index_select(0, device_indices))
 
-    def load_to_device_per_layer(self, device_pool, host_indices, device_indices, layer: int) -> None:
+    def load_to_device_per_layer(self, device_pool: TokenToKVPool, host_indices: torch.Tensor,
+                                 device_indices: torch.Tensor, layer: int) -> None:
         """Copy layer ``layer``'s K and V of ``host_indices`` into the device pool's
         ``device_indices`` (on a CUDA pool, asynchronously on the current stream)."""
         if device_pool.device.type == "cuda":
@@ -127,7 +133,7 @@ class TokenToKVPoolHost:
         device_pool.k_buffer[layer].index_copy_(0, device_indices, self.k_buffer[layer].index_select(0, host_indices))
         device_pool.v_buffer[layer].index_copy_(0, device_indices, self.v_buffer[layer].index_select(0, host_indices))
 
-    def stage_from_device(self, device_pool, device_indices):
+    def stage_from_device(self, device_pool: TokenToKVPool, device_indices: torch.Tensor):
         """CUDA pools: the rows of ``device_indices`` copied into fresh pinned tensors, queued on
         the current stream; ``scatter_staged`` files them once the copy is known to be done."""
         staged = []
@@ -139,7 +145,7 @@ class TokenToKVPoolHost:
                 staged.append(target)
         return staged
 
-    def scatter_staged(self, staged, host_indices) -> None:
+    def scatter_staged(self, staged: list[torch.Tensor], host_indices: torch.Tensor) -> None:
         """File rows staged by ``stage_from_device`` at ``host_indices`` (after the copy ended)."""
         for layer in range(self.layer_num):
             self.k_buffer[layer].index_copy_(0, host_indices, staged[2 * layer])

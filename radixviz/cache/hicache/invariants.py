@@ -1,12 +1,25 @@
 """Checks that the two-tier tree is consistent: both pools, locks, sizes, both candidate sets."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
 from ..hashes import compute_node_hash_values
 from ..keys import get_child_key
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
-def check_hicache_invariants(cache, pool=None, held=()) -> None:
+    import torch
+
+    from ..pool import TokenToKVPool
+    from .cache import HiRadixCache
+    from .host_pool import TokenToKVPoolHost
+    from .node import TreeNode
+
+
+def check_hicache_invariants(cache, pool: TokenToKVPool | None = None,
+                             held: Iterable[torch.Tensor | Sequence[int]] = ()) -> None:
     """Raise InvariantError on the first broken invariant of a HiRadixCache.
 
     Every node has a copy on at least one tier and each copy has one slot per token; a node
@@ -20,7 +33,9 @@ def check_hicache_invariants(cache, pool=None, held=()) -> None:
                              "and count as on both tiers")
     evictable = protected = 0
     device_leaves, host_leaves = set(), set()
-    owner, host_owner, stack = {}, {}, [root]
+    owner: dict[int, str] = {}        # slot -> the label of the node holding it, per tier
+    host_owner: dict[int, str] = {}
+    stack = [root]
     while stack:
         node = stack.pop()
         for first, child in node.children.items():
@@ -75,7 +90,7 @@ def check_hicache_invariants(cache, pool=None, held=()) -> None:
         check_pool(pool, owner, held)
 
 
-def _check_node(node, page: int) -> None:
+def _check_node(node: TreeNode, page: int) -> None:
     parent = node.parent
     if len(node.key) % page:
         raise InvariantError(f"{_label(node)}: {len(node.key)} tokens is not whole pages of {page}")
@@ -95,7 +110,7 @@ def _check_node(node, page: int) -> None:
         raise InvariantError(f"{_label(node)}: priority {node.priority} above its parent's {parent.priority}")
 
 
-def _check_host_pool(host, host_owner: dict) -> None:
+def _check_host_pool(host: TokenToKVPoolHost, host_owner: dict) -> None:
     free = host.free_slots.tolist()
     if len(set(free)) != len(free):
         raise InvariantError("a host slot is in the free queue twice")
@@ -107,7 +122,7 @@ def _check_host_pool(host, host_owner: dict) -> None:
                              f"host pool but {where} holds it")
 
 
-def _check_in_flight(cache) -> None:
+def _check_in_flight(cache: HiRadixCache) -> None:
     for node_id, node in cache.ongoing_write_through.items():
         if node.id != node_id or not node.backuped:
             raise InvariantError(f"write in flight for {_label(node)}, which has no host slots")

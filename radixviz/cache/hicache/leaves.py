@@ -1,7 +1,12 @@
 """Small parts of the hierarchical cache: its candidate sets and its transfer counters."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import asdict, dataclass
+
+if TYPE_CHECKING:
+    from .node import TreeNode
 
 
 class LeafSet:
@@ -10,7 +15,7 @@ class LeafSet:
     time. Kept in insertion order, so iterating is deterministic (eviction never depends on
     it: no two candidates share a policy key, see evict_policy.py)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.members: dict = {}
 
     def __iter__(self):
@@ -19,17 +24,17 @@ class LeafSet:
     def __len__(self) -> int:
         return len(self.members)
 
-    def __contains__(self, node) -> bool:
+    def __contains__(self, node: TreeNode) -> bool:
         return node in self.members
 
-    def add(self, node) -> None:
+    def add(self, node: TreeNode) -> None:
         self.members[node] = None
 
-    def remove(self, node, gone: bool = False) -> None:
+    def remove(self, node: TreeNode, gone: bool = False) -> None:
         """Drop ``node`` if it is a member (``gone``: it left the tree; the same here)."""
         self.members.pop(node, None)
 
-    def refresh(self, node) -> None:
+    def refresh(self, node: TreeNode) -> None:
         """A candidate's key moved: nothing to do, the heap is built when eviction runs."""
 
     def clear(self) -> None:

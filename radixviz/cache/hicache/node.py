@@ -19,10 +19,13 @@ class TreeNode(DeviceNode):
 
     __slots__ = ("host_value", "host_ref_counter")
 
+    parent: TreeNode    # a hierarchical node's parent is one too (the root: None, as today's)
+
     def __init__(self, id: int | None = None, last_access_time: int = 0, creation_time: int = 0,
-                 priority: int = 0):
+                 priority: int = 0) -> None:
         super().__init__(id, last_access_time, creation_time, priority)
-        self.host_value: torch.Tensor | None = None
+        # None until a write backs it up: ``backuped`` asks, and every read follows it
+        self.host_value: torch.Tensor = None  # type: ignore[assignment]
         self.host_ref_counter = 0
 
     @property

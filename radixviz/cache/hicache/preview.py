@@ -6,10 +6,16 @@ and the tokens matched past them, on the host only, are the host hit.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from ..keys import as_key, key_match_paged
 from ..snapshot import MatchPreview
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+    from .snapshot import HiTreeSnapshot
 
 
 @dataclass(frozen=True)
@@ -18,7 +24,7 @@ class HiMatchPreview(MatchPreview):
     last_host_node: int = 0      # id of the deepest matched node with a host copy
 
 
-def preview_match(tree, key, extra_key=None) -> HiMatchPreview:
+def preview_match(tree: HiTreeSnapshot, key: str | Sequence[Hashable], extra_key: Hashable | None = None) -> HiMatchPreview:
     """What ``match_prefix(key, extra_key)`` would return on ``tree`` (a HiTreeSnapshot)."""
     page = tree.page_size
     key = as_key(key)

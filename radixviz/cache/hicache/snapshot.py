@@ -1,10 +1,16 @@
 """Immutable pictures of the two-tier tree: today's snapshot plus where each node's KV lives."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from ..snapshot import snapshot_subtree
 from ..v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
+
+if TYPE_CHECKING:
+    from .node import TreeNode
+    from .cache import HiRadixCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +63,16 @@ class HiTreeSnapshot(ModernTreeSnapshot):
 
     @property
     def host_tokens(self) -> int:
-        return sum(len(n.host_value) for n in self.root.walk() if n.key and n.host_value is not None)
+        return sum(len(n.host_value) for n in self.root.walk()   # (every node is a HiNodeSnapshot)
+                   if isinstance(n, HiNodeSnapshot) and n.key and n.host_value is not None)
 
 
-def hicache_snapshot(cache) -> HiTreeSnapshot:
+def hicache_snapshot(cache: HiRadixCache) -> HiTreeSnapshot:
     """A picture of ``cache`` (a HiRadixCache) as it is now, reusing unchanged subtrees."""
     writing = cache.ongoing_write_through
     loading = {node.id for nodes in cache.loading_nodes.values() for node in nodes}
 
-    def make(node, kids: tuple) -> HiNodeSnapshot:
+    def make(node: TreeNode, kids: tuple) -> HiNodeSnapshot:
         evicted = node.value is None
         in_flight = "write" if node.id in writing else ("load" if node.id in loading else "")
         return HiNodeSnapshot(
@@ -91,7 +98,7 @@ def hicache_snapshot(cache) -> HiTreeSnapshot:
                           host_accounting=host.accounting())
 
 
-def _unreachable(cache) -> tuple:
+def _unreachable(cache: HiRadixCache) -> tuple:
     """Nodes the cache still refers to that the root cannot reach: its eviction candidates,
     its loads and writes in flight, and every deleted ancestor and child of one (only a head
     bug makes any: a node deleted above a child, or a load-back of a deleted node)."""

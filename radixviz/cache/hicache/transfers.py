@@ -1,7 +1,7 @@
 """The hierarchical cache's transfers: writes to the host, acknowledgements, both evictions
 and loads back to the device (the second half of SGLang's ``hiradix_cache.py``).
 
-``HostTransfers`` is mixed into ``HiRadixCache`` (cache.py), which holds the tree; split in
+``HiRadixCache`` (cache.py) builds on ``HostTransfers`` and holds the tree; one class in
 two files only to keep each readable: the methods are SGLang's, in its order and with its
 names (``write_backup``, ``_inc_hit_count``, ``writing_check``, ``loading_check``, ``evict``,
 ``_evict_backuped``, ``_evict_regular``, ``evict_host``, ``load_back``, ``init_load_back``,
@@ -22,14 +22,51 @@ import torch
 
 from ..snapshot import invalidate
 from ..trace import EventKind as K
+from ..v2026.cache import RadixCache
 from .head_bugs import HeadBugStop
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable
+    from ..pool import TokenToKVPool
+    from ..trace import TracerBranch
+    from .controller import HiCacheController
+    from .host_pool import TokenToKVPoolHost
+    from .leaves import LeafSet, Moved
     from .node import TreeNode
 
 
-class HostTransfers:
-    """Moving KV between the tiers; mixed into HiRadixCache, whose tree and pools it uses."""
+class HostTransfers(RadixCache):
+    """Moving KV between the tiers: the second half of HiRadixCache (cache.py), which
+    builds on this class and sets up the tree, the pools and the controller it uses.
+
+    Its methods and HiRadixCache's take the hierarchical TreeNode (node.py) where today's
+    cache takes today's: the tree holds no other kind (``_new_node`` makes them all), which
+    mypy cannot see, so each such override says ``ignore[override]``."""
+
+    # set by HiRadixCache.__init__ (cache.py); declared here so that these methods see them
+    root_node: TreeNode
+    kv_cache: TokenToKVPool
+    token_to_kv_pool_host: TokenToKVPoolHost
+    cache_controller: HiCacheController
+    ongoing_write_through: dict[int, TreeNode]
+    ongoing_load_back: dict[int, TreeNode]
+    loading_nodes: dict[int, list[TreeNode]]
+    write_through_threshold: int
+    load_back_threshold: int
+    # SGLang's plain set, heaped afresh by ``evict``: every reader of the 2026 engine's
+    # heap (its ``evict``, its ``set_eviction_policy``) is overridden in HiRadixCache
+    evictable_leaves: LeafSet  # type: ignore[assignment]
+    evictable_host_leaves: LeafSet
+    moved: Moved
+    head_bugs: tuple[str, ...]
+    head_bug_reports: list[str]
+    transfer_tracer: TracerBranch
+
+    if TYPE_CHECKING:   # HiRadixCache's own (cache.py)
+        @property
+        def write_policy(self) -> str: ...
+
+        def _update_host_leaf_status(self, node: TreeNode) -> None: ...
 
     # ----------------------------------------------------------- copies to the host
 
@@ -55,7 +92,7 @@ class HostTransfers:
 
         return len(host_indices)
 
-    def _inc_hit_count(self, node: TreeNode, chunked: bool = False) -> None:
+    def _inc_hit_count(self, node: TreeNode, chunked: bool = False) -> None:  # type: ignore[override]
         # skip the hit count update for chunked requests
         if self.cache_controller.write_policy == "write_back" or chunked:
             return
@@ -148,7 +185,7 @@ class HostTransfers:
 
     # ------------------------------------------------------------------ eviction
 
-    def evict(self, num_tokens: int, evict_callback=None) -> int:
+    def evict(self, num_tokens: int, evict_callback: Callable[[torch.Tensor], object] | None = None) -> int:
         """Free at least ``num_tokens`` device tokens: a backed-up leaf loses its device slots
         and stays on the host; any other leaf is deleted, or under write_back written to the
         host first. The controller frees the slots; ``evict_callback(slots)``, when given, is
@@ -203,12 +240,12 @@ class HostTransfers:
         tr.op = outer
         return num_evicted
 
-    def _evict_backuped(self, node: TreeNode, evict_callback=None) -> int:
+    def _evict_backuped(self, node: TreeNode, evict_callback: Callable[[torch.Tensor], object] | None = None) -> int:
         # GPU -> CPU demotion: the node stays, reachable through its host copy (no "removed"
         # event: a router may still send the prefix here, to be loaded back)
         tr = self.transfer_tracer
         slots = node.value
-        if slots is None and self.head_bugs:
+        if node.evicted and self.head_bugs:
             # popped a second time (a head bug put it in the heap twice): SGLang's
             # ``evict_device(None)`` raises here
             why = (f"evict: node #{node.id} came off the heap twice and has no device slots "
@@ -219,7 +256,7 @@ class HostTransfers:
         num_evicted = self.cache_controller.evict_device(node.value)  # step: evict.demote
         assert num_evicted > 0
         self.evictable_size_ -= num_evicted
-        node.value = None
+        node.value = None  # type: ignore[assignment]  # evicted: the copy is on the host only
         invalidate(node)
         self.moved.demoted += num_evicted
         if evict_callback is not None: evict_callback(slots)
@@ -230,7 +267,7 @@ class HostTransfers:
         self._update_leaf_status(node.parent)
         return num_evicted
 
-    def _evict_regular(self, node: TreeNode, evict_callback=None) -> int:
+    def _evict_regular(self, node: TreeNode, evict_callback: Callable[[torch.Tensor], object] | None = None) -> int:
         # evict a node not initiated write to host: its KV is gone from both tiers
         tr = self.transfer_tracer
         self._record_remove_event(node)  # step: kv.removed
@@ -242,7 +279,7 @@ class HostTransfers:
         self._delete_leaf(node)
         return num_evicted
 
-    def _delete_leaf(self, node: TreeNode) -> None:
+    def _delete_leaf(self, node: TreeNode) -> None:  # type: ignore[override]
         tr = self.transfer_tracer
         key = self.get_child_key_fn(node.key, extra_key=node.extra_key)
         v = node.parent.children.pop(key, None)  # step: evict.delete
@@ -310,7 +347,7 @@ class HostTransfers:
         evicting). The stretch stays locked until the load is acknowledged."""
         tr = self.transfer_tracer
         last_hit_node = node
-        nodes_to_load = []
+        nodes_to_load: list[TreeNode] = []
         while node.evicted:
             assert node.backuped, "No backup available on evicted nodes, should not happen"
             nodes_to_load.insert(0, node)  # step: load.collect
@@ -389,7 +426,7 @@ class HostTransfers:
         tr.op = outer
         return self._empty, last_node
 
-    def _report_lost_child(self, x, v, key) -> None:
+    def _report_lost_child(self, x: TreeNode, v: TreeNode | None, key: Hashable) -> None:
         """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :994)
         stops the scheduler here. radixviz puts back what the pop took from the wrong place,
         drops ``x`` from the candidates (or every later host eviction would free its slots
@@ -404,13 +441,13 @@ class HostTransfers:
         if self.transfer_tracer.active: self.transfer_tracer.emit("evict_host.assert", K.RESULT, (x,), host_slots=tuple(x.host_value.tolist()), report=why, tier="host")
         raise HeadBugStop(why)
 
-    def _deepest_device_node(self, node):
+    def _deepest_device_node(self, node: TreeNode):
         """``node`` or its nearest ancestor that is in the tree with a device copy."""
         while node is not self.root_node and (not self._in_tree(node) or node.evicted):
             node = node.parent
         return node
 
-    def _in_tree(self, node) -> bool:
+    def _in_tree(self, node: TreeNode) -> bool:
         """Whether ``node`` is still reachable from the root (a deleted node keeps its parent
         link, but its parent no longer holds it)."""
         while node is not self.root_node:
@@ -427,8 +464,10 @@ class HostTransfers:
         if tokens and self.transfer_tracer.active: self.transfer_tracer.emit("load.copy", K.LOAD, (), tokens=tokens, issued=True, started=True)
         return tokens
 
-    def _emit_heap(self, step: str, heap: list, num_tokens: int, writing: int = 0) -> None:
-        """The candidates in pop order with the policy's key of each: the heap SGLang builds."""
+    def _emit_heap(self, step: str, heap: list, num_tokens: int,  # type: ignore[override]
+                   writing: int = 0) -> None:
+        """The candidates in pop order with the policy's key of each: the heap SGLang builds
+        (either tier's; today's cache has one tier, and its ``evict`` is replaced here)."""
         ranked = sorted(heap)
         self.transfer_tracer.emit(step, K.HEAP, tuple(n for _, _, n in ranked), policy=self.eviction_policy,
                                   target=num_tokens, keys=tuple((n.id, k) for k, _, n in ranked),

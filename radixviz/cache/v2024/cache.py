@@ -29,8 +29,8 @@ from .node import TreeNode
 
 
 class RadixCache:
-    def __init__(self, disable: bool = False, buggy_match: bool = False, device="cpu",
-                 strict: bool = True):
+    def __init__(self, disable: bool = False, buggy_match: bool = False, device: str | torch.device = "cpu",
+                 strict: bool = True) -> None:
         """``strict=False`` accepts a value shorter than its key and keeps it, exactly as the
         release did when its scheduler inserted ``input + output`` with one slot fewer (#4):
         values are sliced by key positions, ``evictable_size`` grows by the value's length
@@ -294,7 +294,7 @@ class RadixCache:
                 self._leaves.note(node)  # an empty key on an empty tree touched the root, a leaf
             return held
 
-    def _delete_leaf(self, node):
+    def _delete_leaf(self, node) -> None:
         tr = self.tracer
         parent = node.parent
         del parent.children[get_child_key(node.key)]  # step: evict.delete
@@ -319,7 +319,7 @@ class RadixCache:
     def _empty(self) -> torch.Tensor:
         return torch.empty(0, dtype=torch.int64, device=self.device)
 
-    def _check_attached(self, node, releasing=False) -> None:
+    def _check_attached(self, node, releasing: bool = False) -> None:
         """Refuse, before changing anything, a node not in this tree or a release of a lock
         the caller never took (checks.py)."""
         check_release(self, node, lambda n: n.ref_counter, releasing)

@@ -15,22 +15,26 @@ dropped if its node has since gained a child or left the tree.
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 from ..keys import get_child_key
 
+if TYPE_CHECKING:
+    from .node import TreeNode
 
-def _attached(node) -> bool:
+
+def _attached(node: TreeNode) -> bool:
     parent = node.parent
     return parent is None or parent.children.get(get_child_key(node.key)) is node
 
 
 class LeafHeap:
-    def __init__(self):
+    def __init__(self) -> None:
         self._heap: list = []     # (last_access_time, id, node)
         self._stamp: dict = {}    # node id -> time of its newest entry still in the heap
         self._limit = 1024        # compact when the heap grows past this
 
-    def note(self, node) -> None:
+    def note(self, node: TreeNode) -> None:
         """``node`` is a leaf (new, just touched, or just bereft of its last child)."""
         t = node.last_access_time
         if self._stamp.get(node.id) == t:
@@ -57,7 +61,7 @@ class LeafHeap:
         stamp = self._stamp
         return [e[2] for e in sorted(self._heap) if stamp.get(e[1]) == e[0] and self._live(e[0], e[2])]
 
-    def _live(self, t, node) -> bool:
+    def _live(self, t: int, node: TreeNode) -> bool:
         return node.last_access_time == t and not node.children and _attached(node)
 
     def _compact(self) -> None:

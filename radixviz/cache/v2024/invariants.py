@@ -1,11 +1,22 @@
 """Checks that the first release's tree (and the pool under it) are consistent."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
 from ..keys import get_child_key
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
-def check_invariants(cache, pool=None, held=()) -> None:
+    import torch
+
+    from ..pool import TokenToKVPool
+    from .node import TreeNode
+
+
+def check_invariants(cache, pool: TokenToKVPool | None = None,
+                  held: Iterable[torch.Tensor | Sequence[int]] = ()) -> None:
     """Raise InvariantError on the first broken invariant.
 
     ``held`` lists the slot tensors running requests hold outside the tree (their own
@@ -51,5 +62,5 @@ def check_invariants(cache, pool=None, held=()) -> None:
         check_pool(pool, owner, held)
 
 
-def _slot_count(node) -> int:
+def _slot_count(node: TreeNode) -> int:
     return 0 if node.value is None else int(node.value.numel())

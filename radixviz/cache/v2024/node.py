@@ -18,7 +18,7 @@ class TreeNode:
     __slots__ = ("id", "key", "value", "children", "parent", "ref_counter",
                  "last_access_time", "_snap")
 
-    def __init__(self, id: int = -1, last_access_time: int = 0):
+    def __init__(self, id: int = -1, last_access_time: int = 0) -> None:
         self.id = id
         self.key: tuple = ()
         # None only until the engine gives the new node its slots (the root: an empty tensor)

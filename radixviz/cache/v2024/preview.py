@@ -6,13 +6,18 @@ same walk as ``RadixCache._match_prefix_helper`` (cache.py) and stops by the sam
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from ..keys import as_key, match, match_stops_here
 from ..snapshot import MatchPreview, TreeSnapshot
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
 
-def preview_match(tree: TreeSnapshot, key, buggy: bool) -> MatchPreview:
+
+def preview_match(tree: TreeSnapshot, key: str | Sequence[Hashable], buggy: bool) -> MatchPreview:
     """What ``match_prefix(key)`` would return on ``tree`` with that matcher."""
     key = as_key(key)
     node, start = tree.root, 0
@@ -40,7 +45,7 @@ class MatcherDisagreement:
     wrong_slots: tuple      # slots it returns that belong to another context
 
 
-def compare_matchers(tree: TreeSnapshot, key) -> MatcherDisagreement | None:
+def compare_matchers(tree: TreeSnapshot, key: str | Sequence[Hashable]) -> MatcherDisagreement | None:
     """None when both matchers return the same slots for ``key``."""
     fixed, buggy = preview_match(tree, key, False), preview_match(tree, key, True)
     if fixed.slots == buggy.slots:

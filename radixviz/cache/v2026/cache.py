@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -51,9 +52,12 @@ from .kv_record import KVEventRecorder
 from .watched import Watched
 from .node import TreeNode
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable, Sequence
+
 
 class RadixCache(Watched, KVEventRecorder):
-    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device="cpu",
+    def __init__(self, page_size: int = 1, eviction_policy: str = "lru", device: str | torch.device = "cpu",
                  enable_kv_events: bool = False):
         if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
             raise ValueError(f"page_size must be a whole number >= 1, not {page_size!r}")
@@ -90,7 +94,7 @@ class RadixCache(Watched, KVEventRecorder):
         self.protected_size_ = 0
         self._record_all_cleared_event()  # step: kv.cleared
 
-    def match_prefix(self, key, extra_key=None):
+    def match_prefix(self, key: str | Sequence[Hashable], extra_key: Hashable | None = None):
         """``(slots, last_node)`` for the longest cached prefix of ``key`` in whole pages,
         within namespace ``extra_key`` (None: the keys without one).
 
@@ -118,7 +122,8 @@ class RadixCache(Watched, KVEventRecorder):
         if tr.active: tr.emit("match.result", K.RESULT, (last_node,), matched=len(value), slots=tuple(value.tolist()))
         return value, last_node
 
-    def insert(self, key, value=None, priority: int = 0, extra_key=None) -> int:
+    def insert(self, key: str | Sequence[Hashable], value: torch.Tensor | Sequence[int] | None = None,
+               priority: int = 0, extra_key: Hashable | None = None) -> int:
         """Insert ``key`` (whole pages) with its slots in namespace ``extra_key``; return how
         many leading tokens the tree already held (the caller frees its own copies of those)."""
         key = as_key(key)
@@ -134,7 +139,7 @@ class RadixCache(Watched, KVEventRecorder):
         if tr.active: tr.emit("insert.result", K.RESULT, (), prefix_len=prefix_len, length=len(key))
         return prefix_len  # step: insert.result
 
-    def evict(self, num_tokens: int, evict_callback) -> int:
+    def evict(self, num_tokens: int, evict_callback: Callable[[torch.Tensor], object]) -> int:
         """Evict unlocked leaves, smallest policy key first, until ``num_tokens`` tokens are
         gone or none is left; ``evict_callback(slots)`` frees each one. Returns tokens evicted."""
         tr = self.tracer
@@ -211,7 +216,7 @@ class RadixCache(Watched, KVEventRecorder):
 
     # ------------------------------------------------------------------ helpers
 
-    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key=None):
+    def _match_prefix_helper(self, node: TreeNode, key: tuple, extra_key: Hashable | None = None):
         tr = self.tracer
         access_time = self._tick()
         node.last_access_time = access_time  # step: match.visit
@@ -270,8 +275,8 @@ class RadixCache(Watched, KVEventRecorder):
         if self.tracer.active: self.tracer.emit("split", K.SPLIT, (new_node, child), at=split_len)
         return new_node
 
-    def _insert_helper(self, node: TreeNode, key: tuple, value, priority: int | None = 0,
-                       extra_key=None) -> int:
+    def _insert_helper(self, node: TreeNode, key: tuple, value: torch.Tensor, priority: int | None = 0,
+                       extra_key: Hashable | None = None) -> int:
         tr = self.tracer
         if priority is None:
             priority = 0
@@ -372,5 +377,5 @@ class RadixCache(Watched, KVEventRecorder):
         return node
 
 
-def _lock_ref(node) -> int:
+def _lock_ref(node: TreeNode) -> int:
     return node.lock_ref

@@ -14,11 +14,14 @@ popped entry is dropped if it is not its node's newest or the node is no longer 
 from __future__ import annotations
 
 import heapq
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .node import TreeNode
 
 
 class CandidateHeap:
-    def __init__(self, key_of: Callable):
+    def __init__(self, key_of: Callable) -> None:
         self.key_of = key_of
         self.members: dict = {}   # the candidates now (an ordered set): unlocked, childless
         self._heap: list = []     # (policy key, node id, node), possibly stale
@@ -30,10 +33,10 @@ class CandidateHeap:
     def __len__(self) -> int:
         return len(self.members)
 
-    def __contains__(self, node) -> bool:
+    def __contains__(self, node: TreeNode) -> bool:
         return node in self.members
 
-    def add(self, node) -> None:
+    def add(self, node: TreeNode) -> None:
         """``node`` is a candidate, perhaps with a key that moved since it was last pushed."""
         self.members[node] = None
         key = self.key_of(node)
@@ -43,12 +46,12 @@ class CandidateHeap:
             if len(self._heap) > 2 * len(self.members) + 256:
                 self._compact()
 
-    def refresh(self, node) -> None:
+    def refresh(self, node: TreeNode) -> None:
         """``node``'s policy key may have moved (a touch, a hit): re-rank it if it is a candidate."""
         if node in self.members:
             self.add(node)
 
-    def remove(self, node, gone: bool = False) -> None:
+    def remove(self, node: TreeNode, gone: bool = False) -> None:
         """``node`` stopped being a candidate (locked, given a child, or ``gone`` from the tree)."""
         self.members.pop(node, None)
         if gone:

@@ -2,12 +2,23 @@
 namespaces and page hashes."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
 from ..hashes import compute_node_hash_values
 from ..keys import get_child_key
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
-def check_modern_invariants(cache, pool=None, held=()) -> None:
+    import torch
+
+    from ..pool import TokenToKVPool
+    from .node import TreeNode
+
+
+def check_modern_invariants(cache, pool: TokenToKVPool | None = None,
+                            held: Iterable[torch.Tensor | Sequence[int]] = ()) -> None:
     """Raise InvariantError on the first broken invariant of a 2026 RadixCache.
 
     ``pool`` and ``held`` as for ``check_invariants``: every slot's pool count must equal the
@@ -55,7 +66,7 @@ def check_modern_invariants(cache, pool=None, held=()) -> None:
         check_pool(pool, owner, held)
 
 
-def _check_node(node, page: int, clock: int) -> None:
+def _check_node(node: TreeNode, page: int, clock: int) -> None:
     parent = node.parent
     if len(node.key) % page:
         raise InvariantError(f"{_label(node)}: {len(node.key)} tokens is not whole pages of {page}")

@@ -7,11 +7,16 @@ algorithm an event is born. Each event is also reported to the tracer, one step 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..hashes import compute_node_hash_values, hash_str_to_int64
 from ..kv_events import AllBlocksCleared, BlockRemoved, BlockStored
 from ..snapshot import invalidate
 from ..trace import EventKind as K, Tracer
 from .node import TreeNode
+
+if TYPE_CHECKING:
+    from ..kv_events import KVEvent
 
 
 class KVEventRecorder:
@@ -33,7 +38,7 @@ class KVEventRecorder:
         events, self.kv_event_queue = self.kv_event_queue, []
         return events
 
-    def _record_store_event(self, node) -> None:
+    def _record_store_event(self, node: TreeNode) -> None:
         # one "stored" a page, each naming the page before it (None under the root); the
         # node's hashes are computed here, the first time anything needs them
         if not self.enable_kv_events:
@@ -52,7 +57,7 @@ class KVEventRecorder:
                                           len(page_tokens)), (node,))
             parent_block_hash = block_hash
 
-    def _record_remove_event(self, node) -> None:
+    def _record_remove_event(self, node: TreeNode) -> None:
         # one "removed" a page of an evicted node, under the hashes its "stored" named
         if not self.enable_kv_events:
             return
@@ -65,6 +70,6 @@ class KVEventRecorder:
         if self.enable_kv_events:
             self._queue_event(AllBlocksCleared(), (self.root_node,))
 
-    def _queue_event(self, event, nodes: tuple) -> None:
+    def _queue_event(self, event: KVEvent, nodes: tuple) -> None:
         self.kv_event_queue.append(event)
         if self.tracer.active: self.tracer.emit(f"kv.{event.kind}", K.KV_EVENT, nodes, event=event)

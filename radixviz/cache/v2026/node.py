@@ -2,6 +2,8 @@
 its namespace and its page hashes."""
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import torch
 
 from ..text import tokens_text
@@ -28,7 +30,7 @@ class TreeNode:
     counter = 0
 
     def __init__(self, id: int | None = None, last_access_time: int = 0, creation_time: int = 0,
-                 priority: int = 0):
+                 priority: int = 0) -> None:
         self.id = TreeNode.counter if id is None else id
         TreeNode.counter += 1
         # None until the engine gives the node its edge, as SGLang's (the root gets an empty one)
@@ -43,7 +45,7 @@ class TreeNode:
         self.priority = priority
         self.last_access_time = last_access_time
         self.creation_time = creation_time
-        self.extra_key = None
+        self.extra_key: Hashable | None = None
         self.hash_value: list | None = None
         self._snap: object | None = None  # cached snapshot for views, dropped when this subtree changes
 

@@ -7,12 +7,17 @@ it before the insert runs.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..keys import as_key, key_match_paged
 from ..snapshot import MatchPreview
 from .snapshot import ModernTreeSnapshot
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
 
-def preview_match(tree: ModernTreeSnapshot, key, extra_key=None) -> MatchPreview:
+
+def preview_match(tree: ModernTreeSnapshot, key: str | Sequence[Hashable], extra_key: Hashable | None = None) -> MatchPreview:
     """What ``match_prefix(key, extra_key)`` would return on ``tree``."""
     page = tree.page_size
     key = as_key(key)

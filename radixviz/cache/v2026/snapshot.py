@@ -2,10 +2,16 @@
 namespace and page hashes."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from ..keys import get_child_key
 from ..snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
+
+if TYPE_CHECKING:
+    from .node import TreeNode
+    from collections.abc import Hashable
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +27,7 @@ class ModernNodeSnapshot(NodeSnapshot):
     def lock_ref(self) -> int:
         return self.ref
 
-    def child_for(self, key, page_size: int = 1, start: int = 0, extra_key=None):
+    def child_for(self, key: tuple, page_size: int = 1, start: int = 0, extra_key: Hashable | None = None):
         """The child whose edge can share a prefix with ``key[start:]`` in namespace
         ``extra_key``, or None."""
         wanted = get_child_key(key, page_size, start, extra_key)
@@ -52,12 +58,12 @@ class ModernTreeSnapshot(TreeSnapshot):
         return tuple(dict.fromkeys(child.extra_key for child in self.root.children))
 
 
-def snapshot_modern_node(node) -> ModernNodeSnapshot:
+def snapshot_modern_node(node: TreeNode) -> ModernNodeSnapshot:
     """Snapshot of a live 2026 TreeNode, reusing the cached snapshots of unchanged subtrees."""
     return snapshot_subtree(node, _modern_snapshot)
 
 
-def _modern_snapshot(node, kids: tuple) -> ModernNodeSnapshot:
+def _modern_snapshot(node: TreeNode, kids: tuple) -> ModernNodeSnapshot:
     return ModernNodeSnapshot(
         node.id, node.key, tuple(node.value.tolist()), node.lock_ref,
         node.last_access_time, kids, len(node.key) + sum(k.subtree_tokens for k in kids),

@@ -41,7 +41,7 @@ class Watched:
         return self.tracer.observer
 
     @observer.setter
-    def observer(self, callback) -> None:
+    def observer(self, callback: Callable | None) -> None:
         """Attach a callable that receives every micro-step as an Event (None detaches)."""
         self.tracer.observer = callback
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from radixviz.script.parser import ScriptError, parse_script
 
@@ -39,6 +40,10 @@ from ..lesson.loader import is_challenge_file, markdown_files, shipped_lessons_d
 from ..markdown_file import FormatError, Prose, read_markdown
 from ..lesson.model import LessonError
 from ..lesson.parse import read_lesson_text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from ...script.session import Session
 
 LEVELS = ("easy", "medium", "hard")
 BLOCKS = ("start", "goal", "hint", "solution")
@@ -105,7 +110,7 @@ def challenge_files(directory: Path) -> list[Path]:
     return [p for p in markdown_files(directory) if is_challenge_file(p)]
 
 
-def load_challenges(extra_dirs=(), problems: list | None = None) -> list[Challenge]:
+def load_challenges(extra_dirs: Iterable[str | Path] = (), problems: list | None = None) -> list[Challenge]:
     """The shipped challenges and those in ``extra_dirs``, by number; bad files raise
     LessonError, or are collected into ``problems`` when it is a list."""
     sources = [(shipped_challenges_dir(), True)] + [(Path(d), False) for d in extra_dirs]
@@ -138,7 +143,7 @@ def find_challenge(challenges: list[Challenge], wanted: str) -> Challenge:
     raise KeyError(f"no challenge {wanted!r} (challenges: {', '.join(c.id for c in challenges)})")
 
 
-def parse_challenge(text: str, path, shipped: bool = True) -> Challenge:
+def parse_challenge(text: str, path: str | Path, shipped: bool = True) -> Challenge:
     """Parse one challenge file; LessonError at the first problem, with its line."""
     path, name = Path(path), str(path)
     source = read_markdown(text)
@@ -203,7 +208,7 @@ def parse_challenge(text: str, path, shipped: bool = True) -> Challenge:
                      "\n".join(t for _, t in prose_after).strip(), path, shipped)
 
 
-def _whole(text, field, name, where) -> int:
+def _whole(text, field: str, name: str, where: dict) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -215,7 +220,7 @@ def _whole(text, field, name, where) -> int:
 
 # ------------------------------------------------------------------ playing
 
-def start_session(challenge: Challenge, device="cpu"):
+def start_session(challenge: Challenge, device: str = "cpu"):
     """A Session with the starting operations played; returns (session, start op count)."""
     from radixviz.script import Session   # loads torch (the engine): only when a challenge is played
 
@@ -232,14 +237,14 @@ def check_op_allowed(challenge: Challenge, op) -> None:
                            f"(allowed: {', '.join(challenge.allow)})")
 
 
-def judge(challenge: Challenge, session, start_ops: int) -> Verdict:
+def judge(challenge: Challenge, session: Session, start_ops: int) -> Verdict:
     """The verdict on a session where the learner's operations follow the start."""
     learner = session.records[start_ops:]
     return Verdict(tuple(evaluate(challenge.goal, session, learner)), len(learner), challenge.par,
                    run_values(session, learner))
 
 
-def attempt(challenge: Challenge, script: str, file: str = "<attempt>", device="cpu") -> Verdict:
+def attempt(challenge: Challenge, script: str, file: str = "<attempt>", device: str = "cpu") -> Verdict:
     """Run ``script`` after the challenge's start and judge it. AttemptError (nothing run)
     for a bad line or a forbidden operation; a refused operation is an AttemptError too."""
     try:

@@ -44,10 +44,14 @@ import operator
 import shlex
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from radixviz.cache import slot_ranges, tokens_text
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.script.narrate import node_namespace
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
@@ -238,7 +242,7 @@ def _foreign_loaded(session, record) -> int:
     return sum(1 for node, slot in read if owners[slot] is not None and owners[slot].id != node)
 
 
-def evaluate(conditions, session, learner_records) -> list[Check]:
+def evaluate(conditions: Sequence[Condition], session, learner_records) -> list[Check]:
     """Each condition's verdict after ``learner_records`` ran on ``session`` (the last records)."""
     start = len(session.records) - len(learner_records)
     views = {"": _measure(session, start)}
@@ -261,7 +265,7 @@ def run_values(session, learner_records) -> dict:
     return values
 
 
-def shown(value) -> str:
+def shown(value: object) -> str:
     """A measured value as the learner reads it: slots as ranges, edges space-separated."""
     if isinstance(value, tuple) and value and isinstance(value[0], str):
         return " ".join(value)
@@ -329,7 +333,7 @@ def _bare(subject: str) -> str:
     return subject.partition(":")[2] if ":" in subject else subject
 
 
-def _value(views: dict, subject: str, index):
+def _value(views: dict, subject: str, index: int | None):
     variant, _, name = subject.rpartition(":")
     state, per_op = views[variant]
     if "." in name:
@@ -352,7 +356,7 @@ def _compare(condition: Condition, value_of) -> Check:
     return Check(condition, held, actual)
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     if isinstance(value, tuple):
         return slot_ranges(list(value)) if value else "none"
     return str(value)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from radixviz.sim.policies import IN_BATCH_THRESHOLD, order_queue
 
@@ -26,6 +27,9 @@ from radixviz.cache.hashes import hash_str_to_int64
 
 from ..route_checks import is_route_check, route_value
 from ..scenario import edge_text
+
+if TYPE_CHECKING:
+    from ...script.session import Session
 
 _POLICIES = ("lpm", "fcfs", "weight", "lpm-2442", "weight-2442")
 KV_CHECKS = ("kv_events", "stored_pages", "removed_pages", "stored_after", "stored_known", "created_ns")
@@ -38,7 +42,7 @@ def is_block_check(check: str) -> bool:
     return check in NAMES or is_route_check(check)
 
 
-def block_value(check: str, records, session):
+def block_value(check: str, records, session: Session):
     """What the engine says for a block check; KeyError when ``check`` is not one."""
     if is_route_check(check):
         return route_value(check, records)
@@ -54,7 +58,7 @@ def block_value(check: str, records, session):
     return order[0] if end == "first" else order[-1]
 
 
-def offered_order(policy: str, records, session) -> list[str]:
+def offered_order(policy: str, records, session: Session) -> list[str]:
     """The keys of the block's matches, in the order ``policy`` offers them places."""
     live = {}
     stack = [session.cache.root_node]
@@ -73,7 +77,7 @@ def offered_order(policy: str, records, session) -> list[str]:
     return [edge_text(r.input_ids) for r in ordered]
 
 
-def kv_value(check: str, record, session):
+def kv_value(check: str, record, session: Session):
     """The KV-event and namespace checks of one operation (see the module's doc)."""
     events = record.kv_events
     if check == "kv_events":
@@ -97,7 +101,7 @@ def kv_value(check: str, record, session):
     return "none" if node.extra_key is None else node.extra_key
 
 
-def _page_named(session, block_hash: int) -> str:
+def _page_named(session: Session, block_hash: int) -> str:
     """The tokens of the page of the live tree whose block hash is ``block_hash``."""
     page = session.engine.page_size
     for node in session.engine.snapshot().root.walk():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial, singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.script.parser import ScriptError
 
@@ -11,7 +11,13 @@ from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
 from .model import Lesson, LessonError, Operations, Predict
 from ..scenario import edge_text
 
-def _tree_count(session, name: str) -> object:
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from ...cache.snapshot import TreeSnapshot
+    from ...script.frames import OpRecord
+    from ...script.session import Session
+
+def _tree_count(session: Session, name: str) -> object:
     return tree_counts(session.engine.snapshot())[name]
 
 
@@ -33,13 +39,13 @@ STATE_CHECKS: dict[str, Callable[[Any], object]] = {
 }
 
 
-def _stray_host_slots(session) -> int:
+def _stray_host_slots(session: Session) -> int:
     pool = session.live_frame().pool
     return sum(1 for slot in range(getattr(pool, "host_size", 0)) if pool.host_state(slot) == "stray")
 
 
 @singledispatch
-def tree_counts(tree) -> dict:
+def tree_counts(tree: TreeSnapshot) -> dict:
     """The counts a lesson may predict that depend on the tree's type: the subtrees of
     different namespaces under the root (1 where keys carry none) and the host tier's host
     slots in use, copies not yet acknowledged and host-only nodes (0 without a host tier)."""
@@ -68,7 +74,7 @@ def _register_tree_counts() -> None:
                 "double_freed": len(set(tree.double_freed))}   # host slots freed twice (head bugs)
 
 
-def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
+def check_lesson(lesson: Lesson, device: str = "cpu") -> list[LessonError]:
     """Every problem in ``lesson``: refused operations, broken invariants, wrong predictions."""
     # the engine and its session load torch: only once a lesson is checked
     from radixviz.cache.invariants import InvariantError
@@ -107,7 +113,7 @@ def check_lesson(lesson: Lesson, device="cpu") -> list[LessonError]:
     return problems
 
 
-def engine_value(check: str, record, session, records=()):
+def engine_value(check: str, record: OpRecord, session: Session, records: Sequence[OpRecord] = ()):
     """What the engine says for a predict's ``check`` (KeyError when the name is unknown);
     ``records``: the whole block's, for the checks in block_checks.py."""
     if is_block_check(check):
@@ -128,7 +134,7 @@ def engine_value(check: str, record, session, records=()):
     return value
 
 
-def engine_disagrees(predict: Predict, records, session) -> str | None:
+def engine_disagrees(predict: Predict, records: Sequence[OpRecord], session: Session) -> str | None:
     """What the engine gives for ``predict.check`` after the block whose ``records`` just
     ran, as text, when it is not the lesson's answer; None when it agrees, or when there is
     no check to make."""
@@ -141,7 +147,7 @@ def engine_disagrees(predict: Predict, records, session) -> str | None:
     return None if predict.grade(value).correct else value
 
 
-def _check_predict(predict: Predict, records, session, name: str) -> LessonError | None:
+def _check_predict(predict: Predict, records: Sequence[OpRecord], session: Session, name: str) -> LessonError | None:
     if predict.check is None:
         return None
     record = records[0]
@@ -159,7 +165,7 @@ def _check_predict(predict: Predict, records, session, name: str) -> LessonError
     return None
 
 
-def _as_text(value) -> str:
+def _as_text(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return " ".join(str(v) for v in value) or "none"
     return str(value)

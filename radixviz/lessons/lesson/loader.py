@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from radixviz.files import ReadError, excerpt, read_text
 
 from ..markdown_file import FormatError, read_markdown
 from .model import Lesson, LessonError
 from .parse import FRONT_MATTER, MAX_LESSON_BYTES, parse_lesson, read_lesson_text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # In a wheel the top-level lessons/ folder is installed as radixviz/lessons_data/.
 _PACKAGE = Path(__file__).resolve().parents[2]        # radixviz/
@@ -42,7 +46,8 @@ def lesson_files(directory: Path) -> list[Path]:
     return [p for p in markdown_files(directory) if not is_challenge_file(p)]
 
 
-def load_lessons(extra_dirs=(), problems: list | None = None, include_shipped: bool = True) -> list[Lesson]:
+def load_lessons(extra_dirs: Iterable[str | Path] = (), problems: list | None = None,
+                 include_shipped: bool = True) -> list[Lesson]:
     """All lessons, ordered by number.
 
     A bad file raises LessonError, unless ``problems`` is a list: then bad files are left

@@ -14,7 +14,7 @@ class LessonError(Exception):
     can report them all rather than only the first.
     """
 
-    def __init__(self, file: str, line: int, message: str, more: tuple = ()):
+    def __init__(self, file: str, line: int, message: str, more: tuple = ()) -> None:
         super().__init__(f"{file}:{line}: {message}")
         self.file, self.line, self.message = str(file), line, message
         self.problems = [self, *more]
@@ -76,7 +76,7 @@ class Predict:
         canonical, _ = read_reply(Expected(kind, (self.answer,)), self.answer)
         return Expected(kind, (canonical or self.answer,))
 
-    def grade(self, reply):
+    def grade(self, reply: str):
         """A ``grading.Verdict`` for a typed reply or a ``grading.Chosen`` option."""
         return grade(self.expected, reply)
 
@@ -92,7 +92,7 @@ class Predict:
                 "list": "the edges in order, e.g. cd ab",
                 "text": "the tokens, e.g. Hello_"}.get(kind, "your answer")
 
-    def accepts(self, reply) -> bool:
+    def accepts(self, reply: str) -> bool:
         """True when ``reply`` (typed text, or a ``Chosen`` option) is the answer."""
         return self.grade(reply).correct
 

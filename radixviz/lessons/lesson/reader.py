@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from radixviz.script import ScriptError
 
@@ -10,8 +11,14 @@ from .model import Narrative, Operations, Predict
 from ..progress import save_lesson_completed
 from ..scenario import tree_text
 
+if TYPE_CHECKING:
+    from typing import TextIO
+    from ...script.frames import OpRecord
+    from ..grading import Verdict
+    from .model import Lesson
 
-def read_plain(lesson, stdin, out, save: bool = True) -> int:
+
+def read_plain(lesson: Lesson, stdin: TextIO, out: TextIO, save: bool = True) -> int:
     """Play ``lesson`` on a real Session; mark it completed when the end is reached."""
     from radixviz.script import Session   # loads torch (the engine): only when a lesson is read
 
@@ -57,7 +64,7 @@ def read_plain(lesson, stdin, out, save: bool = True) -> int:
     return 0
 
 
-def answer_text(predict: Predict, verdict) -> str:
+def answer_text(predict: Predict, verdict: Verdict | None) -> str:
     """What a prediction's learner reads once its operations have run: right, or wrong and
     why, the answer and the explanation. ``verdict`` None: the prediction was skipped."""
     if verdict is None:
@@ -69,7 +76,7 @@ def answer_text(predict: Predict, verdict) -> str:
     return f"{said}. {predict.explain}".rstrip()
 
 
-def _ask(predict: Predict, stdin, out):
+def _ask(predict: Predict, stdin: TextIO, out: TextIO):
     """Read replies until one can be graded: the Verdict, or None at the end of input."""
     while True:
         form = "" if predict.choices else f" ({predict.reply_form})"
@@ -84,14 +91,14 @@ def _ask(predict: Predict, stdin, out):
         print(f"    {verdict.reason}", file=out)
 
 
-def echo_if_piped(reply: str, stdin, out) -> None:
+def echo_if_piped(reply: str, stdin: TextIO, out: TextIO) -> None:
     """Piped input is not shown by a terminal: write it out so a transcript reads in order."""
     isatty = getattr(stdin, "isatty", None)
     if not (isatty and isatty()):
         print(reply.rstrip("\n"), file=out)
 
 
-def result_text(record) -> str:
+def result_text(record: OpRecord) -> str:
     """An operation's result without its empty fields, as the plain-text readers show it."""
     shown = {k: v for k, v in record.result.items() if v not in (None, [], {})}
     return str(shown) if shown else "done"

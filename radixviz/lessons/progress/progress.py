@@ -14,12 +14,16 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from radixviz.files import ReadError, atomic_write
 
 from .places import ENV_VAR, data_dir  # noqa: F401 - re-exported
 from .progress_file import (VERSION, ProgressError, locked, parse_document,  # noqa: F401 - re-exported
                             read_progress_text)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FILE_NAME = "progress.json"
 MAX_SCORES = 1000        # oldest quiz scores are dropped beyond this
@@ -174,7 +178,7 @@ def save_lesson_position(lesson, block: int, right: int = 0, asked: int = 0) -> 
     return warnings[-1] if warnings else None
 
 
-def update_progress(change, path: Path | None = None) -> tuple[bool, list[str]]:
+def update_progress(change: Callable[[Progress], object], path: Path | None = None) -> tuple[bool, list[str]]:
     """Load, ``change(progress)`` and save, holding the file's lock throughout so that
     processes finishing at once all keep their records: (whether it was saved, warning
     lines to show)."""

@@ -17,8 +17,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from radixviz.files import ReadError, excerpt, read_text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from jsonschema.exceptions import ValidationError
+    from typing import Any
 
 fcntl: ModuleType | None
 try:
@@ -99,7 +105,7 @@ def parse_document(text: str) -> Document:
     return document
 
 
-def record_problem(kind: str, record) -> str | None:
+def record_problem(kind: str, record: dict[str, Any]) -> str | None:
     """Why one record does not match its schema entry (or holds text that cannot be
     written back, a lone surrogate), or None when it is good."""
     error = _best_error(_validator(kind).iter_errors(record))
@@ -114,18 +120,18 @@ def record_problem(kind: str, record) -> str | None:
     return None
 
 
-def _best_error(errors):
+def _best_error(errors: Iterable[ValidationError]):
     """The error jsonschema deems most telling, or None."""
     from jsonschema.exceptions import best_match  # jsonschema: loaded with the validator
     return best_match(errors)
 
 
-def _where(error) -> str:
+def _where(error: ValidationError) -> str:
     path = "/".join(str(p) for p in error.absolute_path)
     return f"{excerpt(path, 40)[1:-1]}: " if path else ""
 
 
-def _say(error) -> str:
+def _say(error: ValidationError) -> str:
     if error.validator == "type":
         return f"must be {' or '.join(TYPE_WORDS.get(t, t) for t in _listed(error.validator_value))}"
     if error.validator == "required":
@@ -133,11 +139,11 @@ def _say(error) -> str:
     return excerpt(error.message, 80)[1:-1]
 
 
-def _listed(value) -> list:
+def _listed(value: object) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def _has_surrogate(value) -> bool:
+def _has_surrogate(value: object) -> bool:
     if isinstance(value, str):
         return any("\ud800" <= ch <= "\udfff" for ch in value)
     if isinstance(value, dict):

@@ -7,8 +7,12 @@ function of its seed; keep the order of ``rng`` calls when changing anything her
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 from ..scenario import indent, tree_text
+
+if TYPE_CHECKING:
+    from ...cache.snapshot import TreeSnapshot
 
 DIFFICULTIES = ("easy", "medium", "hard")
 _LEVEL = {  # alphabet, (inserts lo, hi), (key length lo, hi), locks
@@ -19,7 +23,7 @@ _LEVEL = {  # alphabet, (inserts lo, hi), (key length lo, hi), locks
 
 
 class ScenarioBuilder:
-    def __init__(self, rng: random.Random, difficulty: str):
+    def __init__(self, rng: random.Random, difficulty: str) -> None:
         self.rng, self.difficulty = rng, difficulty
         self.alphabet, self.n_inserts, self.length, self.max_locks = _LEVEL[difficulty]
         self.lines: list[str] = []
@@ -69,7 +73,7 @@ class ScenarioBuilder:
         """The script "show me" replays: the setup, then the operation asked about."""
         return self.text + f"\n# the question:\n{asked}\n"
 
-    def setup_prompt(self, tree, show_time: bool = False, show_tree: bool = False) -> str:
+    def setup_prompt(self, tree: TreeSnapshot, show_time: bool = False, show_tree: bool = False) -> str:
         text = f"Scenario:\n\n{indent(self.text)}"
         if self.shows_tree or show_time or show_tree:
             text += "\n\nThe tree now:\n\n" + indent(tree_text(tree, show_time=show_time))

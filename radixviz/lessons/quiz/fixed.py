@@ -8,13 +8,17 @@ the question and its check cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from radixviz.script import PoolSnapshot
 from radixviz.sim.policies import get_policy
 
 from .questions import FIXED_MATCHER, NAME_A_NODE, Question, slots_key
 from ..scenario import apply_text, edge_text, indent, node_choices, run_scenario, tree_text
+
+if TYPE_CHECKING:
+    from ...cache.trace import Event
+    from ...script.session import Session
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,7 @@ class Fixed:
 
 def _result(*path: str):
     """The answer is a field of the asked operation's result (a list of slots is canonicalised)."""
-    def compute(s, asked):
+    def compute(s: Session, asked: str):
         value = apply_text(s, asked).result
         for name in path:
             value = value[name]
@@ -61,13 +65,13 @@ def _result(*path: str):
     return compute
 
 
-def _new_frames(s, asked) -> list:
+def _new_frames(s: Session, asked: str) -> list:
     before = len(s.frames)
     apply_text(s, asked)
     return s.frames[before:]
 
 
-def _node_roles(s, asked) -> str:
+def _node_roles(s: Session, asked: str) -> str:
     """Which choice describes a node, read off the tree after ``insert Hello; insert Help``."""
     tree = s.cache.snapshot()
     leaf = next(n for n in tree.root.walk() if n.key and not n.children and n.key[0] == "l" and len(n.key) > 1)
@@ -77,33 +81,33 @@ def _node_roles(s, asked) -> str:
     return "1" if stretch and slots_are_pool_slots else ("0" if len(leaf.key) == 1 else "2")
 
 
-def _nodes_after(s, asked) -> str:
+def _nodes_after(s: Session, asked: str) -> str:
     apply_text(s, asked)
     return str(len(s.cache.snapshot().nodes) - 1)
 
 
-def _evictable_after(s, asked) -> str:
+def _evictable_after(s: Session, asked: str) -> str:
     apply_text(s, asked)
     return str(s.cache.evictable_size())
 
 
-def _upper_after_match(s, asked) -> str:
+def _upper_after_match(s: Session, asked: str) -> str:
     split = next(f for f in _new_frames(s, asked) if f.kind == "split")
     return edge_text(split.tree.nodes[split.nodes[0]].key)
 
 
-def _first_victim(s, asked) -> str:
+def _first_victim(s: Session, asked: str) -> str:
     return str(next(f.data["leaf"] for f in _new_frames(s, asked) if f.kind == "delete"))
 
 
-def _evict_step_order(s, asked) -> str:
+def _evict_step_order(s: Session, asked: str) -> str:
     kinds = [f.kind for f in _new_frames(s, asked)]
     shown = ["pop", "push_parent", "heap", "free", "skip"]   # the frame kind of each EVICT_STEPS item
     first = {k: kinds.index(k) for k in shown}
     return "".join("abcde"[shown.index(k)] for k in sorted(shown, key=first.__getitem__))
 
 
-def _call_order(s, asked) -> str:
+def _call_order(s: Session, asked: str) -> str:
     calls: list = []
     s.cache.observer = _chain(s.cache.observer,
                               lambda e: calls.append(e.op) if not calls or calls[-1] != e.op else None)
@@ -112,15 +116,15 @@ def _call_order(s, asked) -> str:
     return "".join("abcd"[shown.index(c)] for c in calls)
 
 
-def _chain(first, second):
-    def both(event):
+def _chain(first: Callable[[Event], object], second: Callable[[Event], object]):
+    def both(event: Event) -> None:
         first(event)
         second(event)
     return both
 
 
 def _ratio(policy: str):
-    def compute(s, asked):
+    def compute(s: Session, asked: str):
         return str(["0.4", "0.5", "1.0"].index(str(get_policy(policy)[1])))
     return compute
 

@@ -281,8 +281,6 @@ def _walk(root):
         stack.extend(node.children.values())
 
 
-
-
 def _node_answer(tree, node_id: int) -> str:
     """A node as the feedback shows it: its number, its edge and its whole key."""
     return f"#{node_id} \"{edge_text(tree.nodes[node_id].key)}\" (whole key \"{whole_key(tree, node_id)}\")"

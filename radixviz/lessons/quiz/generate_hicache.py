@@ -5,11 +5,16 @@ the engine, run on the scenario, computes the answer.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_NAMES, WRITE_POLICY_SUMMARY
 
 from .builder import ScenarioBuilder
 from .questions import Question
 from ..scenario import apply_text, run_scenario
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _LENGTH = {"easy": (10, 14), "medium": (6, 14), "hard": (4, 12)}
 
@@ -25,7 +30,7 @@ def _words(build: ScenarioBuilder, count: int) -> list:
     return words
 
 
-def _scenario_text(lines) -> str:
+def _scenario_text(lines: Sequence[str]) -> str:
     return "Scenario:\n\n    " + "\n    ".join(lines)
 
 
@@ -111,7 +116,7 @@ def gen_in_flight(build: ScenarioBuilder, seed: int) -> Question:
 
 GENERATORS_HICACHE = {"host-hit": gen_host_hit, "load-back": gen_load_back,
                       "write-policy": gen_write_policy, "in-flight": gen_in_flight}
-LESSON_TOPICS_HICACHE = {15: ("host-hit", "load-back"), 16: ("write-policy", "in-flight")}
+LESSON_TOPICS_HICACHE: dict[int, tuple[str, ...]] = {15: ("host-hit", "load-back"), 16: ("write-policy", "in-flight")}
 
 # lesson 17: SGLang's 9fbe6800a write_back bugs (generate_head_bugs.py)
 from .generate_head_bugs import GENERATORS_HEAD_BUGS, LESSON_TOPICS_HEAD_BUGS  # noqa: E402

@@ -16,7 +16,7 @@ _SPACES = {"easy": ("a",), "medium": ("a", "b"), "hard": ("a", "b")}
 _WORKERS = {"easy": 2, "medium": 2, "hard": 3}
 
 
-def _space_words(ns) -> str:
+def _space_words(ns: object) -> str:
     return "" if ns is None else f" ns {ns}"
 
 

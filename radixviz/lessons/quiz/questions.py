@@ -47,7 +47,7 @@ class Question:
     seed: int | None = None
     topic: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
         assert self.accepted, f"{self.id}: no accepted answer"
 
@@ -67,7 +67,7 @@ class Question:
         """A reply that grades as right, typed the way the hint asks (for tests and "reveal")."""
         return self.expected.example_reply()
 
-    def grade(self, reply) -> Feedback:
+    def grade(self, reply: str) -> Feedback:
         """Grade typed text, or a ``grading.Chosen`` option."""
         verdict = grade(self.expected, reply)
         if not verdict.understood:

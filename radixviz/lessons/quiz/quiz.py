@@ -37,7 +37,7 @@ class Quiz:
     def skipped(self) -> int:
         return sum(1 for f in self.answers if f.skipped)
 
-    def answer(self, index: int, reply) -> Feedback:
+    def answer(self, index: int, reply: str) -> Feedback:
         """Grade ``reply`` (typed text or a ``grading.Chosen``) to question ``index``;
         unreadable replies are not recorded."""
         feedback = self.questions[index].grade(reply)

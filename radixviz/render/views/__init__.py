@@ -23,6 +23,8 @@ from radixviz.cache.text import slot_ranges
 from ..subtree import unreferenced_tokens
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from ...cache.snapshot import NodeSnapshot, TreeSnapshot
     from rich.text import Text
 
 DETAIL_STYLE = "dim"
@@ -31,7 +33,7 @@ WARN_STYLE = "bold red"
 _loaded: set[str] = set()
 
 
-def load_views(tree) -> None:
+def load_views(tree: TreeSnapshot) -> None:
     """Import the view module the spec of ``tree``'s engine names (once), so its snapshot
     types are registered before any function here is asked about them."""
     module = engine_spec(tree.engine).views
@@ -40,7 +42,7 @@ def load_views(tree) -> None:
         _loaded.add(module)
 
 
-def compact_ranges(slots) -> str:
+def compact_ranges(slots: Iterable[int]) -> str:
     """``0–5,22–26`` (marks.compact_ranges, which imports this module for the words below)."""
     return slot_ranges(slots, compact=True, max_runs=3)
 
@@ -48,19 +50,19 @@ def compact_ranges(slots) -> str:
 # ------------------------------------------------------------------ marks and words
 
 @singledispatch
-def mark_words(tree) -> dict[str, str]:
+def mark_words(tree: TreeSnapshot) -> dict[str, str]:
     """A mark's name -> what a legend calls it on this tree, where it says it otherwise."""
     return {}
 
 
 @singledispatch
-def removed_word(tree) -> str:
+def removed_word(tree: TreeSnapshot) -> str:
     """How a view names a leaf a step removed from the tree."""
     return REMOVED
 
 
 @singledispatch
-def badge(tree) -> tuple[str, str]:
+def badge(tree: TreeSnapshot) -> tuple[str, str]:
     """``(text, tone)`` a status line starts with: the engine and its settings in words."""
     return engine_spec(tree.engine).badge(tree.settings), "engine"
 
@@ -73,7 +75,7 @@ def _(tree: ReleaseTreeSnapshot) -> tuple[str, str]:
 # ---------------------------------------------------------------- the tree's header
 
 @singledispatch
-def header_parts(tree) -> list[tuple[str, str]]:
+def header_parts(tree: TreeSnapshot) -> list[tuple[str, str]]:
     """What the header says after ``N tokens · M evictable``: a plain tree names its engine
     and the engine's settings in words."""
     spec = engine_spec(tree.engine)
@@ -93,7 +95,7 @@ def _(tree: ReleaseTreeSnapshot) -> list[tuple[str, str]]:
 
 
 @singledispatch
-def caption_parts(tree) -> tuple[str, str, str]:
+def caption_parts(tree: TreeSnapshot) -> tuple[str, str, str]:
     """A diagram's caption: (the engine in words, what follows the sizes when no title is
     given, what follows the caption or title always)."""
     words = engine_spec(tree.engine).words(tree.settings)
@@ -108,20 +110,20 @@ def _(tree: ReleaseTreeSnapshot) -> tuple[str, str, str]:
 
 
 @singledispatch
-def page_size_shown(tree) -> int | None:
+def page_size_shown(tree: TreeSnapshot) -> int | None:
     """The page size an edge is drawn in groups of; None: the tree has no pages (an edge a
     pre-#7 match took part of is then drawn cut)."""
     return None
 
 
 @singledispatch
-def has_namespaces(tree) -> bool:
+def has_namespaces(tree: TreeSnapshot) -> bool:
     """Whether the tree's keys may carry a namespace (its root's children are then grouped)."""
     return False
 
 
 @singledispatch
-def extra_lines(tree) -> list[Text]:
+def extra_lines(tree: TreeSnapshot) -> list[Text]:
     """Lines a tree's view adds under the header (the host tier's tags); none by default."""
     return []
 
@@ -129,19 +131,19 @@ def extra_lines(tree) -> list[Text]:
 # ------------------------------------------------------------------- a node's line
 
 @singledispatch
-def node_counts(node, sep: str) -> str:
+def node_counts(node: NodeSnapshot, sep: str) -> str:
     """A node's counts as the views show them: ``ref 2`` on a plain node."""
     return f"ref {node.ref}"
 
 
 @singledispatch
-def held_text(node) -> str:
+def held_text(node: NodeSnapshot) -> str:
     """What holds a node, as the side-by-side diagram says it: ``ref 2`` on a plain node."""
     return f"ref {node.ref}"
 
 
 @singledispatch
-def node_details(node, sep: str) -> list[tuple[str, str]]:
+def node_details(node: NodeSnapshot, sep: str) -> list[tuple[str, str]]:
     """What follows a node's edge in the tree view: its slots, counts and last access, and a
     warning when it holds fewer slots than tokens (#4)."""
     parts = [(f"{sep}slots {compact_ranges(node.value)}{sep}{node_counts(node, sep)}{sep}t {node.last_access}",
@@ -152,7 +154,7 @@ def node_details(node, sep: str) -> list[tuple[str, str]]:
 
 
 @singledispatch
-def box_lines(node) -> tuple[str, ...]:
+def box_lines(node: NodeSnapshot) -> tuple[str, ...]:
     """The lines of a node's Graphviz box below its edge."""
     lines: tuple[str, ...] = (f"slots {compact_ranges(node.value)}",
                               f"{node_counts(node, ' · ')} · t {node.last_access}")
@@ -162,23 +164,23 @@ def box_lines(node) -> tuple[str, ...]:
 
 
 @singledispatch
-def box_style(node) -> dict:
+def box_style(node: NodeSnapshot) -> dict:
     """Graphviz attributes of a node's box when no mark colours it: none by default."""
     return {}
 
 
 @singledispatch
-def node_fields(node) -> dict:
+def node_fields(node: NodeSnapshot) -> dict:
     """The JSON fields a node adds to ``id, key, value, ref, last_access``: none for a plain one."""
     return {}
 
 
 @singledispatch
-def tree_fields(tree) -> dict:
+def tree_fields(tree: TreeSnapshot) -> dict:
     """The JSON fields of a tree beyond ``engine`` and its settings: none for a plain one."""
     return {}
 
 
-def slot_mismatch(node) -> str:
+def slot_mismatch(node: NodeSnapshot) -> str:
     return f"{len(node.value)} slots for {len(node.key)} tokens"
 

@@ -14,7 +14,7 @@ from . import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_pa
 HASH_STYLE = "dim cyan"
 
 
-def _policy_words(tree) -> list[str]:
+def _policy_words(tree: ModernTreeSnapshot) -> list[str]:
     """The engine's words with the eviction policy named as one: ``lru eviction``."""
     words = list(engine_spec(tree.engine).words(tree.settings))
     if tree.eviction_policy in words:
@@ -79,7 +79,7 @@ def _(node: ModernNodeSnapshot) -> tuple[str, ...]:
     return lines
 
 
-def stats_lines(node) -> tuple[str, ...]:
+def stats_lines(node: ModernNodeSnapshot) -> tuple[str, ...]:
     """A node's counts, times and page hashes, a box line each (the host tier's boxes too)."""
     lines = (node_counts(node, " · "), f"t {node.last_access} · born {node.creation_time}")
     return lines + ((hash_text(node.hash_value),) if node.hash_value else ())
