@@ -72,7 +72,8 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     number_width = len(str(span[1]))
     code_width = max(1, width - number_width - 3) if width else None   # the gutter: ❱, number, spaces
     if width:
-        rows = [max(1, len(Text(texts[n].rstrip("\n")).wrap(_MEASURE, code_width))) for n in shown]
+        heights = _wrapped_rows(file, span, theme, code_width)
+        rows = [heights[n] for n in shown]
         wrapped = _window((0, len(shown) - 1), at, body, rows.__getitem__)
         if any(rows[i] > 1 for i in range(first, last + 1)) and \
                 4 * (wrapped[1] - wrapped[0] + 1) >= 3 * (last - first + 1):
@@ -94,6 +95,26 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     return CodeView(tuple(lines), width, shown[first])
 
 
+def warm_functions(frames, theme: str, limit: int = 16) -> int:
+    """Highlight, ahead of their first step, the functions that ``frames`` step through (at
+    most ``limit``): Pygments takes 5-25 ms for one, several frames' time in the step that
+    first shows it. Meant for the loading worker, off the UI thread. Returns how many."""
+    seen: set = set()
+    functions: set = set()
+    for frame in frames:
+        if (frame.source, frame.label) in seen:
+            continue
+        seen.add((frame.source, frame.label))
+        site = locate(frame.source, frame.label)
+        span = function_span(site.file, site.line) if site.line is not None else None
+        if span is not None and (site.file, span) not in functions:
+            functions.add((site.file, span))
+            _function(site.file, span, theme)
+            if len(functions) >= limit:
+                break
+    return len(functions)
+
+
 @lru_cache(maxsize=32)
 def _function(file: str, span: tuple, theme: str) -> tuple[dict, dict]:
     """({line number: source text}, {line number: highlighted Text}) of the function at
@@ -105,6 +126,14 @@ def _function(file: str, span: tuple, theme: str) -> tuple[dict, dict]:
     code = "".join(text if text.endswith("\n") else text + "\n" for text in texts.values())
     highlighted = Syntax(code, "python", theme=theme).highlight(code).split("\n", allow_blank=True)
     return texts, dict(zip(texts, highlighted))
+
+
+@lru_cache(maxsize=64)
+def _wrapped_rows(file: str, span: tuple, theme: str, code_width: int) -> dict:
+    """{line number: rows it takes wrapped to ``code_width``} for the function at ``span``:
+    measured once per function and width, not at every step that shows it."""
+    return {number: max(1, len(Text(text.rstrip("\n")).wrap(_MEASURE, code_width)))
+            for number, text in _function(file, span, theme)[0].items()}
 
 
 @lru_cache(maxsize=2048)
