@@ -1,50 +1,39 @@
-"""The code pane's window stays put while the next step's line is in view from it (``top``)."""
+"""The code pane's window over a long function moves by bands of lines, not at every line:
+nearby steps show the same rows (and repaint only the marked ones)."""
 from __future__ import annotations
 
-import re
+import pytest
 
-from radixviz.script import Session
-from radixviz.tui.widgets.code_pane import code_view
-
-# a long insert: its walk steps (visit, compare) alternate a few lines apart in one function
-SCRIPT = 'insert "abcdefgh"\ninsert "abcdefgz"\ninsert "abcdxyzw"\n'
+from radixviz.tui.widgets.code_pane import _steady_window, _window
 
 
-def frames_of(kind: str) -> list:
-    session = Session(device="cpu", engine="2024")
-    session.run(SCRIPT)
-    return [f for f in session.frames if f.kind == kind]
+def one_row(index: int) -> int:
+    return 1
 
 
-def numbers(view) -> list[int]:
-    """The source line numbers the view shows, in order (a wrapped line's rows: once)."""
-    return [int(m.group(1)) for line in view.lines[1:] if (m := ROW.match(line.plain))]
+@pytest.mark.parametrize("count, rows", [(30, 8), (80, 19), (200, 40), (25, 24)])
+def test_every_line_is_in_its_window_with_a_line_below_it(count, rows):
+    for line in range(count):
+        first, last = _steady_window(count, line, rows, one_row)
+        assert first <= line <= last and last - first + 1 <= rows
+        assert line < last or last == count - 1
+        assert last - first + 1 == min(rows, count)   # as many lines as fit
 
 
-def marked(view) -> int:
-    return next(int(m.group(1)) for line in view.lines[1:] if (m := ROW.match(line.plain))
-                and line.plain.startswith("❱"))
+@pytest.mark.parametrize("count, rows", [(80, 19), (200, 40)])
+def test_the_window_moves_by_bands_not_at_every_line(count, rows):
+    windows = [_steady_window(count, line, rows, one_row) for line in range(count)]
+    moves = sum(1 for a, b in zip(windows, windows[1:]) if a != b)
+    band = rows // 2
+    assert moves <= count // band + 1, moves
+    # the plain window (the line a third of the way down) moves at nearly every line
+    plain = [_window((0, count - 1), line, rows, one_row) for line in range(count)]
+    assert sum(1 for a, b in zip(plain, plain[1:]) if a != b) > 2 * moves
 
 
-ROW = re.compile(r"[❱ ] *(\d+) ")
-
-
-def test_a_step_whose_line_is_in_view_keeps_the_window_of_the_step_before():
-    visit, compare = frames_of("visit")[-1], frames_of("compare")[-1]
-    height = 8   # a window smaller than the function, so recentring would move it
-    before = code_view(visit.source, visit.label, height, width=100)
-    fresh = code_view(compare.source, compare.label, height, width=100)
-    kept = code_view(compare.source, compare.label, height, width=100, top=before.top)
-    assert marked(kept) == marked(fresh) != marked(before)
-    assert numbers(kept)[0] == numbers(before)[0] == before.top
-    assert numbers(fresh)[0] != before.top, "the two steps' own windows differ: nothing is tested"
-
-
-def test_a_line_out_of_view_from_there_recentres_the_window():
-    visit = frames_of("visit")[-1]
-    view = code_view(visit.source, visit.label, 8, width=100)
-    far = view.top + 200   # not a line of the function at all
-    assert numbers(code_view(visit.source, visit.label, 8, width=100, top=far)) == numbers(view)
-    below = code_view(visit.source, visit.label, 4, width=100)   # 3 rows: the marked line 1/3 down
-    from_above = code_view(visit.source, visit.label, 4, width=100, top=below.top - 10)
-    assert numbers(from_above) == numbers(below)   # 10 lines up: the marked line is not in view
+def test_wrapped_lines_still_show_the_marked_line():
+    heights = [3 if line % 4 == 0 else 1 for line in range(60)]   # every fourth line wraps
+    for line in range(60):
+        first, last = _steady_window(60, line, 12, heights.__getitem__)
+        assert first <= line <= last
+        assert sum(heights[first:last + 1]) <= 12

@@ -30,8 +30,8 @@ class CodeView:
     ones take several). A Rich renderable too (tests print it); the pane shows ``lines`` as
     they are when they were built for its ``width``."""
 
-    def __init__(self, lines: tuple, width: int | None, top: int | None = None):
-        self.lines, self.width, self.top = lines, width, top   # top: the first source line shown
+    def __init__(self, lines: tuple, width: int | None):
+        self.lines, self.width = lines, width
 
     def __rich_console__(self, console, options):
         yield from self.lines
@@ -39,7 +39,7 @@ class CodeView:
 
 @lru_cache(maxsize=512)
 def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", width: int | None = None,
-              trace: bool = False, top: int | None = None):
+              trace: bool = False):
     """The function around the line of ``step``, at most ``height`` rows tall (a CodeView).
 
     The lines that only report steps are left out unless ``trace`` (then they are dimmed);
@@ -52,9 +52,9 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     step elsewhere in the same function builds only its header and the two marked rows, and
     the pane repaints only those.
 
-    ``top``: the first source line the pane showed for the step before. While this step's
-    line is in view from there the window stays put instead of recentring on it: a loop's
-    steps two lines apart no longer shift every row of the pane (and repaint them all).
+    A function longer than the pane is shown through a window that moves by bands of lines
+    (``_steady_window``), not at every line: a loop's steps a few lines apart mostly show
+    the same window, so a step repaints the marked rows, not the pane.
     """
     site = locate(source, step)
     span = function_span(site.file, site.line) if site.line is not None else None
@@ -67,21 +67,17 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     hidden = len(texts) - len(shown)
     body = max(3, height - 1)
     at = shown.index(line)
-    first, last = _window((0, len(shown) - 1), at, body, lambda index: 1)
+    first, last = _steady_window(len(shown), at, body, lambda index: 1)
     wrap = False
     number_width = len(str(span[1]))
     code_width = max(1, width - number_width - 3) if width else None   # the gutter: ❱, number, spaces
     if width:
         heights = _wrapped_rows(file, span, theme, code_width)
         rows = [heights[n] for n in shown]
-        wrapped = _window((0, len(shown) - 1), at, body, rows.__getitem__)
+        wrapped = _steady_window(len(shown), at, body, rows.__getitem__)
         if any(rows[i] > 1 for i in range(first, last + 1)) and \
                 4 * (wrapped[1] - wrapped[0] + 1) >= 3 * (last - first + 1):
             (first, last), wrap = wrapped, True
-    if top in shown:
-        kept = _kept(shown.index(top), at, body, rows.__getitem__ if wrap else lambda index: 1, len(shown) - 1)
-        if kept is not None:
-            first, last = kept
     header = Text.assemble((f"{Path(file).name}", "bold"), f" · {span[2]}() · line {line}",
                            no_wrap=True, overflow="ellipsis")
     if hidden:
@@ -92,7 +88,7 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     for number in shown[first:last + 1]:
         lines.extend(_row(file, span, theme, number, number == line, number in reporting,
                           code_width, wrap))
-    return CodeView(tuple(lines), width, shown[first])
+    return CodeView(tuple(lines), width)
 
 
 def warm_functions(frames, theme: str, limit: int = 16) -> int:
@@ -166,6 +162,19 @@ def _row(file: str, span: tuple, theme: str, number: int, current: bool, dimmed:
 _MEASURE = Console(width=200, file=io.StringIO(), color_system=None)   # only counts wrapped rows
 
 
+def _steady_window(count: int, line: int, rows: int, height) -> tuple[int, int]:
+    """``_window`` over lines 0..count-1 for ``line``, placed by the first line of its band
+    (half the rows wide) instead of by the line itself: every line of a band gets the
+    same window, so stepping between nearby lines does not shift the pane. A line the band's
+    window does not show (long wrapped lines) gets its own window."""
+    band = max(1, rows // 2)
+    anchor = line - line % band
+    first, last = _window((0, count - 1), anchor, rows, height)
+    if first <= line < last or line == last == count - 1:
+        return first, last
+    return _window((0, count - 1), line, rows, height)
+
+
 def _window(span, line: int, rows: int, height) -> tuple[int, int]:
     """The source lines (first, last) shown: the whole function if its lines fit in ``rows``
     rows (``height(n)``: the rows line n takes), else a window with ``line`` about a third
@@ -185,22 +194,6 @@ def _window(span, line: int, rows: int, height) -> tuple[int, int]:
         top -= 1
         used += height(top)
     return top, bottom
-
-
-def _kept(start: int, line: int, rows: int, height, end: int) -> tuple[int, int] | None:
-    """The window (first, last) from index ``start`` down, if the marked ``line`` is in it
-    with a line below it (or ends the function) and it shows as many lines as fit; else None."""
-    if line < start:
-        return None
-    used, last = 0, start - 1
-    while last < end and used + height(last + 1) <= rows:
-        last += 1
-        used += height(last)
-    if last == end and start > 0 and used + height(start - 1) <= rows:
-        return None   # a window ending with the function has room above: recentre instead
-    if line < last or line == last == end:
-        return start, last
-    return None
 
 
 _RENDERED: OrderedDict = OrderedDict()   # (id(renderable), width) -> (renderable, lines)
@@ -259,13 +252,9 @@ class CodePane(LinesView):
         height = max(4, self.size.height or 12)
         width = self.scrollable_content_region.width or None
         theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        where = (source, step, height, width, theme, self.trace)
-        if where != self._where:
-            # the step before in the same module, pane and mode: keep its window if it fits
-            same = self._where is not None and self._where[0] == source and self._where[2:] == where[2:]
-            top = getattr(self._content, "top", None) if same else None
-            self._where = where
-            self.update(code_view(source, step, height, theme, width, self.trace, top))
+        if (source, step, height, width, theme, self.trace) != self._where:
+            self._where = (source, step, height, width, theme, self.trace)
+            self.update(code_view(source, step, height, theme, width, self.trace))
 
     def toggle_trace(self) -> bool:
         """Show the tracing lines if hidden, hide them if shown; return whether shown now."""
