@@ -8,7 +8,6 @@ from textual.containers import VerticalScroll
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Static
 
 from radixviz.render.badge import engine_badge as badge_of
 from radixviz.render.narration import disagreement_text, misalignment_text
@@ -132,7 +131,7 @@ def engine_badge(tree) -> tuple:
 _BADGE_STYLES = {"buggy": "bold reverse red", "fixed": "bold reverse green", "engine": "bold reverse blue"}
 
 
-class StatusLine(Static):
+class StatusLine(Widget):
     """matcher (or, on today's cache, engine · page · policy) · evictable · total · free
     slots · step k of n, then the stepper's notes.
 
@@ -144,8 +143,40 @@ class StatusLine(Static):
     DEFAULT_CSS = "StatusLine { height: 1; }"
 
     def __init__(self, **kwargs):
-        super().__init__("", **kwargs)
+        super().__init__(**kwargs)
         self._redraw = None   # the last show, to fit it again when the width changes
+        self._content = Text("")
+        self._strip: tuple | None = None   # (width, the painted row), until the text changes
+
+    @property
+    def content(self):
+        """The Text shown."""
+        return self._content
+
+    def update(self, text: Text, *, layout: bool = False) -> None:
+        """Show ``text`` (one row, cut with "…" if too wide). On the Line API: a step paints
+        this row from its segments, without a Static's re-measure and Visual conversion."""
+        if text == self._content and text.style == self._content.style:
+            return   # nothing changed: no repaint
+        self._content, self._strip = text, None
+        self.refresh(layout=layout)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        style = self.rich_style
+        if y > 0 or not width:
+            return Strip.blank(width, style)
+        if self._strip is None or self._strip[0] != width:
+            text = self._content
+            if text.cell_len > width:
+                text = text.copy()
+                text.truncate(width, overflow="ellipsis")
+            self._strip = (width, Strip(Segment.apply_style(text.render(self.app.console), style)))
+        return self._strip[1]
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strip = None
 
     def show(self, frame, total_frames: int, op_count: int, notes=()) -> None:
         self._redraw = lambda: self.show(frame, total_frames, op_count, notes)
