@@ -80,7 +80,7 @@ class NarrationBody(Widget):
             self.refresh(layout=layout)
             return
         before = self._rows
-        self._rows = self._render(width)
+        self._rows = self._wrap_rows(width)
         for index in range(max(len(before), len(self._rows))):
             if index >= len(before) or index >= len(self._rows) or before[index] != self._rows[index]:
                 self._strips.pop(index, None)
@@ -88,7 +88,7 @@ class NarrationBody(Widget):
         if layout:
             self.refresh(layout=True)
 
-    def _render(self, width: int) -> list:
+    def _wrap_rows(self, width: int) -> list:
         console = self.app.console
         options = self.app.console_options.update(highlight=False, width=width, height=None)
         segments = console.render(self._content, options)
@@ -96,7 +96,7 @@ class NarrationBody(Widget):
 
     def _rows_for(self, width: int) -> list:
         if width != self._width:
-            self._rows, self._width, self._strips = self._render(width), width, {}
+            self._rows, self._width, self._strips = self._wrap_rows(width), width, {}
         return self._rows
 
     def get_content_height(self, container, viewport, width: int) -> int:
