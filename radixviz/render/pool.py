@@ -13,7 +13,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from .subtree import tree_slots
+from .subtree import slot_holders
 
 if TYPE_CHECKING:
     from ..script.frames import Marks
@@ -42,7 +42,7 @@ class PoolGrid:
     def __init__(self, pool, marks: Marks | None = None, *, width: int | None = None, legend: bool = True) -> None:
         self.pool, self.marks, self.width, self.legend = pool, marks, width, legend
         self._touched = frozenset(getattr(marks, "slots", ()) or ())
-        self._held: frozenset | None = None   # the slots the tree holds, once a row asks
+        self._held: tuple | None = None   # sets of the slots the tree holds, once a row asks
 
     def state(self, slot: int) -> str:
         """``pool.state(slot)``, knowing the tree's slots from the snapshots it shares with
@@ -51,8 +51,8 @@ class PoolGrid:
         if count == 0:
             return "free"
         if self._held is None:
-            self._held = tree_slots(self.pool.tree)
-        if slot not in self._held:
+            self._held = slot_holders(self.pool.tree)
+        if not any(slot in held for held in self._held):
             return "request"
         return "tree" if count == 1 else "shared"
 

@@ -36,6 +36,9 @@ class TreeRows(Sequence):
         self.groups = _namespace_groups(view.tree)
         self.keep = self._ancestors_of(self.node_marks.interesting())
         self._built: dict = {}
+        # (id(node), depth) -> _entries(node, depth): the row counts under a node are asked
+        # for again by each row count above it, by line_of and by every walk to a row
+        self._entry_memo: dict = {}
         root = self.tree.root
         rows, locked = self._rows(root, 0)
         self.node_rows = rows - 1                # the root's own row is the header
@@ -131,7 +134,14 @@ class TreeRows(Sequence):
 
     def _entries(self, node: NodeSnapshot | NamespaceGroup, depth: int) -> list:
         """What is drawn under ``node`` (at ``depth``; the root is 0), in order: (kind, child
-        or a fold line's builder, last, rows it takes)."""
+        or a fold line's builder, last, rows it takes). Kept for this view (read-only)."""
+        key = (id(node), depth)
+        known = self._entry_memo.get(key)
+        if known is None:
+            known = self._entry_memo[key] = self._entries_of(node, depth)
+        return known
+
+    def _entries_of(self, node, depth: int) -> list:
         children = self._children(node)
         if not children:
             return []

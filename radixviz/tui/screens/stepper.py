@@ -102,6 +102,9 @@ class StepperScreen(SandboxFiles, Screen):
         # not waited for: torch starts loading while the panes are mounted and painted
         self.post_message(self.PanesLoaded())
         session, error = self._load_session()
+        if session is not None:   # the code pane's highlighting, before the first steps need it
+            from radixviz.tui.widgets.code_pane import warm_functions
+            warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light")
         self.app.call_from_thread(self._ready, session, error)
 
     async def on_stepper_screen_panes_loaded(self, event: PanesLoaded) -> None:

@@ -51,6 +51,10 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     The function is highlighted once (``_function``) and its rows are kept (``_row``): a
     step elsewhere in the same function builds only its header and the two marked rows, and
     the pane repaints only those.
+
+    A function longer than the pane is shown through a window that moves by bands of lines
+    (``_steady_window``), not at every line: a loop's steps a few lines apart mostly show
+    the same window, so a step repaints the marked rows, not the pane.
     """
     site = locate(source, step)
     span = function_span(site.file, site.line) if site.line is not None else None
@@ -63,13 +67,14 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     hidden = len(texts) - len(shown)
     body = max(3, height - 1)
     at = shown.index(line)
-    first, last = _window((0, len(shown) - 1), at, body, lambda index: 1)
+    first, last = _steady_window(len(shown), at, body, lambda index: 1)
     wrap = False
     number_width = len(str(span[1]))
     code_width = max(1, width - number_width - 3) if width else None   # the gutter: ❱, number, spaces
     if width:
-        rows = [max(1, len(Text(texts[n].rstrip("\n")).wrap(_MEASURE, code_width))) for n in shown]
-        wrapped = _window((0, len(shown) - 1), at, body, rows.__getitem__)
+        heights = _wrapped_rows(file, span, theme, code_width)
+        rows = [heights[n] for n in shown]
+        wrapped = _steady_window(len(shown), at, body, rows.__getitem__)
         if any(rows[i] > 1 for i in range(first, last + 1)) and \
                 4 * (wrapped[1] - wrapped[0] + 1) >= 3 * (last - first + 1):
             (first, last), wrap = wrapped, True
@@ -86,6 +91,26 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     return CodeView(tuple(lines), width)
 
 
+def warm_functions(frames, theme: str, limit: int = 16) -> int:
+    """Highlight, ahead of their first step, the functions that ``frames`` step through (at
+    most ``limit``): Pygments takes 5-25 ms for one, several frames' time in the step that
+    first shows it. Meant for the loading worker, off the UI thread. Returns how many."""
+    seen: set = set()
+    functions: set = set()
+    for frame in frames:
+        if (frame.source, frame.label) in seen:
+            continue
+        seen.add((frame.source, frame.label))
+        site = locate(frame.source, frame.label)
+        span = function_span(site.file, site.line) if site.line is not None else None
+        if span is not None and (site.file, span) not in functions:
+            functions.add((site.file, span))
+            _function(site.file, span, theme)
+            if len(functions) >= limit:
+                break
+    return len(functions)
+
+
 @lru_cache(maxsize=32)
 def _function(file: str, span: tuple, theme: str) -> tuple[dict, dict]:
     """({line number: source text}, {line number: highlighted Text}) of the function at
@@ -97,6 +122,14 @@ def _function(file: str, span: tuple, theme: str) -> tuple[dict, dict]:
     code = "".join(text if text.endswith("\n") else text + "\n" for text in texts.values())
     highlighted = Syntax(code, "python", theme=theme).highlight(code).split("\n", allow_blank=True)
     return texts, dict(zip(texts, highlighted))
+
+
+@lru_cache(maxsize=64)
+def _wrapped_rows(file: str, span: tuple, theme: str, code_width: int) -> dict:
+    """{line number: rows it takes wrapped to ``code_width``} for the function at ``span``:
+    measured once per function and width, not at every step that shows it."""
+    return {number: max(1, len(Text(text.rstrip("\n")).wrap(_MEASURE, code_width)))
+            for number, text in _function(file, span, theme)[0].items()}
 
 
 @lru_cache(maxsize=2048)
@@ -127,6 +160,19 @@ def _row(file: str, span: tuple, theme: str, number: int, current: bool, dimmed:
 
 
 _MEASURE = Console(width=200, file=io.StringIO(), color_system=None)   # only counts wrapped rows
+
+
+def _steady_window(count: int, line: int, rows: int, height) -> tuple[int, int]:
+    """``_window`` over lines 0..count-1 for ``line``, placed by the first line of its band
+    (half the rows wide) instead of by the line itself: every line of a band gets the
+    same window, so stepping between nearby lines does not shift the pane. A line the band's
+    window does not show (long wrapped lines) gets its own window."""
+    band = max(1, rows // 2)
+    anchor = line - line % band
+    first, last = _window((0, count - 1), anchor, rows, height)
+    if first <= line < last or line == last == count - 1:
+        return first, last
+    return _window((0, count - 1), line, rows, height)
 
 
 def _window(span, line: int, rows: int, height) -> tuple[int, int]:

@@ -14,6 +14,7 @@ from rich.segment import Segment
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 
 
@@ -76,10 +77,32 @@ class LinesView(ScrollView, can_focus=False):
             self.virtual_size = size   # not laid out yet
             return
         shown = (self.show_horizontal_scrollbar, self.show_vertical_scrollbar)
+        before = self.virtual_size
         self.set_reactive(LinesView.virtual_size, size)
+        if self._same_thumb(before, size):
+            # a tree a row longer or shorter: the thumb is painted the same, and Textual
+            # would repaint every row of the scrollbar all the same
+            self.vertical_scrollbar.set_reactive(ScrollBar.window_virtual_size, size.height)
+            self.scroll_y = self.validate_scroll_y(self.scroll_y)
+            return
         self._scroll_update(size)   # Textual's own update of the scrollbars after a resize
         if (self.show_horizontal_scrollbar, self.show_vertical_scrollbar) != shown:
             self.refresh(layout=True)
+
+    def _same_thumb(self, before: Size, after: Size) -> bool:
+        """Whether only the content's height changes, the vertical scrollbar is there before
+        and after (and alone), and its thumb is drawn in the same cells (ScrollBarRender)."""
+        if before.width != after.width or not self.show_vertical_scrollbar or self.show_horizontal_scrollbar:
+            return False
+        bar = self.vertical_scrollbar
+        window = bar.window_size
+        if min(before.height, after.height) <= window or not bar.size.height:
+            return False
+
+        def cells(virtual: int) -> list:
+            return ScrollBarRender.render_bar(size=bar.size.height, virtual_size=virtual, window_size=window,
+                                              position=bar.position, thickness=bar.thickness).segments
+        return cells(before.height) == cells(after.height)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from rich.console import Group
+from rich.segment import Segment
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
 
 from radixviz.render.badge import engine_badge as badge_of
 from radixviz.render.narration import disagreement_text, misalignment_text
@@ -17,11 +20,11 @@ class NarrationPane(VerticalScroll, can_focus=False):
 
     DEFAULT_CSS = """
     NarrationPane { height: 1fr; }
-    NarrationPane > Static { height: auto; min-height: 100%; }
+    NarrationPane > NarrationBody { height: auto; min-height: 100%; }
     """
 
     def compose(self):
-        yield Static("", id="narration-body")
+        yield NarrationBody(id="narration-body")
 
     def show(self, frame, record) -> None:
         parts = [Text(describe(frame), style="bold")]
@@ -38,7 +41,7 @@ class NarrationPane(VerticalScroll, can_focus=False):
         self.show_parts(parts)
 
     def show_parts(self, parts: list) -> None:
-        body = self.query_one("#narration-body", Static)
+        body = self.query_one("#narration-body", NarrationBody)
         before = body.size.height
         body.update(Group(*parts), layout=False)
         # the body fills the pane at least (min-height): a text that fits the pane before and
@@ -47,6 +50,75 @@ class NarrationPane(VerticalScroll, can_focus=False):
         if not width or before != room or body.get_content_height(self.size, self.app.size, width) > room:
             body.refresh(layout=True)
         self.scroll_home(animate=False)
+
+
+class NarrationBody(Widget):
+    """The narration's text on Textual's Line API. Rich wraps it to the pane once a step;
+    only the rows whose segments changed are painted again: a Static paints every row of
+    its area (the blank ones under a short text too) on each update, and the compositor then
+    redraws all of them."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._content = Text("")
+        self._rows: list = []          # the rendered rows: a list of Segments each
+        self._width: int | None = None   # the width ``_rows`` were wrapped to
+        self._strips: dict = {}         # row index -> Strip, until the row changes
+        self._style = None              # the widget's style, looked up once per set of rows
+
+    @property
+    def content(self):
+        """The renderable shown (what ``update`` was given)."""
+        return self._content
+
+    def update(self, renderable, *, layout: bool = True) -> None:
+        """Show ``renderable``; the rows that stay the same are not painted again."""
+        self._content = renderable
+        width = self.content_region.width
+        if not width or width != self._width:   # not laid out yet, or another width: all anew
+            self._rows, self._width, self._strips = [], None, {}
+            self.refresh(layout=layout)
+            return
+        before = self._rows
+        self._rows = self._wrap_rows(width)
+        for index in range(max(len(before), len(self._rows))):
+            if index >= len(before) or index >= len(self._rows) or before[index] != self._rows[index]:
+                self._strips.pop(index, None)
+                self.refresh(Region(0, index, width, 1))
+        if layout:
+            self.refresh(layout=True)
+
+    def _wrap_rows(self, width: int) -> list:
+        console = self.app.console
+        options = self.app.console_options.update(highlight=False, width=width, height=None)
+        segments = console.render(self._content, options)
+        return list(Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False))
+
+    def _rows_for(self, width: int) -> list:
+        if width != self._width:
+            self._rows, self._width, self._strips = self._wrap_rows(width), width, {}
+        return self._rows
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(self._rows_for(width))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_region.width
+        rows = self._rows_for(width)
+        if self._style is None:
+            self._style = self.rich_style
+        if y >= len(rows):
+            return Strip.blank(width, self._style)
+        strip = self._strips.get(y)
+        if strip is None:
+            # as a Static paints it: the row's own cells; the pane fills the rest of the width
+            strip = Strip(Segment.apply_style(rows[y], self._style))
+            self._strips[y] = strip
+        return strip
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style, self._strips = None, {}
 
 
 def engine_badge(tree) -> tuple:
@@ -59,7 +131,7 @@ def engine_badge(tree) -> tuple:
 _BADGE_STYLES = {"buggy": "bold reverse red", "fixed": "bold reverse green", "engine": "bold reverse blue"}
 
 
-class StatusLine(Static):
+class StatusLine(Widget):
     """matcher (or, on today's cache, engine · page · policy) · evictable · total · free
     slots · step k of n, then the stepper's notes.
 
@@ -71,8 +143,40 @@ class StatusLine(Static):
     DEFAULT_CSS = "StatusLine { height: 1; }"
 
     def __init__(self, **kwargs):
-        super().__init__("", **kwargs)
+        super().__init__(**kwargs)
         self._redraw = None   # the last show, to fit it again when the width changes
+        self._content = Text("")
+        self._strip: tuple | None = None   # (width, the painted row), until the text changes
+
+    @property
+    def content(self):
+        """The Text shown."""
+        return self._content
+
+    def update(self, text: Text, *, layout: bool = False) -> None:
+        """Show ``text`` (one row, cut with "…" if too wide). On the Line API: a step paints
+        this row from its segments, without a Static's re-measure and Visual conversion."""
+        if text == self._content and text.style == self._content.style:
+            return   # nothing changed: no repaint
+        self._content, self._strip = text, None
+        self.refresh(layout=layout)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        style = self.rich_style
+        if y > 0 or not width:
+            return Strip.blank(width, style)
+        if self._strip is None or self._strip[0] != width:
+            text = self._content
+            if text.cell_len > width:
+                text = text.copy()
+                text.truncate(width, overflow="ellipsis")
+            self._strip = (width, Strip(Segment.apply_style(text.render(self.app.console), style)))
+        return self._strip[1]
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strip = None
 
     def show(self, frame, total_frames: int, op_count: int, notes=()) -> None:
         self._redraw = lambda: self.show(frame, total_frames, op_count, notes)
