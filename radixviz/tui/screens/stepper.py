@@ -103,7 +103,7 @@ class StepperScreen(SandboxFiles, Screen):
         self.post_message(self.PanesLoaded())
         session, error = self._load_session()
         if session is not None:   # the code pane's highlighting, before the first steps need it
-            from radixviz.tui.widgets.code_pane import warm_functions
+            from radixviz.tui.widgets.code_pane import warm_functions  # textual widgets: as the panes above
             warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light")
         self.app.call_from_thread(self._ready, session, error)
 
