@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+import itertools
 
 ALPHABET, SEED = "abcdefgh", 7
 
@@ -210,7 +211,7 @@ def growth(rows: list) -> list | None:
     if len(rows) < 2 or any(r.get("over_limit") or "peak_mb" not in r for r in rows):
         return None
     return [round((b["peak_mb"] - a["peak_mb"]) * 1000 / (b["nodes"] - a["nodes"]), 1)
-            for a, b in zip(rows, rows[1:])]
+            for a, b in itertools.pairwise(rows)]
 
 
 if __name__ == "__main__":

@@ -69,10 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser(command_module(_TYPED))
     args = parser.parse_args(argv)
     if args.command is None:
-        if "home" in COMMAND_MODULES:
-            args = parser.parse_args(["home"])
-        else:
-            args = parser.parse_args(["demo"])
+        args = parser.parse_args(["home" if "home" in COMMAND_MODULES else "demo"])
     try:
         code = args.func(args)
     except UsageError as exc:

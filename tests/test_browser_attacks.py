@@ -53,7 +53,7 @@ def press_after_repaint(page, key: str) -> None:
 
 
 def test_a_save_is_a_download_in_the_students_browser(browser, classroom):  # noqa: F811
-    teacher, proc, url = classroom
+    teacher, _proc, url = classroom
     context, page = student_tab(browser, url, "Ada")
     try:
         page.keyboard.press("s")
@@ -105,7 +105,7 @@ window.__result = {};
 
 def test_a_page_on_another_origin_gets_no_session(browser, classroom):  # noqa: F811
     teacher, proc, url = classroom
-    context, page = student_tab(browser, url, "Bea")
+    context, _page = student_tab(browser, url, "Bea")
     base = url.rstrip("/")
     try:
         # a real, unused ticket of Bea's: her own page holds it; the attacker learned it somehow.

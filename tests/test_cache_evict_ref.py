@@ -270,7 +270,7 @@ class TestMatcherSwitch:
         cache = RadixCache(buggy_match=True)
         cache.insert("abcdef", slots(0, 6))
         cache.match_prefix("abcxyz")
-        assert list(cache.root_node.children.values())[0].key == tuple("abcdef")
+        assert next(iter(cache.root_node.children.values())).key == tuple("abcdef")
         cache.buggy_match = False
         cache.match_prefix("abcxyz")
-        assert list(cache.root_node.children.values())[0].key == tuple("abc")
+        assert next(iter(cache.root_node.children.values())).key == tuple("abc")

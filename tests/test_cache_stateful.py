@@ -180,7 +180,7 @@ class CacheAgainstReference(RuleBasedStateMachine):
         assert delta == self.reference.inc_ref_counter(ref_node) == self.watched.inc_ref_counter(watched_node)
         lock = (node, ref_node, watched_node)
         key = key + "abc"[:extra]  # the tokens it generates are part of what it inserts
-        new, model_new = self._alloc_all(len(key) - len(prefix))
+        new, _model_new = self._alloc_all(len(key) - len(prefix))
         if new is None:
             self._release(lock)
             return

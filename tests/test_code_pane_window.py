@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from radixviz.tui.widgets.code_pane import _steady_window, _window
+import itertools
 
 
 def one_row(index: int) -> int:
@@ -23,12 +24,12 @@ def test_every_line_is_in_its_window_with_a_line_below_it(count, rows):
 @pytest.mark.parametrize("count, rows", [(80, 19), (200, 40)])
 def test_the_window_moves_by_bands_not_at_every_line(count, rows):
     windows = [_steady_window(count, line, rows, one_row) for line in range(count)]
-    moves = sum(1 for a, b in zip(windows, windows[1:]) if a != b)
+    moves = sum(1 for a, b in itertools.pairwise(windows) if a != b)
     band = rows // 2
     assert moves <= count // band + 1, moves
     # the plain window (the line a third of the way down) moves at nearly every line
     plain = [_window((0, count - 1), line, rows, one_row) for line in range(count)]
-    assert sum(1 for a, b in zip(plain, plain[1:]) if a != b) > 2 * moves
+    assert sum(1 for a, b in itertools.pairwise(plain) if a != b) > 2 * moves
 
 
 def test_wrapped_lines_still_show_the_marked_line():

@@ -62,7 +62,7 @@ class TestTheShortInsertIsTheFirstReleasesSwitch:
     def test_run_refuses_it_on_the_2026_engine_with_its_place(self, capsys):
         with pytest.raises(SystemExit) as info:
             main(["run", "--device", "cpu", "-e", 'engine 2026; insert-slots release; insert "abcdefgh"'])
-        out, err = capsys.readouterr()
+        _out, err = capsys.readouterr()
         assert info.value.code == 2
         assert err.splitlines() == ["<-e>:1:14: insert-slots belongs to the 2024 engine: "
                                     "start with 'engine 2024'"]

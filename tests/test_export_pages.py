@@ -22,7 +22,7 @@ def run_cli(cli):
 
 def step_count(run_cli, *flags):
     """How many micro-steps the chapter's example has, as ``run --steps`` counts them."""
-    code, out, _ = run_cli("run", "--device", "cpu", "--json", "--steps", "-e", CHAPTER, *flags)
+    _code, out, _ = run_cli("run", "--device", "cpu", "--json", "--steps", "-e", CHAPTER, *flags)
     import json
     return sum(len(op["steps"]) for op in json.loads(out)["ops"])
 
@@ -71,7 +71,7 @@ class TestHtmlPage:
 
     def test_a_refused_operation_still_writes_what_ran_and_exits_2(self, run_cli, tmp_path):
         target = tmp_path / "steps.html"
-        code, out, err = run_cli("export", "--device", "cpu", "-e", "insert abc; unlock abc",
+        code, _out, err = run_cli("export", "--device", "cpu", "-e", "insert abc; unlock abc",
                                  "-o", str(target))
         assert code == 2 and "no lock" in err and target.exists()
 
@@ -108,7 +108,7 @@ class TestGif:
 class TestPdf:
     def test_a_page_per_step(self, run_cli, tmp_path):
         target = tmp_path / "handout.pdf"
-        code, out, _ = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--all-steps")
+        code, _out, _ = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--all-steps")
         data = target.read_bytes()
         assert code == 0 and data.startswith(b"%PDF")
         pages = len(re.findall(rb"/Type\s*/Page\b", data))
@@ -123,7 +123,7 @@ class TestPdf:
 class TestLessonExport:
     def test_prose_and_predictions_with_answers_behind_a_click(self, run_cli, tmp_path):
         target = tmp_path / "lesson.html"
-        code, out, err = run_cli("lesson", "2", "--device", "cpu", "--export", str(target))
+        code, _out, err = run_cli("lesson", "2", "--device", "cpu", "--export", str(target))
         assert code == 0, err
         page = target.read_text(encoding="utf-8")
         assert "<title>Lesson 2: " in page

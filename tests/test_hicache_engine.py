@@ -187,7 +187,7 @@ class TestMatchAndLoadBack:
         put(e, "cccccccccccc")                       # the device is full
         e.sync()
         node = e.match_tiers("aaaaaaaaaaaa").last_host_node
-        slots, last = e.load_back(node)
+        slots, _last = e.load_back(node)
         assert len(slots) == 12 and e.cache.moved.demoted == 24   # b went to the host to make room
         assert e.match_tiers("bbbbbbbbbbbb").host_hit_length == 12
         e.check_invariants()

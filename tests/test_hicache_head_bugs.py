@@ -191,7 +191,7 @@ def test_load_back_returns_the_host_slots_it_just_freed(mode):
     assert b.key == (2,) * 12 and b.evicted and b.host_value == (10, 11, 12, 13, 0, 1, 2, 3, 4, 5, 6, 7)
     # A is gone from the tree, yet it holds the ten new device slots and its old host slots,
     # eight of which are B's copy now
-    ((a_id, a_key, a_device, a_host),) = tree.unreachable
+    ((_a_id, a_key, a_device, a_host),) = tree.unreachable
     assert a_key == (1,) * 10 and a_device == tuple(result["slots"]) and a_host == tuple(range(10))
     assert set(a_host) & set(b.host_value) == set(range(8))
 

@@ -85,5 +85,5 @@ def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(run_cli):
     (["--engine", "hicache", "--sweep", "pool=512,1024"], "sweeps host sizes"),
 ])
 def test_simulate_refuses_host_options_that_make_no_sense(run_cli, argv, words):
-    code, out, err = run_cli(*argv)
+    code, _out, err = run_cli(*argv)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1

@@ -21,7 +21,7 @@ def joined(rows) -> str:
 async def open_lesson(app, pilot, lesson):
     app.open_lesson(lesson)
     await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen)
-                     or getattr(app.screen, "walk", None) is not None and app.screen.walk.at >= 0)
+                     or (getattr(app.screen, "walk", None) is not None and app.screen.walk.at >= 0))
 
 
 async def walk_to_the_end(app, pilot) -> None:

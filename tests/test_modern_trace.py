@@ -71,7 +71,7 @@ def test_every_emitted_step_is_marked_in_the_engine_source():
     marked = markers(file)
     assert {e.step for e in events} <= set(marked)
     assert "match.page_cut" in {e.step for e in events}
-    assert MODERN_ONLY_KINDS <= {e.kind for e in events}
+    assert {e.kind for e in events} >= MODERN_ONLY_KINDS
 
 
 def test_new_steps_carry_their_values():

@@ -65,7 +65,7 @@ class TestShowMe:
             await pilot.press("f5")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            setup_ops = [op for op in app.screen.model.session.ops]
+            setup_ops = list(app.screen.model.session.ops)
             assert type(app.screen).__name__ == "QuizShowMe"
             assert question.scenario.startswith("\n".join(op.text for op in setup_ops))
             rows = screen_rows(app)

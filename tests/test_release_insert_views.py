@@ -72,7 +72,7 @@ class TestViews:
                        "evictable_size() is -2 but unreferenced nodes hold 0 tokens\n")
 
     def test_run_json_carries_the_mode_and_the_shift(self, run_cli):
-        code, out, _ = run_cli("run", "--json", "-e", RELEASE.replace("\n", ";"))
+        _code, out, _ = run_cli("run", "--json", "-e", RELEASE.replace("\n", ";"))
         doc = json.loads(out)
         assert doc["ops"][0]["name"] == "insert-slots" and doc["ops"][0]["result"] == {"mode": "release"}
         assert doc["ops"][-1]["result"]["misaligned"] == {"tokens": 7, "slots": 6, "from": 4}

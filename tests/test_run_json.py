@@ -114,7 +114,7 @@ class TestChapterValues:
     def test_lock_evict_unlock_deltas_and_token_ids(self, capsys):
         _, doc, _ = run_json(capsys, "--pool-size", "16", "-e", "insert abc; insert abd; lock ab; evict 4; "
                                                               "unlock ab; tokens 12 7")
-        lock, evict, unlock, ids = (op["result"] for op in doc["ops"][2:])
+        lock, evict, unlock, _ids = (op["result"] for op in doc["ops"][2:])
         assert lock["delta"] == -2 and unlock["delta"] == 2
         assert evict == {"evicted": 2, "freed_slots": [2, 5]}  # c kept slot 2, d slot 5
         assert doc["ops"][5]["args"] == [[12, 7]]

@@ -85,7 +85,7 @@ async def latencies(tab, count: int = 3) -> list[float]:
     return found
 
 
-def victim_session(base: str) -> "load.Session":
+def victim_session(base: str) -> load.Session:
     tab = load.Session(base, "Vic")
     asyncio.ensure_future(tab.http.close())            # a student at another address instead
     tab.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0)),

@@ -103,6 +103,6 @@ class TestAdmit:
     def test_prefill_cap_limits_the_batch_input(self, setup):
         pool, cache = setup
         queue = waiting(cache, ((1,) * 10, 1), ((2,) * 10, 1))
-        admitted, decisions = admit(queue, cache, pool, [], 0.4, free_rows=8, max_prefill_tokens=15)
+        _admitted, decisions = admit(queue, cache, pool, [], 0.4, free_rows=8, max_prefill_tokens=15)
         assert [d.admitted for d in decisions] == [True, False]
         assert decisions[1].reason == "prefill token cap reached"

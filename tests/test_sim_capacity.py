@@ -69,7 +69,7 @@ def test_without_matplotlib_the_figure_is_skipped_in_one_line(capsys, tmp_path, 
 def test_with_matplotlib_the_figure_is_saved(capsys, tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib: pip install radixviz[figures]")
     figure = tmp_path / "f.svg"
-    code, out, _ = run_cli(capsys, "--workload", "few-shot", "--requests", "12",
+    code, _out, _ = run_cli(capsys, "--workload", "few-shot", "--requests", "12",
                            "--sweep", "pool=512,page=1,4", "--policy", "lpm", "--figure", str(figure))
     assert code == 0 and figure.read_text().find("<svg") >= 0
 

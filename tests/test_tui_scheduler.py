@@ -84,7 +84,7 @@ async def test_steps_batch_by_batch(reference):
 async def test_admitted_requests_and_the_arithmetic(reference):
     first = reference.records[0]
     assert first.kind == "prefill" and first.admitted
-    async with scheduler() as (app, pilot):
+    async with scheduler() as (app, _pilot):
         running = lines(app, "running")
         for rid in first.admitted:
             assert any(line.split()[:2] == ["+", f"#{rid}"] for line in running), running
@@ -167,7 +167,7 @@ async def test_form_refuses_bad_input_inline():
 
 async def test_a_run_where_nothing_fits_is_refused_inline():
     tiny_pool = SimSettings("few-shot", "fcfs", seed=0, requests=3, pool_size=16)
-    async with scheduler(tiny_pool) as (app, pilot):
+    async with scheduler(tiny_pool) as (app, _pilot):
         assert app.screen.form_open and app.screen.timeline is None
         assert "no batch ran: all 3 requests were refused" in text(app, "#sched-form-error")
 

@@ -43,7 +43,7 @@ class TestHelpAndPalette:
             assert "matcher BUGGY" in status(app)
 
     async def test_palette_offers_every_described_binding(self, tmp_path):
-        async with stepper(tmp_path) as (app, pilot):
+        async with stepper(tmp_path) as (app, _pilot):
             titles = {command.title for command in app.get_system_commands(app.screen)}
         described = {b.tooltip or b.description for b in StepperScreen.BINDINGS if b.description}
         assert described <= titles
@@ -143,7 +143,7 @@ class TestLesson:
             assert "page" in status(app)
 
     async def test_a_free_answer_says_its_form_and_an_unreadable_one_is_asked_again(self):
-        async with lesson_stepper() as (app, pilot, lesson):
+        async with lesson_stepper() as (app, pilot, _lesson):
             await walk_until(app, pilot, lambda: dock_shown(app) and not app.screen.walk.waiting.choices,
                              key="right_square_bracket", docked="answer")
             rows = " ".join(screen_rows(app))
@@ -155,7 +155,7 @@ class TestLesson:
 
 class TestNarrowTerminal:
     async def test_a_lesson_at_80x24_reads_across_the_screen_and_watches_beside_the_tree(self):
-        async with lesson_stepper((80, 24)) as (app, pilot, lesson):
+        async with lesson_stepper((80, 24)) as (app, pilot, _lesson):
             screen = app.screen
             # a paragraph: the reading layout, the text across the whole width, no tree
             assert screen.query_one("#lesson-pane").size.width > 70
@@ -208,7 +208,7 @@ class TestEntryPoints:
 
 class TestLessonAutoplay:
     async def test_autoplay_stops_at_a_prediction_and_plays_operations(self):
-        async with lesson_stepper() as (app, pilot, lesson):
+        async with lesson_stepper() as (app, pilot, _lesson):
             screen = app.screen
             await pilot.press(*["plus"] * 6, "a")   # from the first paragraph: on to the question
             await wait_until(pilot, lambda: dock_shown(app))

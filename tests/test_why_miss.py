@@ -82,5 +82,5 @@ class TestCommand:
         (["[1,2]", "[1,3]", "--between", "[5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]", "--pool-size", "16"],
          "does not fit")])
     def test_bad_input_is_one_line_and_exit_2(self, capsys, argv, message):
-        code, out, err = run_cli(capsys, *argv)
+        code, _out, err = run_cli(capsys, *argv)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1

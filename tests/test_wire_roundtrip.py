@@ -44,7 +44,7 @@ def test_the_watched_tree_equals_the_engines_after_every_operation(case):
             receive(pub, watcher, 1)
             assert captured[-1] == engine_blocks(session.cache.root_node), f"after {op.text!r}"
         assert published >= 6
-        assert watcher.core.problems.as_dict() == {k: 0 for k in watcher.core.problems.as_dict()}
+        assert watcher.core.problems.as_dict() == dict.fromkeys(watcher.core.problems.as_dict(), 0)
     finally:
         close(pub, watcher)
 

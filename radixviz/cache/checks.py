@@ -1,7 +1,8 @@
 """Argument checks both engines make before a lock is released: nothing changes on a refusal."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from .keys import get_child_key
 

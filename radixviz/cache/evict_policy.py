@@ -11,7 +11,7 @@ strictly: the eviction order never depends on how a set or heap happens to break
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 # SLRU: a node hit this many times (by inserts) moves to the protected segment
 PROTECTED_HITS = 2

@@ -13,7 +13,8 @@ a split divides the list between the two halves. No torch here.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
 
 if TYPE_CHECKING:
     from .v2026.node import TreeNode

@@ -4,7 +4,7 @@ How keys read as text is text.py's business (re-exported here for older imports)
 """
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 from .text import escape_token, token_text, tokens_text  # noqa: F401
 

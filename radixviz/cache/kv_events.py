@@ -11,7 +11,6 @@ No torch here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 MEDIUM_GPU = "GPU"  # the tier a page lives on (the host tier says CPU_PINNED)
 
@@ -20,11 +19,11 @@ MEDIUM_GPU = "GPU"  # the tier a page lives on (the host tier says CPU_PINNED)
 class BlockStored:
     """A page of KV was stored (SGLang's ``BlockStored``)."""
     block_hashes: tuple                 # one signed int64 (radix_cache sends one page per event)
-    parent_block_hash: Optional[int]    # the page before it, None for a page under the root
+    parent_block_hash: int | None    # the page before it, None for a page under the root
     token_ids: tuple                    # the page's tokens
     block_size: int
-    lora_id: Optional[int] = None
-    medium: Optional[str] = MEDIUM_GPU
+    lora_id: int | None = None
+    medium: str | None = MEDIUM_GPU
     kind = "stored"
 
     def as_dict(self) -> dict:
@@ -37,7 +36,7 @@ class BlockStored:
 class BlockRemoved:
     """A page of KV was freed (SGLang's ``BlockRemoved``)."""
     block_hashes: tuple
-    medium: Optional[str] = MEDIUM_GPU
+    medium: str | None = MEDIUM_GPU
     kind = "removed"
 
     def as_dict(self) -> dict:

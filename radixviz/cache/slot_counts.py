@@ -24,7 +24,7 @@ class SlotCounts(Sequence):
     __slots__ = ("_chunks", "_size", "new_bytes")
     _chunks: tuple
 
-    def __init__(self, counts: Iterable[int], previous: "SlotCounts | None" = None) -> None:
+    def __init__(self, counts: Iterable[int], previous: SlotCounts | None = None) -> None:
         """The counts in ``counts`` (a sequence of ints); every chunk equal to the same chunk
         of ``previous`` is that chunk, shared. ``new_bytes`` is what the chunks not shared
         cost (what keeping this picture adds)."""
@@ -43,7 +43,7 @@ class SlotCounts(Sequence):
         self.new_bytes = new_bytes + 8 * len(chunks) + 56
 
     @classmethod
-    def replacing(cls, previous: "SlotCounts", chunks: dict) -> "SlotCounts":
+    def replacing(cls, previous: SlotCounts, chunks: dict) -> SlotCounts:
         """``previous`` with the chunks numbered in ``chunks`` (number -> tuple of counts)
         replaced: the rest are shared without being compared (the caller knows they did not
         change)."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from sys import getsizeof
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
 from .keys import get_child_key
 from .recent import recent_property
@@ -28,7 +29,7 @@ class NodeSnapshot:
     children: tuple         # NodeSnapshot, in the tree's own child order
     subtree_tokens: int     # tokens held by this node and everything under it
 
-    def walk(self) -> Iterator["NodeSnapshot"]:
+    def walk(self) -> Iterator[NodeSnapshot]:
         """This node and its descendants, depth first, parents before children."""
         stack = [self]
         while stack:
@@ -36,7 +37,7 @@ class NodeSnapshot:
             yield node
             stack.extend(reversed(node.children))
 
-    def child_for(self, key: tuple, page_size: int = 1, start: int = 0) -> "NodeSnapshot | None":
+    def child_for(self, key: tuple, page_size: int = 1, start: int = 0) -> NodeSnapshot | None:
         """The child whose edge can share a prefix with ``key[start:]``, or None."""
         wanted = get_child_key(key, page_size, start)
         for child in self.children:

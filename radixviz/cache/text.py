@@ -5,7 +5,8 @@ own width function.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

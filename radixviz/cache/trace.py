@@ -27,7 +27,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from .snapshot import TreeSnapshot
 
@@ -123,7 +124,7 @@ class Tracer:
         observer(Event(self.seq, kind, step, self.op, source,
                              tuple(n.id for n in nodes), MappingProxyType(data), self._snapshot()))
 
-    def branch(self, source: str) -> "TracerBranch":
+    def branch(self, source: str) -> TracerBranch:
         """This tracer as seen from module ``source``, where an engine split across files
         writes some of its steps: same observer, same op, one numbering of events."""
         return TracerBranch(self, source)

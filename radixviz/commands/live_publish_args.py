@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
 
 from radixviz.cache.engines import engines_with
 from radixviz.errors import UsageError

@@ -13,7 +13,7 @@ import linecache
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
 
 MARKER = re.compile(r"#\s*step:\s*([\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*$")
@@ -59,7 +59,7 @@ def strip_marker(text: str) -> str:
     return text[:hit.start()].rstrip() + ("\n" if text.endswith("\n") else "")
 
 
-@lru_cache(maxsize=None)
+@cache
 def markers(file: str) -> dict:
     """Step label -> line number, for every ``# step:`` marker in ``file``."""
     found: dict = {}

@@ -121,7 +121,7 @@ class TreeView:
             line.append(edge_text(node.key, self.max_edge), style=style)
         else:
             # only the tokens really matched carry the mark; the rest of the edge is plain
-            head, tail, note = split_edge_text(node.key, taken, self.max_edge)
+            head, tail, _note = split_edge_text(node.key, taken, self.max_edge)
             line.append(head, style=style + " underline")
             line.append("│", style="bold")
             line.append(tail, style=DETAIL_STYLE)

@@ -136,7 +136,7 @@ class Session:
     def ops(self) -> list[Op]:
         return [cast(Op, r.op) for r in self.records]
 
-    def replay(self, upto: int | None = None, buggy: bool | None = None) -> "Session":
+    def replay(self, upto: int | None = None, buggy: bool | None = None) -> Session:
         """A fresh session that applies the first ``upto`` operations again (all by default),
         starting with the matcher ``buggy`` names (this session's starting one by default);
         a ``matcher`` operation in the history still switches where it stands. Raises

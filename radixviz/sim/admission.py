@@ -9,7 +9,7 @@ lock is released again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ class WorkerScheduler(Scheduler):
     """One worker's loop; what it would queue by itself (a chat's next turn) goes back to
     the router instead, like any request arriving from outside."""
 
-    def __init__(self, index: int, cluster: "Cluster", *args, **kwargs):
+    def __init__(self, index: int, cluster: Cluster, *args, **kwargs):
         self.index, self.cluster = index, cluster
         super().__init__(*args, **kwargs)
 
@@ -104,7 +104,7 @@ class Cluster:
         self.rate, self.record = rate, record
         self.settings = {"workers": workers, "router": router, "rate": rate, "pool_size": pool_size,
                          "policy": policy, "seed": seed, "engine": engine, **options, **scheduler_options,
-                         "router_config": {k: v for k, v in config.__dict__.items()}}
+                         "router_config": dict(config.__dict__.items())}
         self.pending: deque = deque()     # requests from outside, not arrived yet
         self.back: list = []              # requests the workers sent back during this pass
         self.routes: list[Routed] = []
@@ -162,13 +162,13 @@ class Cluster:
             self.ticks.append(tick)
         return tick
 
-    def run(self, max_ticks: int | None = None) -> "ClusterResult":
+    def run(self, max_ticks: int | None = None) -> ClusterResult:
         while max_ticks is None or self.tick < max_ticks:
             if self.step() is None:
                 break
         return self.result()
 
-    def result(self) -> "ClusterResult":
+    def result(self) -> ClusterResult:
         return ClusterResult(dict(self.settings), [w.stats for w in self.workers], list(self.routes),
                              self.tick, list(self.peak))
 

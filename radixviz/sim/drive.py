@@ -12,7 +12,7 @@ queue and the pass of its first prefill, and its prompt for the optimum (optimum
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .latency import LatencyTally
 from .optimum import PromptTree

@@ -19,7 +19,7 @@ resident memory growing 6.5 MB per 1,000 Mooncake-style requests; flat once it f
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 REMEMBER_FROM = 32        # shorter edges compare faster than a lookup costs
 REMEMBER_AT_MOST = 65536  # answers kept, then the memo starts afresh

@@ -5,7 +5,7 @@ from the seed and the sequence so far, so the same run always generates the same
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .model_api import VOCAB_SIZE
 

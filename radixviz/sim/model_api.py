@@ -4,7 +4,8 @@ Token ids are ints in ``range(VOCAB_SIZE)`` (one-character tokens map to ``ord``
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Protocol
+from collections.abc import Sequence
 
 VOCAB_SIZE = 256
 

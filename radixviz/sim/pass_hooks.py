@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 # factories: scheduler -> callback(finished, total), called after each of its passes
 _FACTORIES: ContextVar[tuple[Callable[[Any], Callable[[int, int], None]], ...]] = ContextVar(

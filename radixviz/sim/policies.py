@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 # SGLang's IN_BATCH_PREFIX_CACHING_THRESHOLD (#2442, env SGLANG_IN_BATCH_PREFIX_CACHING_THRESHOLD)
 IN_BATCH_THRESHOLD = 32

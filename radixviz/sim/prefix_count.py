@@ -23,7 +23,7 @@ otherwise), and for a moment the old table beside the new (1.5x) while it double
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -100,7 +100,7 @@ class ApproxTree:
     def matched_per_tenant(self, tokens: tuple) -> dict:
         """Tokens of ``tokens`` the tree holds for each tenant (what views explain with)."""
         node, rest, matched = self.root, tuple(tokens), 0
-        out = {tenant: 0 for tenant in self.root.tenants}
+        out = dict.fromkeys(self.root.tenants, 0)
         while rest:
             child = node.children.get(rest[0])
             if child is None:

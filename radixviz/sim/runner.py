@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 from .drive import RunObserver, drive
 from .fake_model import FakeSampler

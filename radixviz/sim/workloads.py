@@ -6,7 +6,8 @@ exactly the same traffic. Chats count each turn as one request.
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterator, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
 
 from .model_api import VOCAB_SIZE
 from .request import RequestSpec

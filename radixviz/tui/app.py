@@ -9,7 +9,8 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from textual.app import App, SystemCommand
 

@@ -3,7 +3,7 @@ front, offered through the app's ``get_system_commands`` hook."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Iterator
+from collections.abc import Iterator
 
 from textual.actions import parse
 from textual.app import SystemCommand

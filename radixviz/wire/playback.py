@@ -6,7 +6,7 @@ sent anywhere, because the replies it got live are in the recording, right after
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .blocks import DEFAULT_MAX_BLOCKS
 from .core import Applied, WatchCore

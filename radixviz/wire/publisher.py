@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Iterable
+from collections.abc import Iterable
 
 import zmq
 

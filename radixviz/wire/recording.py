@@ -9,7 +9,8 @@ trees, gaps and bad frames included, because the core saw exactly these frames i
 from __future__ import annotations
 
 import time
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
+from collections.abc import Iterator
 
 import msgspec
 

@@ -10,7 +10,8 @@ engines send code points), as its tokenizer piece when a tokenizer is given, els
 from __future__ import annotations
 
 from itertools import count
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 

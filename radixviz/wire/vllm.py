@@ -10,7 +10,7 @@ and dropped: blocks of different KV-cache groups share one tree.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import msgspec
 
@@ -21,22 +21,22 @@ Hash = Union[int, bytes]
 
 class _Stored(msgspec.Struct, tag="BlockStored", tag_field="type", gc=False):
     block_hashes: list[Hash]
-    parent_block_hash: Optional[Hash]
+    parent_block_hash: Hash | None
     token_ids: list[int]
     block_size: int
-    lora_id: Optional[int] = None
-    medium: Optional[str] = None
-    lora_name: Optional[str] = None
-    extra_keys: Optional[list[Any]] = None
-    group_idx: Optional[int] = None
-    kv_cache_spec_kind: Optional[str] = None
-    kv_cache_spec_sliding_window: Optional[int] = None
+    lora_id: int | None = None
+    medium: str | None = None
+    lora_name: str | None = None
+    extra_keys: list[Any] | None = None
+    group_idx: int | None = None
+    kv_cache_spec_kind: str | None = None
+    kv_cache_spec_sliding_window: int | None = None
 
 
 class _Removed(msgspec.Struct, tag="BlockRemoved", tag_field="type", gc=False):
     block_hashes: list[Hash]
-    medium: Optional[str] = None
-    group_idx: Optional[int] = None
+    medium: str | None = None
+    group_idx: int | None = None
 
 
 class _Cleared(msgspec.Struct, tag="AllBlocksCleared", tag_field="type", gc=False):
@@ -46,7 +46,7 @@ class _Cleared(msgspec.Struct, tag="AllBlocksCleared", tag_field="type", gc=Fals
 class _Batch(msgspec.Struct, gc=False):
     ts: float
     events: list[Union[_Stored, _Removed, _Cleared]]
-    data_parallel_rank: Optional[int] = None
+    data_parallel_rank: int | None = None
 
 
 DECODER = msgspec.msgpack.Decoder(_Batch)

@@ -38,8 +38,7 @@ class EagerTreeView:
     # ----------------------------------------------------------------- Rich protocol
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in self.lines():
-            yield line
+        yield from self.lines()
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         widest = max((line.cell_len for line in self.lines()), default=1)
@@ -129,7 +128,7 @@ class EagerTreeView:
             line.append(edge_text(node.key, self.max_edge), style=style)
         else:
             # only the tokens really matched carry the mark; the rest of the edge is plain
-            head, tail, note = split_edge_text(node.key, taken, self.max_edge)
+            head, tail, _note = split_edge_text(node.key, taken, self.max_edge)
             line.append(head, style=style + " underline")
             line.append("│", style="bold")
             line.append(tail, style=DETAIL_STYLE)

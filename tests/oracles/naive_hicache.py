@@ -465,7 +465,7 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
         node.last_access_time = access_time
         child_key = first_of(key, self.page_size)
         value = []
-        while len(key) > 0 and child_key in node.children.keys():
+        while len(key) > 0 and child_key in node.children:
             child = node.children[child_key]
             child.last_access_time = access_time
             prefix_len = self._match_len(child.key, key)
@@ -515,7 +515,7 @@ class NaiveHiRadixCache(NaiveModernRadixCache):
         node = self.root_node
         child_key = first_of(key, self.page_size)
         total_prefix_length = 0
-        while len(key) > 0 and child_key in node.children.keys():
+        while len(key) > 0 and child_key in node.children:
             node = node.children[child_key]
             node.last_access_time = access_time
             node.priority = max(node.priority, priority)

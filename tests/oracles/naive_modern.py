@@ -55,7 +55,7 @@ class RefNode:
         self.extra_key = None
         self.hash_value = None
 
-    def __lt__(self, other: "RefNode") -> bool:
+    def __lt__(self, other: RefNode) -> bool:
         return self.last_access_time < other.last_access_time
 
 
@@ -276,7 +276,7 @@ class NaiveModernRadixCache:
         node.last_access_time = access_time
         child_key = first_of(key, self.page_size, extra_key)
         value = []
-        while len(key) > 0 and child_key in node.children.keys():
+        while len(key) > 0 and child_key in node.children:
             child = node.children[child_key]
             child.last_access_time = access_time
             prefix_len = self._match_len(child.key, key, child.extra_key, extra_key)
@@ -320,7 +320,7 @@ class NaiveModernRadixCache:
             return 0
         child_key = first_of(key, self.page_size, extra_key)
         total_prefix_length = 0
-        while len(key) > 0 and child_key in node.children.keys():
+        while len(key) > 0 and child_key in node.children:
             node = node.children[child_key]
             node.last_access_time = access_time
             prefix_len = self._match_len(node.key, key, node.extra_key, extra_key)

@@ -37,7 +37,7 @@ class NaiveNode:
         self.ref_counter = 0
         self.last_access_time = stamp
 
-    def __lt__(self, other: "NaiveNode") -> bool:
+    def __lt__(self, other: NaiveNode) -> bool:
         return self.last_access_time < other.last_access_time
 
 

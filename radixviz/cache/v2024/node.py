@@ -30,7 +30,7 @@ class TreeNode:
         self.last_access_time = last_access_time
         self._snap: object | None = None  # cached immutable snapshot, dropped whenever this subtree changes
 
-    def __lt__(self, other: "TreeNode") -> bool:
+    def __lt__(self, other: TreeNode) -> bool:
         # heapq orders leaves by this: least recently used first
         return self.last_access_time < other.last_access_time
 

@@ -14,7 +14,8 @@ popped entry is dropped if it is not its node's newest or the node is no longer 
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 if TYPE_CHECKING:
     from .node import TreeNode

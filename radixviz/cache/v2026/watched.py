@@ -5,7 +5,7 @@ an observer for its micro-steps, the heap an eviction would build, and a policy 
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..evict_policy import eviction_key
 from ..trace import EventKind as K, Tracer

@@ -81,7 +81,7 @@ class Verdict:
     par: int
     values: dict = field(default_factory=dict, compare=False)   # subject -> measured value
 
-    def debrief(self, challenge: "Challenge") -> str:
+    def debrief(self, challenge: Challenge) -> str:
         """The challenge's debrief with each ``{subject}`` replaced by this run's value."""
         def fill(found):
             name = found.group(1)

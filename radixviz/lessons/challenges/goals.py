@@ -314,7 +314,7 @@ def _evaluate(condition: Condition, views: dict) -> Check:
             return Check(condition, False, views[variant])
     sides = [condition.left] + ([condition.right] if isinstance(condition.right, str) else [])
     op = next((_bare(s).partition(".")[0] for s in sides if "." in s), None)
-    state, per_op = views[""]
+    _state, per_op = views[""]
     if op is None:
         return _compare(condition, lambda subject: _value(views, subject, None))
     where = [i for i, (name, _) in enumerate(per_op) if name == op]

@@ -48,7 +48,7 @@ class Progress:
     # ---------------------------------------------------------------- load / save
 
     @classmethod
-    def load(cls, path: Path | None = None) -> "Progress":
+    def load(cls, path: Path | None = None) -> Progress:
         """The saved progress, or an empty one; ``warning`` says what was wrong with the file."""
         path = Path(path) if path else data_dir() / FILE_NAME
         try:

@@ -8,7 +8,8 @@ the question and its check cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from radixviz.script import PoolSnapshot
 from radixviz.sim.policies import get_policy

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import events, work
