@@ -201,7 +201,7 @@ def recorded_servers(args) -> list:
     from radixviz.wire.held_prompts import recorded_servers as held_at_end
 
     from .watch import load_recording  # msgspec, as above
-    files = [f.strip() for f in args.router_events.split(",") if f.strip()]
+    files = recording_files(args.router_events)
     if not files:
         raise UsageError("--router-events needs recordings, e.g. --router-events a.rvkv,b.rvkv")
     held = [prompts for path in files for prompts in held_at_end(load_recording(path))]
@@ -211,9 +211,14 @@ def recorded_servers(args) -> list:
     return held
 
 
+def recording_files(text: str) -> list[str]:
+    """The paths of ``--router-events a.rvkv,b.rvkv`` (blanks between commas dropped)."""
+    return [f.strip() for f in text.split(",") if f.strip()]
+
+
 def warm_start_json(files: str, held: list, warmed: list) -> dict:
     """What the workers started holding, per worker, for the report and --json."""
-    return {"files": [f.strip() for f in files.split(",") if f.strip()],
+    return {"files": recording_files(files),
             "workers": [{"worker": k, "recorded_blocks": h.blocks, "recorded_tokens": h.tokens,
                          "prompts": w.paths, "held_tokens": w.tokens, "too_long": w.too_long,
                          "broken_chains": h.broken, "lora_blocks_left_out": h.namespaced}
