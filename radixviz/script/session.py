@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.options import EngineSettings
@@ -134,7 +134,7 @@ class Session:
 
     @property
     def ops(self) -> list[Op]:
-        return [cast(Op, r.op) for r in self.records]
+        return [r.op for r in self.records]
 
     def replay(self, upto: int | None = None, buggy: bool | None = None) -> Session:
         """A fresh session that applies the first ``upto`` operations again (all by default),
