@@ -2,11 +2,16 @@
 reusing the cached K/V is right. The lines go to a dialog that stays until dismissed."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache.text import tokens_text
 from radixviz.script.parser import ScriptError
 
+if TYPE_CHECKING:
+    from radixviz.script.session import Session
 
-def verify_session(session) -> list[str]:
+
+def verify_session(session: Session) -> list[str]:
     """Report lines: one block per match (tokens reused, first wrong token, largest
     difference, next token both ways), then a one-line summary."""
     from radixviz.script.kv_session import verify_ops   # the tiny model: torch, in a worker

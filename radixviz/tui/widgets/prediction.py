@@ -44,7 +44,7 @@ class PredictionDock(Vertical):
     class Replied(Message):
         """The learner's reply: ``reply`` a typed str or a ``grading.Chosen``; ``said`` as
         it is shown back on the page."""
-        reply: object
+        reply: str | Chosen
         said: str
 
     class Skipped(Message):
