@@ -107,7 +107,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if self.model is None or not self.is_attached or self.walk.stop is None:
             return
         try:
-            from radixviz.tui.widgets.lesson_panes import LessonPanes   # loaded with the model (make_panes)
+            from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets, loaded by make_panes
             panes = self.query_one("#stepper-panes", LessonPanes)
         except NoMatches:
             return   # the screen is closing and its panes are gone

@@ -145,7 +145,7 @@ class StepperScreen(SandboxFiles, Screen):
             body = self.query_one("#stepper-body")
             await body.remove_children()
             await body.mount(panes)
-            from radixviz.tui.widgets.panes import StepperPanes   # imported by make_panes
+            from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, imported by make_panes
             if early and self.is_attached and self.model is None and isinstance(panes, StepperPanes):
                 panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
             return self.is_attached
@@ -225,7 +225,7 @@ class StepperScreen(SandboxFiles, Screen):
         if self.model is None or not self.is_attached:
             return
         try:
-            from radixviz.tui.widgets.panes import StepperPanes   # loaded with the model (make_panes)
+            from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, loaded by make_panes
             panes = self.query_one("#stepper-panes", StepperPanes)
             panes.show(self.model, self.status_notes())
         except NoMatches:
@@ -312,7 +312,7 @@ class StepperScreen(SandboxFiles, Screen):
 
     def action_toggle_trace(self) -> None:
         """The code pane's tracing lines (``if tr.active: ...``): shown dimmed, or hidden."""
-        from radixviz.tui.widgets.code_pane import CodePane   # loaded with the panes
+        from radixviz.tui.widgets.code_pane import CodePane   # Textual widgets, loaded with the panes
         shown = False
         for pane in self.query(CodePane):
             shown = pane.toggle_trace()
