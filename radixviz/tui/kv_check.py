@@ -8,6 +8,9 @@ from radixviz.cache.text import tokens_text
 from radixviz.script.parser import ScriptError
 
 if TYPE_CHECKING:
+    from radixviz.script.kv_session import MatchCheck
+
+if TYPE_CHECKING:
     from radixviz.script.session import Session
 
 
@@ -33,7 +36,7 @@ def verify_session(session: Session) -> list[str]:
     return lines
 
 
-def match_block(check, op_name: str = "match") -> list[str]:
+def match_block(check: MatchCheck, op_name: str = "match") -> list[str]:
     """The lines of one match's check: what it reused and whether that K/V was right."""
     matcher = "buggy (pre-#7)" if check.buggy else "fixed"
     head = f"op {check.index}: match {tokens_text(check.key)!r}, {matcher} matcher"

@@ -13,8 +13,13 @@ from textual.widgets.option_list import Option
 
 from radixviz.lessons.progress import Progress
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.lessons.challenges.challenge import Challenge
+    from radixviz.lessons.progress import Progress
 
-def status_text(challenge, record: dict) -> str:
+
+def status_text(challenge: Challenge, record: dict) -> str:
     """``✓ 2/2`` solved (operations/par), ``·`` solution seen, or the par still to reach."""
     if record.get("solved"):
         return f"✓ {record['ops']}/{challenge.par}"
@@ -34,7 +39,7 @@ class ChallengeListScreen(Screen):
         app = getters.app(RadixvizApp)
     BINDINGS = [Binding("escape,h", "home", "Home"), Binding("q", "quit_app", "Quit")]
 
-    def __init__(self, challenges, progress):
+    def __init__(self, challenges: Sequence[Challenge], progress: Progress):
         super().__init__()
         self.challenges, self.progress = challenges, progress
 
@@ -53,7 +58,7 @@ class ChallengeListScreen(Screen):
                             f"{status_text(c, self.progress.challenges.get(c.id, {}))}"), id=c.id)
                 for c in self.challenges]
 
-    def refresh_status(self, progress) -> None:
+    def refresh_status(self, progress: Progress) -> None:
         self.progress = progress
         menu = self.query_one(OptionList)
         highlighted = menu.highlighted
@@ -83,7 +88,7 @@ class SolvedScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,enter", "close", "Close")]
 
-    def __init__(self, challenge, ops: list[str], seen_solution: bool, debrief: str | None = None):
+    def __init__(self, challenge: Challenge, ops: list[str], seen_solution: bool, debrief: str | None = None):
         super().__init__()
         self.challenge, self.ops, self.seen_solution = challenge, ops, seen_solution
         # the debrief filled in with what this run measured (Verdict.debrief)
@@ -109,7 +114,7 @@ class SolvedScreen(ModalScreen[None]):
 class SolutionScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter", "close", "Close")]
 
-    def __init__(self, challenge):
+    def __init__(self, challenge: Challenge):
         super().__init__()
         self.challenge = challenge
 

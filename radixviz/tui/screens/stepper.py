@@ -430,7 +430,7 @@ class StepperScreen(SandboxFiles, Screen):
 
     def action_kv_events(self) -> None:
         from radixviz.tui.screens.kv_events import KVEventsScreen   # Textual: a screen loads when it opens
-        self.app.push_screen(KVEventsScreen(self.model))
+        self.app.push_screen(KVEventsScreen(self.loaded))
 
     def action_verify_kv(self) -> None:
         self.notify("KV check: running the tiny model…", timeout=2)

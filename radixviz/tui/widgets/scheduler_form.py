@@ -6,6 +6,8 @@ it was. No torch here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from textual.app import ComposeResult
@@ -18,6 +20,9 @@ from textual.widgets import Button, Input, Label, Static
 from radixviz.settings import APP_SIM_LIMITS, SimSettings, check_settings
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Choice", "SchedulerForm", "SimSettings", "check_settings"]
 
@@ -33,7 +38,7 @@ class Choice(Static, can_focus=True):
                 Binding("right,space", "cycle(1)", "Next choice", show=False)]
     value = reactive("")
 
-    def __init__(self, choices, value: str, **kwargs):
+    def __init__(self, choices, value: str, **kwargs: Any):
         super().__init__(**kwargs)
         self.choices = tuple(choices)
         self.value = value if value in self.choices else self.choices[0]
@@ -71,7 +76,7 @@ class SchedulerForm(Vertical):
             super().__init__()
             self.settings = settings
 
-    def __init__(self, settings: SimSettings | None = None, **kwargs):
+    def __init__(self, settings: SimSettings | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.initial = settings or SimSettings()
 
