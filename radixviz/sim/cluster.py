@@ -19,6 +19,8 @@ request's answer does not depend on where it ran and the routers are compared on
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -29,6 +31,10 @@ from .routers import LIBRARY_DEFAULTS, Load, RouterConfig, make_router
 from .scheduler import Scheduler
 from .workloads import make_workload
 from .warm_start import warm_worker
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from .request import RequestSpec
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ class WorkerScheduler(Scheduler):
         self.index, self.cluster = index, cluster
         super().__init__(*args, **kwargs)
 
-    def submit(self, specs) -> list:
+    def submit(self, specs: Iterable[RequestSpec]) -> list:
         self.cluster.come_back(specs)
         return []
 
@@ -115,13 +121,13 @@ class Cluster:
 
     # ------------------------------------------------------------------ public
 
-    def submit(self, specs) -> None:
+    def submit(self, specs: Iterable[RequestSpec]) -> None:
         """Queue requests from outside: they arrive ``rate`` a pass, in this order."""
         if isinstance(specs, RequestSpec):
             specs = [specs]
         self.pending.extend(specs)
 
-    def come_back(self, specs) -> None:
+    def come_back(self, specs: Iterable[RequestSpec]) -> None:
         """A worker's chat turn or session request: routed at the start of the next pass."""
         if isinstance(specs, RequestSpec):
             specs = [specs]

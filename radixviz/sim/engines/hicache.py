@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
@@ -27,6 +27,10 @@ from .. import defaults as D
 from ..workloads import make_workload, request_count
 from .simulate import Progress, Report, later_options
 from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.sim.request import RequestSpec
 
 
 def match_tiers(s, queue) -> None:
@@ -126,7 +130,8 @@ def host_options(page_size: int = PAGE.default, eviction_policy: str = EVICTION.
             "host_size": host_size, **({"head_bugs": tuple(head_bugs)} if head_bugs else {})}
 
 
-def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = None, specs=None,
+def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = None,
+                   specs: Sequence[RequestSpec] | None = None,
                    requests: int = 64, pool_size: int = 2048, seed: int = 0, page_size: int = PAGE.default,
                    eviction_policy: str = EVICTION.default, write_policy: str = WRITE_POLICY.default,
                    head_bugs: tuple = (), **options) -> list[HostPoint]:
@@ -194,7 +199,7 @@ class HostSimulation(TodaysSimulation):
         return {"engine": self.spec.name,
                 "engine_options": host_options(host_size=self.args.host_size, **self.cache)}
 
-    def run(self, specs, name: str, options: dict, progress: Progress) -> Report:
+    def run(self, specs: Sequence[RequestSpec] | None, name: str, options: dict, progress: Progress) -> Report:
         args, cache = self.args, self.cache
         requests, seed, pool_size = options.pop("requests"), options.pop("seed"), options.pop("pool_size")
         if specs is None:
