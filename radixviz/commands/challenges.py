@@ -17,7 +17,7 @@ from radixviz.render.tree import TreeView
 from radixviz.script.parser import MAX_SCRIPT_BYTES
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("challenges", help="list the challenges with your status",
                               description="Challenges give a goal and a sandbox; the engine judges "
                               "what you build. Play them in the app, or grade a script with "
@@ -48,7 +48,7 @@ def _hint_number(text: str) -> int:
     return int(text)
 
 
-def run_list(args) -> int:
+def run_list(args: argparse.Namespace) -> int:
     challenges = _load(args.lessons)
     progress = _progress()
     solved = 0
@@ -68,7 +68,7 @@ def run_list(args) -> int:
     return 0
 
 
-def run_one(args) -> int:
+def run_one(args: argparse.Namespace) -> int:
     challenge = _pick(_load(args.lessons), args.id)
     if args.check is not None:
         return _check(challenge, args.check)

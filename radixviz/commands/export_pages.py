@@ -3,6 +3,8 @@ HTML page, an animated GIF, a multi-page PDF handout. Argument checks and file w
 the pictures come from radixviz.render."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from radixviz.errors import EXIT_OK, UsageError
@@ -15,12 +17,15 @@ from radixviz.script import ScriptError   # the parser: no torch
 
 from .run import refused
 
+if TYPE_CHECKING:
+    import argparse
+
 PAGE_SUFFIXES = (".html", ".htm")
 GIF_SUFFIXES = (".gif",)
 MAX_PICTURES = 1000       # frames of a GIF or pages of a PDF: past that, a slide or handout is unreadable
 
 
-def add_page_args(p) -> None:
+def add_page_args(p: argparse.ArgumentParser) -> None:
     """``--theme``, ``--per-op``, ``--fps``: shared by ``export`` and ``lesson --export``."""
     p.add_argument("--theme", choices=("light", "dark"), default="light",
                    help="colours of .html, .gif and multi-page .pdf exports (default light)")
@@ -38,7 +43,7 @@ def is_page_output(path: str | None, all_steps) -> bool:
     return suffix in PAGE_SUFFIXES + GIF_SUFFIXES or (suffix == ".pdf" and all_steps is True)
 
 
-def check_page_args(args) -> None:
+def check_page_args(args: argparse.Namespace) -> None:
     """Refuse bad combinations before any work: one line each."""
     if args.fps is not None and not 0.1 <= args.fps <= 50:
         raise UsageError(f"--fps {args.fps:g}: use 0.1 to 50 frames per second")
@@ -56,7 +61,7 @@ def pick_frames(session, per_op: bool) -> list:
     return [session.frames[r.last_frame] for r in session.records if r.last_frame >= session.frames.first]
 
 
-def write_output(session, args, *, title: str, notes=None) -> str:
+def write_output(session, args: argparse.Namespace, *, title: str, notes=None) -> str:
     """Write args.output in the format its extension names; return the line to print.
 
     Raises UsageError for a file that cannot be written or a missing Graphviz."""
@@ -125,7 +130,7 @@ def lesson_notes(lesson, session) -> tuple:
     return notes, None
 
 
-def export_lesson(lesson, args) -> int:
+def export_lesson(lesson, args: argparse.Namespace) -> int:
     """``radixviz lesson N --export FILE``."""
     from radixviz.script import Session   # loads torch (the engine)
 

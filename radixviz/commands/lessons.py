@@ -1,6 +1,8 @@
 """``radixviz lessons``: list the lessons, check them, or read one in plain text."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 from pathlib import Path
 
@@ -11,8 +13,11 @@ from radixviz.lessons.challenges.challenge import challenge_files, check_challen
 from radixviz.lessons.progress import Progress, save_lesson_completed
 from radixviz.lessons.lesson.reader import read_plain
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("lessons", help="list the lessons, or check lesson files (--check)",
                               description="Lessons are Markdown files with ```radixviz operation blocks "
                               "and ```predict pauses; see lessons/README.md for the format.")
@@ -25,7 +30,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.check is not None:
         return check(args.check, args.lessons)
     lessons = load_or_refuse(args.lessons)

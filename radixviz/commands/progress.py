@@ -1,6 +1,8 @@
 """``radixviz progress``: completed lessons and quiz scores; reset, export, import."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 from pathlib import Path
 
@@ -11,8 +13,11 @@ from radixviz.files import ReadError, atomic_write, read_text
 from radixviz.lessons.progress import Progress, ProgressError, update_progress
 from radixviz.lessons.progress.progress_file import MAX_PROGRESS_BYTES
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("progress", help="show completed lessons and quiz scores")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--reset", action="store_true", help="forget all progress")
@@ -21,7 +26,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.import_file:
         return _import(Path(args.import_file))
     progress = Progress.load()

@@ -1,6 +1,8 @@
 """``radixviz quiz``: self-test questions and generated ones, graded by the engine."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import random
 import sys
 
@@ -15,8 +17,11 @@ from radixviz.settings import QUIZ_QUESTIONS, SEED
 
 from .lessons import load_or_refuse, pick_lesson
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("quiz", help="answer questions about the cache; the engine checks each answer",
                               description="Questions on random scenarios run on the real cache (same "
                               "--seed, same questions), or the chapter's self-test with --selftest.")
@@ -31,7 +36,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else _fresh_seed()
     lesson = None if args.lesson is None else pick_lesson(load_or_refuse(), args.lesson).number
     try:
