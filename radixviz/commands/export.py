@@ -21,6 +21,8 @@ from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_s
                   note_dropped, read_ops, refused, reports_script_errors)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.parser import Op
     import argparse
 
 
@@ -103,7 +105,7 @@ def _run_pages(args: argparse.Namespace) -> int:
     return refused(error) if error is not None else EXIT_OK
 
 
-def _export_compare(args: argparse.Namespace, ops) -> int:
+def _export_compare(args: argparse.Namespace, ops: Sequence[Op]) -> int:
     if args.output is None or args.step is not None or args.all_steps is not None \
             or (args.buggy and args.compare == "matchers"):
         raise UsageError("--compare draws one diagram of both columns: give -o FILE, without "

@@ -18,6 +18,7 @@ from radixviz.script import ScriptError   # the parser: no torch
 from .run import refused
 
 if TYPE_CHECKING:
+    from radixviz.lessons import Lesson
     import argparse
 
 PAGE_SUFFIXES = (".html", ".htm")
@@ -96,7 +97,7 @@ def write_output(session, args: argparse.Namespace, *, title: str, notes=None) -
     return f"wrote {path} ({what})"
 
 
-def lesson_notes(lesson, session) -> tuple:
+def lesson_notes(lesson: Lesson, session) -> tuple:
     """Play ``lesson`` into ``session``; return (notes by frame index, the refused op's error or None).
 
     A step shows the lesson text in force when its block ran, and the predictions asked just
@@ -130,7 +131,7 @@ def lesson_notes(lesson, session) -> tuple:
     return notes, None
 
 
-def export_lesson(lesson, args: argparse.Namespace) -> int:
+def export_lesson(lesson: Lesson, args: argparse.Namespace) -> int:
     """``radixviz lesson N --export FILE``."""
     from radixviz.script import Session   # loads torch (the engine)
 

@@ -14,6 +14,7 @@ from radixviz.lessons.progress import Progress, save_lesson_completed
 from radixviz.lessons.lesson.reader import read_plain
 
 if TYPE_CHECKING:
+    from radixviz.lessons.progress import Progress
     import argparse
 
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def lesson_score_note(progress, lesson_id: str) -> str:
+def lesson_score_note(progress: Progress, lesson_id: str) -> str:
     """`` · predicted 5/6`` for a completed lesson, `` · left at block 7`` for one in progress."""
     score = progress.prediction_score(lesson_id)
     if score:

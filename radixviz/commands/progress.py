@@ -14,6 +14,7 @@ from radixviz.lessons.progress import Progress, ProgressError, update_progress
 from radixviz.lessons.progress.progress_file import MAX_PROGRESS_BYTES
 
 if TYPE_CHECKING:
+    from radixviz.lessons.progress import Progress
     import argparse
 
 
@@ -56,7 +57,7 @@ def _import(source: Path) -> int:
         raise UsageError(f"cannot read {source}: {exc}") from None
     added: list = []
 
-    def merge(progress) -> None:
+    def merge(progress: Progress) -> None:
         try:
             added[:] = progress.merge(text)
         except ProgressError as exc:
@@ -72,14 +73,14 @@ def _import(source: Path) -> int:
     return 0
 
 
-def _save(progress) -> None:
+def _save(progress: Progress) -> None:
     try:
         progress.save()
     except OSError as exc:
         raise UsageError(f"cannot write {progress.path}: {exc.strerror or exc}; nothing was changed") from None
 
 
-def show(progress) -> None:
+def show(progress: Progress) -> None:
     try:
         titles = {l.id: (l.number, l.title) for l in load_lessons()}
     except LessonError:
@@ -107,7 +108,7 @@ def show(progress) -> None:
         print(f"  best: {best:.0%}")
 
 
-def _show_challenges(progress) -> None:
+def _show_challenges(progress: Progress) -> None:
     try:
         challenges = {c.id: c for c in load_challenges()}
     except LessonError:

@@ -18,6 +18,8 @@ from radixviz.settings import QUIZ_QUESTIONS, SEED
 from .lessons import load_or_refuse, pick_lesson
 
 if TYPE_CHECKING:
+    from typing import TextIO
+    from radixviz.lessons.quiz.quiz import Quiz
     import argparse
 
 
@@ -53,7 +55,7 @@ def _fresh_seed() -> int:
     return random.SystemRandom().randrange(1, 1_000_000)
 
 
-def ask_plain(quiz, stdin, out, save: bool = True) -> int:
+def ask_plain(quiz: Quiz, stdin: TextIO, out: TextIO, save: bool = True) -> int:
     """Ask every question on ``stdin``/``out``; end of input stops early with the score so far."""
     if quiz.selftest:
         print(f"radixviz self-test: the chapter's {len(quiz.questions)} self-test questions and exercises",
@@ -77,7 +79,7 @@ def ask_plain(quiz, stdin, out, save: bool = True) -> int:
     return _finish(quiz, out, save)
 
 
-def _ask_one(quiz, index, stdin, out) -> str:
+def _ask_one(quiz: Quiz, index, stdin: TextIO, out: TextIO) -> str:
     question = quiz.questions[index]
     while True:
         print(f"answer ({question.hint()}): ", end="", file=out, flush=True)
@@ -120,14 +122,14 @@ def replay_text(scenario: str, include_question: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _finish(quiz, out, save: bool) -> int:
+def _finish(quiz: Quiz, out: TextIO, save: bool) -> int:
     print(f"\nScore: {quiz.summary()}", file=out)
     if save and quiz.answers:
         save_score(quiz)
     return 0
 
 
-def save_score(quiz) -> None:
+def save_score(quiz: Quiz) -> None:
     """Record the quiz's score out of ALL its questions (skipped ones are not right)."""
     _, warnings = update_progress(
         lambda progress: progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed))

@@ -35,6 +35,8 @@ from .engine_args import add_engine_args, session_settings
 from .wire_args import ENDPOINT, add_publisher_args, open_publisher
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.parser import Op
     import argparse
 
 INLINE_FILE = "<-e>"
@@ -78,7 +80,7 @@ def add_compare_arg(p: argparse.ArgumentParser, what: str) -> None:
                         "--eviction-policy); give the script before --compare")
 
 
-def compare_side_by_side(args: argparse.Namespace, ops):
+def compare_side_by_side(args: argparse.Namespace, ops: Sequence[Op]):
     """The SideBySide ``--compare`` asks for; UsageError for options that make no sense with it."""
     from radixviz.script import compare_engines, compare_ops   # the engine: torch
 
@@ -173,7 +175,7 @@ def check_device(args: argparse.Namespace) -> None:
         raise UsageError(f"--device {args.device}: {exc}") from None
 
 
-def apply_all(session, ops):
+def apply_all(session, ops: Sequence[Op]):
     """Apply ``ops`` in order, up to the first one refused; return its ScriptError, or None."""
     for op in ops:
         try:
@@ -225,7 +227,7 @@ def publish_records(args: argparse.Namespace, records) -> None:
         pub.close()
 
 
-def run_compare(args: argparse.Namespace, ops) -> int:
+def run_compare(args: argparse.Namespace, ops: Sequence[Op]) -> int:
     """Both columns on the same operations; exit 0 even when they differ (that is the point)."""
 
     if args.json or args.steps:

@@ -39,6 +39,7 @@ from .simulate_progress import progress_for
 from .simulate_traces import add_trace_args, check_trace_args
 
 if TYPE_CHECKING:
+    from radixviz.cache.engines import EngineSpec
     import argparse
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
@@ -138,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 OWN_FLAGS = ("page_size", "eviction_policy", "host_size", "write_policy")
 
 
-def engine_flags(args: argparse.Namespace, spec) -> dict:
+def engine_flags(args: argparse.Namespace, spec: EngineSpec) -> dict:
     """The registry-made flags given, for the Scheduler's ``engine_options``; UsageError for
     one the engine does not take."""
     refuse_foreign(args, spec, "simulate", skip=OWN_FLAGS)

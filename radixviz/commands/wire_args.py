@@ -9,8 +9,6 @@ from radixviz.settings import arg_type
 
 if TYPE_CHECKING:
     import argparse
-
-if TYPE_CHECKING:
     from radixviz.wire.publisher import Publisher
 
 

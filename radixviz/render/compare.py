@@ -20,8 +20,6 @@ from .tree import TreeView
 
 if TYPE_CHECKING:
     from radixviz.script.session import Session
-
-if TYPE_CHECKING:
     from ..script.compare import SideBySide
 
 FIXED, BUGGY = "fixed matcher (#7)", "buggy matcher (pre-#7)"

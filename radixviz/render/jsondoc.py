@@ -14,8 +14,6 @@ from .views import load_views, node_fields, tree_fields
 if TYPE_CHECKING:
     from radixviz.script.parser import Op
     from radixviz.script.session import Session
-
-if TYPE_CHECKING:
     from collections.abc import Callable
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
     from ..script.frames import Frame

@@ -9,8 +9,6 @@ from radixviz.script.parser import ScriptError
 
 if TYPE_CHECKING:
     from radixviz.script.kv_session import MatchCheck
-
-if TYPE_CHECKING:
     from radixviz.script.session import Session
 
 

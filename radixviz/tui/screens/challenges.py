@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from radixviz.lessons.challenges.challenge import Challenge
     from radixviz.lessons.progress import Progress
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
 
 
 def status_text(challenge: Challenge, record: dict) -> str:
@@ -27,11 +30,6 @@ def status_text(challenge: Challenge, record: dict) -> str:
         return "· seen"
     return f"  par {challenge.par}"
 
-
-if TYPE_CHECKING:
-    from textual import getters
-
-    from radixviz.tui.app import RadixvizApp
 
 
 class ChallengeListScreen(Screen):

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
     from textual import events
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
 
 
 INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
@@ -36,11 +39,6 @@ EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\
 # the README's comparison across time: pages of 2 drop odd tails, and the two evict in another order
 ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevict 100\n'
 
-
-if TYPE_CHECKING:
-    from textual import getters
-
-    from radixviz.tui.app import RadixvizApp
 
 
 class HomeScreen(Screen):
