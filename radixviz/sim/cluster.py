@@ -33,6 +33,9 @@ from .workloads import make_workload
 from .warm_start import warm_worker
 
 if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
     from collections.abc import Iterable
     from .request import RequestSpec
 
@@ -65,7 +68,7 @@ class WorkerScheduler(Scheduler):
     """One worker's loop; what it would queue by itself (a chat's next turn) goes back to
     the router instead, like any request arriving from outside."""
 
-    def __init__(self, index: int, cluster: Cluster, *args, **kwargs):
+    def __init__(self, index: int, cluster: Cluster, *args: Any, **kwargs: Any):
         self.index, self.cluster = index, cluster
         super().__init__(*args, **kwargs)
 

@@ -142,7 +142,7 @@ class Scheduler:
         self._pass = 0            # index of the next record
         self._pass_events: list[SimEvent] = []
         self._evicted = 0
-        self._last_attempt = None   # a prefill round that admitted nobody, shown with the decode
+        self._last_attempt: tuple | None = None   # a prefill round that admitted nobody, shown with the decode
 
     def _remembering(self, key_match):
         compare = remembering(key_match)

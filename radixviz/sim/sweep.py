@@ -1,13 +1,16 @@
 """One setting varied, every policy run at each value: the numbers behind ``simulate --sweep``."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataclasses import dataclass, field
 
 from .runner import replay
 from .engines.factory import todays_cache
 from .workloads import make_workload
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
 # tier's pool, run by engines/hicache.py against the GPU-only cache)
@@ -53,7 +56,7 @@ def parse_sweep(text: str) -> tuple[str, list[int]]:
 
 def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=None,
               requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions=(),
-              page_size: int = 1, **options) -> list[SweepPoint]:
+              page_size: int = 1, **options: Any) -> list[SweepPoint]:
     """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s.
 
     ``evictions`` names eviction policies of today's cache (``todays_cache``), else the run

@@ -10,6 +10,8 @@ on the CPU from a seeded generator, so every device gets the same model.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from dataclasses import dataclass
 from collections.abc import Sequence
@@ -17,6 +19,9 @@ from collections.abc import Sequence
 import torch
 
 from radixviz.sim.model_api import VOCAB_SIZE
+
+if TYPE_CHECKING:
+    from radixviz.cache import TokenToKVPool
 
 ROPE_BASE = 10000.0
 
@@ -60,7 +65,7 @@ class TinyModel:
     the logits behind the token the last call returned.
     """
 
-    def __init__(self, pool, seed: int = 0, mlp_ratio: int = 4):
+    def __init__(self, pool: TokenToKVPool, seed: int = 0, mlp_ratio: int = 4):
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise ValueError(f"seed must be an integer from 0 to 2**63-1, not {seed!r}")
         self.pool = pool
@@ -151,7 +156,7 @@ class TinyModel:
         return ([self.pool.k_buffer[i][idx] for i in range(self.layers)],
                 [self.pool.v_buffer[i][idx] for i in range(self.layers)])
 
-    def extend(self, tokens: Sequence, prefix_slots, new_slots) -> int:
+    def extend(self, tokens: Sequence, prefix_slots: torch.Tensor, new_slots: torch.Tensor) -> int:
         """Prefill: reuse the K/V at ``prefix_slots`` for the first tokens, compute the rest
         into ``new_slots``; return the argmax next token."""
         ids = token_ids(tokens)
@@ -167,7 +172,7 @@ class TinyModel:
         self.last_logits = out.logits
         return int(out.logits.argmax())
 
-    def decode(self, tokens: Sequence, slots, new_slot) -> int:
+    def decode(self, tokens: Sequence, slots, new_slot: torch.Tensor) -> int:
         """One decode step: ``slots`` hold the K/V of ``tokens[:-1]``."""
         new = self._slots(new_slot).reshape(-1)
         return self.extend(tokens, slots, new)

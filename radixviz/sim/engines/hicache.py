@@ -29,11 +29,14 @@ from .simulate import Progress, Report, later_options
 from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
 
 if TYPE_CHECKING:
+    from radixviz.sim.scheduler import Scheduler
+
+if TYPE_CHECKING:
     from collections.abc import Sequence
     from radixviz.sim.request import RequestSpec
 
 
-def match_tiers(s, queue) -> None:
+def match_tiers(s: Scheduler, queue) -> None:
     """``steps.match_requests`` for an engine with a host tier: the device prefix as usual,
     plus the host hit of each request."""
     from ..steps import match_key  # the loop's steps import torch: the command line loads this module first
@@ -48,14 +51,14 @@ def match_tiers(s, queue) -> None:
         req.host_hit_length, req.last_host_node, req.host_loaded = found.host_hit_length, found.last_host_node, 0
 
 
-def rematch(s, req) -> None:
+def rematch(s: Scheduler, req) -> None:
     """Match ``req`` again. radixviz's loop does it for the requests after a load back in the
     same round: the load's eviction may have taken the prefix this round's match found
     (SGLang matches each request once per round and takes the result on trust)."""
     match_tiers(s, [req])   # (admission trims a prompt the tree now holds whole, as ever)
 
 
-def load_back(s, req) -> int:
+def load_back(s: Scheduler, req) -> int:
     """Load the host-only part of ``req``'s prompt back to the device (the request already
     holds a lock on ``req.last_node``); return the tokens loaded (0: below the threshold, or
     no room). On success the request's prefix grows and its lock moves to the loaded node."""
