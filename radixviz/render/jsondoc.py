@@ -12,6 +12,9 @@ from .source_map import locate, short_path
 from .views import load_views, node_fields, tree_fields
 
 if TYPE_CHECKING:
+    from radixviz.script.parser import ScriptError
+
+if TYPE_CHECKING:
     from radixviz.script.parser import Op
     from radixviz.script.session import Session
     from collections.abc import Callable
@@ -67,7 +70,7 @@ def step_json(frame: Frame, describe: Callable[[Frame], str]) -> dict:
             "line": site.line, "function": site.function, "source": site.text}
 
 
-def session_document(session: Session, *, error=None, steps: bool = False) -> dict:
+def session_document(session: Session, *, error: ScriptError | None = None, steps: bool = False) -> dict:
     """Everything ``run --json`` prints: the operations applied, the final tree and pool, and the
     error that stopped the run (None when every operation was applied)."""
     ops = []
