@@ -15,10 +15,14 @@ from .scheduler import Scheduler
 from .workloads import StreamedWorkload, make_workload, request_count
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from radixviz.cache import TokenToKVPool
+
+if TYPE_CHECKING:
     from typing import Any
 
 
-def _tiny_model(pool, seed):
+def _tiny_model(pool: TokenToKVPool, seed: int):
     from .tiny_model import TinyModel  # torch's nn for real K/V in the pool: only when asked for
     return TinyModel(pool, seed=seed)
 
@@ -74,7 +78,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     return result
 
 
-def compare(workload: str, policies=tuple(POLICIES), **kwargs: Any) -> dict:
+def compare(workload: str, policies: Iterable[str] = tuple(POLICIES), **kwargs: Any) -> dict:
     """Policy name -> SimResult, every policy on exactly the same requests."""
     return {name: simulate(workload, name, **kwargs) for name in policies}
 

@@ -144,7 +144,7 @@ class TinyModel:
                 angles.sin().to(self.device, self.dtype)[:, None, :])
 
     @staticmethod
-    def _rotate(x, cos, sin):
+    def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         a, b = x.chunk(2, dim=-1)
         return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
 
