@@ -21,6 +21,9 @@ from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_s
                   note_dropped, read_ops, refused, reports_script_errors)
 
 if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
+
+if TYPE_CHECKING:
     from collections.abc import Sequence
     from radixviz.script.parser import Op
     import argparse
@@ -119,7 +122,7 @@ def _export_compare(args: argparse.Namespace, ops: Sequence[Op]) -> int:
     return refused(side.error) if side.error is not None else EXIT_OK
 
 
-def _pick_frame(session, step):
+def _pick_frame(session, step: int | None):
     frames = session.frames
     if step is None:
         # the first operation may have been refused: then the (empty) tree is drawn as it is
@@ -132,7 +135,7 @@ def _pick_frame(session, step):
     return frames[step - 1]
 
 
-def step_title(frame) -> str:
+def step_title(frame: Frame) -> str:
     """The caption of one step's diagram: its number, what it did, and the matcher."""
     return f"step {frame.number}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 

@@ -79,7 +79,7 @@ def ask_plain(quiz: Quiz, stdin: TextIO, out: TextIO, save: bool = True) -> int:
     return _finish(quiz, out, save)
 
 
-def _ask_one(quiz: Quiz, index, stdin: TextIO, out: TextIO) -> str:
+def _ask_one(quiz: Quiz, index: int, stdin: TextIO, out: TextIO) -> str:
     question = quiz.questions[index]
     while True:
         print(f"answer ({question.hint()}): ", end="", file=out, flush=True)

@@ -35,6 +35,9 @@ from .engine_args import add_engine_args, session_settings
 from .wire_args import ENDPOINT, add_publisher_args, open_publisher
 
 if TYPE_CHECKING:
+    from radixviz.script.parser import ScriptError
+
+if TYPE_CHECKING:
     from collections.abc import Sequence
     from radixviz.script.parser import Op
     import argparse
@@ -135,7 +138,7 @@ def reports_script_errors(handler):
     return wrapper
 
 
-def refused(error) -> int:
+def refused(error: ScriptError) -> int:
     """Print a refused script's error as one line on stderr; the exit code for bad input."""
     # the file's name as typed is cut to an excerpt if it is long (a 100,000-character path)
     print(shorten_typed(str(error), [str(getattr(error, "file", ""))]), file=sys.stderr)

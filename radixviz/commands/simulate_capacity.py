@@ -15,6 +15,9 @@ from radixviz.sim.engines.simulate import later_options
 from .simulate_modes import load_trace_option
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+if TYPE_CHECKING:
     import argparse
 
 _LIMITS = {"pool": SIM_POOL_SLOTS, "host": HOST_SLOTS, "page": PAGE_SIZE}
@@ -46,7 +49,7 @@ def _check_hosts(grid: dict, pool_size: int, page_size: int) -> None:
             raise UsageError(f"host size {host} is not whole pages of {bad[0]}")
 
 
-def run_grid_cli(args: argparse.Namespace, options: dict, policies) -> int:
+def run_grid_cli(args: argparse.Namespace, options: dict, policies: Sequence[str]) -> int:
     from radixviz.sim.capacity import engine_for, run_grid  # imports torch
 
     grid = options.pop("grid")

@@ -155,7 +155,8 @@ def run_cluster(args: argparse.Namespace, options: dict, page_size: int = PAGE.d
     return 0
 
 
-def make_cluster(args: argparse.Namespace, options: dict, router: str, page_size: int, eviction, record: bool = False):
+def make_cluster(args: argparse.Namespace, options: dict, router: str, page_size: int, eviction: str | None,
+                 record: bool = False):
     """The Cluster for ``router`` with the command's settings (each worker inserts its prompts
     after prefill, #418, as SGLang's workers do under every router of 2024-11 on)."""
     from radixviz.sim.cluster import Cluster            # imports torch
@@ -174,7 +175,8 @@ def make_cluster(args: argparse.Namespace, options: dict, router: str, page_size
                    cache_unfinished=True, **extra)
 
 
-def open_cluster_app(args: argparse.Namespace, options: dict, routers: list, page_size: int, eviction) -> int:
+def open_cluster_app(args: argparse.Namespace, options: dict, routers: list, page_size: int,
+                     eviction: str | None) -> int:
     """``--app --workers N``: the workers' trees side by side, each request's route and why."""
     if args.json or args.trace:
         raise UsageError("--app shows one run: drop --json and --trace")
