@@ -89,7 +89,7 @@ class Cluster:
     def __init__(self, workers: int = 4, router: str = "cache-aware", *, pool_size: int = 1024,
                  policy: str = "lpm", seed: int = 0, rate: int = 4, engine: str = "2026",
                  engine_options: dict | None = None, config: RouterConfig | None = None,
-                 record: bool = False, **scheduler_options):
+                 record: bool = False, **scheduler_options: Any):
         """``workers`` loops of ``pool_size`` slots each, ``policy`` ordering each one's queue,
         ``router`` (routers.py) in front with ``config``; ``rate`` new requests arrive per pass.
         A router that reads KV events turns them on in the workers' engines (ValueError for

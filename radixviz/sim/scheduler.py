@@ -286,8 +286,8 @@ class Scheduler:
         self.events.append(event)
         self._pass_events.append(event)
 
-    def _finish_pass(self, kind, queue_order, decisions, admitted, finished,
-                     hit_tokens, computed, host_hit_tokens: int = 0) -> BatchRecord:
+    def _finish_pass(self, kind: str, queue_order: tuple, decisions: tuple, admitted, finished,
+                     hit_tokens: int, computed: int, host_hit_tokens: int = 0) -> BatchRecord:
         used = self.pool.used_size()
         self.stats.peak_pool_used = max(self.stats.peak_pool_used, used)
         self.stats.evicted_tokens += self._evicted

@@ -10,6 +10,9 @@ from .engines.factory import todays_cache
 from .workloads import make_workload
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+if TYPE_CHECKING:
     from typing import Any
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
@@ -54,8 +57,8 @@ def parse_sweep(text: str) -> tuple[str, list[int]]:
     return key, numbers
 
 
-def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=None,
-              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions=(),
+def run_sweep(key: str, values: Sequence[Any], policies: Sequence[str], *, workload: str | None = None, specs=None,
+              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions: Sequence[str] = (),
               page_size: int = 1, **options: Any) -> list[SweepPoint]:
     """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s.
 

@@ -21,6 +21,9 @@ import torch
 from radixviz.sim.model_api import VOCAB_SIZE
 
 if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
     from radixviz.cache import TokenToKVPool
 
 ROPE_BASE = 10000.0
@@ -39,7 +42,7 @@ class Forward:
     logits: torch.Tensor
 
 
-def token_ids(key) -> list[int]:
+def token_ids(key: Sequence[Any]) -> list[int]:
     """The model's token ids for a key: a character is ``ord(c)``, an int is itself.
 
     Raises ValueError for a token outside the 256-token vocabulary.
@@ -78,7 +81,7 @@ class TinyModel:
         self.width = self.heads * self.head_dim
         gen = torch.Generator().manual_seed(seed)
 
-        def weight(*shape, scale=None):
+        def weight(*shape: int, scale: float | None = None):
             scale = scale if scale is not None else 1.0 / math.sqrt(shape[0])
             return (torch.randn(*shape, generator=gen) * scale).to(self.device, self.dtype)
 

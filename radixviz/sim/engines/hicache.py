@@ -29,6 +29,9 @@ from .simulate import Progress, Report, later_options
 from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
 
 if TYPE_CHECKING:
+    from radixviz.sim.records import SimStats
+
+if TYPE_CHECKING:
     from radixviz.sim.scheduler import Scheduler
 
 if TYPE_CHECKING:
@@ -101,7 +104,7 @@ class HostTierHooks(TodaysHooks):
     def admission(self) -> dict[str, Any]:
         return {"load_back": partial(load_back, self.scheduler), "rematch": partial(rematch, self.scheduler)}
 
-    def finish(self, stats) -> None:
+    def finish(self, stats: SimStats) -> None:
         stats.host_tier = self.scheduler.engine.cache.moved.as_dict()
 
 
