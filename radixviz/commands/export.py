@@ -21,6 +21,9 @@ from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_s
                   note_dropped, read_ops, refused, reports_script_errors)
 
 if TYPE_CHECKING:
+    from radixviz.script.session import Session
+
+if TYPE_CHECKING:
     from radixviz.script.frames import Frame
 
 if TYPE_CHECKING:
@@ -122,7 +125,7 @@ def _export_compare(args: argparse.Namespace, ops: Sequence[Op]) -> int:
     return refused(side.error) if side.error is not None else EXIT_OK
 
 
-def _pick_frame(session, step: int | None):
+def _pick_frame(session: Session, step: int | None):
     frames = session.frames
     if step is None:
         # the first operation may have been refused: then the (empty) tree is drawn as it is
@@ -140,7 +143,7 @@ def step_title(frame: Frame) -> str:
     return f"step {frame.number}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
-def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
+def write_all_steps(session: Session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
     """``step-0001.svg`` ... one per frame, numbered as ``--step`` and the stepper count;
     the folder is created if needed."""
     try:

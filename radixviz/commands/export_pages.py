@@ -18,6 +18,9 @@ from radixviz.script import ScriptError   # the parser: no torch
 from .run import refused
 
 if TYPE_CHECKING:
+    from radixviz.script.session import Session
+
+if TYPE_CHECKING:
     from radixviz.lessons import Lesson
     import argparse
 
@@ -55,14 +58,14 @@ def check_page_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--step draws one picture; a {suffix} export holds every step")
 
 
-def pick_frames(session, per_op: bool) -> list:
+def pick_frames(session: Session, per_op: bool) -> list:
     """Every frame, or the last frame of each operation (the state it leaves)."""
     if not per_op:
         return list(session.frames)
     return [session.frames[r.last_frame] for r in session.records if r.last_frame >= session.frames.first]
 
 
-def write_output(session, args: argparse.Namespace, *, title: str, notes=None) -> str:
+def write_output(session: Session, args: argparse.Namespace, *, title: str, notes=None) -> str:
     """Write args.output in the format its extension names; return the line to print.
 
     Raises UsageError for a file that cannot be written or a missing Graphviz."""
@@ -97,7 +100,7 @@ def write_output(session, args: argparse.Namespace, *, title: str, notes=None) -
     return f"wrote {path} ({what})"
 
 
-def lesson_notes(lesson: Lesson, session) -> tuple:
+def lesson_notes(lesson: Lesson, session: Session) -> tuple:
     """Play ``lesson`` into ``session``; return (notes by frame index, the refused op's error or None).
 
     A step shows the lesson text in force when its block ran, and the predictions asked just
