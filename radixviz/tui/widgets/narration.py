@@ -9,7 +9,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -109,7 +109,7 @@ class NarrationBody(Widget):
             self._rows, self._width, self._strips = self._wrap_rows(width), width, {}
         return self._rows
 
-    def get_content_height(self, container, viewport, width: int) -> int:
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._rows_for(width))
 
     def render_line(self, y: int) -> Strip:

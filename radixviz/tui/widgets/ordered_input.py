@@ -17,11 +17,14 @@ from textual.binding import Binding
 from textual.widgets import Input
 
 if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
+if TYPE_CHECKING:
     from typing import Any
     from textual.app import App
 
 
-def bindings_for(node, key: str) -> tuple[Binding, ...]:
+def bindings_for(node: DOMNode, key: str) -> tuple[Binding, ...]:
     """The bindings ``node`` itself declares for ``key`` (not its ancestors'). Textual offers
     no public lookup by key: this is one of the two places that read its private binding map."""
     return tuple(node._bindings.key_to_bindings.get(key, ()))
