@@ -36,6 +36,7 @@ PRELUDE = b"__GANGLION__\n"     # a Textual app's first line on stdout under the
 BUFFER = 1 << 20                # bytes of output kept while no front is attached
 STDERR_KEPT = 4096
 MAX_PACKET = 8 << 20            # a front's packet larger than this is no keystroke: the front is cut off
+FIRST_FRONT_SECONDS = 20        # an app that ended before its first front attached waits this long for it
 READY = b"ready"                # the keeper's one line on stdout, once it listens
 
 
@@ -68,6 +69,7 @@ class Keeper:
         self.detached = asyncio.Event()
         self.detached_at = 0.0
         self.done = asyncio.Event()
+        self.first_front = asyncio.Event()
         self.app: asyncio.subprocess.Process | None = None
 
     # ------------------------------------------------------------- to the front
@@ -120,6 +122,7 @@ class Keeper:
         assert self.app is not None
         self.detached.clear()
         self.front = writer
+        self.first_front.set()
         writer.write(packet(b"H", json.dumps({"keeper": os.getpid(), "app": self.app.pid}).encode()))
         if self.stderr_tail:
             writer.write(packet(b"E", self.stderr_tail))
@@ -183,6 +186,10 @@ class Keeper:
         assert app.stdout is not None and app.stderr is not None
         await asyncio.gather(self.pump_stdout(app.stdout), self.pump_stderr(app.stderr))
         code = await app.wait()
+        # an app that ended at once (a broken install): its first front still gets its
+        # stderr and its code, so that the tab says why
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.first_front.wait(), FIRST_FRONT_SECONDS)
         self.done.set()
         reaper.cancel()
         for name in (f"{self.name}.sock", f"{self.name}.json"):
