@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from serve_attack_helpers import roster
 from serve_helpers import load, start, teacher_home
 
 from radixviz.classroom.keepers import left_behind
+from radixviz.classroom.priority import SessionPriorities, set_cores
+from radixviz.classroom.server import ClassroomServer
 
 pytestmark = pytest.mark.slow
 WAIT = 180          # hang guards: the engine loads torch in each app
@@ -143,3 +146,35 @@ def test_a_stale_socket_is_removed(tmp_path):
     (sessions / "gone.json").write_text(json.dumps({"keeper": 2**22 + 7, "app": 2**22 + 8}))
     assert left_behind(tmp_path) == {}
     assert not list(sessions.iterdir())
+
+
+def test_a_new_front_keeps_the_confinement_the_kernel_kept():
+    # an app a former front confined to the hog cores stays counted as confined (so it is
+    # given its cores back once calm), and one it lowered stays lowered
+    watcher = SessionPriorities()
+    if not watcher.enabled:
+        pytest.skip("one core, or no /proc schedstat: nothing is confined")
+    app = subprocess.Popen(["sleep", "60"])
+    try:
+        set_cores(app.pid, watcher.hog_cores)
+        os.setpriority(os.PRIO_PROCESS, app.pid, 19)
+        watcher.watch(app.pid)
+        assert app.pid in watcher.confined and app.pid in watcher.lowered
+        calm = subprocess.Popen(["sleep", "60"])
+        try:
+            watcher.watch(calm.pid)
+            assert calm.pid not in watcher.confined and calm.pid not in watcher.lowered
+        finally:
+            calm.kill()
+            calm.wait()
+    finally:
+        app.kill()
+        app.wait()
+
+
+def test_apps_left_running_count_in_the_class_cap_but_not_against_their_student(tmp_path):
+    server = ClassroomServer("true", host="127.0.0.1", port=0, max_sessions=2, class_dir=tmp_path)
+    server.detached = {tmp_path / "a.sock": {"keeper": 1, "app": 2, "student": "ada"},
+                       tmp_path / "b.sock": {"keeper": 3, "app": 4, "student": "bob"}}
+    assert server.is_full() and server.is_full("cy")
+    assert not server.is_full("ada")            # she goes on with hers: no new place needed

@@ -9,8 +9,9 @@ the front's accounting. A front attaches over that socket:
 
 - front to keeper: packets as textual-serve writes them to an app's stdin (kind, 4-byte
   size, payload); only whole ones reach the app, so a front killed mid-packet cannot
-  desynchronise its stdin. Two kinds are the keeper's own: ``A`` (attach: the front's
-  first packet) and ``K`` (kill the app: a class ending, an app that hangs);
+  desynchronise its stdin. ``A`` (attach: the front's first packet) is the keeper's own;
+  a front that wants the app gone (the class ends, the app hangs) sends the keeper SIGTERM,
+  which no full pipe can hold up;
 - keeper to front: ``H`` (hello: the pids, as JSON), then the app's own packets (``D``,
   ``M``, ``P``), ``E`` (a piece of its stderr) and, last, ``X`` (its exit code).
 
@@ -132,9 +133,7 @@ class Keeper:
         try:
             while True:
                 kind, payload = await read_packet(reader)
-                if kind == b"K":
-                    self.kill_app()
-                elif self.app.stdin is not None and self.app.returncode is None:
+                if self.app.stdin is not None and self.app.returncode is None:
                     self.app.stdin.write(packet(kind, payload))
                     await self.app.stdin.drain()
         except (asyncio.IncompleteReadError, ValueError, ConnectionError):

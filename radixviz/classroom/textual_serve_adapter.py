@@ -30,8 +30,8 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server
 
-from .keeper import packet, read_packet
-from .keepers import IDLE_SECONDS, Attached, attach, start_keeper
+from .keeper import read_packet
+from .keepers import IDLE_SECONDS, Attached, attach, start_keeper, stop_keeper
 
 __all__ = ["PRIVATE", "DownloadManager", "KeptApp", "Server", "ServedApp"]
 
@@ -72,10 +72,9 @@ class KeptApp:
         return self.returncode
 
     def kill(self) -> None:
-        """Ask the keeper to kill the app (its exit comes back as usual)."""
-        writer = self.attached.writer
-        if not writer.is_closing():
-            writer.write(packet(b"K", b""))
+        """Have the keeper kill the app (its exit comes back as usual): a signal, not a
+        packet, so that an app that hangs with its stdin full cannot hold it up."""
+        stop_keeper(self.keeper_pid)
 
 
 class ServedApp(AppService):
