@@ -54,10 +54,15 @@ async def read_packet(reader: asyncio.StreamReader, most: int = MAX_PACKET) -> t
     return kind, await reader.readexactly(size)
 
 
-def end_with_parent() -> None:
-    """In the app before it runs: Linux ends it when its keeper ends (SIGKILLed or not)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+def ending_with(parent: int):
+    """What the app runs before its command: Linux ends it when its keeper ends (SIGKILLed
+    or not); a keeper already gone by then (between the fork and this) ends it at once."""
+    def prepare() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+    return prepare
 
 
 class Keeper:
@@ -134,8 +139,10 @@ class Keeper:
             while True:
                 kind, payload = await read_packet(reader)
                 if self.app.stdin is not None and self.app.returncode is None:
-                    self.app.stdin.write(packet(kind, payload))
-                    await self.app.stdin.drain()
+                    # an app ending as a key arrives: its exit code still goes to this front
+                    with contextlib.suppress(ConnectionError):
+                        self.app.stdin.write(packet(kind, payload))
+                        await self.app.stdin.drain()
         except (asyncio.IncompleteReadError, ValueError, ConnectionError):
             pass
         finally:
@@ -169,7 +176,7 @@ class Keeper:
         server = await asyncio.start_unix_server(self.on_front, path=f"{self.name}.sock")
         self.app = app = await asyncio.create_subprocess_shell(
             self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, preexec_fn=end_with_parent)
+            stderr=asyncio.subprocess.PIPE, preexec_fn=ending_with(os.getpid()))
         with open(f"{self.name}.json.part", "w") as out:
             json.dump({"keeper": os.getpid(), "app": app.pid}, out)
         os.replace(f"{self.name}.json.part", f"{self.name}.json")
