@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -75,6 +76,9 @@ async def test_a_killed_front_leaves_the_app_and_the_next_front_goes_on_with_it(
         ada = await ada_with_one_operation(base)
         [app] = load.children(proc.pid)
         [keeper] = load.keepers(proc.pid)
+        [sock] = sessions_of(teacher, "Ada").glob("*.sock")
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o600             # the teacher's alone
+        assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
         kill_front(proc)
         await asyncio.wait_for(ada._reader, WAIT)             # her tab lost its server
         assert running(app) and running(keeper)               # her app did not

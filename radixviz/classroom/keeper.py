@@ -54,10 +54,12 @@ async def read_packet(reader: asyncio.StreamReader, most: int = MAX_PACKET) -> t
     return kind, await reader.readexactly(size)
 
 
-def ending_with(parent: int):
+def ending_with(parent: int, umask: int):
     """What the app runs before its command: Linux ends it when its keeper ends (SIGKILLed
-    or not); a keeper already gone by then (between the fork and this) ends it at once."""
+    or not); a keeper already gone by then (between the fork and this) ends it at once. It
+    gets the umask the keeper was started with (not the keeper's own, for its socket)."""
     def prepare() -> None:
+        os.umask(umask)
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
         if os.getppid() != parent:
@@ -171,12 +173,13 @@ class Keeper:
 
     # ------------------------------------------------------------- its life
     async def run(self) -> int:
-        os.umask(0o077)                 # the socket and the pid file: the teacher's alone
+        umask = os.umask(0o177)         # the socket and the pid file (0600): the teacher's alone
+        started_in = os.getcwd()        # the app's working folder, as the front's
         os.chdir(self.folder)           # a relative name: a unix socket's path has 108 bytes at most
         server = await asyncio.start_unix_server(self.on_front, path=f"{self.name}.sock")
         self.app = app = await asyncio.create_subprocess_shell(
             self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, preexec_fn=ending_with(os.getpid()))
+            stderr=asyncio.subprocess.PIPE, cwd=started_in, preexec_fn=ending_with(os.getpid(), umask))
         with open(f"{self.name}.json.part", "w") as out:
             json.dump({"keeper": os.getpid(), "app": app.pid}, out)
         os.replace(f"{self.name}.json.part", f"{self.name}.json")
