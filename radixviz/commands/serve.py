@@ -12,6 +12,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from radixviz.classroom.keepers import IDLE_SECONDS
 from radixviz.classroom.limits import REQUEST_BURST, REQUESTS_PER_SECOND
 from radixviz.classroom.students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
 from radixviz.classroom.students import MAX_STUDENTS as ROSTER_CAP
@@ -28,7 +29,7 @@ JOINS = Limit("joins per minute", 1, 1000, default=10)
 REQUESTS = Limit("requests per second", 1, 10_000, default=REQUESTS_PER_SECOND)
 DISK_MB = Limit("disk", 1, 1_000_000, default=300)
 KEY_DAYS = Limit("key days", 1, 3650, default=30)
-DETACHED = Limit("detached timeout", 1, 7 * 24 * 3600, default=600)
+DETACHED = Limit("detached timeout", 1, 7 * 24 * 3600, default=IDLE_SECONDS)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
