@@ -70,8 +70,11 @@ class WindowTrie(toy_engine.TrieCache):
             invalidate(top.parent)
             self.evictable -= len(subtree)
             dropped += len(subtree)
-            if self.tracer.active: self.tracer.emit("slide.drop", K.DELETE, (top.parent,), leaf=top.id, key=top.key, tokens=len(subtree), window=self.window)
-        if self.tracer.active: self.tracer.emit("slide.result", K.RESULT, (), dropped=dropped, window=self.window)
+            if self.tracer.active:
+                self.tracer.emit("slide.drop", K.DELETE, (top.parent,), leaf=top.id, key=top.key,
+                                 tokens=len(subtree), window=self.window)
+        if self.tracer.active:
+            self.tracer.emit("slide.result", K.RESULT, (), dropped=dropped, window=self.window)
         return dropped
 
 
