@@ -30,10 +30,10 @@ WHY = {
 def describe(frame) -> str | None:
     """The line of a ``slide`` step, or None (narrate.py's words serve the rest)."""
     d = frame.data
-    if frame.step == "slide.drop":
+    if frame.label == "slide.drop":
         return (f"slide: drop {key_text(d['key'])} and what hangs below it, {d['tokens']} token(s) "
                 f"past depth {d['window']}")
-    if frame.step == "slide.result":
+    if frame.label == "slide.result":
         return f"slide returns {d['dropped']}: token(s) deeper than the window of {d['window']} are gone"
     if frame.kind == "op" and d.get("name") == "slide":
         return f"▶ {d['text']}: keep {frame.tree.window} token(s) of every prompt, drop the rest"
@@ -43,7 +43,7 @@ def describe(frame) -> str | None:
 def explain(frame) -> str | None:
     if frame.kind == "op" and frame.data.get("name") != "slide":
         return None
-    return WHY.get("op" if frame.kind == "op" else frame.step)
+    return WHY.get("op" if frame.kind == "op" else frame.label)
 
 
 class WindowOps(EngineOps):
