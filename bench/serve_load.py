@@ -77,8 +77,7 @@ def stop_server(proc) -> None:
         proc.wait()
 
 
-def children(pid: int) -> list[int]:
-    """The app processes the server started (its direct children)."""
+def direct_children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -90,6 +89,27 @@ def children(pid: int) -> list[int]:
         # the command name may hold spaces and parentheses: the fields follow the last ')'
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             found.append(int(entry.name))
+    return found
+
+
+def is_keeper(pid: int) -> bool:
+    try:
+        return b"radixviz.classroom.keeper" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def keepers(pid: int) -> list[int]:
+    """The keepers the server started (its children; each holds one app: keeper.py)."""
+    return [child for child in direct_children(pid) if is_keeper(child)]
+
+
+def children(pid: int) -> list[int]:
+    """The app processes the server started: its keepers' children (or its own, for a
+    server that starts its apps itself)."""
+    found = []
+    for child in direct_children(pid):
+        found += direct_children(child) if is_keeper(child) else [child]
     return found
 
 

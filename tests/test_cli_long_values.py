@@ -7,7 +7,9 @@ import argparse
 
 import pytest
 
+from radixviz import cli
 from radixviz.cli import build_parser, main
+from radixviz.errors import UsageError
 
 # an OSC sequence that would retitle the terminal, then a long tail
 HOSTILE = "\x1b]0;pwned\x07" + "x" * 100_000
@@ -72,3 +74,36 @@ def test_every_checked_option_quotes_a_long_value_short(capsys, command, option)
         build_parser().parse_args([command, option, HOSTILE])
     capsys.readouterr()
     assert_short(refusal(capsys, [command, option, HOSTILE]), HOSTILE)
+
+
+def options_taking_any_text():
+    """Every option of every command that takes a value argparse does not check (a path, a
+    name, a topic): the command itself refuses it, if at all."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name, sub in commands.items():
+        needed = [a for a in sub._actions if not a.option_strings and a.nargs not in ("?", "*")]
+        for action in sub._actions:
+            if action.option_strings and action.nargs != 0 and not (action.type or action.choices):
+                yield name, action.option_strings[-1], len(needed)
+
+
+@pytest.mark.parametrize("command, option, positionals", list(options_taking_any_text()))
+@pytest.mark.parametrize("error", [UsageError, ValueError])
+def test_a_command_refusing_any_option_quotes_it_short(capsys, monkeypatch, command, option, positionals, error):
+    # whatever a command's refusal says of the value (as typed, or as Python quotes it), the
+    # line that reaches the terminal quotes a short excerpt: cli's last guard covers every
+    # command and option, not only those listed above
+    built = build_parser
+
+    def refusing(*args, **kwargs):
+        parser = built(*args, **kwargs)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+
+        def refuse(parsed):
+            value = getattr(parsed, next(a.dest for a in sub._actions if option in a.option_strings))
+            raise error(f"{option} {value}: not usable ({value!r})")
+        sub.set_defaults(func=refuse)
+        return parser
+    monkeypatch.setattr(cli, "build_parser", refusing)
+    assert_short(refusal(capsys, [command, option, HOSTILE, *["1"] * positionals]), HOSTILE)

@@ -86,8 +86,18 @@ class SessionPriorities:
         self.enabled = len(cores) > 1 and Path("/proc/self/schedstat").exists()
 
     def watch(self, pid: int) -> None:
-        if self.enabled:
-            self.samples[pid] = deque()
+        """Watch ``pid`` from now on; one a former front confined, or lowered, stays so (the
+        kernel kept its cores and priority: a front that restarts takes its state from there)."""
+        if not self.enabled:
+            return
+        self.samples[pid] = deque()
+        try:
+            if os.sched_getaffinity(pid) != self.all_cores:
+                self.confined.setdefault(pid, time.monotonic())
+            if os.getpriority(os.PRIO_PROCESS, pid) >= LOWEST:
+                self.lowered.add(pid)
+        except OSError:
+            pass
 
     def forget(self, pid: int) -> None:
         self.samples.pop(pid, None)

@@ -43,6 +43,7 @@ from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
 from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, request_rate
 from .connections import serve_forever
+from .keepers import IDLE_SECONDS, is_keeper, left_behind, stop_keeper, wait_gone
 from .pages import app_page, full_page, page
 from .priority import SessionPriorities
 from .starts import StartFailures
@@ -80,7 +81,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
                  joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
                  per_student: int = 3, trust_proxy: str | None = None,
-                 requests_per_second: float = REQUESTS_PER_SECOND) -> None:
+                 requests_per_second: float = REQUESTS_PER_SECOND, detached_timeout: float = IDLE_SECONDS) -> None:
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
         self.per_student, self.trust_proxy = per_student, trust_proxy
@@ -90,7 +91,12 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         self.budget = DiskBudget(self.roster, disk_mb * 1_000_000, disk_mb * 1_000_000 // max_students)
         self.open_sockets: dict[str, set] = {}
         self._pending = {}
-        self.processes: set = set()      # the sessions' app processes not yet reaped
+        self.processes: set = set()      # the sessions' apps (KeptApp) this front attached to
+        self.attached_sockets: set = set()   # their keepers' sockets
+        # keepers a former front left running, not attached to now: socket -> their pids
+        # (they count in the class's cap until they end or a student goes on with one)
+        self.detached: dict[Path, dict] = {}
+        self.detached_timeout = detached_timeout
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)
         self.loopback = is_loopback(host)
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
@@ -188,8 +194,11 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         return (found is not None and found.until > time.monotonic() and found.client == client
                 and student is not None and secrets.compare_digest(found.student, student))
 
-    def is_full(self) -> bool:
-        return self.live >= self.max_sessions
+    def is_full(self, student: str | None = None) -> bool:
+        """No place for a new session; a student an app was left running for (by a former
+        front) goes on with it, so it is not counted against them."""
+        theirs = student is not None and any(info.get("student") == student for info in self.detached.values())
+        return self.live + len(self.detached) - theirs >= self.max_sessions
 
     def _full(self) -> web.Response:
         return web.Response(status=503, content_type="text/html", headers={"Retry-After": str(RETRY_SECONDS)},
@@ -233,7 +242,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         if student is None:
             return web.Response(content_type="text/html",
                                 text=page("join", title=self.title, max_name=MAX_NAME, name="", error=""))
-        if self.is_full():
+        if self.is_full(student.id):
             log.info("class full (%d of %d): turned a tab away", self.live, self.max_sessions)
             return self._full()
         ticket = self.issue_ticket(student.id, self.client_of(request))
@@ -350,25 +359,35 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         serve_forever(app, self.host, self.port, self.guard, loop, started)
 
     async def _end_sessions(self, app: web.Application) -> None:
-        """On the way out: end the app processes still running and reap them (bounded), so
-        none outlives the event loop that watches it."""
+        """On the way out (the class ends): stop every keeper, this front's and those a
+        former one left, so that no app outlives the class, and wait for them (bounded)."""
         self.stopping = True
-        for process in list(self.processes):
-            if process.returncode is None:
-                try:
-                    process.kill()
-                except ProcessLookupError:
-                    pass
-        for process in list(self.processes):
-            try:
-                await asyncio.wait_for(process.wait(), 5)
-            except asyncio.TimeoutError:
-                pass
+        pids = [p.keeper_pid for p in self.processes] + [int(i["keeper"]) for i in self.detached.values()]
+        for pid in pids:
+            stop_keeper(pid)
+        await wait_gone(pids)
 
     async def on_startup(self, app: web.Application) -> None:
         """textual-serve prints its banner here; the classroom says its own lines once bound,
-        and starts watching the sessions' CPU use."""
+        counts the apps a former front left running, and starts watching the sessions' CPU use."""
+        for student in self.roster.students():
+            for sock, info in left_behind(self.roster.home(student)).items():
+                self.detached[sock] = {**info, "student": student.id}
+                self.priorities.watch(int(info["app"]))
+        if self.detached:
+            log.info("%d app(s) a former front left running: each student goes on with theirs", len(self.detached))
         app["priorities"] = asyncio.ensure_future(self.priorities.run())
+        app["detached"] = asyncio.ensure_future(self._forget_ended())
+
+    async def _forget_ended(self) -> None:
+        """The keepers left behind that ended (their idle timeout, their app's end) free
+        their place in the cap."""
+        while True:
+            await asyncio.sleep(2)
+            for sock, info in list(self.detached.items()):
+                if not is_keeper(int(info["keeper"])):
+                    self.detached.pop(sock, None)
+                    self.priorities.forget(int(info["app"]))
 
 
 def is_loopback(host: str) -> bool:

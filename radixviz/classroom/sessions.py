@@ -20,6 +20,7 @@ from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
 
 from .frames import Refusals, envelope
+from .keepers import KeeperGone, attach, left_behind, sessions_folder
 from .starts import APP_STOPPED, START_FAILED, could_not_start, stopped, watch_end, watch_start
 from .textual_serve_adapter import ServedApp
 
@@ -74,6 +75,9 @@ class SessionRoutes:
         live_by_student: Counter
         open_sockets: dict[str, set]
         processes: set
+        attached_sockets: set
+        detached: dict
+        detached_timeout: float
         priorities: SessionPriorities
         start_failures: StartFailures
         app_ends: StartFailures
@@ -85,7 +89,7 @@ class SessionRoutes:
         def same_origin(self, request: web.Request) -> bool: ...
         def has_code(self, request: web.Request) -> bool: ...
         def take_ticket(self, ticket: str, student: str | None, client: str) -> bool: ...
-        def is_full(self) -> bool: ...
+        def is_full(self, student: str | None = None) -> bool: ...
 
     async def handle_session_socket(self, request: web.Request) -> web.StreamResponse:
         client = self.client_of(request)
@@ -97,7 +101,7 @@ class SessionRoutes:
             return web.Response(status=403, text="refused: reload the page for a new session")
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
         await websocket.prepare(request)
-        if self.is_full():
+        if self.is_full(student.id):
             await websocket.close(code=4001, message=f"The class is full ({self.max_sessions} sessions): "
                                                      "reload in a minute.".encode())
             return websocket
@@ -135,15 +139,20 @@ class SessionRoutes:
         caps = SERVED_CAPS
         width = bounded_int(request.query.get("width"), 80, 20, caps.columns)
         height = bounded_int(request.query.get("height"), 24, 10, caps.rows)
+        home = self.roster.home(student)
         service = ServedApp(
             self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
             close=websocket.close, download_manager=self.download_manager, debug=self.debug,
-            student=student.id, env={DATA_DIR_ENV: str(self.roster.home(student)), SERVED_ENV: "1"})
+            student=student.id, env={DATA_DIR_ENV: str(home), SERVED_ENV: "1"},
+            folder=sessions_folder(home), idle=self.detached_timeout)
         try:
-            await service.start(width, height)
+            kept = await self._reattach(service, student, width, height)
+            if kept is None:
+                await service.start(width, height)
             process = service.process
-            assert process is not None          # start() opened it
+            assert process is not None          # start() opened it, or a former front did
             self.processes = {p for p in self.processes if p.returncode is None} | {process}
+            self.attached_sockets.add(process.attached.socket)
             self.priorities.watch(process.pid)
             watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
             ended = asyncio.ensure_future(self._watch_end(websocket, service, student))
@@ -154,6 +163,7 @@ class SessionRoutes:
                 ended.cancel()          # before the app is stopped on purpose
                 self.priorities.forget(process.pid)
                 await service.stop()
+                self.attached_sockets.discard(process.attached.socket)
         except asyncio.CancelledError:
             await websocket.close()
         except Exception as error:  # noqa: BLE001 - one session's failure must not stop the class
@@ -162,6 +172,25 @@ class SessionRoutes:
                 log.exception(error)
             else:
                 log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
+
+    async def _reattach(self, service: ServedApp, student: Student, width: int, height: int) -> int | None:
+        """The app a former front of this class left running for this student (it died, or
+        was killed), if one is free: the tab goes on with it, where the student was. Its pid,
+        or None (there is none: a fresh app is started, as ever)."""
+        for sock in sorted(left_behind(self.roster.home(student))):
+            if sock in self.attached_sockets:
+                continue
+            try:
+                attached = await attach(sock)
+            except KeeperGone:          # it ended meanwhile (its files are removed), or is busy
+                if sock not in left_behind(self.roster.home(student)):
+                    self.detached.pop(sock, None)
+                continue
+            self.detached.pop(sock, None)
+            await service.reattach(attached, width, height)
+            log.info("a session went on with the app a former front left running")
+            return attached.app_pid
+        return None
 
     async def _watch_start(self, websocket: web.WebSocketResponse, service, student: Student) -> None:
         """An app that exits before its first frame, or draws nothing in time, ends the

@@ -90,6 +90,8 @@ def how_it_ended(code: int | None, stderr: bytes) -> str:
             return f"killed by {signal.Signals(-code).name}"
         except ValueError:
             return f"killed by signal {-code}"
+    if code is None:
+        return "its keeper ended"            # SIGKILLed: the app ended with it
     line = last_error_line(stderr)
     return f"exited with code {code}" + (f": {line}" if line else "")
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from .keepers import stop_keeper
 from .limits import mb
 from .pages import page
 from .students import class_rows, report_csv
@@ -61,6 +62,7 @@ class TeacherRoutes:
         max_sessions: int
         per_client: int
         open_sockets: dict[str, set]
+        detached: dict
 
         def host_allowed(self, request: web.Request) -> bool: ...
         def same_origin(self, request: web.Request) -> bool: ...
@@ -155,6 +157,10 @@ class TeacherRoutes:
             return self._refused(404, "No such student", "This student is not in the class (removed already?).")
         for websocket in list(self.open_sockets.get(student.id, ())):
             await websocket.close(code=4003, message=b"Your teacher removed you from the class.")
+        for sock, info in list(self.detached.items()):      # apps a former front left running for them
+            if info.get("student") == student.id:
+                stop_keeper(int(info["keeper"]))
+                self.detached.pop(sock, None)
         log.info("the teacher removed a student (%d in the class)", len(self.roster.students()))
         raise web.HTTPSeeOther("/teacher?removed=1")
 

@@ -8,28 +8,35 @@ they are all here, and ``PRIVATE`` lists them for tests/test_serve_adapter.py, w
 as soon as a new textual-serve renames one or changes its signature:
 
 - ``_build_environment(width, height)``: the app's environment, plus the student's folder;
-- ``_open_app_process(width, height)``: the app started so that it ends with the server;
-- ``run()``: the pipe reader, rewritten to note the first frame and keep stderr's tail
-  (textual-serve's echoes stderr to the server's output, and says nothing of a first frame);
-- ``_process``, ``_task``, ``_stdin``: the app process, the reader's task, its stdin.
+- ``_open_app_process(width, height)``: the app started behind a keeper (keeper.py), in its
+  own session, so that a front that dies does not take it along;
+- ``run()``: the reader, rewritten to read the keeper's socket, note the first frame and keep
+  stderr's tail (textual-serve's echoes stderr to the server's output, and says nothing of
+  a first frame);
+- ``stop()``: quit, then a kill for an app that does not;
+- ``_process``, ``_task``, ``_stdin``: the app process, the reader's task, its stdin (here
+  the keeper's socket, which passes whole packets on to the app's stdin).
 
 Nothing else in radixviz imports textual_serve.
 """
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import signal
+import contextlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server
 
-__all__ = ["PRIVATE", "DownloadManager", "Server", "ServedApp"]
+from .keeper import read_packet
+from .keepers import IDLE_SECONDS, Attached, attach, start_keeper, stop_keeper
+
+__all__ = ["PRIVATE", "DownloadManager", "KeptApp", "Server", "ServedApp"]
 
 STDERR_KEPT = 4096          # bytes of the app's stderr kept, for its last line
-PRELUDE = b"__GANGLION__\n"  # a Textual app's first line on stdout under the web driver
+QUIT_SECONDS = 10          # an app told to quit that is still running then is killed
 
 # (class, private name, its signature as inspect prints it, or None for an attribute set in
 # __init__): what this module leans on; a test compares them with the installed textual-serve
@@ -38,28 +45,58 @@ PRIVATE = [
     (AppService, "_open_app_process", "(self, width: 'int' = 80, height: 'int' = 24) -> 'Process'"),
     (AppService, "run", "(self) -> 'None'"),
     (AppService, "start", "(self, width: 'int', height: 'int') -> 'None'"),
+    (AppService, "stop", "(self) -> 'None'"),
     (AppService, "_process", None),
     (AppService, "_task", None),
     (AppService, "_stdin", None),
 ]
 
 
+class KeptApp:
+    """The app process behind a keeper, as the session code sees it (a process's pid,
+    returncode, wait and kill): the exit code comes over the keeper's socket."""
+
+    def __init__(self, attached: Attached) -> None:
+        self.attached = attached
+        self.pid, self.keeper_pid = attached.app_pid, attached.keeper_pid
+        self.returncode: int | None = None
+        self.ended = asyncio.Event()
+
+    def ended_with(self, code: int | None) -> None:
+        if code is not None:
+            self.returncode = code
+        self.ended.set()
+
+    async def wait(self) -> int | None:
+        await self.ended.wait()
+        return self.returncode
+
+    def kill(self) -> None:
+        """Have the keeper kill the app (its exit comes back as usual): a signal, not a
+        packet, so that an app that hangs with its stdin full cannot hold it up."""
+        stop_keeper(self.keeper_pid)
+
+
 class ServedApp(AppService):
-    """One student's app process: started with the student's own environment (``env``),
-    ended with the server, its first frame noted (``drew``) and its stderr's tail kept."""
+    """One student's app process: started with the student's own environment (``env``)
+    behind a keeper (keeper.py) in ``folder``, or attached to one a former front left there;
+    its first frame noted (``drew``) and its stderr's tail kept."""
 
     def __init__(self, command: str, *, write_bytes: Callable[[bytes], Awaitable[None]],
                  write_str: Callable[[str], Awaitable[None]], close: Callable[..., Awaitable[object]],
-                 download_manager: DownloadManager, debug: bool = False, student: str, env: dict[str, str]) -> None:
+                 download_manager: DownloadManager, debug: bool = False, student: str, env: dict[str, str],
+                 folder: Path | None = None, idle: float = IDLE_SECONDS) -> None:
         super().__init__(command, write_bytes=write_bytes, write_str=write_str, close=close,  # type: ignore[arg-type]
                          download_manager=download_manager, debug=debug)
         self.student, self.extra_env = student, env
+        self.folder, self.idle = folder, idle
         self.drew = asyncio.Event()
         self.stderr_tail = b""
+        self.kept: KeptApp | None = None
 
     @property
-    def process(self) -> asyncio.subprocess.Process | None:
-        return self._process
+    def process(self) -> KeptApp | None:
+        return self.kept
 
     @property
     def task(self) -> asyncio.Task[None] | None:
@@ -70,55 +107,66 @@ class ServedApp(AppService):
         environment.update(self.extra_env)
         return environment
 
-    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
-        """textual-serve's, but the app process ends with the server (Linux): a server that
-        is killed leaves no session running on its own."""
-        environment = self._build_environment(width=width, height=height)
-        self._process = process = await asyncio.create_subprocess_shell(
-            self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=environment, preexec_fn=end_with_parent)
-        self._stdin = process.stdin
-        return process
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> KeptApp:  # type: ignore[override]
+        """textual-serve's, but the app runs behind a keeper in its own session: a front
+        that dies leaves it running, for the next front to attach to."""
+        assert self.folder is not None
+        sock = await start_keeper(self.command, self._build_environment(width=width, height=height),
+                                  self.folder, self.idle)
+        return self._adopt(await attach(sock))
+
+    def _adopt(self, attached: Attached) -> KeptApp:
+        self.kept = KeptApp(attached)
+        self._stdin = attached.writer
+        return self.kept
+
+    async def reattach(self, attached: Attached, width: int, height: int) -> None:
+        """Go on with an app a former front started; it repaints the whole screen (two
+        sizes: a size it already has would redraw only what changed, and the tab is blank)."""
+        self._adopt(attached)
+        self._task = asyncio.create_task(self.run())
+        await self.set_terminal_size(width, max(height - 1, 1))
+        await self.set_terminal_size(width, height)
 
     async def on_data(self, payload: bytes) -> None:
         self.drew.set()
         await super().on_data(payload)
 
+    async def stop(self) -> None:
+        """textual-serve's (quit, then wait for the app), but an app that does not quit
+        within QUIT_SECONDS is killed."""
+        if self._task is not None:
+            await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+            await self.send_meta({"type": "quit"})
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), QUIT_SECONDS)
+            except asyncio.TimeoutError:
+                if self.kept is not None:
+                    self.kept.kill()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._task, QUIT_SECONDS)
+            self._task = None
+
     async def run(self) -> None:
-        process = self._process
-        assert process is not None and process.stdout is not None and process.stderr is not None
-        stdout, stderr = process.stdout, process.stderr
-
-        async def keep_stderr() -> None:
-            while data := await stderr.read(4096):
-                self.stderr_tail = (self.stderr_tail + data)[-STDERR_KEPT:]
-
-        kept = asyncio.ensure_future(keep_stderr())
+        kept = self.kept
+        assert kept is not None
+        reader = kept.attached.reader
         handlers = {b"D": self.on_data, b"M": self.on_meta, b"P": self.on_packed}
+        code = None
         try:
-            for _ in range(10):                  # the prelude line comes first
-                line = await stdout.readline()
-                if not line or line == PRELUDE:
-                    break
             while True:
-                kind = await stdout.readexactly(1)
-                size = int.from_bytes(await stdout.readexactly(4), "big")
-                payload = await stdout.readexactly(size)
-                handler = handlers.get(kind)
-                if handler is not None:
-                    await handler(payload)
-        except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.CancelledError):
+                kind, payload = await read_packet(reader, 1 << 30)
+                if kind == b"E":
+                    self.stderr_tail = (self.stderr_tail + payload)[-STDERR_KEPT:]
+                elif kind == b"X":
+                    code = int(payload)
+                    break
+                else:
+                    handler = handlers.get(kind)
+                    if handler is not None:
+                        await handler(payload)
+        except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.CancelledError, ValueError):
             pass
         finally:
-            try:                                 # what it said last, as it went
-                await asyncio.wait_for(kept, 2)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                kept.cancel()
-
-
-def end_with_parent() -> None:
-    """In the app process before it runs: ask Linux to end it when the server ends."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+            kept.ended_with(code)
+            kept.attached.writer.close()

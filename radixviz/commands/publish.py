@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import json
 import sys
 
-from radixviz.errors import EXIT_OK, UsageError
+from radixviz.errors import EXIT_OK, UsageError, excerpt
 from radixviz.wire.from_engine import engine_blocks, wire_event
 from radixviz.wire.publisher import Publisher
 
@@ -68,7 +68,7 @@ def publish(args: argparse.Namespace) -> int:
                          rank=args.rank, drop=args.drop)
     try:
         where = f"publishing on {pub.endpoint}" + (f", replay on {pub.replay_endpoint}" if pub.replay else "")
-        print(f"{where}, topic {args.topic!r}", file=sys.stderr, flush=True)
+        print(f"{where}, topic {excerpt(args.topic, 200)}", file=sys.stderr, flush=True)   # typed: cut if long
         if not pub.wait_for_subscriber(args.wait):
             print(f"note: no subscriber after {args.wait:g} s; publishing anyway", file=sys.stderr)
         error = None

@@ -12,6 +12,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from radixviz.classroom.keepers import IDLE_SECONDS
 from radixviz.classroom.limits import REQUEST_BURST, REQUESTS_PER_SECOND
 from radixviz.classroom.students import DEFAULT_STUDENTS, Roster, class_rows, report_csv, report_text
 from radixviz.classroom.students import MAX_STUDENTS as ROSTER_CAP
@@ -28,6 +29,7 @@ JOINS = Limit("joins per minute", 1, 1000, default=10)
 REQUESTS = Limit("requests per second", 1, 10_000, default=REQUESTS_PER_SECOND)
 DISK_MB = Limit("disk", 1, 1_000_000, default=300)
 KEY_DAYS = Limit("key days", 1, 3650, default=30)
+DETACHED = Limit("detached timeout", 1, 7 * 24 * 3600, default=IDLE_SECONDS)
 _CODE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
@@ -81,6 +83,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help=f"personal links and the teacher's key last DAYS days after they are issued "
                         f"(default {KEY_DAYS.default}); an expired link tells the student to ask you, "
                         "and the report's \"new link\" gives a fresh one")
+    p.add_argument("--detached-timeout", type=DETACHED.arg, default=DETACHED.default, metavar="SECONDS",
+                   help=f"each student's app runs apart from the server: if the server dies (killed, "
+                        f"crashed), a server started again on the same class folder goes on with it at the "
+                        f"student's next visit; an app no server is attached to ends after SECONDS "
+                        f"(default {DETACHED.default}). Stopping the server (Ctrl+C) ends every app")
     p.add_argument("--new-teacher-key", action="store_true",
                    help="replace the teacher's key (kept in the class folder, so the report's link "
                         "survives a restart): the old report link stops working")
@@ -163,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
                              allow_hosts=args.allow_host, max_students=args.max_students,
                              joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb,
                              key_days=args.key_days, per_student=args.per_student, trust_proxy=args.trust_proxy,
-                             requests_per_second=args.requests_per_second,
+                             requests_per_second=args.requests_per_second, detached_timeout=args.detached_timeout,
                              teacher_key=teacher_key_for(class_dir(args), args.new_teacher_key, args.key_days))
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 

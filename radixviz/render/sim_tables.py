@@ -49,6 +49,12 @@ def _priority_rows(table: Table, results: Collection[SimResult]) -> None:
                       *(f"{r.stats.priority_hit_rate(level):.1%}" for r in results))
 
 
+def _engine_rows(table: Table, results: Collection[SimResult]) -> None:
+    """A row per total the engine keeps of its own (``SimStats.engine_totals``), a cell per run."""
+    for label in dict.fromkeys(name for r in results for name in r.stats.engine_totals):
+        table.add_row(label, *(str(r.stats.engine_totals.get(label, "–")) for r in results))
+
+
 def _optimum_rows(table: Table, results) -> None:
     """The paper's optimum for these prompts, and each run's hit rate as a share of it."""
     optima = [r.traffic.get("optimum") for r in results]
@@ -101,6 +107,7 @@ def print_single(workload: str, result: SimResult) -> None:
     _optimum_rows(table, [result])
     _latency_rows(table, [result])
     _priority_rows(table, [result])
+    _engine_rows(table, [result])
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
     console.print(table)
@@ -127,6 +134,7 @@ def print_compare(workload: str, results: dict) -> None:
     _optimum_rows(table, list(results.values()))
     _latency_rows(table, list(results.values()))
     _priority_rows(table, list(results.values()))
+    _engine_rows(table, list(results.values()))
     console = Console()
     console.print(_title(workload, first), highlight=False)
     console.print(table)

@@ -1,6 +1,7 @@
 """One line per operation for ``radixviz run``: what it returned, in plain words."""
 from __future__ import annotations
 
+from radixviz.cache.engines import engine_spec, op_owners
 from radixviz.script import key_text, slot_ranges
 
 
@@ -16,9 +17,18 @@ def op_result(record) -> str:
     if record.op.name == "match":
         text = _match(record.result, record.op.key)
     else:
-        text = _RESULTS.get(record.op.name, lambda r: "done")(record.result)
+        text = _RESULTS.get(record.op.name, _engine_words(record.op.name))(record.result)
     first = record.result.get("acknowledged_first")
     return f"(synced {first} first) {text}" if first else text
+
+
+def _engine_words(name: str):
+    """An engine's own operation (``slide``): its script module's ``summary``, else "done"."""
+    for owner in op_owners(name):
+        words = getattr(engine_spec(owner).part("script"), "summary", None)
+        if words is not None:
+            return words
+    return lambda r: "done"
 
 
 def _insert(r) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from radixviz.cache.engines import engine_names, option_ops
+from radixviz.cache.engines import engine_names, op_owners, option_ops
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
 from radixviz.files import BOM, ReadError, excerpt, read_bytes
@@ -190,6 +190,8 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
     if name not in OP_NAMES:
         if name in option_ops():     # a registered engine's own option: ``window 4``
             return _option_op(option_ops()[name], args, file, lineno, where)
+        if op_owners(name):          # a registered engine's own operation: ``slide``
+            return _engine_op(name, args, file, lineno, where)
         known = OP_NAMES + tuple(op for op in option_ops() if op not in OP_NAMES)
         close = difflib.get_close_matches(name.lower(), known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else f" (operations: {', '.join(known)})"
@@ -279,6 +281,20 @@ def _option_op(option, args: list[_Word], file: str, lineno: int, where: dict) -
     if option.limit is not None:
         return Op(name, count=value, **where)
     return Op(name, mode=args[0].text.lower() if option.is_switch else value, **where)
+
+
+def _engine_op(name: str, args: list[_Word], file: str, lineno: int, where: dict) -> Op:
+    """``NAME`` or ``NAME N`` for an operation a registered engine's spec lists in ``ops``
+    and its script module handles (which refuses a count it takes none of)."""
+    if len(args) > 1:
+        raise ScriptError(file, lineno, args[1].col, f"extra argument {excerpt(args[1].text)}: "
+                          f"{name} takes at most one number")
+    if not args:
+        return Op(name, **where)
+    count = _int(args[0], file, lineno, f"{name} takes a whole number, or none")
+    if count < 0:
+        raise ScriptError(file, lineno, args[0].col, f"negative count {count}: {name} takes a count >= 0")
+    return Op(name, count=count, **where)
 
 
 def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[Op]:

@@ -102,6 +102,9 @@ class SimStats:
     host_tier: dict = field(default_factory=dict)
     # priority -> [finished requests, their prompt tokens, of those taken from the cache]
     by_priority: dict = field(default_factory=dict)
+    # an engine's own totals, by the words its report shows them with (its loop hooks'
+    # ``finish`` writes them; sim/engines/): empty for an engine that keeps none
+    engine_totals: dict = field(default_factory=dict)
 
     def note_finished(self, req: Request) -> None:
         """Count a finished request's prompt and the hit of the prefill that ran it."""
@@ -142,6 +145,8 @@ class SimStats:
             out["device_hit_tokens"] = self.device_hit_tokens
         else:
             del out["host_tier"], out["host_hit_tokens"]
+        if not self.engine_totals:
+            del out["engine_totals"]
         return out
 
 

@@ -155,8 +155,9 @@ class Simulation:
     # ------------------------------------------------------------------ runs
 
     def app_cache(self) -> dict | None:
-        """The cache settings the app's scheduler screen opens (None: the loop's own)."""
-        return None
+        """The cache settings the app's scheduler screen opens: this engine and its own
+        options given (its form shows a field for each option it takes)."""
+        return {"engine": self.spec.name, "engine_options": dict(self.own)}
 
     def loop_options(self) -> dict:
         """What every run's Scheduler takes besides the traffic, the policy and the pool."""

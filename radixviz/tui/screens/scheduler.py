@@ -82,7 +82,8 @@ class SchedulerScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(Text(" scheduler: choose a workload and a policy"), id="sched-status")
         with Container(id="sched-body"):
-            yield SchedulerForm(self.settings, id="sched-form")
+            yield SchedulerForm(self.settings, self.options.get("engine"), self.options.get("engine_options"),
+                                id="sched-form")
             yield Static("", id="sched-loading")
         yield Static("", id="sched-summary")
         yield Static("", id="sched-run")   # the whole run: % of optimal, TTFT p95
@@ -115,6 +116,8 @@ class SchedulerScreen(Screen):
 
     def on_scheduler_form_run(self, message: SchedulerForm.Run) -> None:
         message.stop()
+        if message.engine_options:   # the engine's own fields (the form makes them from its options)
+            self.options["engine_options"] = message.engine_options
         self._start(message.settings)
 
     def _start(self, settings: SimSettings) -> None:

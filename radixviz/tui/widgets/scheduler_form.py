@@ -1,4 +1,6 @@
-"""The scheduler screen's settings form: workload, policy, seed, requests, pool size.
+"""The scheduler screen's settings form: workload, policy, seed, requests, pool size, and the
+options of the engine the screen runs (a field each, made from its ``Option`` declarations:
+a number in an input, a word or a switch a choice).
 
 Keyboard first: tab/shift+tab between fields, ←/→ change a choice, enter runs from any
 field. A bad value is refused on a line under the form and every typed value stays where
@@ -17,6 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static
 
+from radixviz.cache.engines import engine_spec
 from radixviz.settings import APP_SIM_LIMITS, SimSettings, check_settings
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
@@ -72,13 +75,20 @@ class SchedulerForm(Vertical):
     # Button handle enter themselves and end up in submit() too
 
     class Run(Message):
-        def __init__(self, settings: SimSettings):
+        def __init__(self, settings: SimSettings, engine_options: dict | None = None):
             super().__init__()
-            self.settings = settings
+            self.settings, self.engine_options = settings, dict(engine_options or {})
 
-    def __init__(self, settings: SimSettings | None = None, **kwargs: Any):
+    def __init__(self, settings: SimSettings | None = None, engine: str | None = None,
+                 engine_options: dict | None = None, **kwargs: Any):
+        """``engine``: the engine the screen runs (None: the loop's own, no fields of its
+        own); its options that ``simulate`` offers get a field each, ``engine_options``
+        their first values (else the declared defaults)."""
         super().__init__(**kwargs)
         self.initial = settings or SimSettings()
+        self.engine_fields = () if engine is None else tuple(
+            o for o in engine_spec(engine).options if "simulate" in o.commands and o.flag_name and not o.many)
+        self.initial_options = {o.name: (engine_options or {}).get(o.name, o.default) for o in self.engine_fields}
 
     def compose(self) -> ComposeResult:
         s = self.initial
@@ -93,8 +103,20 @@ class SchedulerForm(Vertical):
                 yield Label(limit.label)
                 yield Input(str(getattr(s, name)), placeholder=f"{limit.low}–{limit.high}", compact=True,
                             id=f"sched-{name.replace('_', '-')}")
+            for option in self.engine_fields:
+                yield Label(option.name.replace("_", " "))
+                yield self._option_field(option, self.initial_options[option.name])
         yield Static("", id="sched-form-error")
         yield Button("Run", id="sched-run", compact=True, variant="primary")
+
+    def _option_field(self, option, value):
+        field_id = f"sched-option-{option.name.replace('_', '-')}"
+        if option.limit is not None:
+            return Input("" if value is None else str(value), placeholder=f"{option.limit.low}–{option.limit.high}",
+                         compact=True, id=field_id, tooltip=option.help)
+        words = option.choices or ("on", "off")
+        shown = value if option.choices else ("on" if value else "off")
+        return Choice(words, shown, id=field_id, tooltip=option.help)
 
     def on_mount(self) -> None:
         self.query_one("#sched-form-error").display = False
@@ -109,13 +131,26 @@ class SchedulerForm(Vertical):
     def action_submit(self) -> None:
         self.submit()
 
+    def engine_values(self) -> tuple[dict, str | None]:
+        """(the engine's options as typed, parsed by each option; the first refusal or None)."""
+        values = {}
+        for option in self.engine_fields:
+            field = self.query_one(f"#sched-option-{option.name.replace('_', '-')}")
+            typed = field.value if isinstance(field, (Input, Choice)) else ""
+            try:
+                values[option.name] = option.parse(typed)
+            except ValueError as exc:
+                return values, str(exc)
+        return values, None
+
     def submit(self) -> None:
         settings, error = check_settings(**self.raw_values())
-        if error:
-            self.show_error(error)
+        options, option_error = self.engine_values()
+        if error or option_error:
+            self.show_error(error or option_error)
             return
         self.show_error(None)
-        self.post_message(self.Run(settings))
+        self.post_message(self.Run(settings, options))
 
     def show_error(self, message: str | None) -> None:
         error = self.query_one("#sched-form-error", Static)
