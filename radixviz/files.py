@@ -36,7 +36,7 @@ class ReadError(Exception):
         self.missing, self.content = missing, content
 
 
-def read_bytes(path, limit: int) -> bytes:
+def read_bytes(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them; ReadError if
     it is missing, unreadable, not a regular file or larger."""
     fd = _open_regular(path, limit)
@@ -57,7 +57,7 @@ def read_bytes(path, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def open_stream(path, binary: bool = False):
+def open_stream(path: str | os.PathLike[str], binary: bool = False):
     """The regular file at ``path`` open for reading in one pass, of any size (a trace):
     text (UTF-8, a byte-order mark dropped) or ``binary``. ReadError, without waiting, for a
     FIFO, a device or a folder, as ``read_bytes``."""
@@ -67,7 +67,7 @@ def open_stream(path, binary: bool = False):
     return os.fdopen(fd, encoding="utf-8-sig", newline="\n")
 
 
-def read_text(path, limit: int) -> str:
+def read_text(path: str | os.PathLike[str], limit: int) -> str:
     """``read_bytes`` decoded as UTF-8 (a leading byte-order mark dropped); ReadError for a
     binary or non-UTF-8 file, naming the line of the first bad byte."""
     return decode_text(read_bytes(path, limit))
@@ -89,7 +89,7 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _open_regular(path, limit: int) -> int:
+def _open_regular(path: str | os.PathLike[str], limit: int) -> int:
     """A read-only descriptor of the regular file at ``path`` of at most ``limit`` bytes;
     ReadError, without waiting, for anything else."""
     path = os.fspath(path)
@@ -122,7 +122,7 @@ def _os_error(exc: OSError) -> ReadError:
                      missing=isinstance(exc, FileNotFoundError))
 
 
-def atomic_write(path, data: str | bytes, encoding: str = "utf-8") -> None:
+def atomic_write(path: str | os.PathLike[str], data: str | bytes, encoding: str = "utf-8") -> None:
     """Write ``data`` to ``path`` all at once: a temporary file in the same folder, flushed
     to disk, then renamed over the target. On any failure the old file (if any) is as it
     was and no temporary file is left. The new file has the usual permissions (0666 less
@@ -145,7 +145,7 @@ def atomic_write(path, data: str | bytes, encoding: str = "utf-8") -> None:
         raise
 
 
-def free_name(path) -> Path:
+def free_name(path: str | os.PathLike[str]) -> Path:
     """``path`` if nothing is there, else the first free ``stem-2.suffix``, ``stem-3...``."""
     path = Path(path)
     if not os.path.lexists(path):

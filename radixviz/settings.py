@@ -7,6 +7,8 @@ commands and ``script`` sessions all import it.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from dataclasses import dataclass
 
@@ -16,6 +18,9 @@ from radixviz.errors import excerpt
 from radixviz.sim import defaults as D
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 
 # A session's KV pool (sandbox, home, run, export, verify-kv): every slot is a tensor row.
@@ -86,7 +91,7 @@ def check_device(device: str) -> str:
 DEVICE_ARG = arg_type(check_device)
 
 
-def check_choice(label: str, value: str, choices) -> str:
+def check_choice(label: str, value: str, choices: Collection[str]) -> str:
     """``value`` when it is one of ``choices``; ValueError naming them otherwise."""
     if value not in choices:
         raise ValueError(f"{label}: choose from {', '.join(choices)}")

@@ -2,18 +2,23 @@
 draws the sweep's charts and the figure)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.errors import UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 FIGURE_SUFFIXES = (".svg", ".png")
 
 
-def add_capacity_args(p) -> None:
+def add_capacity_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--figure", metavar="FILE.svg|.png",
                    help="with --sweep: also draw hit rate, %% of optimal and p95 TTFT with matplotlib "
                         "(optional: pip install radixviz[figures])")
 
 
-def check_figure(args) -> None:
+def check_figure(args: argparse.Namespace) -> None:
     figure = getattr(args, "figure", None)
     if figure is None:
         return

@@ -1,6 +1,8 @@
 """``radixviz challenges`` lists the challenges; ``radixviz challenge ID`` shows or grades one."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import sys
 from pathlib import Path
@@ -16,8 +18,12 @@ from radixviz.lessons.progress import Progress, update_progress
 from radixviz.render.tree import TreeView
 from radixviz.script.parser import MAX_SCRIPT_BYTES
 
+if TYPE_CHECKING:
+    from radixviz.lessons.challenges.challenge import Challenge
+    from radixviz.lessons.progress import Progress
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("challenges", help="list the challenges with your status",
                               description="Challenges give a goal and a sandbox; the engine judges "
                               "what you build. Play them in the app, or grade a script with "
@@ -48,7 +54,7 @@ def _hint_number(text: str) -> int:
     return int(text)
 
 
-def run_list(args) -> int:
+def run_list(args: argparse.Namespace) -> int:
     challenges = _load(args.lessons)
     progress = _progress()
     solved = 0
@@ -68,7 +74,7 @@ def run_list(args) -> int:
     return 0
 
 
-def run_one(args) -> int:
+def run_one(args: argparse.Namespace) -> int:
     challenge = _pick(_load(args.lessons), args.id)
     if args.check is not None:
         return _check(challenge, args.check)
@@ -85,7 +91,7 @@ def run_one(args) -> int:
     return 0
 
 
-def show(challenge) -> None:
+def show(challenge: Challenge) -> None:
     print(f"{challenge.title}  ({challenge.id}, {challenge.level}, par {challenge.par})\n")
     print(challenge.statement + "\n")
     print("Goal:")
@@ -104,7 +110,7 @@ def show(challenge) -> None:
     print(f"\nHints: {len(challenge.hints)} (radixviz challenge {challenge.id} --hint 1)")
 
 
-def _check(challenge, source: str) -> int:
+def _check(challenge: Challenge, source: str) -> int:
     try:
         text = sys.stdin.read(MAX_SCRIPT_BYTES + 1) if source == "-" else read_text(source, MAX_SCRIPT_BYTES)
     except (OSError, UnicodeDecodeError, ReadError) as exc:
@@ -149,7 +155,7 @@ def _load(dirs):
         _usage(f"{exc} (every problem: radixviz lessons --check)")
 
 
-def _pick(challenges, wanted):
+def _pick(challenges: list[Challenge], wanted):
     try:
         return find_challenge(challenges, wanted)
     except KeyError as exc:

@@ -9,13 +9,16 @@ own list-taking flags for the options it sweeps and has the rest generated here
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache.engines import (declared_options, engine_names, engine_spec, engines_with,
                                     option_owners)
 from radixviz.cache.options import Option
 from radixviz.errors import UsageError
 from radixviz.settings import arg_type
+
+if TYPE_CHECKING:
+    from radixviz.cache.engines import EngineSpec
 
 DEFAULT_ENGINE = "2024"
 
@@ -60,7 +63,7 @@ def given(args: argparse.Namespace, option: Option) -> bool:
     return bool(value) if option.is_switch else value is not None
 
 
-def refuse_foreign(args: argparse.Namespace, spec, command: str, skip: tuple = ()) -> None:
+def refuse_foreign(args: argparse.Namespace, spec: EngineSpec, command: str, skip: tuple = ()) -> None:
     """UsageError for the first flag given that engine ``spec`` does not take."""
     for option in declared_options(command):
         if option.flag_name and option.name not in skip and given(args, option) \

@@ -5,6 +5,8 @@ Graphviz ``dot`` program only .dot can be written; the others fail with an insta
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from radixviz.errors import EXIT_OK, UsageError
@@ -18,8 +20,19 @@ from .export_pages import add_page_args, check_page_args, is_page_output, write_
 from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_side, new_session,
                   note_dropped, read_ops, refused, reports_script_errors)
 
+if TYPE_CHECKING:
+    from radixviz.script.session import Session
 
-def register(subparsers) -> None:
+if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.parser import Op
+    import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "export", help="write the tree as a diagram (.dot .svg .png .pdf), every step as a page (.html) or a GIF",
         description="Run a script, then draw the tree (with the Rich view's marks) with Graphviz.")
@@ -43,7 +56,7 @@ def register(subparsers) -> None:
 
 
 @reports_script_errors
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.output is None and args.all_steps is None:
         raise UsageError("export needs -o FILE or --all-steps DIR")
     if is_page_output(args.output, args.all_steps):
@@ -82,7 +95,7 @@ def run(args) -> int:
     return EXIT_OK
 
 
-def _run_pages(args) -> int:
+def _run_pages(args: argparse.Namespace) -> int:
     """.html, .gif and multi-page .pdf: every step (or operation) of the run in one file."""
     check_page_args(args)
     if args.max_edge < 8:
@@ -98,7 +111,7 @@ def _run_pages(args) -> int:
     return refused(error) if error is not None else EXIT_OK
 
 
-def _export_compare(args, ops) -> int:
+def _export_compare(args: argparse.Namespace, ops: Sequence[Op]) -> int:
     if args.output is None or args.step is not None or args.all_steps is not None \
             or (args.buggy and args.compare == "matchers"):
         raise UsageError("--compare draws one diagram of both columns: give -o FILE, without "
@@ -112,7 +125,7 @@ def _export_compare(args, ops) -> int:
     return refused(side.error) if side.error is not None else EXIT_OK
 
 
-def _pick_frame(session, step):
+def _pick_frame(session: Session, step: int | None):
     frames = session.frames
     if step is None:
         # the first operation may have been refused: then the (empty) tree is drawn as it is
@@ -125,12 +138,12 @@ def _pick_frame(session, step):
     return frames[step - 1]
 
 
-def step_title(frame) -> str:
+def step_title(frame: Frame) -> str:
     """The caption of one step's diagram: its number, what it did, and the matcher."""
     return f"step {frame.number}: {describe(frame)}  ·  {matcher_label(frame.tree)}"
 
 
-def write_all_steps(session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
+def write_all_steps(session: Session, folder: Path, fmt: str, max_edge: int = 24) -> list[Path]:
     """``step-0001.svg`` ... one per frame, numbered as ``--step`` and the stepper count;
     the folder is created if needed."""
     try:

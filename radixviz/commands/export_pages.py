@@ -3,6 +3,8 @@ HTML page, an animated GIF, a multi-page PDF handout. Argument checks and file w
 the pictures come from radixviz.render."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from radixviz.errors import EXIT_OK, UsageError
@@ -15,12 +17,19 @@ from radixviz.script import ScriptError   # the parser: no torch
 
 from .run import refused
 
+if TYPE_CHECKING:
+    from radixviz.script.session import Session
+
+if TYPE_CHECKING:
+    from radixviz.lessons import Lesson
+    import argparse
+
 PAGE_SUFFIXES = (".html", ".htm")
 GIF_SUFFIXES = (".gif",)
 MAX_PICTURES = 1000       # frames of a GIF or pages of a PDF: past that, a slide or handout is unreadable
 
 
-def add_page_args(p) -> None:
+def add_page_args(p: argparse.ArgumentParser) -> None:
     """``--theme``, ``--per-op``, ``--fps``: shared by ``export`` and ``lesson --export``."""
     p.add_argument("--theme", choices=("light", "dark"), default="light",
                    help="colours of .html, .gif and multi-page .pdf exports (default light)")
@@ -38,7 +47,7 @@ def is_page_output(path: str | None, all_steps) -> bool:
     return suffix in PAGE_SUFFIXES + GIF_SUFFIXES or (suffix == ".pdf" and all_steps is True)
 
 
-def check_page_args(args) -> None:
+def check_page_args(args: argparse.Namespace) -> None:
     """Refuse bad combinations before any work: one line each."""
     if args.fps is not None and not 0.1 <= args.fps <= 50:
         raise UsageError(f"--fps {args.fps:g}: use 0.1 to 50 frames per second")
@@ -49,14 +58,14 @@ def check_page_args(args) -> None:
         raise UsageError(f"--step draws one picture; a {suffix} export holds every step")
 
 
-def pick_frames(session, per_op: bool) -> list:
+def pick_frames(session: Session, per_op: bool) -> list:
     """Every frame, or the last frame of each operation (the state it leaves)."""
     if not per_op:
         return list(session.frames)
     return [session.frames[r.last_frame] for r in session.records if r.last_frame >= session.frames.first]
 
 
-def write_output(session, args, *, title: str, notes=None) -> str:
+def write_output(session: Session, args: argparse.Namespace, *, title: str, notes=None) -> str:
     """Write args.output in the format its extension names; return the line to print.
 
     Raises UsageError for a file that cannot be written or a missing Graphviz."""
@@ -91,7 +100,7 @@ def write_output(session, args, *, title: str, notes=None) -> str:
     return f"wrote {path} ({what})"
 
 
-def lesson_notes(lesson, session) -> tuple:
+def lesson_notes(lesson: Lesson, session: Session) -> tuple:
     """Play ``lesson`` into ``session``; return (notes by frame index, the refused op's error or None).
 
     A step shows the lesson text in force when its block ran, and the predictions asked just
@@ -125,7 +134,7 @@ def lesson_notes(lesson, session) -> tuple:
     return notes, None
 
 
-def export_lesson(lesson, args) -> int:
+def export_lesson(lesson: Lesson, args: argparse.Namespace) -> int:
     """``radixviz lesson N --export FILE``."""
     from radixviz.script import Session   # loads torch (the engine)
 

@@ -1,13 +1,18 @@
 """``radixviz home`` (and plain ``radixviz``): the app's home screen."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 from radixviz.errors import UsageError
 from radixviz.settings import DEVICE_ARG, POOL_SLOTS
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("home", help="open the app: lessons, sandbox, quiz (the default)")
     p.add_argument("--lessons", action="append", default=[], metavar="DIR",
                    help="also list the lessons in DIR (repeatable)")
@@ -21,7 +26,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     for folder in args.lessons:
         if not os.path.isdir(folder):
             raise UsageError(f"--lessons {folder}: no such folder")

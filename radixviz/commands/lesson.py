@@ -1,13 +1,18 @@
 """``radixviz lesson N``: play lesson N in the stepper."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.settings import DEVICE_ARG
 
 from .export_pages import add_page_args, export_lesson
 from .lessons import load_or_refuse, pick_lesson
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("lesson", help="play lesson N in the stepper (see: radixviz lessons)")
     p.add_argument("number", metavar="N", help="the lesson's number (1 or 01) or id")
     p.add_argument("--lessons", action="append", default=[], metavar="DIR",
@@ -20,7 +25,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     lesson = pick_lesson(load_or_refuse(args.lessons), args.number)
     if args.export is not None:
         return export_lesson(lesson, args)

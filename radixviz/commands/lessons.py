@@ -1,6 +1,8 @@
 """``radixviz lessons``: list the lessons, check them, or read one in plain text."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 from pathlib import Path
 
@@ -11,8 +13,12 @@ from radixviz.lessons.challenges.challenge import challenge_files, check_challen
 from radixviz.lessons.progress import Progress, save_lesson_completed
 from radixviz.lessons.lesson.reader import read_plain
 
+if TYPE_CHECKING:
+    from radixviz.lessons.progress import Progress
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("lessons", help="list the lessons, or check lesson files (--check)",
                               description="Lessons are Markdown files with ```radixviz operation blocks "
                               "and ```predict pauses; see lessons/README.md for the format.")
@@ -25,7 +31,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.check is not None:
         return check(args.check, args.lessons)
     lessons = load_or_refuse(args.lessons)
@@ -52,7 +58,7 @@ def run(args) -> int:
     return 0
 
 
-def lesson_score_note(progress, lesson_id: str) -> str:
+def lesson_score_note(progress: Progress, lesson_id: str) -> str:
     """`` · predicted 5/6`` for a completed lesson, `` · left at block 7`` for one in progress."""
     score = progress.prediction_score(lesson_id)
     if score:

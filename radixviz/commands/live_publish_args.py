@@ -2,6 +2,8 @@
 while it runs (wire/live_publish.py), with the same options as ``run --publish``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 from contextlib import contextmanager
 from collections.abc import Iterator
@@ -12,8 +14,11 @@ from radixviz.sim.pass_hooks import after_each_pass
 
 from .wire_args import ENDPOINT, add_publisher_args
 
+if TYPE_CHECKING:
+    import argparse
 
-def add_live_publish_args(p, what: str) -> None:
+
+def add_live_publish_args(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--publish", type=ENDPOINT, default=None, metavar="ENDPOINT",
                    help=f"send the engine's KV events on SGLang's wire as {what} (needs an engine "
                         "with KV events: --engine 2026|hicache), e.g. tcp://*:5557; watch them "
@@ -22,7 +27,7 @@ def add_live_publish_args(p, what: str) -> None:
 
 
 @contextmanager
-def live_publisher(args) -> Iterator:
+def live_publisher(args: argparse.Namespace) -> Iterator:
     """The LivePublisher of ``--publish`` (None without it); closed, with a note on stderr
     when nobody subscribed, when the block ends."""
     if not getattr(args, "publish", None):
@@ -46,7 +51,7 @@ def live_publisher(args) -> Iterator:
                   file=sys.stderr)
 
 
-def run_publishing(args, run) -> int:
+def run_publishing(args: argparse.Namespace, run) -> int:
     """``simulate --publish``: ``run(args)`` with every run's passes on the wire."""
     with_events = [spec.name for spec in engines_with("kv_events")]
     if args.engine not in with_events:

@@ -1,6 +1,8 @@
 """``radixviz progress``: completed lessons and quiz scores; reset, export, import."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 from pathlib import Path
 
@@ -11,8 +13,12 @@ from radixviz.files import ReadError, atomic_write, read_text
 from radixviz.lessons.progress import Progress, ProgressError, update_progress
 from radixviz.lessons.progress.progress_file import MAX_PROGRESS_BYTES
 
+if TYPE_CHECKING:
+    from radixviz.lessons.progress import Progress
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("progress", help="show completed lessons and quiz scores")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--reset", action="store_true", help="forget all progress")
@@ -21,7 +27,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.import_file:
         return _import(Path(args.import_file))
     progress = Progress.load()
@@ -51,7 +57,7 @@ def _import(source: Path) -> int:
         raise UsageError(f"cannot read {source}: {exc}") from None
     added: list = []
 
-    def merge(progress) -> None:
+    def merge(progress: Progress) -> None:
         try:
             added[:] = progress.merge(text)
         except ProgressError as exc:
@@ -67,14 +73,14 @@ def _import(source: Path) -> int:
     return 0
 
 
-def _save(progress) -> None:
+def _save(progress: Progress) -> None:
     try:
         progress.save()
     except OSError as exc:
         raise UsageError(f"cannot write {progress.path}: {exc.strerror or exc}; nothing was changed") from None
 
 
-def show(progress) -> None:
+def show(progress: Progress) -> None:
     try:
         titles = {l.id: (l.number, l.title) for l in load_lessons()}
     except LessonError:
@@ -102,7 +108,7 @@ def show(progress) -> None:
         print(f"  best: {best:.0%}")
 
 
-def _show_challenges(progress) -> None:
+def _show_challenges(progress: Progress) -> None:
     try:
         challenges = {c.id: c for c in load_challenges()}
     except LessonError:

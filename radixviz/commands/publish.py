@@ -7,6 +7,8 @@ One batch per operation that queued events (SGLang publishes only non-empty batc
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import sys
 
@@ -17,8 +19,11 @@ from radixviz.wire.publisher import Publisher
 from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
 from .wire_args import ENDPOINT, SECONDS, SEQ_LIST, add_publisher_args, open_publisher
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "publish", help="run a script and publish its KV events on SGLang's ZeroMQ wire",
         description="Run a script on a KV-event engine (2026 unless --engine says otherwise) and "
@@ -53,7 +58,7 @@ def batch_line(seq: int, rank: int, root_node) -> str:
 
 
 @reports_script_errors
-def publish(args) -> int:
+def publish(args: argparse.Namespace) -> int:
     ops = read_ops(args)
     if args.buffer_steps < 1:
         raise UsageError("--buffer-steps must be 1 or more")

@@ -1,6 +1,8 @@
 """``radixviz quiz``: self-test questions and generated ones, graded by the engine."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import random
 import sys
 
@@ -15,8 +17,13 @@ from radixviz.settings import QUIZ_QUESTIONS, SEED
 
 from .lessons import load_or_refuse, pick_lesson
 
+if TYPE_CHECKING:
+    from typing import TextIO
+    from radixviz.lessons.quiz.quiz import Quiz
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("quiz", help="answer questions about the cache; the engine checks each answer",
                               description="Questions on random scenarios run on the real cache (same "
                               "--seed, same questions), or the chapter's self-test with --selftest.")
@@ -31,7 +38,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else _fresh_seed()
     lesson = None if args.lesson is None else pick_lesson(load_or_refuse(), args.lesson).number
     try:
@@ -48,7 +55,7 @@ def _fresh_seed() -> int:
     return random.SystemRandom().randrange(1, 1_000_000)
 
 
-def ask_plain(quiz, stdin, out, save: bool = True) -> int:
+def ask_plain(quiz: Quiz, stdin: TextIO, out: TextIO, save: bool = True) -> int:
     """Ask every question on ``stdin``/``out``; end of input stops early with the score so far."""
     if quiz.selftest:
         print(f"radixviz self-test: the chapter's {len(quiz.questions)} self-test questions and exercises",
@@ -72,7 +79,7 @@ def ask_plain(quiz, stdin, out, save: bool = True) -> int:
     return _finish(quiz, out, save)
 
 
-def _ask_one(quiz, index, stdin, out) -> str:
+def _ask_one(quiz: Quiz, index: int, stdin: TextIO, out: TextIO) -> str:
     question = quiz.questions[index]
     while True:
         print(f"answer ({question.hint()}): ", end="", file=out, flush=True)
@@ -115,14 +122,14 @@ def replay_text(scenario: str, include_question: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _finish(quiz, out, save: bool) -> int:
+def _finish(quiz: Quiz, out: TextIO, save: bool) -> int:
     print(f"\nScore: {quiz.summary()}", file=out)
     if save and quiz.answers:
         save_score(quiz)
     return 0
 
 
-def save_score(quiz) -> None:
+def save_score(quiz: Quiz) -> None:
     """Record the quiz's score out of ALL its questions (skipped ones are not right)."""
     _, warnings = update_progress(
         lambda progress: progress.record_score(quiz.score, quiz.total, quiz.difficulty, quiz.lesson, quiz.seed))

@@ -6,6 +6,8 @@ applied is still printed, then the error, and the exit code is 2.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import functools
 import json
 import sys
@@ -32,11 +34,19 @@ from .engine_args import add_engine_args, session_settings
 
 from .wire_args import ENDPOINT, add_publisher_args, open_publisher
 
+if TYPE_CHECKING:
+    from radixviz.script.parser import ScriptError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.parser import Op
+    import argparse
+
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
 
 
-def add_script_args(p) -> None:
+def add_script_args(p: argparse.ArgumentParser) -> None:
     """The arguments ``run`` and ``export`` share: where the script comes from and the session."""
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="a file of operations, one a line")
     p.add_argument("-e", "--exec", dest="ops", metavar="OPS",
@@ -49,7 +59,7 @@ def add_script_args(p) -> None:
     add_history_arg(p)
 
 
-def add_history_arg(p) -> None:
+def add_history_arg(p: argparse.ArgumentParser) -> None:
     """--history-mb: how much memory the steps kept may take (the oldest go past it)."""
     p.add_argument("--history-mb", type=HISTORY_MB.arg, default=HISTORY_MB.default, metavar="MB",
                    help=f"memory the steps kept may take; past it the oldest steps are dropped "
@@ -64,7 +74,7 @@ def note_dropped(session) -> None:
               f"{frames.limit_mb:g} MB (raise --history-mb to keep them)", file=sys.stderr)
 
 
-def add_compare_arg(p, what: str) -> None:
+def add_compare_arg(p: argparse.ArgumentParser, what: str) -> None:
     """``--compare [matchers|engines]``: the same operations in two columns."""
     p.add_argument("--compare", nargs="?", const="matchers", choices=COMPARE_KINDS, default=None,
                    help="run the operations twice and " + what + ": 'matchers' (the default) "
@@ -73,7 +83,7 @@ def add_compare_arg(p, what: str) -> None:
                         "--eviction-policy); give the script before --compare")
 
 
-def compare_side_by_side(args, ops):
+def compare_side_by_side(args: argparse.Namespace, ops: Sequence[Op]):
     """The SideBySide ``--compare`` asks for; UsageError for options that make no sense with it."""
     from radixviz.script import compare_engines, compare_ops   # the engine: torch
 
@@ -94,7 +104,7 @@ def compare_side_by_side(args, ops):
                            eviction_policy=args.eviction_policy or EVICTION.default)
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "run", help="run a script of operations and print results, tree and pool",
         description="Apply operations (insert, match, lock, unlock, evict N, matcher fixed|buggy, "
@@ -120,7 +130,7 @@ def reports_script_errors(handler):
     """Wrap a command handler: a ScriptError it lets out (a script that does not parse) is
     printed as ``FILE:LINE:COL: message`` and the exit code is 2."""
     @functools.wraps(handler)
-    def wrapper(args) -> int:
+    def wrapper(args: argparse.Namespace) -> int:
         try:
             return handler(args)
         except ScriptError as exc:
@@ -128,14 +138,14 @@ def reports_script_errors(handler):
     return wrapper
 
 
-def refused(error) -> int:
+def refused(error: ScriptError) -> int:
     """Print a refused script's error as one line on stderr; the exit code for bad input."""
     # the file's name as typed is cut to an excerpt if it is long (a 100,000-character path)
     print(shorten_typed(str(error), [str(getattr(error, "file", ""))]), file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
-def read_ops(args) -> list:
+def read_ops(args: argparse.Namespace) -> list:
     """The parsed operations; raises UsageError or ScriptError before anything is applied."""
     if (args.script is None) == (args.ops is None):
         raise UsageError("give a SCRIPT file or -e OPS (one of the two)")
@@ -147,7 +157,7 @@ def read_ops(args) -> list:
     return ops
 
 
-def new_session(args):
+def new_session(args: argparse.Namespace):
     """A Session for the command's options; UsageError for a device torch refuses."""
     from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
@@ -158,7 +168,7 @@ def new_session(args):
         raise UsageError(f"--device {args.device}: {exc}") from None
 
 
-def check_device(args) -> None:
+def check_device(args: argparse.Namespace) -> None:
     """UsageError, before any work, for a device torch refuses."""
     from radixviz.script import Session   # torch
 
@@ -168,7 +178,7 @@ def check_device(args) -> None:
         raise UsageError(f"--device {args.device}: {exc}") from None
 
 
-def apply_all(session, ops):
+def apply_all(session, ops: Sequence[Op]):
     """Apply ``ops`` in order, up to the first one refused; return its ScriptError, or None."""
     for op in ops:
         try:
@@ -179,7 +189,7 @@ def apply_all(session, ops):
 
 
 @reports_script_errors
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     ops = read_ops(args)
     if args.compare:
         return run_compare(args, ops)
@@ -201,7 +211,7 @@ def run(args) -> int:
     return check(session)
 
 
-def publish_records(args, records) -> None:
+def publish_records(args: argparse.Namespace, records) -> None:
     """Send each applied operation's KV events as one batch (``--publish``), once a subscriber
     has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
     # msgspec (the wire's messages) and pyzmq: only for a run that publishes, not for the
@@ -220,7 +230,7 @@ def publish_records(args, records) -> None:
         pub.close()
 
 
-def run_compare(args, ops) -> int:
+def run_compare(args: argparse.Namespace, ops: Sequence[Op]) -> int:
     """Both columns on the same operations; exit 0 even when they differ (that is the point)."""
 
     if args.json or args.steps:
@@ -232,7 +242,7 @@ def run_compare(args, ops) -> int:
     return EXIT_OK
 
 
-def print_human(session, args) -> None:
+def print_human(session, args: argparse.Namespace) -> None:
     console = Console(width=args.width, highlight=False, soft_wrap=False)
     for record in session.records:
         if args.steps:

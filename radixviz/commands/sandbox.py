@@ -1,6 +1,8 @@
 """``radixviz sandbox``: the stepper on a cache of your own, optionally from a script."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 from radixviz.errors import UsageError
@@ -11,8 +13,11 @@ from .live_publish_args import add_live_publish_args, live_publisher
 from .engine_args import add_engine_args, session_settings
 from .run import add_history_arg
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("sandbox", help="step through operations on a live cache (the app)")
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="operations to load first (one a line)")
     p.add_argument("--pool-size", type=POOL_SLOTS.arg, default=POOL_SLOTS.default, metavar="N",
@@ -43,7 +48,7 @@ def check_script(path: str | None) -> None:
         raise UsageError(str(exc)) from None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     check_script(args.script)
     if args.publish:
         args.events = args.kv_events = True   # the flag's name before and after the option registry

@@ -41,7 +41,7 @@ def _address(text: str) -> str:
         raise argparse.ArgumentTypeError("give the proxy's IP address (a name is not checked)") from None
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "serve", help="serve the app to web browsers (a classroom: one session per tab)",
         description="Serve the whole app in web browsers with textual-serve. Each tab runs its own "
@@ -112,7 +112,7 @@ def register(subparsers) -> None:
 APP_ENV = "RADIXVIZ_SERVE_APP"   # a shell command each session runs instead (tests: an app that cannot start)
 
 
-def app_command(args) -> str:
+def app_command(args: argparse.Namespace) -> str:
     """The shell command each session runs: this Python, this radixviz, the options passed on
     (or, when set, the command in RADIXVIZ_SERVE_APP: how a test makes every session's app
     fail at start, as a broken install would)."""
@@ -130,11 +130,11 @@ def app_command(args) -> str:
     return "exec " + shlex.join(argv)
 
 
-def class_dir(args) -> Path:
+def class_dir(args: argparse.Namespace) -> Path:
     return Path(args.class_dir) if args.class_dir else data_dir() / "classroom"
 
 
-def check(args) -> None:
+def check(args: argparse.Namespace) -> None:
     """Everything a session would refuse, refused once here, before the server starts (the
     numbers and the device were checked by argparse, with radixviz.settings' limits)."""
     if args.csv and not args.report:
@@ -152,7 +152,7 @@ def check(args) -> None:
         pick_lesson(load_or_refuse(args.lessons), args.lesson)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     check(args)
     if args.report:
         rows = class_rows(Roster(class_dir(args)))

@@ -14,7 +14,7 @@ its registry line), and render/sim_report.py prints the report.
 from __future__ import annotations
 
 import json
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
 from radixviz.cache.evict_policy import POLICY_NAMES
@@ -38,6 +38,10 @@ from .simulate_modes import load_trace_option, open_app
 from .simulate_progress import progress_for
 from .simulate_traces import add_trace_args, check_trace_args
 
+if TYPE_CHECKING:
+    from radixviz.cache.engines import EngineSpec
+    import argparse
+
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE, "host": HOST_SLOTS}
 
@@ -50,7 +54,7 @@ class _DefaultNumber(int):
     """The same for a number (argparse passes a default that is not text through untouched)."""
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "simulate", help="run a workload through the scheduler and report cache hits",
         description="Simulate SGLang's first scheduler on the radix cache: match every waiting "
@@ -135,7 +139,7 @@ def register(subparsers) -> None:
 OWN_FLAGS = ("page_size", "eviction_policy", "host_size", "write_policy")
 
 
-def engine_flags(args, spec) -> dict:
+def engine_flags(args: argparse.Namespace, spec: EngineSpec) -> dict:
     """The registry-made flags given, for the Scheduler's ``engine_options``; UsageError for
     one the engine does not take."""
     refuse_foreign(args, spec, "simulate", skip=OWN_FLAGS)
@@ -147,7 +151,7 @@ def _owner(capability: str) -> str:
     return "|".join(spec.name for spec in engines_with(capability))
 
 
-def parse_options(args) -> dict:
+def parse_options(args: argparse.Namespace) -> dict:
     """Checked options for runner.simulate; UsageError (one line) on a bad name. The numbers
     were checked by argparse, against the limits in ``radixviz.settings``."""
     typed = not isinstance(args.workload, _Default) or not isinstance(args.requests, _DefaultNumber)
@@ -182,7 +186,7 @@ def parse_options(args) -> dict:
     return options
 
 
-def parse_sweep_option(args) -> tuple[str, list[int]]:
+def parse_sweep_option(args: argparse.Namespace) -> tuple[str, list[int]]:
     from radixviz.sim.sweep import parse_sweep  # the sweep runner imports torch
 
     try:
@@ -204,13 +208,13 @@ def parse_sweep_option(args) -> tuple[str, list[int]]:
     return key, values
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.publish:   # every run's passes on the wire (live_publish_args.py)
         return run_publishing(args, _run)
     return _run(args)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     if args.engine is None:   # several workers default to today's cache: it has KV events
         args.engine = CLUSTER_ENGINE if args.workers is not None else engine_names()[0]
     if args.workers is None and cluster_only(args):

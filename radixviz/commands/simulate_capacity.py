@@ -2,6 +2,8 @@
 Called from simulate.py when the sweep names more than one setting."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 
 from radixviz.errors import UsageError
@@ -11,6 +13,12 @@ from radixviz.render import capacity_charts as charts
 from radixviz.sim.engines.simulate import later_options
 
 from .simulate_modes import load_trace_option
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+if TYPE_CHECKING:
+    import argparse
 
 _LIMITS = {"pool": SIM_POOL_SLOTS, "host": HOST_SLOTS, "page": PAGE_SIZE}
 
@@ -41,7 +49,7 @@ def _check_hosts(grid: dict, pool_size: int, page_size: int) -> None:
             raise UsageError(f"host size {host} is not whole pages of {bad[0]}")
 
 
-def run_grid_cli(args, options: dict, policies) -> int:
+def run_grid_cli(args: argparse.Namespace, options: dict, policies: Sequence[str]) -> int:
     from radixviz.sim.capacity import engine_for, run_grid  # imports torch
 
     grid = options.pop("grid")

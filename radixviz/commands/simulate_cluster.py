@@ -7,6 +7,8 @@ The cache-aware router's thresholds are SGLang's unless given. Bad input is one 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from radixviz.cache.engines import engine_spec, engines_with, engines_without, option_owners
@@ -18,6 +20,9 @@ from radixviz.sim.workloads import make_workload, request_count
 
 from radixviz.render import cluster_report as report
 from .simulate_modes import load_trace_option
+
+if TYPE_CHECKING:
+    import argparse
 
 WORKERS = Limit("workers", 1, 64, default=4)
 RATE = Limit("rate", 1, 10_000, default=2)
@@ -40,7 +45,7 @@ def _at_least_one(text: str) -> float:
     return value
 
 
-def add_cluster_args(p) -> None:
+def add_cluster_args(p: argparse.ArgumentParser) -> None:
     """The options of ``simulate --workers``."""
     g = p.add_argument_group("several workers behind a router (--workers N)")
     g.add_argument("--workers", type=WORKERS.arg, metavar="N",
@@ -85,7 +90,7 @@ def parse_routers(text: str | None) -> list:
     return list(dict.fromkeys(names))
 
 
-def cluster_only(args) -> str:
+def cluster_only(args: argparse.Namespace) -> str:
     """The first option given that only means something with --workers ('' if none)."""
     for flag, value, default in (("--router", args.router, None), ("--rate", args.rate, 2),
                                  ("--cache-threshold", args.cache_threshold, LAUNCHED.cache_threshold),
@@ -101,7 +106,7 @@ def cluster_only(args) -> str:
     return ""
 
 
-def check_cluster_args(args, options: dict) -> list:
+def check_cluster_args(args: argparse.Namespace, options: dict) -> list:
     """The routers to run; UsageError for what does not go with several workers."""
     if args.compare is not None or args.sweep is not None:
         raise UsageError("--workers compares routers: drop --compare and --sweep (--policy picks "
@@ -123,7 +128,8 @@ def check_cluster_args(args, options: dict) -> list:
     return routers
 
 
-def run_cluster(args, options: dict, page_size: int = PAGE.default, eviction: str | None = None) -> int:
+def run_cluster(args: argparse.Namespace, options: dict, page_size: int = PAGE.default,
+                eviction: str | None = None) -> int:
     routers = check_cluster_args(args, options)
     if getattr(args, "app", False):
         return open_cluster_app(args, options, routers, page_size, eviction)
@@ -149,7 +155,8 @@ def run_cluster(args, options: dict, page_size: int = PAGE.default, eviction: st
     return 0
 
 
-def make_cluster(args, options: dict, router: str, page_size: int, eviction, record: bool = False):
+def make_cluster(args: argparse.Namespace, options: dict, router: str, page_size: int, eviction: str | None,
+                 record: bool = False):
     """The Cluster for ``router`` with the command's settings (each worker inserts its prompts
     after prefill, #418, as SGLang's workers do under every router of 2024-11 on)."""
     from radixviz.sim.cluster import Cluster            # imports torch
@@ -168,7 +175,8 @@ def make_cluster(args, options: dict, router: str, page_size: int, eviction, rec
                    cache_unfinished=True, **extra)
 
 
-def open_cluster_app(args, options: dict, routers: list, page_size: int, eviction) -> int:
+def open_cluster_app(args: argparse.Namespace, options: dict, routers: list, page_size: int,
+                     eviction: str | None) -> int:
     """``--app --workers N``: the workers' trees side by side, each request's route and why."""
     if args.json or args.trace:
         raise UsageError("--app shows one run: drop --json and --trace")
@@ -192,7 +200,7 @@ def open_cluster_app(args, options: dict, routers: list, page_size: int, evictio
     return app.return_code or 0
 
 
-def recorded_servers(args) -> list:
+def recorded_servers(args: argparse.Namespace) -> list:
     """``--router-events``: what each recorded stream held at its end, one per worker in the
     order the files are given (a file with several data-parallel ranks gives several)."""
     if not getattr(args, "router_events", None):

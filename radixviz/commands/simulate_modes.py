@@ -3,6 +3,8 @@ file, and the app's scheduler screen (an engine's ``Simulation`` gives it its ca
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 
 from radixviz.errors import UsageError
@@ -12,8 +14,11 @@ from radixviz.sim.model_api import VOCAB_SIZE
 from radixviz.sim.trace import TraceError, load_tokenizer
 from radixviz.sim.traces import StreamedTrace, open_trace
 
+if TYPE_CHECKING:
+    import argparse
 
-def load_trace_option(args, model: str):
+
+def load_trace_option(args: argparse.Namespace, model: str):
     """The trace's RequestSpecs, checked whole before anything runs (our own format), or a
     StreamedTrace (sim/traces: Mooncake, OpenAI logs, or timed), its first line checked."""
     try:
@@ -43,7 +48,7 @@ def _every_spec(specs):
             spec = spec.then
 
 
-def open_app(args, options: dict, cache: dict | None = None) -> int:
+def open_app(args: argparse.Namespace, options: dict, cache: dict | None = None) -> int:
     """``--app``: the scheduler screen, already running these settings; ``cache`` (today's
     cache: ``{"cache_factory": ...}``) goes to the Scheduler the screen builds."""
     if args.json or args.compare or args.sweep or args.trace:

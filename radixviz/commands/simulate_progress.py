@@ -6,8 +6,13 @@ next to the run; the line is cleared when the run ends.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sys
 import time
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 LONG = 2_000
 EVERY = 0.5
@@ -16,7 +21,7 @@ EVERY = 0.5
 class SimulationProgress:
     """``progress(finished, total)`` for ``sim.runner.replay``; ``done()`` clears the line."""
 
-    def __init__(self, label: str, stream=None):
+    def __init__(self, label: str, stream: TextIO | None = None):
         self.label, self.stream = label, stream or sys.stderr
         self.shown_at = float("-inf")   # the first pass is shown at once
         self.width = 0
@@ -37,7 +42,7 @@ class SimulationProgress:
             self.stream.flush()
 
 
-def progress_for(label: str, total: int, stream=None) -> SimulationProgress | None:
+def progress_for(label: str, total: int, stream: TextIO | None = None) -> SimulationProgress | None:
     """A progress line for a run of ``total`` requests, or None (a short run, or stderr is
     not a terminal)."""
     stream = stream or sys.stderr

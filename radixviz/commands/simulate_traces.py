@@ -20,7 +20,7 @@ def _positive(kind):
     return parse
 
 
-def add_trace_args(p) -> None:
+def add_trace_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS, default="auto",
                    help="with --trace: radixviz (our JSON lines), mooncake (timestamp, input_length, "
                         "output_length, hash_ids) or openai (messages or prompt); auto reads the "
@@ -33,7 +33,7 @@ def add_trace_args(p) -> None:
                         "given; our format's arrival is then milliseconds too)")
 
 
-def check_trace_args(args) -> None:
+def check_trace_args(args: argparse.Namespace) -> None:
     """Trace options without --trace, refused in one line; the default pace for a public format."""
     if args.trace is None:
         for flag, value, default in (("--format", args.format, "auto"), ("--block-size", args.block_size, None),

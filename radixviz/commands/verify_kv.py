@@ -25,7 +25,7 @@ exit status: 0 every match agrees, 1 some match diverges, 2 bad input
 """
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "verify-kv", help="check cache reuse on real K/V computed by a tiny model",
         description="Run operations on a cache whose pool holds real K/V, and check every "
@@ -38,7 +38,7 @@ def register(subparsers) -> None:
 
 
 @reports_script_errors
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     ops = read_ops(args)
     # the session and the report import torch: only once the script parsed
     from radixviz.script.kv_session import KVSession

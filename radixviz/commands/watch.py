@@ -7,6 +7,8 @@ rank holds after it) and ``problems`` (the counts so far); the log's lines go to
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import sys
 import time
@@ -24,10 +26,13 @@ from radixviz.wire.subscriber import Watcher
 
 from .wire_args import ENDPOINT, SECONDS
 
+if TYPE_CHECKING:
+    import argparse
+
 MAX_RECORDING = 1024 * 2 ** 20     # a recording larger than this is refused
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "watch", help="draw a running server's cache from its KV events (SGLang's ZeroMQ wire)",
         description="Subscribe to a server's KV events (SGLang started with --kv-events-config "
@@ -67,7 +72,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=watch)
 
 
-def check_args(args) -> None:
+def check_args(args: argparse.Namespace) -> None:
     if (args.endpoint is None) == (args.file is None):
         raise UsageError("give an ENDPOINT to listen to or --file FILE to play (one of the two)")
     if args.file is not None and (args.replay or args.record or args.bind or args.ranks != 1):
@@ -86,7 +91,7 @@ def check_args(args) -> None:
         raise UsageError("--max-frame-mb must be above 0 and at most 256, --max-blocks 1 or more")
 
 
-def watch(args) -> int:
+def watch(args: argparse.Namespace) -> int:
     check_args(args)
     max_frame = int(args.max_frame_mb * 2 ** 20)
     if not (args.json or args.text):
@@ -97,7 +102,7 @@ def watch(args) -> int:
     return listen(args, out, max_frame)
 
 
-def watch_in_app(args, max_frame: int) -> int:
+def watch_in_app(args: argparse.Namespace, max_frame: int) -> int:
     from radixviz.tui.watch_app import run_watch_app, token_decoder   # the app: Textual
 
     token_decoder(args.tokenizer)   # a bad tokenizer file: one line before the screen opens
@@ -116,7 +121,7 @@ def watch_in_app(args, max_frame: int) -> int:
             record_file.close()
 
 
-def open_record(args):
+def open_record(args: argparse.Namespace):
     if not args.record:
         return None
     try:
@@ -133,7 +138,7 @@ def load_recording(path: str) -> list:
         raise UsageError(f"{path}: {exc}") from None
 
 
-def open_watcher(args, core, recorder=None) -> Watcher:
+def open_watcher(args: argparse.Namespace, core, recorder=None) -> Watcher:
     try:
         return Watcher(args.endpoint, args.replay, args.topic, args.ranks, bind=args.bind,
                        core=core, recorder=recorder)
@@ -141,7 +146,7 @@ def open_watcher(args, core, recorder=None) -> Watcher:
         raise UsageError(f"cannot {'bind' if args.bind else 'connect'} {args.endpoint}: {exc}") from None
 
 
-def play_file(args, out, max_frame: int) -> int:
+def play_file(args: argparse.Namespace, out, max_frame: int) -> int:
     records = load_recording(args.file)
     core = core_for(records, max_frame, args.max_blocks)
     out.attach(core)
@@ -153,7 +158,7 @@ def play_file(args, out, max_frame: int) -> int:
     return EXIT_OK
 
 
-def listen(args, out, max_frame: int) -> int:
+def listen(args: argparse.Namespace, out, max_frame: int) -> int:
     core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
                      max_blocks=args.max_blocks)
     out.attach(core)

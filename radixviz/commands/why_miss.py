@@ -8,6 +8,8 @@ it cost; ``-o FILE.svg`` saves the same screen as SVG, ``--json`` prints the num
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from radixviz.cache.evict_policy import POLICY_NAMES
@@ -18,8 +20,11 @@ from radixviz.sim.traces import local_tokenizer, open_trace
 
 from .why_miss_view import draw
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "why-miss", help="explain why a prompt did not reuse an earlier one's cache",
         description="Replay prompt A, the requests between, then look prompt B up in today's "
@@ -56,7 +61,7 @@ def _tokens(text: str, encode) -> tuple:
     return tuple(encode(text)) if encode else tuple(text.encode("utf-8"))
 
 
-def _from_trace(args) -> tuple:
+def _from_trace(args: argparse.Namespace) -> tuple:
     try:
         first, second = int(args.a), int(args.b)
     except ValueError:
@@ -74,7 +79,7 @@ def _from_trace(args) -> tuple:
     return chosen[0], chosen[-1], [(t, None) for t in chosen[1:-1]]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from radixviz.sim.why_miss import explain  # the engine: today's cache imports torch
 
     if args.eviction_policy not in POLICY_NAMES:

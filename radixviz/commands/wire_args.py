@@ -8,6 +8,7 @@ from radixviz.errors import UsageError
 from radixviz.settings import arg_type
 
 if TYPE_CHECKING:
+    import argparse
     from radixviz.wire.publisher import Publisher
 
 
@@ -42,7 +43,7 @@ SEQ_LIST = arg_type(_seq_list)
 ENDPOINT = arg_type(_endpoint)
 
 
-def add_publisher_args(p, prefix: str = "") -> None:
+def add_publisher_args(p: argparse.ArgumentParser, prefix: str = "") -> None:
     """The publisher's options; ``prefix`` ("publish-") where a command has its own --topic."""
     p.add_argument(f"--{prefix}replay", type=ENDPOINT, default=None, metavar="ENDPOINT",
                    help="bind a ROUTER replay socket here (e.g. tcp://*:5558): a watcher that "

@@ -108,7 +108,7 @@ class Expected:
         return answer
 
 
-def grade(expected: Expected, reply) -> Verdict:
+def grade(expected: Expected, reply: str | Chosen) -> Verdict:
     """Grade a typed reply (str) or a picked option (``Chosen``) against ``expected``."""
     if isinstance(reply, Chosen):
         if expected.kind != "choice" or not 0 <= reply.index < len(expected.choices):

@@ -16,9 +16,15 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from functools import lru_cache
 
 from radixviz.sim.routers import LAUNCHED_DEFAULTS, LIBRARY_DEFAULTS, Load, make_router
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.frames import OpRecord
 
 CACHE_ONLY = "cache-only"   # as radixviz.sim.cluster names it (that module loads torch)
 CACHE_LIBRARY = "cache-aware-library"   # cache-aware with the Rust library's own defaults
@@ -31,7 +37,7 @@ def is_route_check(check: str) -> bool:
     return check.startswith(PREFIXES)
 
 
-def route_value(check: str, records):
+def route_value(check: str, records: Sequence[OpRecord]):
     """What the router or the simulation says for ``check``; KeyError when it is not one."""
     kind, _, rest = check.partition(".")
     if kind in ("route", "routes", "reused"):

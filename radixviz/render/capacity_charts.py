@@ -4,10 +4,16 @@ as a matplotlib figure (an optional extra: ``pip install radixviz[figures]``; wi
 figure is skipped with one line and the rest still prints)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.sim.capacity import GridPoint
 
 WIDTH = 36
 
@@ -16,7 +22,7 @@ def _pct(value) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def _bars(console, title: str, rows, shown, full: float | None = None) -> None:
+def _bars(console: Console, title: str, rows, shown, full: float | None = None) -> None:
     """One bar per (label, value): a full bar is ``full`` (a rate: 1), or at least the largest value."""
     console.print(title, highlight=False)
     top = max([full or 0, *(v for _, v in rows if v is not None)]) or 1
@@ -27,14 +33,14 @@ def _bars(console, title: str, rows, shown, full: float | None = None) -> None:
                       highlight=False)
 
 
-def print_charts(console, points) -> None:
+def print_charts(console: Console, points: Sequence[GridPoint]) -> None:
     """The three charts of a sweep (GridPoints)."""
     labelled = [(f"{p.label} {p.policy}", p) for p in points]
     _bars(console, "cache hit rate", [(n, p.stats.hit_rate) for n, p in labelled], _pct, full=1)
     print_latency_charts(console, labelled)
 
 
-def print_latency_charts(console, labelled) -> None:
+def print_latency_charts(console: Console, labelled) -> None:
     """% of optimal and p95 TTFT, for ``(label, point)`` pairs (a one-setting sweep has its hit rates)."""
     _bars(console, "% of optimal (SGLang paper's theorem)", [(n, p.percent_of_optimal) for n, p in labelled],
           _pct, full=1)
@@ -42,7 +48,7 @@ def print_latency_charts(console, labelled) -> None:
           lambda v: f"{v:,}")
 
 
-def print_grid(title: str, points, note: str = "") -> None:
+def print_grid(title: str, points: Sequence[GridPoint], note: str = "") -> None:
     keys = list(points[0].setting)
     over = any((p.percent_of_optimal or 0) > 1 for p in points)
     table = Table(title="capacity sweep", caption="above 100 %: hits the theorem does not model "
@@ -62,11 +68,11 @@ def print_grid(title: str, points, note: str = "") -> None:
     print_charts(console, points)
 
 
-def grid_json(header: dict, points) -> str:
+def grid_json(header: dict, points: Sequence[GridPoint]) -> str:
     return json.dumps({**header, "results": [p.to_dict() for p in points]}, indent=2)
 
 
-def save_figure(path: str, points) -> str:
+def save_figure(path: str, points: Sequence[GridPoint]) -> str:
     """Draw the three measures against the sweep's settings; the line to print either way."""
     try:
         import matplotlib

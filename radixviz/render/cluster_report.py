@@ -2,9 +2,14 @@
 workers' shares, and charts of hit rate and balance. Every number also comes out of ``--json``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from radixviz.sim.cluster import ClusterResult
 
 BAR = 40
 REASONS = ("cache", "low-match", "imbalanced")
@@ -28,7 +33,7 @@ def warm_line(warm: dict) -> str:
     return f"warm start from {', '.join(warm['files'])}: {held}; every router starts from it"
 
 
-def shares(result, what: str, fmt) -> str:
+def shares(result: ClusterResult, what: str, fmt) -> str:
     """``64/60/70/62``: one value per worker."""
     return "/".join(fmt(w[what]) for w in result.per_worker())
 
@@ -72,7 +77,7 @@ def print_cluster(header: dict, results: dict) -> None:
         console.print(f"  {name:>{width}} {bar(value - 1.0, top - 1.0, 'yellow')} {value:6.2f}")
 
 
-def print_workers(console, name: str, result) -> None:
+def print_workers(console: Console, name: str, result: ClusterResult) -> None:
     """One router's run: a row per worker and the totals."""
     table = Table(title=f"router {name}", box=box.SIMPLE_HEAD, padding=(0, 1), caption_justify="left",
                   caption="prompt: prompt tokens routed there; computed: tokens computed (prefill + "

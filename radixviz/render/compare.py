@@ -19,6 +19,7 @@ from .summary import op_result
 from .tree import TreeView
 
 if TYPE_CHECKING:
+    from radixviz.script.session import Session
     from ..script.compare import SideBySide
 
 FIXED, BUGGY = "fixed matcher (#7)", "buggy matcher (pre-#7)"
@@ -54,7 +55,7 @@ def ops_table(side: SideBySide) -> Table:
     return table
 
 
-def final_state(session, title: str) -> Group:
+def final_state(session: Session, title: str) -> Group:
     frame = session.frames[-1] if session.frames else session.live_frame()
     pool = frame.pool
     returned = [r.result["slots"] for r in session.records if r.op.name == "match"]

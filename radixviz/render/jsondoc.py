@@ -12,6 +12,11 @@ from .source_map import locate, short_path
 from .views import load_views, node_fields, tree_fields
 
 if TYPE_CHECKING:
+    from radixviz.script.parser import ScriptError
+
+if TYPE_CHECKING:
+    from radixviz.script.parser import Op
+    from radixviz.script.session import Session
     from collections.abc import Callable
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
     from ..script.frames import Frame
@@ -26,7 +31,7 @@ def key_json(key: tuple):
     return list(key)
 
 
-def op_args(op) -> list:
+def op_args(op: Op) -> list:
     """``op.args`` as JSON: a key as ``key_json`` writes it, a count or matcher mode as is."""
     return [key_json(arg) if isinstance(arg, tuple) else arg for arg in op.args]
 
@@ -65,7 +70,7 @@ def step_json(frame: Frame, describe: Callable[[Frame], str]) -> dict:
             "line": site.line, "function": site.function, "source": site.text}
 
 
-def session_document(session, *, error=None, steps: bool = False) -> dict:
+def session_document(session: Session, *, error: ScriptError | None = None, steps: bool = False) -> dict:
     """Everything ``run --json`` prints: the operations applied, the final tree and pool, and the
     error that stopped the run (None when every operation was applied)."""
     ops = []

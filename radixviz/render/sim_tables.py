@@ -5,8 +5,14 @@ Tables and bars are Rich; every number also comes out of ``--json``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from radixviz.sim.records import SimResult, SimStats
 
 _ROWS = [  # (label, SimStats attribute); counts get thousands separators, the rate a percent
     ("cache hit rate", "hit_rate"),
@@ -25,17 +31,17 @@ _ROWS = [  # (label, SimStats attribute); counts get thousands separators, the r
 ]
 
 
-def _cell(stats, attribute: str) -> str:
+def _cell(stats: SimStats, attribute: str) -> str:
     value = getattr(stats, attribute)
     return f"{value:.1%}" if attribute == "hit_rate" else f"{value:,}"
 
 
-def priorities_of(results) -> list:
+def priorities_of(results: Collection[SimResult]) -> list:
     """The request priorities other than 0 that finished in any of ``results``, in order."""
     return sorted({p for r in results for p in r.stats.by_priority if p != 0})
 
 
-def _priority_rows(table, results) -> None:
+def _priority_rows(table: Table, results: Collection[SimResult]) -> None:
     """One row per priority, when the workload gives any: the hit rate of its requests."""
     levels = priorities_of(results)
     for level in ([0] + levels) if levels else ():
@@ -43,13 +49,13 @@ def _priority_rows(table, results) -> None:
                       *(f"{r.stats.priority_hit_rate(level):.1%}" for r in results))
 
 
-def _engine_rows(table, results) -> None:
+def _engine_rows(table: Table, results: Collection[SimResult]) -> None:
     """A row per total the engine keeps of its own (``SimStats.engine_totals``), a cell per run."""
     for label in dict.fromkeys(name for r in results for name in r.stats.engine_totals):
         table.add_row(label, *(str(r.stats.engine_totals.get(label, "–")) for r in results))
 
 
-def _optimum_rows(table, results) -> None:
+def _optimum_rows(table: Table, results) -> None:
     """The paper's optimum for these prompts, and each run's hit rate as a share of it."""
     optima = [r.traffic.get("optimum") for r in results]
     if not all(optima):
@@ -59,7 +65,7 @@ def _optimum_rows(table, results) -> None:
                                     else f"{o['percent_of_optimal']:.1%}" for o in optima))
 
 
-def _latency_rows(table, results) -> None:
+def _latency_rows(table: Table, results) -> None:
     """Time to first token in passes, and the share of it that the requests that missed took."""
     latencies = [r.traffic.get("latency") for r in results]
     if not all(latencies):
@@ -73,7 +79,7 @@ def _latency_rows(table, results) -> None:
         else f"{lat['missed']['share_of_ttft_passes']:.1%}" for lat in latencies))
 
 
-def optimum_note(results) -> str:
+def optimum_note(results: Collection[SimResult]) -> str:
     """One line under the table: what the optimum is, and whether its condition holds."""
     optimum = next(iter(results)).traffic.get("optimum")
     if not optimum:
@@ -91,7 +97,7 @@ def _title(workload: str, settings: dict) -> str:
             f"seed {settings['seed']}")
 
 
-def print_single(workload: str, result) -> None:
+def print_single(workload: str, result: SimResult) -> None:
     settings, stats = result.settings, result.stats
     table = Table()
     table.add_column("measure", no_wrap=True)
@@ -158,7 +164,7 @@ def print_policies(workload: str, results: dict) -> None:
     print_hit_rate_bars(console, results, name_width=8)
 
 
-def print_hit_rate_bars(console, results: dict, name_width: int) -> None:
+def print_hit_rate_bars(console: Console, results: dict, name_width: int) -> None:
     """One bar of the cache hit rate per named result (policy, or engine setting)."""
     console.print("cache hit rate")
     width = 40

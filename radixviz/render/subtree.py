@@ -12,6 +12,9 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from radixviz.cache import NodeSnapshot, TreeSnapshot
+
+if TYPE_CHECKING:
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
 
 
@@ -85,14 +88,14 @@ def tree_slots(tree: TreeSnapshot) -> frozenset:
     return subtree_slots(tree.root)
 
 
-def subtree_slots(node) -> frozenset:
+def subtree_slots(node: NodeSnapshot) -> frozenset:
     """Every slot ``node`` or a node under it holds."""
     return post_order(node, SLOTS, lambda n, _: id(n),
                        lambda n, _, kids: frozenset(n.value).union(*kids),
                        children=lambda n, _: [(c, None) for c in n.children])
 
 
-def slot_holders(tree, most: int = 16) -> tuple:
+def slot_holders(tree: TreeSnapshot, most: int = 16) -> tuple:
     """Slot sets whose union is ``tree_slots(tree)``: the root's own slots and one set per
     subtree under the root (when it has at most ``most`` children; else the union itself).
     Any step that changes the tree makes a new root, and the union at the root copies every

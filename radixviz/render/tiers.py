@@ -14,6 +14,9 @@ from rich.text import Text
 from .marks import compact_ranges
 
 if TYPE_CHECKING:
+    from radixviz.cache import TreeSnapshot
+
+if TYPE_CHECKING:
     from ..cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
 
 # tier -> (tag, Rich style, Graphviz border colour, fill, legend words)
@@ -44,7 +47,7 @@ def tier_slots(node: HiNodeSnapshot, sep: str = " · ") -> str:
     return f"slots {device}{sep}host {host}"
 
 
-def tier_legend(tree) -> Text:
+def tier_legend(tree: TreeSnapshot) -> Text:
     """The tags the tree uses, with their words, in a fixed order."""
     used = {tier_of(n) for n in tree.root.walk() if n.key}
     line = Text(no_wrap=True, overflow="ellipsis")

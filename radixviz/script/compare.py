@@ -7,6 +7,8 @@ compare view read this.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from radixviz.cache.options import EVICTION, PAGE
@@ -14,6 +16,11 @@ from radixviz.cache.options import EVICTION, PAGE
 from .parser import ScriptError
 from .session import Session
 from .sides import BUGGY, FIXED, SETTING_OPS, SideConfig, engine_sides, tree_title
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from radixviz.cache import TreeSnapshot
+    from radixviz.script.parser import Op
 
 # what a node id or a lock's node says depends on how many splits came before: not a
 # difference in what the operation did
@@ -77,14 +84,15 @@ class SideBySide:
                 != _shape(self.right.frames[b.last_frame].tree, ordered))
 
 
-def compare_ops(ops, pool_size: int, device="auto") -> SideBySide:
+def compare_ops(ops: Iterable[Op], pool_size: int, device: str = "auto") -> SideBySide:
     """Apply ``ops`` to a session starting with the fixed matcher and one starting with the
     buggy one; stop both at the first operation either refuses. A ``matcher`` line in the
     ops switches its session where it stands, as in a plain run."""
     return compare_sides(ops, FIXED, BUGGY, pool_size, device)
 
 
-def compare_engines(ops, pool_size: int, device="auto", *, buggy: bool = False, page_size: int = PAGE.default,
+def compare_engines(ops: Iterable[Op], pool_size: int, device: str = "auto", *, buggy: bool = False,
+                    page_size: int = PAGE.default,
                     eviction_policy: str = EVICTION.default) -> SideBySide:
     """The compare across time: the 2024 engine (with the matcher ``buggy`` names) beside
     the 2026 engine with ``page_size`` and ``eviction_policy``. What a line that picks a
@@ -93,7 +101,8 @@ def compare_engines(ops, pool_size: int, device="auto", *, buggy: bool = False, 
     return compare_sides(ops, left, right, pool_size, device)
 
 
-def compare_sides(ops, left: SideConfig, right: SideConfig, pool_size: int, device="auto") -> SideBySide:
+def compare_sides(ops: Iterable[Op], left: SideConfig, right: SideConfig, pool_size: int,
+                  device: str = "auto") -> SideBySide:
     """Apply ``ops`` to one session per column; stop both at the first operation either refuses."""
     side = SideBySide(list(ops), Session(pool_size, device=device, **left.session_options()),
                       Session(pool_size, device=device, **right.session_options()),
@@ -118,7 +127,7 @@ def compare_sides(ops, left: SideConfig, right: SideConfig, pool_size: int, devi
     return side
 
 
-def _frame(session, index):
+def _frame(session: Session, index):
     """The frame after operation ``index`` (the last one by default, or the start)."""
     if index is None:
         return session.frames[-1] if session.frames else session.live_frame()
@@ -140,7 +149,7 @@ def _outcomes_differ(a: dict, b: dict) -> bool:
     return any(a[k] != b[k] for k in shared)
 
 
-def _shape(tree, ordered: bool = True) -> tuple:
+def _shape(tree: TreeSnapshot, ordered: bool = True) -> tuple:
     """The tree without ids or times: edges, slots and reference counts (2024's ``ref``,
     2026's ``lock_ref``); ``ordered=False`` ignores the order of children."""
     def walk(node):

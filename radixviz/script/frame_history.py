@@ -13,10 +13,16 @@ so what the kept frames hold stays under the budget plus one whole tree and pool
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 from itertools import islice
 
 from radixviz.settings import HISTORY_MB
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from .frames import Frame
 
 DEFAULT_LIMIT_MB = HISTORY_MB.default
 
@@ -41,7 +47,7 @@ class FrameHistory(Sequence):
         """Index of the oldest frame kept (0 until a frame has been dropped)."""
         return self.dropped
 
-    def append(self, frame, cost: int = 0) -> None:
+    def append(self, frame: Frame, cost: int = 0) -> None:
         """Keep ``frame`` (counted ``cost`` bytes); drop the oldest frames while the kept ones
         cost more than the limit (the newest frame always stays)."""
         self._frames.append(frame)
@@ -60,7 +66,7 @@ class FrameHistory(Sequence):
             del self._frames[:self._start], self._costs[:self._start]
             self._start = 0
 
-    def kept(self, indexes) -> list:
+    def kept(self, indexes: Iterable[int]) -> list:
         """The frames among ``indexes`` (an operation's ``frame_range``) still kept."""
         return [self[i] for i in indexes if i >= self.dropped]
 
@@ -82,7 +88,7 @@ class FrameHistory(Sequence):
     def __iter__(self):
         return islice(self._frames, self._start, None)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         """Equal frames from the same first one (a list counts as frames from step 1)."""
         if isinstance(other, FrameHistory):
             return self.dropped == other.dropped and list(self) == list(other)

@@ -5,10 +5,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import TreeSnapshot
 from radixviz.cache.recent import recent_property
+
+if TYPE_CHECKING:
+    from .parser import Op
 
 EMPTY: MappingProxyType[str, Any] = MappingProxyType({})
 
@@ -131,7 +134,7 @@ class Frame:
 @dataclass
 class OpRecord:
     index: int
-    op: object                     # parser.Op
+    op: Op
     result: dict = field(default_factory=dict)  # JSON-ready
     first_frame: int = 0
     last_frame: int = 0            # inclusive

@@ -5,7 +5,7 @@ The session layer owns sessions, so the KV session lives here and drives ``sim``
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -16,6 +16,12 @@ from radixviz.sim.tiny_model import token_ids
 
 from .parser import KEY_OPS, Op, ScriptError
 from .session import DEFAULT_POOL_SIZE, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+    from .parser import Op
+    from .session import Session
 
 CHAPTER_OPS = (("insert", "Hello_L.A.!"), ("insert", "Hello_L.A.!world"), ("match", "Hello_world"))
 
@@ -45,9 +51,9 @@ class KVSession:
     prefix the current matcher returns, and each match is checked against a recompute.
     """
 
-    def __init__(self, buggy: bool = False, device="auto", seed: int = 0,
+    def __init__(self, buggy: bool = False, device: str = "auto", seed: int = 0,
                  pool_size: int = DEFAULT_POOL_SIZE, atol: float = ATOL, rtol: float = RTOL,
-                 **engine):
+                 **engine: Any):
         """``engine``: the session's engine and its options (``engine="2026", page_size=2``)."""
         self.session = Session(pool_size, buggy=buggy, device=device, **engine)
         self.checker = KVChecker(self.session.pool, seed=seed, atol=atol, rtol=rtol)
@@ -108,8 +114,8 @@ class KVSession:
         return None
 
 
-def verify_ops(ops, buggy: bool = False, device="auto", seed: int = 0,
-               pool_size: int = DEFAULT_POOL_SIZE, **engine) -> KVReport:
+def verify_ops(ops: Iterable[Op | tuple[str, str]], buggy: bool = False, device: str = "auto", seed: int = 0,
+               pool_size: int = DEFAULT_POOL_SIZE, **engine: Any) -> KVReport:
     """Run ``ops`` (parsed ``Op``s or ``(name, arg)`` tuples) on a fresh session (on
     ``engine``'s engine and options); raise ScriptError at the first operation refused."""
     session = KVSession(buggy=buggy, device=device, seed=seed, pool_size=pool_size, **engine)
@@ -123,8 +129,8 @@ def verify_ops(ops, buggy: bool = False, device="auto", seed: int = 0,
 # torch's import on first use): call them from a worker, not the event loop. They never
 # touch the session passed in.
 
-def sandbox_lines(ops, buggy: bool = False, device="cpu", seed: int = 0,
-                  pool_size: int | None = None, **engine) -> list[str]:
+def sandbox_lines(ops: Iterable[Op | tuple[str, str]], buggy: bool = False, device: str = "cpu", seed: int = 0,
+                  pool_size: int | None = None, **engine: Any) -> list[str]:
     """Replay ``ops`` (the sandbox's history: parsed ``Op``s or ``(name, arg)`` tuples)
     with a pool filled by the tiny model; return report lines. A refused operation
     becomes a final one-line error instead of an exception."""
@@ -138,14 +144,14 @@ def sandbox_lines(ops, buggy: bool = False, device="cpu", seed: int = 0,
     return table_lines(session.report())
 
 
-def session_lines(session, upto: int | None = None, seed: int = 0) -> list[str]:
+def session_lines(session: Session, upto: int | None = None, seed: int = 0) -> list[str]:
     """Report lines for the first ``upto`` operations of a ``script.Session``, replayed with
     real K/V from its starting matcher and pool size (the sandbox's ``v`` key)."""
     return sandbox_lines(session.ops[:upto], buggy=session.initial_buggy, device="cpu",
                          seed=seed, pool_size=session.pool_size, **session.initial)
 
 
-def lesson_lines(device="cpu", seed: int = 0) -> list[str]:
+def lesson_lines(device: str = "cpu", seed: int = 0) -> list[str]:
     """The chapter's ``Hello_world`` fork with both matchers, told with the numbers."""
     lines = ['Cached: "Hello_L.A.!" then "Hello_L.A.!world"; the request is "Hello_world".']
     for buggy in (False, True):

@@ -1,6 +1,8 @@
 """Plain words for every step: a one-line log entry and a short 'why'."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.evict_policy import POLICY_SUMMARY
 from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
@@ -8,26 +10,30 @@ from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (
 from .kv_text import event_line
 from . import ops as engine_words   # an engine's own words for its steps (script/ops/)
 
+if TYPE_CHECKING:
+    from radixviz.cache import NodeSnapshot, TreeSnapshot
+    from .frames import Frame
 
-def node_namespace(tree, node):
+
+def node_namespace(tree: TreeSnapshot, node: NodeSnapshot):
     """The namespace (extra key) ``node`` of snapshot ``tree`` lives in: None for an engine
     without namespaces and for keys outside any."""
     return node.extra_key if engine_words.ops_class(engine_spec(tree.engine)).takes_namespace else None
 
 
-def node_name(frame, node_id) -> str:
+def node_name(frame: Frame, node_id: int | None) -> str:
     """How a step's line names node ``node_id`` of the frame's tree (engines' words use it too)."""
     return _node(frame, node_id)
 
 
-def _node(frame, node_id) -> str:
+def _node(frame: Frame, node_id: int | None) -> str:
     node = frame.tree.nodes.get(node_id)
     if node is None:
         return f"node #{node_id}"
     return "the root" if not node.key else key_text(node.key)
 
 
-def describe(frame) -> str:
+def describe(frame: Frame) -> str:
     """One line: what this step did."""
     d, kind = frame.data, frame.kind
     line = engine_words.describe(frame)
@@ -186,7 +192,7 @@ _WHY_STEPS = {
 }
 
 
-def explain(frame) -> str:
+def explain(frame: Frame) -> str:
     """A few sentences: why this step happens."""
     why = engine_words.explain(frame)
     if why is not None:

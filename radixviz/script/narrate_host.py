@@ -7,18 +7,23 @@ narrate.py falls back to its own words.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache.text import key_text, slot_ranges
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_SUMMARY
 
+if TYPE_CHECKING:
+    from .frames import Frame
 
-def _name(frame, node_id) -> str:
+
+def _name(frame: Frame, node_id: int) -> str:
     node = frame.tree.nodes.get(node_id)
     if node is None:
         return f"node #{node_id}"
     return "the root" if not node.key else key_text(node.key)
 
 
-def describe_host(frame) -> str | None:
+def describe_host(frame: Frame) -> str | None:
     """One line for a host-tier step, or None (not one of them)."""
     d, kind, step = frame.data, frame.kind, frame.label
     first = _name(frame, frame.nodes[0]) if frame.nodes else ""
@@ -96,7 +101,7 @@ def describe_host(frame) -> str | None:
     return None
 
 
-def _result(frame) -> str | None:
+def _result(frame: Frame) -> str | None:
     d, step = frame.data, frame.label
     if step == "match.result":
         host = f", then {d['host_hit_length']} on the host only" if d["host_hit_length"] else ""
@@ -154,7 +159,7 @@ _WHY_HOST = {
 }
 
 
-def explain_host(frame) -> str | None:
+def explain_host(frame: Frame) -> str | None:
     """A few sentences for a host-tier step, or None (narrate.py's own words apply)."""
     if frame.kind == "skip" and frame.data.get("writing"):
         return ("A write in flight holds its node locked. Eviction came before the write was "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.options import EngineSettings
@@ -22,6 +22,10 @@ from .ops import EngineOps, engine_ops
 from .parser import Op, ScriptError, parse_script
 from .narrate import key_text
 
+if TYPE_CHECKING:
+    from typing import Any
+    from radixviz.cache.engines import EngineSpec
+
 DEFAULT_POOL_SIZE = 128
 # the facade frees an insert's duplicates and partial page: those frames show its lines
 FACADE = "radixviz.cache.facade"
@@ -31,9 +35,9 @@ FRAME_BYTES = 1024
 
 
 class Session:
-    def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device="auto",
+    def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device: str = "auto",
                  engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB,
-                 settings: EngineSettings | None = None, **options):
+                 settings: EngineSettings | None = None, **options: Any):
         """A session on engine ``engine`` (engines.py) with its ``settings`` (the command
         line's, made once from the declared options) or those engine ``options``
         (``page_size=4``, ``eviction_policy="lfu"``); ``buggy`` starts the 2024 engine with
@@ -134,7 +138,7 @@ class Session:
 
     @property
     def ops(self) -> list[Op]:
-        return [cast(Op, r.op) for r in self.records]
+        return [r.op for r in self.records]
 
     def replay(self, upto: int | None = None, buggy: bool | None = None) -> Session:
         """A fresh session that applies the first ``upto`` operations again (all by default),
@@ -168,7 +172,7 @@ class Session:
         self._precheck(op)
 
     def _precheck(self, op: Op) -> None:
-        def refuse(message):
+        def refuse(message: str):
             raise ScriptError(op.file, op.line, op.col, message)
         spec = self.engine.spec
         if op.name == "insert":
@@ -279,7 +283,7 @@ class Session:
         self._step("reset", "reset")
         return {}
 
-    def _open(self, spec, pool):
+    def _open(self, spec: EngineSpec, pool: TokenToKVPool):
         # the session keeps one value per option (a script line changes them): the engine
         # gets its own, as one frozen object
         settings = spec.settings_type(**{option.name: self.options[option.name] for option in spec.options})
@@ -287,7 +291,7 @@ class Session:
         engine.observer = self._on_event
         return engine
 
-    def _fresh_engine(self, spec) -> None:
+    def _fresh_engine(self, spec: EngineSpec) -> None:
         """Another engine or page size: a new, empty cache on a new pool (locks are gone)."""
         self._pool_version = None
         self.engine = self._open(spec, TokenToKVPool(self.pool_size, device=self.device))

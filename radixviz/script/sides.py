@@ -7,12 +7,18 @@ next to a 2026 side. No UI and no torch here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, replace
 
 from radixviz.cache.engines import engine_spec, op_owners
 from radixviz.cache.options import EVICTION, PAGE
 
 from .ops import ops_class
+
+if TYPE_CHECKING:
+    from radixviz.cache import TreeSnapshot
+    from .parser import Op
 
 # the script lines that pick a cache rather than use one: each column keeps its own (see
 # ``SideConfig.own_op``)
@@ -48,7 +54,7 @@ class SideConfig:
     def session_options(self) -> dict:
         return {"engine": self.engine, **self.settings}
 
-    def own_op(self, op):
+    def own_op(self, op: Op):
         """What this column does with ``op`` when the columns run different engines:
         ``(op to apply, None)``, or ``(None, why)`` to record it without applying it.
 
@@ -97,7 +103,7 @@ def engine_sides(buggy: bool = False, page_size: int = PAGE.default, eviction_po
                  for name in engines)
 
 
-def tree_title(tree) -> str:
+def tree_title(tree: TreeSnapshot) -> str:
     """A column's title from the tree it shows: the settings in force there (a script's
     ``page-size`` or ``eviction`` line may have changed them since the start)."""
     return engine_title(tree.engine, {"buggy": tree.buggy_match, **tree.settings})

@@ -5,6 +5,12 @@ double quotes with the parser's escapes, integer ids after ``tokens``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from .parser import Op
+
 _ESCAPED = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
 
 
@@ -17,7 +23,7 @@ def key_source(key: tuple) -> str:
     return '"' + "".join(_ESCAPED.get(t, t) for t in key) + '"'
 
 
-def op_source(op) -> str:
+def op_source(op: Op) -> str:
     """One operation as a script line (with its priority and namespace, when it has them)."""
     if op.key is not None:
         line = f"{op.name} {key_source(op.key)}"
@@ -33,7 +39,7 @@ def op_source(op) -> str:
     return op.name
 
 
-def script_source(ops, *, buggy: bool = False, note: str = "") -> str:
+def script_source(ops: Iterable[Op], *, buggy: bool = False, note: str = "") -> str:
     """A whole script: an optional comment, the starting matcher when it is the buggy one,
     then one operation a line."""
     lines = [f"# {line}" for line in note.splitlines()]

@@ -8,8 +8,16 @@ lock is released again.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 from collections.abc import Callable
+
+if TYPE_CHECKING:
+    from radixviz.cache import TokenToKVPool
+
+if TYPE_CHECKING:
+    from .request import Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +39,7 @@ class Decision:
         return self.extend_len + self.max_new + self.batch_tokens
 
 
-def estimate_available(pool, cache, running, ratio: float) -> float:
+def estimate_available(pool: TokenToKVPool, cache, running: list[Request], ratio: float) -> float:
     """Free slots + evictable tokens - running requests' expected remaining tokens.
 
     The reserve is summed request by request (each remaining budget times the ratio), as
@@ -54,7 +62,7 @@ def trim_whole_match(req) -> None:
         req.extend_input_len = 1
 
 
-def admit(queue, cache, pool, running, ratio: float, *, free_rows: int,
+def admit(queue: list[Request], cache, pool: TokenToKVPool, running: list[Request], ratio: float, *, free_rows: int,
           max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True,
           sorted_last=(), load_back: Callable | None = None, rematch: Callable | None = None):
     """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.

@@ -11,7 +11,7 @@ asked for.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import itertools
 from dataclasses import dataclass
@@ -21,6 +21,12 @@ from radixviz.cache.engines import engine_spec
 from .engines.hicache import host_options
 from .runner import replay
 from .workloads import make_workload
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+if TYPE_CHECKING:
+    from typing import Any
 
 GRID_KEYS = ("pool", "host", "page")
 
@@ -83,9 +89,9 @@ def engine_for(grid: dict, engine: str) -> str:
     return "hicache" if "host" in grid else "2026" if "page" in grid else engine
 
 
-def run_grid(grid: dict, policies, *, specs=None, workload: str | None = None, requests: int = 64,
+def run_grid(grid: dict, policies: Sequence[str], *, specs=None, workload: str | None = None, requests: int = 64,
              pool_size: int = 1024, seed: int = 0, engine: str = "2024", page_size: int = 1,
-             eviction_policy: str = "lru", **options) -> list[GridPoint]:
+             eviction_policy: str = "lru", **options: Any) -> list[GridPoint]:
     """Every policy at every combination of ``grid``'s values (in the order given)."""
     traffic = specs if specs is not None else make_workload(workload, requests, seed)
     name = engine_for(grid, engine)

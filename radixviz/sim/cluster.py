@@ -19,6 +19,8 @@ request's answer does not depend on where it ran and the routers are compared on
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -29,6 +31,13 @@ from .routers import LIBRARY_DEFAULTS, Load, RouterConfig, make_router
 from .scheduler import Scheduler
 from .workloads import make_workload
 from .warm_start import warm_worker
+
+if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from .request import RequestSpec
 
 
 @dataclass(frozen=True)
@@ -59,11 +68,11 @@ class WorkerScheduler(Scheduler):
     """One worker's loop; what it would queue by itself (a chat's next turn) goes back to
     the router instead, like any request arriving from outside."""
 
-    def __init__(self, index: int, cluster: Cluster, *args, **kwargs):
+    def __init__(self, index: int, cluster: Cluster, *args: Any, **kwargs: Any):
         self.index, self.cluster = index, cluster
         super().__init__(*args, **kwargs)
 
-    def submit(self, specs) -> list:
+    def submit(self, specs: Iterable[RequestSpec]) -> list:
         self.cluster.come_back(specs)
         return []
 
@@ -80,7 +89,7 @@ class Cluster:
     def __init__(self, workers: int = 4, router: str = "cache-aware", *, pool_size: int = 1024,
                  policy: str = "lpm", seed: int = 0, rate: int = 4, engine: str = "2026",
                  engine_options: dict | None = None, config: RouterConfig | None = None,
-                 record: bool = False, **scheduler_options):
+                 record: bool = False, **scheduler_options: Any):
         """``workers`` loops of ``pool_size`` slots each, ``policy`` ordering each one's queue,
         ``router`` (routers.py) in front with ``config``; ``rate`` new requests arrive per pass.
         A router that reads KV events turns them on in the workers' engines (ValueError for
@@ -115,13 +124,13 @@ class Cluster:
 
     # ------------------------------------------------------------------ public
 
-    def submit(self, specs) -> None:
+    def submit(self, specs: Iterable[RequestSpec]) -> None:
         """Queue requests from outside: they arrive ``rate`` a pass, in this order."""
         if isinstance(specs, RequestSpec):
             specs = [specs]
         self.pending.extend(specs)
 
-    def come_back(self, specs) -> None:
+    def come_back(self, specs: Iterable[RequestSpec]) -> None:
         """A worker's chat turn or session request: routed at the start of the next pass."""
         if isinstance(specs, RequestSpec):
             specs = [specs]

@@ -12,10 +12,16 @@ queue and the pass of its first prefill, and its prompt for the optimum (optimum
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Callable, Iterable
 
 from .latency import LatencyTally
 from .optimum import PromptTree
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from .request import RequestSpec
 
 # a long stream keeps at most this many events (refusals, follow-ups, ...) and counts the rest
 MAX_EVENTS = 10_000
@@ -37,7 +43,7 @@ class RunObserver:
         self.dropped_events = 0
         submit, admit = sched.submit, sched.admit
 
-        def watched_submit(specs):
+        def watched_submit(specs: Iterable[RequestSpec]):
             queued = submit(specs)
             # a request queued during a pass (a follow-up) can be scheduled from the next one
             when = (self.clock() + (1 if self.in_step else 0), self.work)

@@ -37,7 +37,7 @@ class EdgeMemo:
         live: dict = {}       # id(key) -> (key, its pairs in ``seen``), for the watched keys
         self.seen, self.live = seen, live
 
-        def compare(edge, key, *start) -> int:
+        def compare(edge: tuple, key: tuple, *start: int) -> int:
             if len(edge) < REMEMBER_FROM:
                 return key_match(edge, key, *start)
             watched = live.get(id(key))
@@ -57,14 +57,14 @@ class EdgeMemo:
             return common
         self.compare = compare
 
-    def __call__(self, edge, key, *start) -> int:
+    def __call__(self, edge: tuple, key: tuple, *start: int) -> int:
         return self.compare(edge, key, *start)
 
-    def watch(self, key) -> None:
+    def watch(self, key: tuple) -> None:
         """Remember answers about ``key`` (a waiting request's prompt) until ``forget``."""
         self.live.setdefault(id(key), (key, []))
 
-    def forget(self, key) -> None:
+    def forget(self, key: tuple) -> None:
         """Drop every answer about ``key``: no request will match it again."""
         watched = self.live.get(id(key))
         if watched is None or watched[0] is not key:

@@ -5,9 +5,14 @@ from the seed and the sequence so far, so the same run always generates the same
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from .model_api import VOCAB_SIZE
+
+if TYPE_CHECKING:
+    import torch
 
 _MASK = (1 << 64) - 1
 
@@ -36,14 +41,14 @@ class FakeSampler:
         x = _mix((self.seed & _MASK) ^ (len(tokens) << 16) ^ (last << 8) ^ before)
         return x % VOCAB_SIZE
 
-    def extend(self, tokens: Sequence[int], prefix_slots, new_slots) -> int:
+    def extend(self, tokens: Sequence[int], prefix_slots: torch.Tensor, new_slots: torch.Tensor) -> int:
         # shape[0], not len(): len() of a tensor is slow and decode runs once per token
         if new_slots.shape[0] != len(tokens) - prefix_slots.shape[0]:
             raise ValueError(f"{len(tokens)} tokens, {prefix_slots.shape[0]} cached: need "
                              f"{len(tokens) - prefix_slots.shape[0]} new slots, got {new_slots.shape[0]}")
         return self._next(tokens)
 
-    def decode(self, tokens: Sequence[int], slots, new_slot) -> int:
+    def decode(self, tokens: Sequence[int], slots: torch.Tensor, new_slot: torch.Tensor) -> int:
         if slots.shape[0] != len(tokens) - 1:
             raise ValueError(f"decode: {len(tokens)} tokens need {len(tokens) - 1} cached slots, "
                              f"got {slots.shape[0]}")

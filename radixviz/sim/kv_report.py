@@ -5,12 +5,18 @@ No UI library here. The lines that replay a session (``session_lines``, ``sandbo
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache import token_text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 KEY_WIDTH = 20
 
 
-def _show_key(key) -> str:
+def _show_key(key: Sequence[Any]) -> str:
     text = "".join(token_text(t) for t in key)
     text = text if len(text) <= KEY_WIDTH else text[:KEY_WIDTH - 1] + "…"
     return repr(text)

@@ -11,11 +11,16 @@ were computed in another context, and the numbers say from which token on.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import torch
 
 from radixviz.sim.tiny_model import TinyModel
+
+if TYPE_CHECKING:
+    from radixviz.cache import TokenToKVPool
 
 ATOL = RTOL = 1e-4  # float32 rounding across different batch shapes stays near 1e-6
 
@@ -82,7 +87,7 @@ class KVChecker:
     every match. It reads the cache and writes only the pool's K/V buffers, so the tree,
     slots and evictions stay exactly what the cache alone would make."""
 
-    def __init__(self, pool, seed: int = 0, atol: float = ATOL, rtol: float = RTOL):
+    def __init__(self, pool: TokenToKVPool, seed: int = 0, atol: float = ATOL, rtol: float = RTOL):
         self.model = TinyModel(pool, seed=seed)
         self.seed, self.atol, self.rtol = seed, atol, rtol
 
@@ -91,12 +96,12 @@ class KVChecker:
         return self.model.pool
 
     @pool.setter
-    def pool(self, pool) -> None:
+    def pool(self, pool: TokenToKVPool) -> None:
         self.model.pool = pool      # a reset brings a fresh pool
 
     # ---------------------------------------------------------------- inserts
 
-    def plan_prefill(self, engine, key, ids):
+    def plan_prefill(self, engine, key: tuple, ids):
         """What the request would reuse: the prefix ``engine`` (radixviz.cache's facade) would
         match now (read off a snapshot, so the tree's clock and shape stay as the plain
         session has them), with its K/V copied out before the insert's eviction can free
@@ -124,7 +129,7 @@ class KVChecker:
             self.pool.k_buffer[i][idx] = keys[i][held:held + len(new)]
             self.pool.v_buffer[i][idx] = values[i][held:held + len(new)]
 
-    def fill_before_insert(self, plan, slots) -> None:
+    def fill_before_insert(self, plan, slots: torch.Tensor) -> None:
         """Write the K/V of every position of the key into ``slots``, the request's fresh
         slots, before the insert: an engine that copies an insert's KV to a host tier at
         once (write-through) must find the request's real K/V there, as SGLang's forward
@@ -144,7 +149,7 @@ class KVChecker:
 
     # ---------------------------------------------------------------- matches
 
-    def check(self, index: int, where: str, key, buggy: bool, ids, slots) -> MatchCheck:
+    def check(self, index: int, where: str, key: tuple, buggy: bool, ids, slots: torch.Tensor) -> MatchCheck:
         """Compare the K/V at ``slots`` (and the logits computed on them) with a recompute.
         ``index``, ``where``, ``key`` and ``buggy`` say which match this was, for the report."""
         m = len(slots)

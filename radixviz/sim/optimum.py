@@ -23,9 +23,14 @@ Two honest corrections sit beside the theorem's number, never replacing it:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .prefix_count import KeyTable, PrefixCounter
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class PromptTree:
@@ -50,7 +55,7 @@ class PromptTree:
         self._ends = KeyTable()    # keys of the whole-page prompts seen so far
         self._empty_end = False    # a prompt shorter than a page (key 0) was seen
 
-    def add(self, tokens, output_len: int = 0) -> int:
+    def add(self, tokens: Sequence[int], output_len: int = 0) -> int:
         """Count one request's prompt; returns how many tokens the tree grew by."""
         n, page = len(tokens), self.page_size
         whole = n - n % page
@@ -71,7 +76,7 @@ class PromptTree:
             self._ends.add_new(np.array([end], dtype=np.uint64))
         return grown
 
-    def add_decoded(self, tokens) -> None:
+    def add_decoded(self, tokens: Sequence[int]) -> None:
         """A finished request's sequence, whose answer decode computed: a later prompt that
         quotes it (a chat's next turn) finds those tokens already made, so they cost nothing."""
         whole = len(tokens) - len(tokens) % self.page_size

@@ -5,7 +5,12 @@ later; ``to_dict`` gives the JSON form.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import asdict, dataclass, field
+
+if TYPE_CHECKING:
+    from .request import Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +75,7 @@ class BatchRecord:
         return out
 
 
-def view(req) -> RequestView:
+def view(req: Request) -> RequestView:
     return RequestView(req.rid, len(req.input_ids), len(req.output_ids), req.max_new_tokens,
                        req.prefix_len, req.times_retracted)
 
@@ -101,7 +106,7 @@ class SimStats:
     # ``finish`` writes them; sim/engines/): empty for an engine that keeps none
     engine_totals: dict = field(default_factory=dict)
 
-    def note_finished(self, req) -> None:
+    def note_finished(self, req: Request) -> None:
         """Count a finished request's prompt and the hit of the prefill that ran it."""
         counts = self.by_priority.setdefault(req.priority, [0, 0, 0])
         counts[0] += 1

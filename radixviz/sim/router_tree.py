@@ -23,16 +23,21 @@ eight, at random, to save contention). No torch here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import heapq
 from dataclasses import dataclass
 
 from radixviz.cache.keys import match as _shared
 
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+
 
 class _Node:
     __slots__ = ("key", "children", "parent", "tenants", "creator")
 
-    def __init__(self, key: tuple, parent, creator):
+    def __init__(self, key: tuple, parent, creator: Hashable):
         self.key = key
         self.children: dict = {}          # first token -> node
         self.parent = parent
@@ -55,12 +60,12 @@ class ApproxTree:
         self.size: dict = {}              # tenant -> tokens the tree holds for it
         self._clock = 0
 
-    def add_tenant(self, tenant) -> None:
+    def add_tenant(self, tenant: Hashable) -> None:
         """Make ``tenant`` known with nothing cached (SGLang inserts "" for each worker)."""
         self.root.tenants.setdefault(tenant, 0)
         self.size.setdefault(tenant, 0)
 
-    def insert(self, tokens: tuple, tenant) -> None:
+    def insert(self, tokens: tuple, tenant: Hashable) -> None:
         """Note that ``tokens`` were sent to ``tenant``."""
         self.add_tenant(tenant)
         self._clock += 1
@@ -147,7 +152,7 @@ class ApproxTree:
 
     # ------------------------------------------------------------------ helpers
 
-    def _split(self, parent, child, at: int):
+    def _split(self, parent, child: _Node, at: int):
         upper = _Node(child.key[:at], parent, child.creator)
         upper.tenants = dict(child.tenants)
         child.key = child.key[at:]

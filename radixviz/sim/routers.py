@@ -28,12 +28,18 @@ the library). No torch here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import random
 from dataclasses import dataclass
 
 from radixviz.cache.hashes import chain_hashes, hash_str_to_int64
 
 from .router_tree import ApproxTree
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 LOW_MATCH = ("min-load", "smallest-tree")
 
@@ -86,7 +92,7 @@ class Router:
     def route(self, tokens: tuple, loads: list) -> RouteDecision:
         raise NotImplementedError
 
-    def observe(self, worker: int, events) -> None:
+    def observe(self, worker: int, events: Iterable[Any]) -> None:
         """A worker's KV events since the last call (only routers that need them read them)."""
 
     def tick(self, now: int) -> None:
@@ -96,7 +102,7 @@ class Router:
 class RoundRobin(Router):
     name = "round-robin"
 
-    def route(self, tokens, loads) -> RouteDecision:
+    def route(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> RouteDecision:
         worker, self.next = self.next, (self.next + 1) % self.workers
         return RouteDecision(worker, "round-robin", f"worker {worker}'s turn")
 
@@ -104,12 +110,12 @@ class RoundRobin(Router):
 class RandomRouter(Router):
     name = "random"
 
-    def route(self, tokens, loads) -> RouteDecision:
+    def route(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> RouteDecision:
         worker = self.rng.randrange(self.workers)
         return RouteDecision(worker, "random", f"drawn at random: worker {worker}")
 
 
-def least_loaded(loads: list) -> int:
+def least_loaded(loads: Sequence[Load]) -> int:
     """The worker with the fewest requests in flight; the lowest index on a tie (as Rust's
     ``min_by_key``, which keeps the first minimum)."""
     return min(range(len(loads)), key=lambda i: loads[i].requests)
@@ -118,7 +124,7 @@ def least_loaded(loads: list) -> int:
 class LeastLoad(Router):
     name = "least-load"
 
-    def route(self, tokens, loads) -> RouteDecision:
+    def route(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> RouteDecision:
         worker = least_loaded(loads)
         return RouteDecision(worker, "least-load", f"fewest requests in flight ({loads[worker].requests})")
 
@@ -136,12 +142,12 @@ class CacheAware(Router):
             self.tree.add_tenant(worker)
         self.forgotten = 0
 
-    def route(self, tokens, loads) -> RouteDecision:
+    def route(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> RouteDecision:
         decision = self.decide(tokens, loads)
         self.remember(tokens, decision.worker)
         return decision
 
-    def decide(self, tokens, loads) -> RouteDecision:
+    def decide(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> RouteDecision:
         c = self.config
         counts = [load.requests for load in loads]
         low, high = min(counts), max(counts)
@@ -160,23 +166,23 @@ class CacheAware(Router):
         return RouteDecision(worker, "low-match", f"best match {matched}/{len(tokens)} ({rate:.0%}), not above "
                         f"{c.cache_threshold:.0%}: {why}, worker {worker}", 0, len(tokens))
 
-    def best_match(self, tokens, loads) -> tuple:
+    def best_match(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> tuple:
         found = self.tree.prefix_match(tokens)
         return found.tenant, found.matched
 
-    def low_match_worker(self, loads) -> int:
+    def low_match_worker(self, loads: Sequence[Load]) -> int:
         if self.config.low_match == "min-load":
             return least_loaded(loads)
         return min(range(self.workers), key=lambda w: self.tree.size.get(w, 0))
 
-    def remember(self, tokens, worker: int) -> None:
+    def remember(self, tokens: tuple[int, ...], worker: int) -> None:
         self.tree.insert(tokens, worker)
 
     def tick(self, now: int) -> None:
         if now % self.config.eviction_interval == 0:
             self.forgotten += self.tree.evict_by_size(self.config.max_tree_size)
 
-    def believed(self, tokens) -> dict:
+    def believed(self, tokens: tuple[int, ...]) -> dict:
         """Tokens of ``tokens`` the router believes each worker holds."""
         return self.tree.matched_per_tenant(tokens)
 
@@ -190,7 +196,7 @@ class CacheAwareEvents(CacheAware):
         super().__init__(workers, config, seed)
         self.held: list[set] = [set() for _ in range(workers)]   # block hashes each worker reported stored
 
-    def observe(self, worker: int, events) -> None:
+    def observe(self, worker: int, events: Iterable[Any]) -> None:
         held = self.held[worker]
         for event in events:
             if event.kind == "stored":
@@ -200,7 +206,7 @@ class CacheAwareEvents(CacheAware):
             else:
                 held.clear()
 
-    def believed(self, tokens) -> dict:
+    def believed(self, tokens: tuple[int, ...]) -> dict:
         blocks = self._blocks(tokens)
         page = self.config.page_size
         out = {}
@@ -213,24 +219,24 @@ class CacheAwareEvents(CacheAware):
             out[worker] = pages * page
         return out
 
-    def best_match(self, tokens, loads) -> tuple:
+    def best_match(self, tokens: tuple[int, ...], loads: Sequence[Load]) -> tuple:
         believed = self.believed(tokens)
         # the longest match; among equals the less loaded, then the lower index
         best = min(range(self.workers), key=lambda w: (-believed[w], loads[w].requests, w))
         return best, believed[best]
 
-    def low_match_worker(self, loads) -> int:
+    def low_match_worker(self, loads: Sequence[Load]) -> int:
         if self.config.low_match == "min-load":
             return least_loaded(loads)
         return min(range(self.workers), key=lambda w: len(self.held[w]))
 
-    def remember(self, tokens, worker: int) -> None:
+    def remember(self, tokens: tuple[int, ...], worker: int) -> None:
         pass   # the worker's own events will say what it stored
 
     def tick(self, now: int) -> None:
         pass
 
-    def _blocks(self, tokens) -> list:
+    def _blocks(self, tokens: tuple[int, ...]) -> list:
         page = self.config.page_size
         whole = tokens[:len(tokens) - len(tokens) % page]
         return [hash_str_to_int64(h) for h in chain_hashes(whole, page)]

@@ -20,7 +20,7 @@ def release_row_count(pool_size: int, context_len: int) -> int:
 class RequestRows:
     """``limit`` rows of ``width`` slot indices; rows handed out lowest number first."""
 
-    def __init__(self, limit: int, width: int, device="cpu", start: int = 64):
+    def __init__(self, limit: int, width: int, device: str | torch.device = "cpu", start: int = 64):
         self.size = limit
         self.width = width
         self.device = device

@@ -1,6 +1,8 @@
 """One-call runs: a named workload through one policy, or through several to compare."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import inspect
 from collections.abc import Callable
 
@@ -12,8 +14,15 @@ from .records import SimResult
 from .scheduler import Scheduler
 from .workloads import StreamedWorkload, make_workload, request_count
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from radixviz.cache import TokenToKVPool
 
-def _tiny_model(pool, seed):
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _tiny_model(pool: TokenToKVPool, seed: int):
     from .tiny_model import TinyModel  # torch's nn for real K/V in the pool: only when asked for
     return TinyModel(pool, seed=seed)
 
@@ -27,7 +36,7 @@ MODELS: dict[str, Callable] = {
 
 def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: int = 4096,
              seed: int = 0, model: str | Callable = "fake", record: bool = False,
-             **options) -> SimResult:
+             **options: Any) -> SimResult:
     """Run ``requests`` requests of ``workload`` under ``policy`` to the end.
 
     ``model`` is a name in MODELS or a factory ``(pool, seed) -> TokenModel``; ``options``
@@ -40,7 +49,7 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
 def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
            progress: Callable | None = None, arrivals: Callable | None = None,
-           keep_outputs: bool = True, optimum: bool = True, **options) -> SimResult:
+           keep_outputs: bool = True, optimum: bool = True, **options: Any) -> SimResult:
     """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end.
 
     ``progress(finished, total)``, when given, is called after every scheduler pass.
@@ -69,7 +78,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     return result
 
 
-def compare(workload: str, policies=tuple(POLICIES), **kwargs) -> dict:
+def compare(workload: str, policies: Iterable[str] = tuple(POLICIES), **kwargs: Any) -> dict:
     """Policy name -> SimResult, every policy on exactly the same requests."""
     return {name: simulate(workload, name, **kwargs) for name in policies}
 

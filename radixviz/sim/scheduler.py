@@ -42,6 +42,8 @@ What we changed on purpose (docs/simulation-api.md):
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import random
 
 from radixviz.cache import TokenToKVPool
@@ -57,14 +59,18 @@ from .rows import RequestRows, release_row_count
 from . import steps
 from .edge_memo import EdgeMemo, remembering
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from .model_api import TokenModel
+
 
 class Scheduler:
     def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
-                 model=None, pool: TokenToKVPool | None = None, context_len: int = 1024,
+                 model: TokenModel | None = None, pool: TokenToKVPool | None = None, context_len: int = 1024,
                  max_running: int | None = None, decode_steps: int = 10,
                  delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
-                 record: bool = True, device="cpu", cache_factory=None, insert: str = "fixed",
+                 record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
                  engine: str = "2024", engine_options: dict | None = None):
         """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
@@ -142,7 +148,7 @@ class Scheduler:
         self._pass = 0            # index of the next record
         self._pass_events: list[SimEvent] = []
         self._evicted = 0
-        self._last_attempt = None   # a prefill round that admitted nobody, shown with the decode
+        self._last_attempt: tuple | None = None   # a prefill round that admitted nobody, shown with the decode
 
     def _remembering(self, key_match):
         compare = remembering(key_match)
@@ -250,7 +256,7 @@ class Scheduler:
 
     # ------------------------------------------------------------- shared by passes
 
-    def admit(self, ordered, last=()):
+    def admit(self, ordered: list[Request], last: Sequence[Request] = ()):
         free_rows = self.req_pool.available_size()  # only a max_running option runs out
         delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
         return admit(ordered, self.engine, self.pool, self.running, self.ratio,
@@ -280,8 +286,8 @@ class Scheduler:
         self.events.append(event)
         self._pass_events.append(event)
 
-    def _finish_pass(self, kind, queue_order, decisions, admitted, finished,
-                     hit_tokens, computed, host_hit_tokens: int = 0) -> BatchRecord:
+    def _finish_pass(self, kind: str, queue_order: tuple, decisions: tuple, admitted, finished,
+                     hit_tokens: int, computed: int, host_hit_tokens: int = 0) -> BatchRecord:
         used = self.pool.used_size()
         self.stats.peak_pool_used = max(self.stats.peak_pool_used, used)
         self.stats.evicted_tokens += self._evicted

@@ -1,13 +1,19 @@
 """One setting varied, every policy run at each value: the numbers behind ``simulate --sweep``."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dataclasses import dataclass, field
 
 from .runner import replay
 from .engines.factory import todays_cache
 from .workloads import make_workload
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
 # tier's pool, run by engines/hicache.py against the GPU-only cache)
@@ -51,9 +57,9 @@ def parse_sweep(text: str) -> tuple[str, list[int]]:
     return key, numbers
 
 
-def run_sweep(key: str, values, policies, *, workload: str | None = None, specs=None,
-              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions=(),
-              page_size: int = 1, **options) -> list[SweepPoint]:
+def run_sweep(key: str, values: Sequence[Any], policies: Sequence[str], *, workload: str | None = None, specs=None,
+              requests: int = 64, pool_size: int = 2048, seed: int = 0, evictions: Sequence[str] = (),
+              page_size: int = 1, **options: Any) -> list[SweepPoint]:
     """Every policy at every value of ``key``; the traffic is ``specs`` or ``workload``'s.
 
     ``evictions`` names eviction policies of today's cache (``todays_cache``), else the run

@@ -10,6 +10,8 @@ on the CPU from a seeded generator, so every device gets the same model.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from dataclasses import dataclass
 from collections.abc import Sequence
@@ -17,6 +19,12 @@ from collections.abc import Sequence
 import torch
 
 from radixviz.sim.model_api import VOCAB_SIZE
+
+if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
+    from radixviz.cache import TokenToKVPool
 
 ROPE_BASE = 10000.0
 
@@ -34,7 +42,7 @@ class Forward:
     logits: torch.Tensor
 
 
-def token_ids(key) -> list[int]:
+def token_ids(key: Sequence[Any]) -> list[int]:
     """The model's token ids for a key: a character is ``ord(c)``, an int is itself.
 
     Raises ValueError for a token outside the 256-token vocabulary.
@@ -60,7 +68,7 @@ class TinyModel:
     the logits behind the token the last call returned.
     """
 
-    def __init__(self, pool, seed: int = 0, mlp_ratio: int = 4):
+    def __init__(self, pool: TokenToKVPool, seed: int = 0, mlp_ratio: int = 4):
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise ValueError(f"seed must be an integer from 0 to 2**63-1, not {seed!r}")
         self.pool = pool
@@ -73,7 +81,7 @@ class TinyModel:
         self.width = self.heads * self.head_dim
         gen = torch.Generator().manual_seed(seed)
 
-        def weight(*shape, scale=None):
+        def weight(*shape: int, scale: float | None = None):
             scale = scale if scale is not None else 1.0 / math.sqrt(shape[0])
             return (torch.randn(*shape, generator=gen) * scale).to(self.device, self.dtype)
 
@@ -139,7 +147,7 @@ class TinyModel:
                 angles.sin().to(self.device, self.dtype)[:, None, :])
 
     @staticmethod
-    def _rotate(x, cos, sin):
+    def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         a, b = x.chunk(2, dim=-1)
         return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
 
@@ -151,7 +159,7 @@ class TinyModel:
         return ([self.pool.k_buffer[i][idx] for i in range(self.layers)],
                 [self.pool.v_buffer[i][idx] for i in range(self.layers)])
 
-    def extend(self, tokens: Sequence, prefix_slots, new_slots) -> int:
+    def extend(self, tokens: Sequence, prefix_slots: torch.Tensor, new_slots: torch.Tensor) -> int:
         """Prefill: reuse the K/V at ``prefix_slots`` for the first tokens, compute the rest
         into ``new_slots``; return the argmax next token."""
         ids = token_ids(tokens)
@@ -167,7 +175,7 @@ class TinyModel:
         self.last_logits = out.logits
         return int(out.logits.argmax())
 
-    def decode(self, tokens: Sequence, slots, new_slot) -> int:
+    def decode(self, tokens: Sequence, slots, new_slot: torch.Tensor) -> int:
         """One decode step: ``slots`` hold the K/V of ``tokens[:-1]``."""
         new = self._slots(new_slot).reshape(-1)
         return self.extend(tokens, slots, new)

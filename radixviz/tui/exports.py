@@ -2,6 +2,8 @@
 the learner with), or as bytes to deliver to a served session's browser."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import io
 import zipfile
 from pathlib import Path
@@ -9,17 +11,21 @@ from pathlib import Path
 from radixviz.render import graphviz
 from radixviz.render.names import remove_stale_steps, step_file_name
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from radixviz.script.frames import Frame
 
-def _write(frame, path: Path) -> None:
+
+def _write(frame: Frame, path: Path) -> None:
     graphviz.write(frame, path, frame.marks)
 
 
-def frame_svg(frame) -> bytes:
+def frame_svg(frame: Frame) -> bytes:
     """One frame as SVG bytes (GraphvizError, one line, when dot fails)."""
     return graphviz.to_svg(frame)
 
 
-def frames_zip(frames, cancelled=lambda: False) -> bytes | None:
+def frames_zip(frames: Sequence[Frame], cancelled: Callable[[], bool] = lambda: False) -> bytes | None:
     """Every frame's SVG in one zip (``step-NNNN.svg``), or None if ``cancelled()``."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -30,7 +36,7 @@ def frames_zip(frames, cancelled=lambda: False) -> bytes | None:
     return buffer.getvalue()
 
 
-def export_frame(frame, folder: Path) -> str:
+def export_frame(frame: Frame, folder: Path) -> str:
     """Write ``folder/step-NNNN.svg`` (the step number the status line shows); return where
     it went or why it could not."""
     path = Path(folder) / step_file_name(frame, "svg")
@@ -42,7 +48,7 @@ def export_frame(frame, folder: Path) -> str:
     return f"exported step {frame.number} to {path}"
 
 
-def export_frames(frames, folder: Path, cancelled=lambda: False) -> str:
+def export_frames(frames: Sequence[Frame], folder: Path, cancelled: Callable[[], bool] = lambda: False) -> str:
     """Write every frame into ``folder`` (stopping early if ``cancelled()``), then remove the
     higher-numbered steps an earlier, longer export left there; return a one-line summary."""
     folder = Path(folder)

@@ -6,7 +6,12 @@ keyed by the frame's identity instead.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache, wraps
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
 
 
 class _Same:
@@ -15,26 +20,26 @@ class _Same:
 
     __slots__ = ("frame",)
 
-    def __init__(self, frame):
+    def __init__(self, frame: Frame):
         self.frame = frame
 
     def __hash__(self) -> int:
         return id(self.frame)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, _Same) and other.frame is self.frame
 
 
 def per_frame(maxsize: int = 256):
     """Decorate ``build(frame)``: each frame's result is built once while it stays among the
     ``maxsize`` most recently used. The decorated function has ``cache_clear()``."""
-    def decorate(build):
+    def decorate(build: Callable[[Frame], Any]):
         @lru_cache(maxsize=maxsize)
         def by_identity(key: _Same):
             return build(key.frame)
 
         @wraps(build)
-        def cached(frame):
+        def cached(frame: Frame):
             return by_identity(_Same(frame))
         # a function given attributes, as lru_cache's own: mypy has no type for that
         cached.cache_clear = by_identity.cache_clear   # type: ignore[attr-defined]

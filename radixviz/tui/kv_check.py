@@ -2,11 +2,17 @@
 reusing the cached K/V is right. The lines go to a dialog that stays until dismissed."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.cache.text import tokens_text
 from radixviz.script.parser import ScriptError
 
+if TYPE_CHECKING:
+    from radixviz.script.kv_session import MatchCheck
+    from radixviz.script.session import Session
 
-def verify_session(session) -> list[str]:
+
+def verify_session(session: Session) -> list[str]:
     """Report lines: one block per match (tokens reused, first wrong token, largest
     difference, next token both ways), then a one-line summary."""
     from radixviz.script.kv_session import verify_ops   # the tiny model: torch, in a worker
@@ -28,7 +34,7 @@ def verify_session(session) -> list[str]:
     return lines
 
 
-def match_block(check, op_name: str = "match") -> list[str]:
+def match_block(check: MatchCheck, op_name: str = "match") -> list[str]:
     """The lines of one match's check: what it reused and whether that K/V was right."""
     matcher = "buggy (pre-#7)" if check.buggy else "fixed"
     head = f"op {check.index}: match {tokens_text(check.key)!r}, {matcher} matcher"

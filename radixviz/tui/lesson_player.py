@@ -22,10 +22,18 @@ sandbox copy, so every prediction is answered on the lesson's own tree, which
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from radixviz.lessons import Narrative
 from radixviz.lessons.lesson.checker import engine_disagrees
 from radixviz.lessons.lesson.reader import answer_text
+
+if TYPE_CHECKING:
+    from radixviz.lessons import Lesson, Predict
+    from radixviz.lessons.grading import Chosen, Verdict
+    from radixviz.script.frames import OpRecord
+
+    from .stepper_model import StepperModel
 
 
 @dataclass(frozen=True)
@@ -48,14 +56,15 @@ class Part:
 @dataclass(frozen=True)
 class Reply:
     said: str                  # the reply as shown back: "b) 3", "16 tokens"
-    verdict: object = None     # grading.Verdict; None when skipped (or answered earlier)
+    verdict: Verdict | None = None   # None when skipped (or answered earlier)
     earlier: bool = False      # answered before the learner left and came back
 
 
-def plan_of(lesson) -> tuple[Stop, ...]:
+def plan_of(lesson: Lesson) -> tuple[Stop, ...]:
     """The stops of ``lesson`` in walking order (see the module's docstring)."""
     stops: list[Stop] = []
-    page, pending, after_ops = 0, [], False
+    page, after_ops = 0, False
+    pending: list[int] = []
     for index, block in enumerate(lesson.blocks):
         kind = type(block).__name__
         if kind == "Narrative":
@@ -77,14 +86,14 @@ def plan_of(lesson) -> tuple[Stop, ...]:
 
 
 class LessonWalk:
-    def __init__(self, lesson):
+    def __init__(self, lesson: Lesson):
         self.lesson = lesson
         self.plan = plan_of(lesson)
         self.at = -1               # the stop shown
         self.reached = -1          # the furthest stop reached: beyond it nothing has run
         self.replies: dict[int, Reply] = {}          # prediction block -> the learner's reply
         self.ran: dict[int, tuple[int, int]] = {}    # ops stop -> (first frame, last frame)
-        self.records: dict[int, list] = {}           # ops stop -> the records of its operations
+        self.records: dict[int, list[OpRecord]] = {}         # ops stop -> the records of its operations
         self.engine_says: dict[int, str] = {}        # prediction block -> the engine's value, where
         #                                              it is not the file's answer (a wrong lesson)
         self.error: str | None = None                # a refused operation (a teacher's lesson)
@@ -98,11 +107,18 @@ class LessonWalk:
         return self.plan[self.at] if self.at >= 0 else None
 
     @property
+    def here(self) -> Stop:
+        """The stop shown, once the walk has started (``stop`` before that is None)."""
+        if self.at < 0:
+            raise RuntimeError("the lesson walk has not started: no stop is shown")
+        return self.plan[self.at]
+
+    @property
     def at_end(self) -> bool:
         return self.at >= len(self.plan) - 1
 
     @property
-    def waiting(self):
+    def waiting(self) -> Predict | None:
         """The Predict the stop shown asks and the learner has not answered, or None."""
         stop = self.stop
         if stop is None or stop.kind != "ask" or stop.block in self.replies:
@@ -134,7 +150,7 @@ class LessonWalk:
 
     # ------------------------------------------------------------------ moving
 
-    def forward(self, model) -> tuple[Stop | None, bool]:
+    def forward(self, model: StepperModel) -> tuple[Stop | None, bool]:
         """Go to the next stop, playing it when it is reached for the first time: returns
         (the stop, whether it was played now); (None, False) past the end. A prediction
         waiting for its reply holds the walk where it is."""
@@ -154,20 +170,20 @@ class LessonWalk:
         self.at -= 1
         return True
 
-    def fast_forward(self, model, block: int, right: int = 0, asked: int = 0) -> None:
+    def fast_forward(self, model: StepperModel, block: int, right: int = 0, asked: int = 0) -> None:
         """Replay the stops before ``block`` without asking anything (resuming a lesson left
         there; its predictions were answered then): ``forward`` next plays that block."""
         while not self.at_end and self.plan[self.at + 1].block < block:
             self.at += 1
             self.reached = self.at
-            if self.stop.kind == "ask":
-                self.replies[self.stop.block] = Reply("", earlier=True)
+            if self.here.kind == "ask":
+                self.replies[self.here.block] = Reply("", earlier=True)
             else:
                 self._play(model)
         self.right, self.asked = right, asked
 
-    def _play(self, model) -> None:
-        stop = self.stop
+    def _play(self, model: StepperModel) -> None:
+        stop = self.here
         if stop.kind == "ops":
             applied = model.apply_ops(self.lesson.blocks[stop.block].ops)
             self.error = applied.error
@@ -184,13 +200,15 @@ class LessonWalk:
 
     # ------------------------------------------------------------------ replies
 
-    def answer(self, reply, said: str):
+    def answer(self, reply: str | Chosen, said: str) -> Verdict:
         """Grade ``reply`` (typed text or a ``grading.Chosen``) to the waiting prediction and
         keep it when it could be read; returns the Verdict."""
         predict = self.waiting
+        if predict is None:
+            raise RuntimeError("no prediction is waiting for a reply here")
         verdict = predict.grade(reply)
         if verdict.understood:
-            self.replies[self.stop.block] = Reply(said, verdict)
+            self.replies[self.here.block] = Reply(said, verdict)
             self.asked += 1
             self.right += verdict.correct
         return verdict
@@ -198,7 +216,7 @@ class LessonWalk:
     def skip(self) -> None:
         """The learner passes on the waiting prediction (counted as asked, not right)."""
         if self.waiting is not None:
-            self.replies[self.stop.block] = Reply("")
+            self.replies[self.here.block] = Reply("")
             self.asked += 1
 
     # ------------------------------------------------------------------ the page

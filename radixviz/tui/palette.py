@@ -2,11 +2,17 @@
 front, offered through the app's ``get_system_commands`` hook."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from functools import partial
 from collections.abc import Iterator
 
 from textual.actions import parse
 from textual.app import SystemCommand
+
+if TYPE_CHECKING:
+    from typing import Any
+    from textual.screen import Screen
 
 _KEY_NAMES = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?",
               "colon": ":", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
@@ -18,7 +24,7 @@ def key_label(keys: str) -> str:
     return " ".join(_KEY_NAMES.get(k, k) for k in keys.split(","))
 
 
-def screen_commands(screen) -> Iterator[SystemCommand]:
+def screen_commands(screen: Screen[Any]) -> Iterator[SystemCommand]:
     """One command per distinct described binding of ``screen``, in binding order, titled by
     its long description; actions the screen disables right now (``check_action``) are left out."""
     seen = set()

@@ -11,6 +11,8 @@ No widgets here: the stepper asks and shows, this decides, reads and writes. Two
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 import time
@@ -19,6 +21,10 @@ from pathlib import Path
 
 from radixviz.files import atomic_write, excerpt, free_name
 from radixviz.script import ScriptError, load_script, script_source
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from radixviz.script.parser import Op
 
 SUFFIX = ".rv"
 DEFAULT_NAME = "session.rv"
@@ -31,7 +37,7 @@ class KeepsWork:
     """A screen that holds work a learner would lose by leaving (the app asks it first, on
     every way out: q, h, ctrl+q, the palette's Quit)."""
 
-    def leave_then(self, go, where: str) -> None:
+    def leave_then(self, go: Callable[[], None], where: str) -> None:
         """Keep or ask about the work, then call ``go()`` unless the learner chose to stay."""
         go()
 
@@ -61,14 +67,14 @@ class SandboxWork:
 
     # -------------------------------------------------------------- unsaved work
 
-    def keep(self, ops, saved_to: Path | None = None) -> None:
+    def keep(self, ops: Sequence[Op], saved_to: Path | None = None) -> None:
         """``ops`` are safe now (saved, or what the sandbox opened with)."""
         self.kept = list(ops)
         if saved_to is not None:
             self.saved_to = saved_to
         self.discard_autosave()
 
-    def unsaved(self, ops) -> int:
+    def unsaved(self, ops: Sequence[Op]) -> int:
         """How many operations would be lost by leaving now (0 when nothing would)."""
         return 0 if list(ops) == self.kept else len(ops)
 
@@ -98,7 +104,7 @@ class SandboxWork:
         free = free_name(path)
         return free.name if self.served else str(free)
 
-    def write(self, path: Path, ops, *, buggy: bool, note: str) -> str:
+    def write(self, path: Path, ops: Sequence[Op], *, buggy: bool, note: str) -> str:
         """Write ``ops`` to ``path`` atomically; return the script's text. OSError,
         ValueError (a key the language cannot write) on failure; nothing is half-written."""
         text = script_source(ops, buggy=buggy, note=note)
@@ -134,7 +140,7 @@ class SandboxWork:
 
     # -------------------------------------------------------------- autosave
 
-    def autosave(self, ops, *, buggy: bool, title: str) -> None:
+    def autosave(self, ops: Sequence[Op], *, buggy: bool, title: str) -> None:
         """Keep unsaved ``ops`` where the next start finds them (removed once nothing is
         unsaved). Never raises: an autosave that cannot be written only loses the backup."""
         if not self.unsaved(ops):

@@ -5,10 +5,16 @@ the screen share it. Totals are prefix sums, so jumping anywhere is O(1).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 from itertools import accumulate
 
 from radixviz.script.frames import Marks
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from radixviz.sim.scheduler import SimResult
 
 _BAD_ENDS = ("refused", "stuck")   # events that mean a request will never run
 MAX_GHOSTS = 6   # evicted leaves listed under the tree; the summary line counts them all
@@ -40,7 +46,7 @@ def _running(values) -> list:
 class BatchTimeline:
     """The records of one run and a cursor on them."""
 
-    def __init__(self, result, workload: str = ""):
+    def __init__(self, result: SimResult, workload: str = ""):
         self.result, self.workload = result, workload
         self.settings = result.settings
         self.records = list(result.records)
@@ -105,5 +111,5 @@ class BatchTimeline:
                       self._finished[i], self._retracted[i], self._refused[i], self._host_hit[i])
 
 
-def _count(record, kinds) -> int:
+def _count(record, kinds: Collection[str]) -> int:
     return sum(1 for e in record.events if e.kind in kinds)

@@ -5,35 +5,43 @@ operations always run on the live cache (the newest state) and the view jumps to
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from radixviz.script.frame_history import FrameHistory
+from radixviz.script.frames import Frame, OpRecord
 from radixviz.script.narrate import key_text, node_namespace
 from radixviz.script.parser import Op, ScriptError, parse_script
+
+if TYPE_CHECKING:
+    from radixviz.script.session import Session
+    from radixviz.settings import SessionCaps
 
 
 @dataclass
 class Applied:
     """What one call to ``apply_text`` did: the records added, or the error line."""
-    records: list
+    records: list[OpRecord]
     error: str | None = None
 
 
 class StepperModel:
-    def __init__(self, session, caps=None):
+    def __init__(self, session: Session, caps: SessionCaps | None = None):
         """``caps``: a settings.SessionCaps in a served session (None: no limits)."""
         self.session = session
         self.caps = caps
         self.position = 0
-        self.redo_stack: list = []   # operations undone, the next redo last
+        self.redo_stack: list[Op] = []   # operations undone, the next redo last
 
     # ---------------------------------------------------------------- reading
 
     @property
-    def frames(self) -> list:
+    def frames(self) -> FrameHistory:
         return self.session.frames
 
     @property
-    def frame(self):
+    def frame(self) -> Frame | None:
         frames = self.frames
         if not frames:
             return None
@@ -42,7 +50,7 @@ class StepperModel:
         return frames[self.position]
 
     @property
-    def record(self):
+    def record(self) -> OpRecord | None:
         """The OpRecord of the frame shown, or None before any operation."""
         frame = self.frame
         if frame is None or frame.op_index >= len(self.session.records):
@@ -111,7 +119,7 @@ class StepperModel:
 
     # --------------------------------------------------------------- changing
 
-    def apply_ops(self, ops, what: str = "line") -> Applied:
+    def apply_ops(self, ops: Iterable[Op], what: str = "line") -> Applied:
         """Apply ``ops`` whole or not at all: at the first refused one, the session goes back
         to how it was before them and the error says so (``what``: "line", "script")."""
         ops = list(ops)
@@ -132,7 +140,8 @@ class StepperModel:
         self._jump_to(added)
         return Applied(added)
 
-    def _take_back(self, before, stack, added, count, number, reason, what) -> Applied:
+    def _take_back(self, before: list[Op], stack: list[Op], added: list[OpRecord], count: int,
+                   number: int | None, reason: str, what: str) -> Applied:
         """Undo a partly applied ``what``: replay the operations that came before it."""
         if added:
             self.rerun(before)
@@ -142,7 +151,7 @@ class StepperModel:
         which = f"operation {number} of {count} was refused" if number else "it was refused"
         return Applied([], f"nothing applied: {which}, so the whole {what} was taken back: {reason}")
 
-    def _over_caps(self, ops) -> str | None:
+    def _over_caps(self, ops: list[Op]) -> str | None:
         """Why a served session refuses ``ops`` before applying any (None: go ahead)."""
         caps = self.caps
         if caps is None:
@@ -200,7 +209,7 @@ class StepperModel:
             stack.append(op)
         return applied
 
-    def rerun(self, ops, buggy: bool | None = None, keep: bool = True) -> Applied:
+    def rerun(self, ops: Sequence[Op], buggy: bool | None = None, keep: bool = True) -> Applied:
         """Replace the session by a fresh one that applies ``ops``; on a refused operation
         the old session stays. ``keep`` shows the same operation (and step in it) as before,
         else the view goes to the end."""
@@ -227,7 +236,10 @@ class StepperModel:
 
     def node_op(self, name: str, node_id: int) -> Applied:
         """lock/unlock the full key leading to a node of the frame shown, or evict its size."""
-        tree = self.frame.tree
+        frame = self.frame
+        if frame is None:   # a session always has its start frame; this only narrows the type
+            return Applied([], "no step shown to pick a node in")
+        tree = frame.tree
         if node_id not in tree.nodes or node_id == tree.root.id:
             return Applied([], "pick a node other than the root")
         if name == "evict":
@@ -238,7 +250,7 @@ class StepperModel:
         text = f"{name} {key_text(key, limit=40)}" + ("" if ns is None else f" ns {ns}")
         return self.apply_ops([Op(name, key=key, ns=ns, text=text)])
 
-    def _jump_to(self, added: list) -> None:
+    def _jump_to(self, added: list[OpRecord]) -> None:
         if not added:
             return
         first = added[0]

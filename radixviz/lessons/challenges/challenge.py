@@ -42,6 +42,9 @@ from ..lesson.model import LessonError
 from ..lesson.parse import read_lesson_text
 
 if TYPE_CHECKING:
+    from radixviz.script.parser import Op
+
+if TYPE_CHECKING:
     from collections.abc import Iterable
     from ...script.session import Session
 
@@ -208,7 +211,7 @@ def parse_challenge(text: str, path: str | Path, shipped: bool = True) -> Challe
                      "\n".join(t for _, t in prose_after).strip(), path, shipped)
 
 
-def _whole(text, field: str, name: str, where: dict) -> int:
+def _whole(text: str, field: str, name: str, where: dict) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -230,7 +233,7 @@ def start_session(challenge: Challenge, device: str = "cpu"):
     return session, len(session.records)
 
 
-def check_op_allowed(challenge: Challenge, op) -> None:
+def check_op_allowed(challenge: Challenge, op: Op) -> None:
     """AttemptError when ``op`` is not one this challenge lets the learner use."""
     if op.name not in challenge.allow:
         raise AttemptError(f"{op.where()}: {op.name!r} is not allowed in this challenge "

@@ -52,6 +52,11 @@ from radixviz.script.narrate import node_namespace
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from radixviz.script.frames import OpRecord
+    from radixviz.script.session import Session
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
@@ -183,7 +188,7 @@ def _check_subject(name: str) -> None:
 
 # ---------------------------------------------------------------- measuring
 
-def op_measures(session, record) -> dict:
+def op_measures(session: Session, record: OpRecord) -> dict:
     """What the engine did in one operation, by the names goals use."""
     kinds = Counter(frame.kind for frame in session.frames.kept(record.frame_range))
     result, name = record.result, record.op.name
@@ -206,7 +211,7 @@ def op_measures(session, record) -> dict:
     return {}
 
 
-def state_measures(session) -> dict:
+def state_measures(session: Session) -> dict:
     """The session's tree and pool now, by the names goals use."""
     tree = session.cache.snapshot()
     nodes = [n for n in tree.root.walk() if n.id != tree.root.id]
@@ -231,7 +236,7 @@ def state_measures(session) -> dict:
     }
 
 
-def _foreign_loaded(session, record) -> int:
+def _foreign_loaded(session: Session, record: OpRecord) -> int:
     """Slots a load-back copied from host slots that, when it ended, another node held: the
     KV it handed out is that node's (only SGLang's 9fbe6800a load-back does this)."""
     frames = session.frames.kept(record.frame_range)
@@ -242,7 +247,7 @@ def _foreign_loaded(session, record) -> int:
     return sum(1 for node, slot in read if owners[slot] is not None and owners[slot].id != node)
 
 
-def evaluate(conditions: Sequence[Condition], session, learner_records) -> list[Check]:
+def evaluate(conditions: Sequence[Condition], session: Session, learner_records: Sequence[OpRecord]) -> list[Check]:
     """Each condition's verdict after ``learner_records`` ran on ``session`` (the last records)."""
     start = len(session.records) - len(learner_records)
     views = {"": _measure(session, start)}
@@ -255,7 +260,7 @@ def evaluate(conditions: Sequence[Condition], session, learner_records) -> list[
     return checks
 
 
-def run_values(session, learner_records) -> dict:
+def run_values(session: Session, learner_records: Sequence[OpRecord]) -> dict:
     """Every subject a debrief may name, measured on the learner's run: the state after it,
     and each ``OP.FIELD`` of the learner's last operation of that kind (absent if none)."""
     state, per_op = _measure(session, len(session.records) - len(learner_records))
@@ -277,12 +282,12 @@ def check_subject(name: str) -> None:
     _check_subject(name)
 
 
-def _measure(session, start: int) -> tuple[dict, list]:
+def _measure(session: Session, start: int) -> tuple[dict, list]:
     """(state measures, [(op name, op measures)] for the records from ``start`` on)."""
     return state_measures(session), [(r.op.name, op_measures(session, r)) for r in session.records[start:]]
 
 
-def _measure_variant(session, variant: str, start: int):
+def _measure_variant(session: Session, variant: str, start: int):
     """The same operations replayed with one setting changed, measured; an error line when
     the replay is refused (a str, reported by the conditions that need it)."""
     from radixviz.script import ScriptError, Session   # loads torch: only when grading

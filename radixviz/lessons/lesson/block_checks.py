@@ -29,6 +29,10 @@ from ..route_checks import is_route_check, route_value
 from ..scenario import edge_text
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.frames import OpRecord
+
+if TYPE_CHECKING:
     from ...script.session import Session
 
 _POLICIES = ("lpm", "fcfs", "weight", "lpm-2442", "weight-2442")
@@ -42,7 +46,7 @@ def is_block_check(check: str) -> bool:
     return check in NAMES or is_route_check(check)
 
 
-def block_value(check: str, records, session: Session):
+def block_value(check: str, records: Sequence[OpRecord], session: Session):
     """What the engine says for a block check; KeyError when ``check`` is not one."""
     if is_route_check(check):
         return route_value(check, records)
@@ -58,7 +62,7 @@ def block_value(check: str, records, session: Session):
     return order[0] if end == "first" else order[-1]
 
 
-def offered_order(policy: str, records, session: Session) -> list[str]:
+def offered_order(policy: str, records: Sequence[OpRecord], session: Session) -> list[str]:
     """The keys of the block's matches, in the order ``policy`` offers them places."""
     live = {}
     stack = [session.cache.root_node]
@@ -77,7 +81,7 @@ def offered_order(policy: str, records, session: Session) -> list[str]:
     return [edge_text(r.input_ids) for r in ordered]
 
 
-def kv_value(check: str, record, session: Session):
+def kv_value(check: str, record: OpRecord, session: Session):
     """The KV-event and namespace checks of one operation (see the module's doc)."""
     events = record.kv_events
     if check == "kv_events":

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..grading import Expected, grade, read_number, read_reply
+from ..grading import Chosen, Expected, Verdict, grade, read_number, read_reply
 
 
 class LessonError(Exception):
@@ -76,7 +76,7 @@ class Predict:
         canonical, _ = read_reply(Expected(kind, (self.answer,)), self.answer)
         return Expected(kind, (canonical or self.answer,))
 
-    def grade(self, reply: str):
+    def grade(self, reply: str | Chosen) -> Verdict:
         """A ``grading.Verdict`` for a typed reply or a ``grading.Chosen`` option."""
         return grade(self.expected, reply)
 

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 from radixviz.cache.engines import EngineSpec, engine_spec
 
 if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
+
+if TYPE_CHECKING:
     from ..parser import Op
     from ..session import Session
 
@@ -107,17 +110,17 @@ def engine_ops(spec: EngineSpec, session: Session) -> EngineOps:
     return ops_class(spec)(session)
 
 
-def describe(frame) -> str | None:
+def describe(frame: Frame) -> str | None:
     """The engine's own line for a step (its script module's ``describe``), or None."""
     return _narration(frame, "describe")
 
 
-def explain(frame) -> str | None:
+def explain(frame: Frame) -> str | None:
     """The engine's own 'why' for a step, or None: narrate.py's words then serve."""
     return _narration(frame, "explain")
 
 
-def _narration(frame, which: str) -> str | None:
+def _narration(frame: Frame, which: str) -> str | None:
     part = engine_spec(frame.tree.engine).part("script")
     words = getattr(part, which, None)
     return None if words is None else words(frame)

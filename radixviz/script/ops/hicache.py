@@ -12,7 +12,7 @@ comes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import tokens_text
 
@@ -20,6 +20,9 @@ from ..narrate_host import describe_host, explain_host
 from ..parser import Op
 from . import v2026
 from .v2026 import TodaysOps
+
+if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
 
 # operations that change settings or acknowledge by themselves: no sync first
 NO_AUTO_SYNC = ("sync", "auto-sync", "engine", "reset", "host-size", "page-size", "hicache-fixes")
@@ -29,13 +32,13 @@ FIX_MODES = {"on": (), "off": ("load_back_unprotected", "host_leaf_by_evicted"),
              "host-leaf-by-evicted": ("host_leaf_by_evicted",)}
 
 
-def describe(frame) -> str | None:
+def describe(frame: Frame) -> str | None:
     """The host tier's line for a step, else today's cache's (this engine builds on it)."""
     line = describe_host(frame)
     return v2026.describe(frame) if line is None else line
 
 
-def explain(frame) -> str | None:
+def explain(frame: Frame) -> str | None:
     why = explain_host(frame)
     return v2026.explain(frame) if why is None else why
 

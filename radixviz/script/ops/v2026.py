@@ -6,11 +6,14 @@ the engine its own label.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..narrate import node_name
 from ..parser import Op
 from . import EngineOps
+
+if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
 
 # why today's cache's own steps happen (its nodes keep a lock count, hits and a priority,
 # and it evicts by a policy's key); narrate.py's words serve the rest
@@ -31,7 +34,7 @@ WHY_TODAY = {
 }
 
 
-def describe(frame) -> str | None:
+def describe(frame: Frame) -> str | None:
     """The line of a step only today's nodes take (a lock count), or None: narrate.py's."""
     if frame.kind == "ref" and frame.event is not None:
         d = frame.data
@@ -39,7 +42,7 @@ def describe(frame) -> str | None:
     return None
 
 
-def explain(frame) -> str | None:
+def explain(frame: Frame) -> str | None:
     """Why one of today's cache's own steps happens, or None: narrate.py's words serve."""
     return WHY_TODAY.get(frame.kind) if frame.event is not None else None
 

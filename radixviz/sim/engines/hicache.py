@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
@@ -28,8 +28,18 @@ from ..workloads import make_workload, request_count
 from .simulate import Progress, Report, later_options
 from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
 
+if TYPE_CHECKING:
+    from radixviz.sim.records import SimStats
 
-def match_tiers(s, queue) -> None:
+if TYPE_CHECKING:
+    from radixviz.sim.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.sim.request import RequestSpec
+
+
+def match_tiers(s: Scheduler, queue) -> None:
     """``steps.match_requests`` for an engine with a host tier: the device prefix as usual,
     plus the host hit of each request."""
     from ..steps import match_key  # the loop's steps import torch: the command line loads this module first
@@ -44,14 +54,14 @@ def match_tiers(s, queue) -> None:
         req.host_hit_length, req.last_host_node, req.host_loaded = found.host_hit_length, found.last_host_node, 0
 
 
-def rematch(s, req) -> None:
+def rematch(s: Scheduler, req) -> None:
     """Match ``req`` again. radixviz's loop does it for the requests after a load back in the
     same round: the load's eviction may have taken the prefix this round's match found
     (SGLang matches each request once per round and takes the result on trust)."""
     match_tiers(s, [req])   # (admission trims a prompt the tree now holds whole, as ever)
 
 
-def load_back(s, req) -> int:
+def load_back(s: Scheduler, req) -> int:
     """Load the host-only part of ``req``'s prompt back to the device (the request already
     holds a lock on ``req.last_node``); return the tokens loaded (0: below the threshold, or
     no room). On success the request's prefix grows and its lock moves to the loaded node."""
@@ -94,7 +104,7 @@ class HostTierHooks(TodaysHooks):
     def admission(self) -> dict[str, Any]:
         return {"load_back": partial(load_back, self.scheduler), "rematch": partial(rematch, self.scheduler)}
 
-    def finish(self, stats) -> None:
+    def finish(self, stats: SimStats) -> None:
         stats.host_tier = self.scheduler.engine.cache.moved.as_dict()
 
 
@@ -126,7 +136,8 @@ def host_options(page_size: int = PAGE.default, eviction_policy: str = EVICTION.
             "host_size": host_size, **({"head_bugs": tuple(head_bugs)} if head_bugs else {})}
 
 
-def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = None, specs=None,
+def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = None,
+                   specs: Sequence[RequestSpec] | None = None,
                    requests: int = 64, pool_size: int = 2048, seed: int = 0, page_size: int = PAGE.default,
                    eviction_policy: str = EVICTION.default, write_policy: str = WRITE_POLICY.default,
                    head_bugs: tuple = (), **options) -> list[HostPoint]:
@@ -194,7 +205,7 @@ class HostSimulation(TodaysSimulation):
         return {"engine": self.spec.name,
                 "engine_options": host_options(host_size=self.args.host_size, **self.cache)}
 
-    def run(self, specs, name: str, options: dict, progress: Progress) -> Report:
+    def run(self, specs: Sequence[RequestSpec] | None, name: str, options: dict, progress: Progress) -> Report:
         args, cache = self.args, self.cache
         requests, seed, pool_size = options.pop("requests"), options.pop("seed"), options.pop("pool_size")
         if specs is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from radixviz.cache.engines import EngineSpec, engines_with
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
@@ -23,6 +23,10 @@ from radixviz.errors import UsageError
 
 from ..workloads import make_workload, request_count
 from . import hooks_class
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.sim.request import RequestSpec
 
 # ``progress_for(label, total)``: the command's progress line for one run (or None)
 Progress = Callable[[str, int], Any]
@@ -163,7 +167,7 @@ class Simulation:
             common["engine_options"] = self.own
         return common
 
-    def run(self, specs, name: str, options: dict, progress: Progress) -> Report:
+    def run(self, specs: Sequence[RequestSpec] | None, name: str, options: dict, progress: Progress) -> Report:
         """Every run the command asked for, on ``specs`` (None: the named workload's)."""
         from ..runner import replay  # imports torch
 
@@ -193,7 +197,8 @@ def later_options(args: Any) -> dict:
             "hold_back_shared_prefix": args.hold_back_shared_prefix}
 
 
-def run_sweep(engine: str, name: str, sweep: tuple, policies: list, specs, options: dict, common: dict,
+def run_sweep(engine: str, name: str, sweep: tuple, policies: list, specs: Sequence[RequestSpec] | None,
+              options: dict, common: dict,
               header: dict | None = None) -> SweepRuns:
     """``sweep`` (key, values) over ``policies``; ``header`` (another engine's cache: its
     settings) goes first in the report."""

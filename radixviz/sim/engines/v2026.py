@@ -14,7 +14,7 @@ does: pages, several eviction policies on the same requests, ``--sweep page=``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
@@ -25,6 +25,10 @@ from ..workloads import make_workload, request_count
 from . import LoopHooks
 from .factory import todays_cache
 from .simulate import PolicyRuns, Progress, Report, Simulation, SimulateArgs, later_options, owners, run_sweep
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.sim.request import RequestSpec
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024), unchanged; "
              "cache: SGLang's radix cache of March 2026")
@@ -87,7 +91,7 @@ class TodaysSimulation(Simulation):
             raise UsageError("--app shows one eviction policy at a time: give one --eviction-policy")
         return {"cache_factory": self.caches[self.evictions[0]]}
 
-    def run(self, specs, name: str, options: dict, progress: Progress) -> Report:
+    def run(self, specs: Sequence[RequestSpec] | None, name: str, options: dict, progress: Progress) -> Report:
         from ..runner import replay  # imports torch
 
         args, sweep, page_size, evictions = self.args, self.sweep, self.page_size, self.evictions

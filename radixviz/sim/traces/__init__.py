@@ -13,6 +13,8 @@ request is queued at once, as today's traces are.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 from radixviz.errors import UsageError
@@ -23,11 +25,14 @@ from . import mooncake, openai_log
 from .lines import json_lines
 from .timed_jsonl import read_timed
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 FORMATS = ("auto", "radixviz", "mooncake", "openai")
 DEFAULT_MS_PER_PASS = 25.0   # a decode step of a loaded server is tens of milliseconds
 
 
-def detect(path) -> str:
+def detect(path: str | Path) -> str:
     """The format the first line's fields name; TraceError with the reason otherwise."""
     for _, where, obj in json_lines(Path(path)):
         keys = set(obj)
@@ -103,7 +108,7 @@ class StreamedTrace:
         return ", ".join(p for p in parts if p)
 
 
-def open_trace(path, fmt: str = "auto", *, block_size: int | None = None, tokenizer: str | None = None,
+def open_trace(path: str | Path, fmt: str = "auto", *, block_size: int | None = None, tokenizer: str | None = None,
                ms_per_pass: float | None = None, hf_tokenizer=None):
     """The trace at ``path``: a list of RequestSpecs (our format, untimed: as before) or a
     StreamedTrace. ``hf_tokenizer(name)`` loads a Hugging Face name for our own format."""

@@ -9,10 +9,15 @@ the last block to ``input_length``. ``timestamp`` is in milliseconds.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from radixviz.sim.request import RequestSpec
 from radixviz.sim.trace import TraceError
 
 from .lines import Clock, json_lines, shown, time_of, whole
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
 DEFAULT_BLOCK = 512
@@ -45,7 +50,7 @@ def parse(obj: dict, where: str, block_size: int) -> RequestSpec:
     return RequestSpec(tuple(tokens[:length]), output)
 
 
-def read(path, block_size: int = DEFAULT_BLOCK, ms_per_pass: float | None = None):
+def read(path: Path, block_size: int = DEFAULT_BLOCK, ms_per_pass: float | None = None):
     """``(arrival pass or None, RequestSpec)`` per line, streamed."""
     clock = Clock(ms_per_pass, unit_ms=1.0)
     for _, where, obj in json_lines(path):

@@ -12,10 +12,16 @@ lines stream out in constant memory.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import json
 import random
 import sys
+
+if TYPE_CHECKING:
+    import random
+    from collections.abc import Sequence
 
 WORDS = ("cache prefix token page tree node batch queue evict match split insert pool "
          "request answer question shared system prompt user turn model decode prefill").split()
@@ -60,7 +66,7 @@ def mooncake(n: int, seed: int = 0, block_size: int = 512, system_blocks=(2, 6),
         fresh += 1
 
 
-def _sentence(rng, words: int) -> str:
+def _sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
@@ -87,7 +93,7 @@ def radixviz(n: int, seed: int = 0):
         history[sid] = text + " A: " + _sentence(rng, rng.randint(4, 10))
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="write a seeded synthetic trace to stdout")
     parser.add_argument("format", choices=("mooncake", "openai", "radixviz"))
     parser.add_argument("requests", type=int)

@@ -13,8 +13,16 @@ from textual.widgets.option_list import Option
 
 from radixviz.lessons.progress import Progress
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.lessons.challenges.challenge import Challenge
+    from radixviz.lessons.progress import Progress
+    from textual import getters
 
-def status_text(challenge, record: dict) -> str:
+    from radixviz.tui.app import RadixvizApp
+
+
+def status_text(challenge: Challenge, record: dict) -> str:
     """``✓ 2/2`` solved (operations/par), ``·`` solution seen, or the par still to reach."""
     if record.get("solved"):
         return f"✓ {record['ops']}/{challenge.par}"
@@ -23,18 +31,13 @@ def status_text(challenge, record: dict) -> str:
     return f"  par {challenge.par}"
 
 
-if TYPE_CHECKING:
-    from textual import getters
-
-    from radixviz.tui.app import RadixvizApp
-
 
 class ChallengeListScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
         app = getters.app(RadixvizApp)
     BINDINGS = [Binding("escape,h", "home", "Home"), Binding("q", "quit_app", "Quit")]
 
-    def __init__(self, challenges, progress):
+    def __init__(self, challenges: Sequence[Challenge], progress: Progress):
         super().__init__()
         self.challenges, self.progress = challenges, progress
 
@@ -53,7 +56,7 @@ class ChallengeListScreen(Screen):
                             f"{status_text(c, self.progress.challenges.get(c.id, {}))}"), id=c.id)
                 for c in self.challenges]
 
-    def refresh_status(self, progress) -> None:
+    def refresh_status(self, progress: Progress) -> None:
         self.progress = progress
         menu = self.query_one(OptionList)
         highlighted = menu.highlighted
@@ -83,7 +86,7 @@ class SolvedScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,enter", "close", "Close")]
 
-    def __init__(self, challenge, ops: list[str], seen_solution: bool, debrief: str | None = None):
+    def __init__(self, challenge: Challenge, ops: list[str], seen_solution: bool, debrief: str | None = None):
         super().__init__()
         self.challenge, self.ops, self.seen_solution = challenge, ops, seen_solution
         # the debrief filled in with what this run measured (Verdict.debrief)
@@ -109,7 +112,7 @@ class SolvedScreen(ModalScreen[None]):
 class SolutionScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter", "close", "Close")]
 
-    def __init__(self, challenge):
+    def __init__(self, challenge: Challenge):
         super().__init__()
         self.challenge = challenge
 

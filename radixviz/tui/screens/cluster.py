@@ -6,6 +6,7 @@ thread; the screen paints a loading line first. Keys step through the passes.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -29,6 +30,7 @@ LOG_LINES = 8
 if TYPE_CHECKING:
     from textual import getters
 
+    from radixviz.sim.cluster import Cluster, ClusterTick
     from radixviz.tui.app import RadixvizApp
 
 
@@ -64,12 +66,12 @@ class ClusterScreen(Screen):
     only = var(-1)
     """The one worker shown full width, or -1 for all side by side."""
 
-    def __init__(self, build, title: str = "workers"):
+    def __init__(self, build: Callable[[], Cluster], title: str = "workers"):
         """``build()`` (called in a worker thread) returns a recording Cluster to run."""
         super().__init__()
         self.build, self.cluster_title = build, title
-        self.cluster = None
-        self.ticks: list = []
+        self.cluster: Cluster | None = None   # once the worker has run it
+        self.ticks: list[ClusterTick] = []
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f" {self.cluster_title}: running every worker (torch)…"), id="cluster-status")
@@ -85,9 +87,10 @@ class ClusterScreen(Screen):
     def _run(self) -> None:
         cluster = self.build()
         cluster.run()
-        self.app.call_from_thread(self._ready, cluster)
+        # Textual types the callback `R | Awaitable[R]`, which mypy solves to Never for a coroutine
+        self.app.call_from_thread(self._ready, cluster)  # type: ignore[arg-type]
 
-    async def _ready(self, cluster) -> None:
+    async def _ready(self, cluster: Cluster) -> None:
         if not self.is_attached:
             return
         row = self.query_one("#cluster-trees")
@@ -108,26 +111,27 @@ class ClusterScreen(Screen):
         self._draw()
 
     def _draw(self) -> None:
-        if not self.ticks or not self.is_attached:
+        cluster = self.cluster   # set with the ticks
+        if cluster is None or not self.ticks or not self.is_attached:
             return
         tick = self.ticks[self.position]
-        result = self.cluster.result()
+        result = cluster.result()
         boxes = list(self.query(".cluster-tree"))
         for i, box in enumerate(boxes):
             box.display = self.only in (-1, i)
             load = tick.loads[i]
-            stats = self.cluster.workers[i].stats
+            stats = cluster.workers[i].stats
             box.border_title = f"worker {i} · {load.requests} in flight"
             box.border_subtitle = f"run: hit {stats.hit_rate:.0%}"
             box.query_one(Static).update(TreeView(tick.trees[i], max_edge=16, max_children=8, max_depth=6))
         self.query_one("#cluster-status", Static).update(Text(
             f" {self.cluster_title} · pass {tick.tick}/{len(self.ticks)} · hit rate (whole run) "
             f"{result.hit_rate:.1%} · balance {result.balance('requests'):.2f}"))
-        self.query_one("#cluster-log-body", Static).update(self._log(tick))
+        self.query_one("#cluster-log-body", Static).update(self._log(cluster, tick))
 
-    def _log(self, tick):
+    def _log(self, cluster: Cluster, tick: ClusterTick) -> Group:
         # the newest arrivals up to this pass (placed during passes 1..tick.tick)
-        routes = [r for r in self.cluster.routes if r.tick < tick.tick][-LOG_LINES:]
+        routes = [r for r in cluster.routes if r.tick < tick.tick][-LOG_LINES:]
         lines = []
         for r in routes:
             mark = REASON_MARKS.get(r.reason, "·")

@@ -9,6 +9,7 @@ The sessions run in a worker (torch).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -30,7 +31,7 @@ from radixviz.tui.widgets.footer import FittingFooter
 SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 
 
-def engine_columns(session) -> tuple:
+def engine_columns(session: Session) -> tuple[SideConfig, SideConfig]:
     """The compare across time for a session: its 2024 matcher beside the 2026 engine with
     its page size and policy (page 1, LRU when it started on the 2024 engine)."""
     start = session.initial
@@ -41,6 +42,11 @@ def engine_columns(session) -> tuple:
 if TYPE_CHECKING:
     from textual import getters
 
+    from radixviz.script.compare import SideBySide
+    from radixviz.script.frames import OpRecord
+    from radixviz.script.parser import Op
+    from radixviz.script.session import Session
+    from radixviz.script.sides import SideConfig
     from radixviz.tui.app import RadixvizApp
 
 
@@ -62,7 +68,8 @@ class CompareScreen(Screen):
         Binding("end", "last", "Last", show=False),
     ]
 
-    def __init__(self, ops, pool_size: int, device="auto", at: int | None = None, columns=None):
+    def __init__(self, ops: Iterable[Op], pool_size: int, device: str = "auto", at: int | None = None,
+                 columns: tuple[SideConfig, SideConfig] | None = None):
         """``at``: the operation to show first (0-based; the last by default); ``columns``:
         two SideConfig (the #7 matchers by default; ``engine_columns`` compares across time)."""
         super().__init__()
@@ -70,8 +77,8 @@ class CompareScreen(Screen):
         self.columns = columns
         across = columns is not None and columns[0].engine != columns[1].engine
         self.noun = "engines" if across else "matchers"
-        self.sides = SIDES if not across else tuple((c.engine, c.title) for c in columns)
-        self.side = None
+        self.sides = SIDES if columns is None or not across else tuple((c.engine, c.title) for c in columns)
+        self.side: SideBySide | None = None   # once the worker has run the sessions
         self.index = 0
         self.micro: int | None = None   # the micro-step shown in the operation; None: its last
 
@@ -102,7 +109,7 @@ class CompareScreen(Screen):
             side = compare_sides(self.ops, *self.columns, self.pool_size, self.device)
         self.app.call_from_thread(self._ready, side)
 
-    def _ready(self, side) -> None:
+    def _ready(self, side: SideBySide) -> None:
         if not self.is_attached:
             return
         self.side = side
@@ -150,9 +157,12 @@ class CompareScreen(Screen):
 
     def _steps(self, index: int) -> int:
         """Micro-steps of operation ``index`` in the column that took more of them."""
-        return max(len(session.records[index].frame_range) for session in self.side.sessions)
+        side = self.side
+        if side is None:
+            raise RuntimeError("the sessions are still running: no steps to count")
+        return max(len(session.records[index].frame_range) for session in side.sessions)
 
-    def _frame_index(self, record) -> int:
+    def _frame_index(self, record: OpRecord) -> int:
         if self.micro is None:
             return record.last_frame
         return min(record.first_frame + self.micro, record.last_frame)

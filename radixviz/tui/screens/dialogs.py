@@ -6,6 +6,8 @@ answer, so nothing is lost while a dialog is open.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,6 +17,10 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from radixviz.tui.widgets.ordered_input import OrderedInput
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class ConfirmLeave(ModalScreen[str | None]):
@@ -51,7 +57,8 @@ class AskPath(ModalScreen):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, value: str = "", hint: str = "", accept=None, max_length: int = 0):
+    def __init__(self, title: str, value: str = "", hint: str = "",
+                 accept: Callable[[str], tuple[Any, str | None]] | None = None, max_length: int = 0):
         super().__init__()
         self.title_text, self.value, self.hint, self.accept = title, value, hint, accept
         self.max_length = max_length

@@ -10,14 +10,20 @@ Two moments lose keys otherwise:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import asyncio
 
 from textual import events
 
 from radixviz.tui.widgets.ordered_input import bindings_for
 
+if TYPE_CHECKING:
+    from typing import Any
+    from textual.screen import Screen
 
-def bound_action(screen, key: str) -> str | None:
+
+def bound_action(screen: Screen[Any], key: str) -> str | None:
     """The name of the action ``key`` runs on ``screen`` (its arguments cut off), or None."""
     for binding in bindings_for(screen, key):
         return binding.action.split("(", 1)[0]
@@ -30,7 +36,7 @@ class EarlyKeys:
     def __init__(self) -> None:
         self.held: list[tuple[str, str | None]] = []
 
-    def hold_until_ready(self, screen, event: events.Key, acts_now: frozenset) -> bool:
+    def hold_until_ready(self, screen: Screen[Any], event: events.Key, acts_now: frozenset) -> bool:
         """While ``screen`` is not ready: keep ``event`` (True) unless it runs an action in
         ``acts_now`` and nothing is held yet (help, home and quit work at once; once a key
         is held, later ones wait behind it, so ``:match h`` keeps its h)."""

@@ -23,6 +23,14 @@ from radixviz.tui.screens.compare import CompareScreen
 from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.widgets.footer import FittingFooter
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from textual import events
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
 
 INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
          "split, evict and reference counts on a live torch KV pool, with the engine's own code "
@@ -31,11 +39,6 @@ EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\
 # the README's comparison across time: pages of 2 drop odd tails, and the two evict in another order
 ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevict 100\n'
 
-
-if TYPE_CHECKING:
-    from textual import getters
-
-    from radixviz.tui.app import RadixvizApp
 
 
 class HomeScreen(Screen):
@@ -54,7 +57,7 @@ class HomeScreen(Screen):
         Binding("w", "scheduler", "Scheduler"),
     ]
 
-    def __init__(self, lesson_dirs=()):
+    def __init__(self, lesson_dirs: Sequence[Path] = ()):
         super().__init__()
         self.lesson_dirs = tuple(lesson_dirs)
         self.lessons: list = []
@@ -92,7 +95,7 @@ class HomeScreen(Screen):
         self.query_one(OptionList).focus()
         self.app.after_first_paint(self._load_lessons)
 
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         # the menu takes what the title, intro, hint and footer leave (10 rows at 80 columns):
         # at 80x24 it scrolls as before, from about 30 rows every entry is in view
         self.query_one(OptionList).styles.max_height = max(6, event.size.height - 10)

@@ -6,6 +6,8 @@ would have heard by then.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,13 +18,18 @@ from textual.widgets import Static
 
 from radixviz.script.kv_text import event_line
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.script.frames import Frame, OpRecord
+    from radixviz.tui.stepper_model import StepperModel
+
 OFF = ("KV events are off on this cache. Type  events on  (the 2026 engine) to start an empty "
        "cache that hashes its pages and reports every page it stores and removes, or start "
        "with  radixviz sandbox --events.")
 NONE_YET = "No KV events up to this step: insert something, then step through it."
 
 
-def events_log(frames, upto: int, records) -> Text | Group:
+def events_log(frames: Sequence[Frame], upto: int, records: Sequence[OpRecord]) -> Text | Group:
     """The log's text: the events of ``frames[:upto + 1]``, under the operation of each."""
     lines: list = []
     last_op = None
@@ -52,7 +59,7 @@ class KVEventsScreen(ModalScreen[None]):
     #kv-box { width: 90%; height: 80%; border: round $accent; padding: 0 1; background: $surface; }
     """
 
-    def __init__(self, model):
+    def __init__(self, model: StepperModel):
         super().__init__()
         self.model = model
 

@@ -8,6 +8,10 @@ matcher open a sandbox copy: the lesson's own operations never change under it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
@@ -21,6 +25,14 @@ from radixviz.tui.screens.stepper_keys import LESSON_KEYS
 from radixviz.tui.widgets.lesson_page import LessonPage, rows_for
 from radixviz.tui.widgets.prediction import PredictionDock
 
+if TYPE_CHECKING:
+    from radixviz.lessons import Lesson
+    from radixviz.script.frames import Frame
+    from radixviz.script.session import Session
+    from radixviz.tui.lesson_player import Part
+    from radixviz.tui.stepper_model import StepperModel
+    from radixviz.tui.widgets.lesson_panes import LessonPanes
+
 LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a sandbox copy"
 ANSWER_FIRST = "answer the prediction first (its letter, or type it), or press esc to skip it"
 
@@ -33,20 +45,21 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
     PANES_BEFORE_ENGINE = False   # a lesson's panes need its session: the loading line stays
 
-    def __init__(self, lesson, load, export_dir=None):
+    def __init__(self, lesson: Lesson, load: Callable[[], tuple[Session, str | None]],
+                 export_dir: Path | None = None):
         super().__init__(load, title=f"lesson {lesson.number}: {lesson.title}", export_dir=export_dir)
         self.lesson = lesson
         self.walk = LessonWalk(lesson)
         self.reading: bool | None = None   # r's choice for the stop shown; None: by the screen's size
-        self._before = None                # the cache before the first operations
+        self._before: Frame | None = None  # the cache before the first operations
         self._kept_block = 0               # the place last saved as the learner went on
         self._place_warned = False         # a "could not save" warning was shown once
 
-    def make_panes(self):
+    def make_panes(self) -> LessonPanes:
         from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets: once the engine is ready
         return LessonPanes(id="stepper-panes")
 
-    def watch_model(self, model) -> None:
+    def watch_model(self, model: StepperModel | None) -> None:
         if model is not None and self.walk.at < 0:
             self._before = model.session.live_frame()
             self._start()
@@ -57,17 +70,18 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         """Play the lesson from its start, or offer to resume where the learner left it."""
         saved = Progress.load().positions.get(self.lesson.id)
         block = saved.get("block") if isinstance(saved, dict) else None
+        predicted = saved.get("predicted") if isinstance(saved, dict) else None
         if not isinstance(block, int) or not 0 < block < len(self.lesson.blocks):
             self._forward()
             return
 
-        def chosen(resume) -> None:
+        def chosen(resume: bool | None) -> None:
             if resume:
                 try:   # the score so far; a record that is not two counts restarts it
-                    right, asked = (int(n) for n in (list(saved.get("predicted") or []) + [0, 0])[:2])
+                    right, asked = (int(n) for n in (list(predicted or []) + [0, 0])[:2])
                 except (TypeError, ValueError):
                     right = asked = 0
-                self.walk.fast_forward(self.model, block, right, asked)
+                self.walk.fast_forward(self.loaded, block, right, asked)
             self._forward()
         self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
 
@@ -78,22 +92,23 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         width, height = self.app.size
         return width < self.SMALL_WIDTH or height < self.SMALL_HEIGHT
 
-    def _frame(self):
+    def _frame(self) -> Frame | None:
         """The frame the stop shows: a step of its operations, else the last step before it
         (None before the lesson's first operations)."""
         if self.walk.frames() is not None:
-            return self.model.frame
+            return self.loaded.frame
         shown = self.walk.shown_frame()
-        return None if shown is None else self.model.frames[shown]
+        return None if shown is None else self.loaded.frames[shown]
 
-    def status_notes(self) -> list:
+    def status_notes(self) -> list[tuple[str, str]]:
         return [self.walk.progress] + super().status_notes()
 
     def refresh_view(self) -> None:
         if self.model is None or not self.is_attached or self.walk.stop is None:
             return
         try:
-            panes = self.query_one("#stepper-panes")
+            from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets, loaded by make_panes
+            panes = self.query_one("#stepper-panes", LessonPanes)
         except NoMatches:
             return   # the screen is closing and its panes are gone
         stop, waiting = self.walk.stop, self.walk.waiting
@@ -112,7 +127,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         title = "lesson · the end" if stop.kind == "end" else f"lesson {self.lesson.number}"
         panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before)
 
-    def _fits_beside(self, parts) -> bool:
+    def _fits_beside(self, parts: list[Part]) -> bool:
         """Whether ``parts`` fit in the lesson pane beside the tree, with no scrolling: a small
         screen reads them there, with the tree in view, rather than across the screen."""
         width, height = self.app.size
@@ -129,16 +144,16 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     # ------------------------------------------------------------ walking
 
     def _forward(self) -> None:
-        stop, first_time = self.walk.forward(self.model)
+        stop, first_time = self.walk.forward(self.loaded)
         if stop is None:
             self.notify(ANSWER_FIRST if self.walk.waiting is not None else LESSON_OVER, timeout=4)
             return
         self.reading = None
         frames = self.walk.frames()
         if frames is not None:
-            self.model.go(frames[0])
-        elif self.walk.shown_frame() is not None:
-            self.model.go(self.walk.shown_frame())
+            self.loaded.go(frames[0])
+        elif (shown := self.walk.shown_frame()) is not None:
+            self.loaded.go(shown)
         if first_time and stop.kind == "ops" and self.walk.error:
             self._show_error(self.walk.error)
         if stop.kind == "ask" and self.walk.waiting is not None:
@@ -158,9 +173,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self.reading = None
         frames = self.walk.frames()
         if frames is not None:
-            self.model.go(frames[1])
-        elif self.walk.shown_frame() is not None:
-            self.model.go(self.walk.shown_frame())
+            self.loaded.go(frames[1])
+        elif (shown := self.walk.shown_frame()) is not None:
+            self.loaded.go(shown)
         self.model_changed()
 
     def _go_to(self, at: int) -> None:
@@ -193,14 +208,14 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def action_next_op(self) -> None:
         frames = self.walk.frames()
         if frames is not None and self.position < frames[1]:
-            self.position = min(self.model.next_op_start(), frames[1])
+            self.position = min(self.loaded.next_op_start(), frames[1])
         else:
             self.action_next()
 
     def action_prev_op(self) -> None:
         frames = self.walk.frames()
         if frames is not None and self.position > frames[0]:
-            self.position = max(self.model.prev_op_start(), frames[0])
+            self.position = max(self.loaded.prev_op_start(), frames[0])
         else:
             self._back()
 
@@ -253,7 +268,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
 
     # ------------------------------------------------------------ predictions
 
-    def on_prediction_dock_replied(self, message) -> None:
+    def on_prediction_dock_replied(self, message: PredictionDock.Replied) -> None:
         message.stop()
         if self.walk.waiting is None:
             return
@@ -263,14 +278,14 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             return
         self._forward()       # on to what answers it: the operations (or the next question)
 
-    def on_prediction_dock_skipped(self, message) -> None:
+    def on_prediction_dock_skipped(self, message: PredictionDock.Skipped) -> None:
         message.stop()
         self.walk.skip()
         self._forward()
 
     # ------------------------------------------------------------ the sandbox copy
 
-    def _sandbox_copy(self, then) -> None:
+    def _sandbox_copy(self, then: str | tuple[str, tuple[str, int]]) -> None:
         """Typing, undo, the other matcher and node actions would change the lesson's
         operations, and with them what its predictions are answered on: they happen in a
         copy instead, which h leaves to come back here."""
@@ -294,7 +309,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def action_open_script(self) -> None:
         self._sandbox_copy("open_script")
 
-    def _node_action(self, choice) -> None:
+    def _node_action(self, choice: tuple[str, int] | None) -> None:
         if choice:
             self._sandbox_copy(("node", choice))
 

@@ -1,6 +1,8 @@
 """Pick a node of the tree shown to see its details and lock, unlock or evict it."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,8 +13,14 @@ from textual.widgets.option_list import Option
 
 from radixviz.script import key_text, node_namespace, slot_ranges
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+    from radixviz.cache import NodeSnapshot
+    from radixviz.script.frames import Frame
 
-def _edge(node) -> str:
+
+def _edge(node: NodeSnapshot) -> str:
     return key_text(node.key, limit=28)
 
 
@@ -26,7 +34,7 @@ class NodePicker(ModalScreen[tuple | None]):
         Binding("escape,q", "close", "Close"),
     ]
 
-    def __init__(self, frame, locks):
+    def __init__(self, frame: Frame, locks: Mapping[Any, Any]):
         super().__init__()
         self.frame, self.locks = frame, locks
         # every node except the root, in the tree's depth-first order
@@ -59,7 +67,7 @@ class NodePicker(ModalScreen[tuple | None]):
         index = self.query_one(OptionList).highlighted
         return self.nodes[index] if index is not None else None
 
-    def _details(self, node) -> None:
+    def _details(self, node: NodeSnapshot) -> None:
         tree = self.frame.tree
         full = tuple(t for nid in tree.path_to(node.id) for t in tree.nodes[nid].key)
         ns = node_namespace(tree, node)

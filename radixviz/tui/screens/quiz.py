@@ -5,9 +5,8 @@ so the screen paints at once.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import random
+from typing import TYPE_CHECKING, TypedDict
 
 from textual import work
 from textual.app import ComposeResult
@@ -19,14 +18,24 @@ from textual.widgets import Footer, Input, Static
 
 from radixviz.lessons.progress import update_progress
 from radixviz.lessons.quiz import make_quiz
+from radixviz.lessons.quiz.quiz import Quiz
 from radixviz.tui.widgets.ordered_input import OrderedInput
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
+class QuizOptions(TypedDict):
+    """What ``make_quiz`` is given, when the screen builds the questions itself."""
+    seed: int | None
+    difficulty: str
+    lesson: int | None
+    count: int
+
+
 if TYPE_CHECKING:
     from textual import getters
 
+    from radixviz.lessons.quiz.questions import Question
     from radixviz.tui.app import RadixvizApp
 
 
@@ -39,17 +48,17 @@ class QuizScreen(Screen):
         Binding("escape", "leave", "Leave"),
     ]
 
-    quiz = var(None, bindings=True)
+    quiz: var[Quiz | None] = var(None, bindings=True)
     """The Quiz once its questions are built (in a worker unless one was given)."""
     finished = var(False, bindings=True)
     """Every question is done: the closing score is on screen."""
 
-    def __init__(self, quiz=None, *, seed: int | None = None, difficulty: str = "medium",
+    def __init__(self, quiz: Quiz | None = None, *, seed: int | None = None, difficulty: str = "medium",
                  lesson: int | None = None, count: int = 6, save: bool = True, exit_when_done: bool = False):
         super().__init__()
         self.set_reactive(QuizScreen.quiz, quiz)
         self.save = save
-        self.options = dict(seed=seed, difficulty=difficulty, lesson=lesson, count=count)
+        self.options = QuizOptions(seed=seed, difficulty=difficulty, lesson=lesson, count=count)
         self.exit_when_done = exit_when_done
         self.index = 0
         self.answered = False      # the current question has been graded
@@ -76,7 +85,7 @@ class QuizScreen(Screen):
         quiz = make_quiz(seed, self.options["difficulty"], self.options["lesson"], self.options["count"])
         self.app.call_from_thread(self._ready, quiz)
 
-    def _ready(self, quiz) -> None:
+    def _ready(self, quiz: Quiz) -> None:
         self.quiz = quiz
         answer = self.query_one("#quiz-answer", Input)
         answer.disabled = False
@@ -84,8 +93,17 @@ class QuizScreen(Screen):
         self._show()
 
     @property
-    def question(self):
-        return self.quiz.questions[self.index]
+    def ready_quiz(self) -> Quiz:
+        """The quiz, where its questions must be built: the answer field is enabled and
+        ``check_action`` lets show-me and skip act only once they are."""
+        quiz = self.quiz
+        if quiz is None:
+            raise RuntimeError("the quiz's questions are still being built")
+        return quiz
+
+    @property
+    def question(self) -> Question:
+        return self.ready_quiz.questions[self.index]
 
     def _show(self) -> None:
         q = self.question
@@ -100,7 +118,7 @@ class QuizScreen(Screen):
         self._status()
 
     def _status(self) -> None:
-        quiz = self.quiz
+        quiz = self.ready_quiz
         scope = f"lesson {quiz.lesson}" if quiz.lesson is not None else "all lessons"
         # the score before the settings: at 80 columns the end of the line is cut off
         self.query_one("#quiz-status", Static).update(
@@ -113,7 +131,7 @@ class QuizScreen(Screen):
         box.set_class(right is True, "right")
         box.set_class(right is False, "wrong")
 
-    def check_action(self, action: str, parameters) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Showing and skipping need a question: none while they are built or once done."""
         if action in ("show_me", "skip") and (self.quiz is None or self.finished):
             return None
@@ -129,7 +147,7 @@ class QuizScreen(Screen):
             return
         if not event.value.strip():
             return
-        feedback = self.quiz.answer(self.index, event.value)
+        feedback = self.ready_quiz.answer(self.index, event.value)
         if not feedback.understood:
             self._feedback(feedback.explanation, None)
             return
@@ -141,7 +159,7 @@ class QuizScreen(Screen):
         self._status()
 
     def _next(self) -> None:
-        if self.index + 1 < len(self.quiz.questions):
+        if self.index + 1 < len(self.ready_quiz.questions):
             self.index += 1
             self._show()
         else:
@@ -149,7 +167,7 @@ class QuizScreen(Screen):
 
     def _finish(self) -> None:
         self.finished = True
-        quiz = self.quiz
+        quiz = self.ready_quiz
         self.query_one("#quiz-prompt", Static).update(
             f"Done: {quiz.summary()} right.\n\n"
             f"The same questions again: radixviz quiz --seed {quiz.seed} --difficulty {quiz.difficulty}")
@@ -162,7 +180,7 @@ class QuizScreen(Screen):
 
     def action_skip(self) -> None:
         if not self.answered:
-            self.quiz.skip(self.index)
+            self.ready_quiz.skip(self.index)
             self.notify(f"Skipped (counts as not right): the answer was {self.question.answer_text}",
                         timeout=4)
         self._next()

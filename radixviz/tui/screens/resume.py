@@ -4,6 +4,8 @@ esc keeps the learner's place: the safe choice is the one a stray key makes.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -11,13 +13,16 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+if TYPE_CHECKING:
+    from radixviz.lessons import Lesson
+
 
 class ResumeScreen(ModalScreen):
     """Dismisses with True to resume at the saved block, False to start from the beginning."""
 
     BINDINGS = [Binding("escape", "resume", "Keep my place")]
 
-    def __init__(self, lesson, block: int):
+    def __init__(self, lesson: Lesson, block: int):
         super().__init__()
         self.lesson, self.block = lesson, block
 

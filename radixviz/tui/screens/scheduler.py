@@ -6,6 +6,8 @@ micro-step tracing) runs in a worker thread and the panes are mounted when it is
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -24,8 +26,15 @@ from radixviz.tui.widgets.scheduler_form import SchedulerForm, SimSettings
 STEPPING = {"next", "prev", "first", "last", "next_round", "prev_round", "pool_grid",
             "scroll_tree"}
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from radixviz.tui.app import RadixvizApp
+
 
 class SchedulerScreen(Screen):
+    if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
+        app = getters.app(RadixvizApp)
     AUTO_FOCUS = None   # the stepping keys belong to the screen once a run is shown
     BINDINGS = [
         Binding("right,space,n", "next", "Next", tooltip="Next batch"),
@@ -46,8 +55,17 @@ class SchedulerScreen(Screen):
                 tooltip="Back (closes the settings over a run, else leaves the screen)"),
     ]
 
-    timeline = var(None, bindings=True)
+    timeline: var[BatchTimeline | None] = var(None, bindings=True)
     """The BatchTimeline of the run shown, once one ran."""
+
+    @property
+    def shown(self) -> BatchTimeline:
+        """The run shown, for the stepping keys: a clear error if one acts before any run."""
+        timeline = self.timeline
+        if timeline is None:
+            raise RuntimeError("no run to step through yet")
+        return timeline
+
     busy = var(False, bindings=True)
     """A run is pending or computing: the loading line stands in for form and panes."""
     form_open = var(True, bindings=True)
@@ -119,7 +137,8 @@ class SchedulerScreen(Screen):
         # never on the UI thread
         from radixviz.tui.widgets import scheduler_panes  # noqa: F401
         from radixviz.sim.runner import simulate
-        timeline, error = None, None
+        timeline: BatchTimeline | None = None
+        error: str | None = None
         try:
             result = simulate(settings.workload, settings.policy, settings.requests,
                               settings.pool_size, settings.seed, model=self.model_name,
@@ -132,11 +151,13 @@ class SchedulerScreen(Screen):
         except Exception as exc:  # noqa: BLE001 - a failed run is reported, the app goes on
             error = f"the simulation failed: {exc}"
         try:
-            self.app.call_from_thread(self._ready, settings, timeline, error, run_id)
+            # Textual types the callback `R | Awaitable[R]`, which mypy solves to Never for a coroutine
+            self.app.call_from_thread(self._ready, settings, timeline, error, run_id)  # type: ignore[arg-type]
         except RuntimeError:
             pass   # the app closed while this ran: nobody to show it to
 
-    async def _ready(self, settings, timeline, error, run_id: int) -> None:
+    async def _ready(self, settings: SimSettings, timeline: BatchTimeline | None, error: str | None,
+                     run_id: int) -> None:
         if run_id != self._run_id or not self.is_mounted:
             return   # a newer run was started meanwhile, or the screen was left
         form = self.query_one(SchedulerForm)
@@ -162,12 +183,14 @@ class SchedulerScreen(Screen):
     # ---------------------------------------------------------------- drawing
 
     def refresh_view(self) -> None:
-        if self.timeline is None or self.form_open or self.busy:
+        timeline = self.timeline
+        if timeline is None or self.form_open or self.busy:
             return
-        self.query_one("#sched-panes").show(self.timeline)
-        self.query_one("#sched-status", Static).update(status_text(self.timeline))
-        self.query_one("#sched-summary", Static).update(summary_text(self.timeline.totals()))
-        result = self.timeline.result
+        from radixviz.tui.widgets.scheduler_panes import SchedulerPanes   # Textual widgets, imported by the worker
+        self.query_one("#sched-panes", SchedulerPanes).show(timeline)
+        self.query_one("#sched-status", Static).update(status_text(timeline))
+        self.query_one("#sched-summary", Static).update(summary_text(timeline.totals()))
+        result = timeline.result
         self.query_one("#sched-run", Static).update(
             run_traffic_text(result.settings["policy"], result.traffic))
 
@@ -181,25 +204,26 @@ class SchedulerScreen(Screen):
     # ---------------------------------------------------------------- stepping
 
     def action_next(self) -> None:
-        self._moved(self.timeline.step(1))
+        self._moved(self.shown.step(1))
 
     def action_prev(self) -> None:
-        self._moved(self.timeline.step(-1))
+        self._moved(self.shown.step(-1))
 
     def action_first(self) -> None:
-        self._moved(self.timeline.go(0))
+        self._moved(self.shown.go(0))
 
     def action_last(self) -> None:
-        self._moved(self.timeline.go(len(self.timeline) - 1))
+        self._moved(self.shown.go(len(self.shown) - 1))
 
     def action_next_round(self) -> None:
-        self._moved(self.timeline.next_round(1))
+        self._moved(self.shown.next_round(1))
 
     def action_prev_round(self) -> None:
-        self._moved(self.timeline.next_round(-1))
+        self._moved(self.shown.next_round(-1))
 
     def action_pool_grid(self) -> None:
-        panes = self.query_one("#sched-panes")
+        from radixviz.tui.widgets.scheduler_panes import SchedulerPanes   # Textual widgets, mounted with the first run
+        panes = self.query_one("#sched-panes", SchedulerPanes)
         panes.full_pool = not panes.full_pool
 
     def action_scroll_tree(self, direction: int) -> None:

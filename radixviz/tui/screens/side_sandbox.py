@@ -6,10 +6,17 @@ its own tree), and a quiz question's "show me".
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.binding import Binding
 
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from radixviz.tui.screens.lesson import LessonScreen
+    from radixviz.tui.stepper_model import StepperModel
 
 
 def keys_back_to(label: str, where: str) -> list:
@@ -55,12 +62,13 @@ class LessonCopy(SideSandbox):
 
     BINDINGS = keys_back_to("Lesson", "the lesson, where you left it")
 
-    def __init__(self, lesson_screen, then):
-        session = lesson_screen.model.session
-        self.lesson_screen, self.then = lesson_screen, then
+    def __init__(self, lesson_screen: LessonScreen, then: str | tuple[str, tuple[str, int]]):
+        session = lesson_screen.loaded.session
+        self.lesson_screen = lesson_screen
+        self.then: str | tuple[str, tuple[str, int]] | None = then
         self.lesson_ops = list(session.ops)
         self.back_to = f"lesson {lesson_screen.lesson.number}"
-        self._at = lesson_screen.model.position
+        self._at = lesson_screen.loaded.position
         super().__init__(lambda: (session.replay(), None),
                          title=f"lesson {lesson_screen.lesson.number}, sandbox copy",
                          export_dir=lesson_screen.export_dir)
@@ -68,7 +76,7 @@ class LessonCopy(SideSandbox):
     def status_notes(self) -> list:
         return [("sandbox copy", "copy")] + super().status_notes()
 
-    def watch_model(self, model) -> None:
+    def watch_model(self, model: StepperModel | None) -> None:
         if model is None:
             return
         model.go(self._at)
@@ -82,7 +90,7 @@ class LessonCopy(SideSandbox):
         elif then:
             getattr(self, f"action_{then}")()
 
-    def leave_then(self, go, where: str) -> None:
+    def leave_then(self, go: Callable[[], None], where: str) -> None:
         """Going back loses nothing while the copy only holds the lesson's own operations
         (viewed, or some taken back); operations added here are asked about."""
         ops = self.model.session.ops if self.model is not None else []

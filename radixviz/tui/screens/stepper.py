@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, work
@@ -20,6 +21,8 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from radixviz.cache.engines import op_owners
@@ -35,6 +38,10 @@ from radixviz.tui.stepper_model import StepperModel
 from radixviz.tui.widgets.footer import FittingFooter
 from radixviz.tui.widgets.ordered_input import OrderedInput
 
+if TYPE_CHECKING:
+    from radixviz.script.session import Session
+    from radixviz.tui.stepper_model import Applied
+
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
 NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
               "January 2024; nothing changed")
@@ -43,7 +50,7 @@ NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed
 class StepperScreen(SandboxFiles, Screen):
     AUTO_FOCUS = None   # keys step the frames until : opens the operation input
     ASK_BEFORE_LEAVING = True   # a sandbox's operations are the learner's work
-    BINDINGS = STEPPER_KEYS
+    BINDINGS = [*STEPPER_KEYS]   # a copy typed as Screen.BINDINGS (list is invariant)
     # what the keys can do before the engine has loaded: everything else waits for it
     WITHOUT_ENGINE = frozenset({"help", "home", "quit_app", "close_input", "scroll_tree",
                                 "scroll_text"})
@@ -58,6 +65,16 @@ class StepperScreen(SandboxFiles, Screen):
 
     model: var[StepperModel | None] = var(None, bindings=True)
     """The StepperModel once the engine has loaded its session; None while it loads."""
+
+    @property
+    def loaded(self) -> StepperModel:
+        """The model, where the engine must have loaded: in the actions ``check_action``
+        keeps disabled until then, and in what they call."""
+        model = self.model
+        if model is None:
+            raise RuntimeError("the engine is still loading this session")
+        return model
+
     playing = var(False, init=False)
     """Autoplay is on: a timer steps forward every ``SPEEDS[speed]`` seconds."""
     speed = var(1, init=False, always_update=True)
@@ -66,12 +83,13 @@ class StepperScreen(SandboxFiles, Screen):
     """The frame shown, an index into the session's frames (kept within them). Moving it
     repaints the panes; the model keeps it too, for a replay that stays on the same step."""
 
-    def __init__(self, load: Callable, title: str = "sandbox", export_dir: Path | None = None):
+    def __init__(self, load: Callable[[], tuple[Session, str | None]], title: str = "sandbox",
+                 export_dir: Path | None = None):
         """``load()`` runs in a worker: returns (Session, error line or None)."""
         super().__init__()
         self._load_session, self.stepper_title = load, title
         self.export_dir = Path(export_dir or "radixviz-export")
-        self._autoplay = None   # the Timer while playing
+        self._autoplay: Timer | None = None   # while playing
         self._early_keys = EarlyKeys()   # keys pressed while the engine loads
         self._mounting = asyncio.Lock()   # the panes are mounted once, early or when ready
 
@@ -105,7 +123,8 @@ class StepperScreen(SandboxFiles, Screen):
         if session is not None:   # the code pane's highlighting, before the first steps need it
             from radixviz.tui.widgets.code_pane import warm_functions  # textual widgets: as the panes above
             warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light")
-        self.app.call_from_thread(self._ready, session, error)
+        # Textual types the callback `R | Awaitable[R]`, which mypy solves to Never for a coroutine
+        self.app.call_from_thread(self._ready, session, error)  # type: ignore[arg-type]
 
     async def on_stepper_screen_panes_loaded(self, event: PanesLoaded) -> None:
         await self._mount_panes(early=True)
@@ -126,16 +145,17 @@ class StepperScreen(SandboxFiles, Screen):
             body = self.query_one("#stepper-body")
             await body.remove_children()
             await body.mount(panes)
-            if early and self.is_attached and self.model is None:
+            from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, imported by make_panes
+            if early and self.is_attached and self.model is None and isinstance(panes, StepperPanes):
                 panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
             return self.is_attached
 
-    def make_panes(self):
+    def make_panes(self) -> Widget:
         """The panes this screen draws its frames into (called once the engine has loaded)."""
         from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets: once the engine is ready
         return StepperPanes(id="stepper-panes")
 
-    async def _ready(self, session, error) -> None:
+    async def _ready(self, session: Session, error: str | None) -> None:
         if not self.is_attached:      # the learner left before the engine was ready
             return
         if not await self._mount_panes():
@@ -148,7 +168,7 @@ class StepperScreen(SandboxFiles, Screen):
         if self._early_keys.held:   # then the keys pressed meanwhile, in order
             self.run_worker(self._early_keys.release(self.app), group="early-keys")
 
-    def watch_model(self, model) -> None:
+    def watch_model(self, model: StepperModel | None) -> None:
         if model is not None:
             self.model_changed()
 
@@ -181,10 +201,10 @@ class StepperScreen(SandboxFiles, Screen):
         """The model changed more than the position (an operation, an undo, a replay; a
         lesson's next stop): take the model's position without its own repaint, and
         repaint once."""
-        self.set_reactive(StepperScreen.position, self.model.position)
+        self.set_reactive(StepperScreen.position, self.loaded.position)
         self.refresh_view()
 
-    def check_action(self, action: str, parameters) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Before the engine has loaded, the keys that need it are shown disabled."""
         if self.model is None and action not in self.WITHOUT_ENGINE:
             return None
@@ -192,7 +212,7 @@ class StepperScreen(SandboxFiles, Screen):
 
     # ---------------------------------------------------------------- drawing
 
-    def status_notes(self) -> list:
+    def status_notes(self) -> list[tuple[str, str]]:
         """(long, short) notes for the end of the status line: where the learner is."""
         notes = []
         if self.playing:
@@ -205,7 +225,8 @@ class StepperScreen(SandboxFiles, Screen):
         if self.model is None or not self.is_attached:
             return
         try:
-            panes = self.query_one("#stepper-panes")
+            from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, loaded by make_panes
+            panes = self.query_one("#stepper-panes", StepperPanes)
             panes.show(self.model, self.status_notes())
         except NoMatches:
             pass  # the screen is being closed and its panes are already gone
@@ -227,20 +248,20 @@ class StepperScreen(SandboxFiles, Screen):
         self._move_back(0)
 
     def action_last(self) -> None:
-        self.position = len(self.model.frames) - 1
+        self.position = len(self.loaded.frames) - 1
 
     def action_next_op(self) -> None:
-        self.position = self.model.next_op_start()
+        self.position = self.loaded.next_op_start()
 
     def action_prev_op(self) -> None:
-        self._move_back(self.model.prev_op_start())
+        self._move_back(self.loaded.prev_op_start())
 
     def _move_back(self, index: int) -> None:
         """Stepping back stops at the oldest frame kept: pressing on there says why."""
         before = self.position
         self.position = index
-        if self.position == before and self.model.at_oldest_kept:
-            self.notify(f"{self.model.dropped_note()[0][2:]}: this is the oldest step kept "
+        if self.position == before and self.loaded.at_oldest_kept:
+            self.notify(f"{self.loaded.dropped_note()[0][2:]}: this is the oldest step kept "
                         "(start with --history-mb to keep more)", title="No earlier steps")
 
     # ----------------------------------------------------------------- autoplay
@@ -276,7 +297,7 @@ class StepperScreen(SandboxFiles, Screen):
     def _tick(self) -> None:
         if self.app.screen is not self:
             return  # a dialog (help, a prediction, the palette) is open: wait for it
-        if self.model.at_end:
+        if self.loaded.at_end:
             self.playing = False   # stop at the end
         else:
             self.action_next()
@@ -291,8 +312,9 @@ class StepperScreen(SandboxFiles, Screen):
 
     def action_toggle_trace(self) -> None:
         """The code pane's tracing lines (``if tr.active: ...``): shown dimmed, or hidden."""
+        from radixviz.tui.widgets.code_pane import CodePane   # Textual widgets, loaded with the panes
         shown = False
-        for pane in self.query("CodePane"):
+        for pane in self.query(CodePane):
             shown = pane.toggle_trace()
         self.notify("tracing lines shown, dimmed (t hides them)" if shown
                     else "tracing lines hidden: the code as SGLang has it (t shows them)", timeout=3)
@@ -318,9 +340,9 @@ class StepperScreen(SandboxFiles, Screen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self._applied(self.model.apply_text(event.value), event.input)
+        self._applied(self.loaded.apply_text(event.value), event.input)
 
-    def _applied(self, applied, field: Input | None = None) -> None:
+    def _applied(self, applied: Applied, field: Input | None = None) -> None:
         """Show what an operation did; on error keep the typed text so nothing is lost."""
         if applied.error:
             self._show_error(applied.error)
@@ -354,8 +376,8 @@ class StepperScreen(SandboxFiles, Screen):
     def _toggle_head_bugs(self) -> None:
         """``b`` on the host-tier engine: SGLang's two 9fbe6800a write_back bugs back, or
         fixed again, as one operation (``hicache-fixes off|on``) from this point on."""
-        on = bool(self.model.session.engine.settings.get("head_bugs"))
-        applied = self.model.apply_text("hicache-fixes on" if on else "hicache-fixes off")
+        on = bool(self.loaded.session.engine.settings.get("head_bugs"))
+        applied = self.loaded.apply_text("hicache-fixes on" if on else "hicache-fixes off")
         self._applied(applied)
         if applied.error is None:
             self.notify("host-tier fixes on: radixviz's lines" if on else
@@ -364,11 +386,11 @@ class StepperScreen(SandboxFiles, Screen):
     def action_compare(self, kind: str = "matchers") -> None:
         """The compare view on this session's operations, at the operation shown: the two
         matchers (#7), or ``engines``: the 2024 and the 2026 engine (across time)."""
-        session = self.model.session
+        session = self.loaded.session
         if not session.records:
             self.notify("nothing to compare yet: run an operation first (press :)", severity="warning")
             return
-        record = self.model.record
+        record = self.loaded.record
         self.playing = False
         if kind == "matchers" and session.initial["engine"] not in op_owners("matcher"):
             kind = "engines"   # the two matchers are the 2024 engine's: compare across time instead
@@ -385,7 +407,7 @@ class StepperScreen(SandboxFiles, Screen):
         if self.model is not None:
             self._report(self.model.redo(), "redone")
 
-    def _report(self, applied, done: str) -> None:
+    def _report(self, applied: Applied, done: str) -> None:
         if applied.error:
             self.notify(applied.error, severity="warning", timeout=3)
         else:
@@ -396,30 +418,30 @@ class StepperScreen(SandboxFiles, Screen):
 
     def action_select_node(self) -> None:
         # before any step the picker still opens, to say there is nothing to pick yet
-        frame = self.model.frame or self.model.session.live_frame()
-        self.app.push_screen(NodePicker(frame, self.model.session.locks), self._node_action)
+        frame = self.loaded.frame or self.loaded.session.live_frame()
+        self.app.push_screen(NodePicker(frame, self.loaded.session.locks), self._node_action)
 
-    def _node_action(self, choice) -> None:
+    def _node_action(self, choice: tuple[str, int] | None) -> None:
         if choice:
             action, node_id = choice
-            self._applied(self.model.node_op(action, node_id))
+            self._applied(self.loaded.node_op(action, node_id))
 
     # --------------------------------------------------------------- KV check
 
     def action_kv_events(self) -> None:
         from radixviz.tui.screens.kv_events import KVEventsScreen   # Textual: a screen loads when it opens
-        self.app.push_screen(KVEventsScreen(self.model))
+        self.app.push_screen(KVEventsScreen(self.loaded))
 
     def action_verify_kv(self) -> None:
         self.notify("KV check: running the tiny model…", timeout=2)
-        self._verify_kv(self.model.session)
+        self._verify_kv(self.loaded.session)
 
     @work(thread=True, exclusive=True, group="kv")
-    def _verify_kv(self, session) -> None:
+    def _verify_kv(self, session: Session) -> None:
         lines = verify_session(session)
         self.app.call_from_thread(self._show_kv_report, lines)
 
-    def _show_kv_report(self, lines) -> None:
+    def _show_kv_report(self, lines: list[str]) -> None:
         if self.is_attached:
             self.app.push_screen(KVReport(lines))
 

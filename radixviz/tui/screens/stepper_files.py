@@ -9,6 +9,7 @@ session's own folder: nothing typed names a path on the server.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from textual.worker import get_current_worker
 
 from radixviz.render.names import step_file_name
 from radixviz.tui.exports import export_frame, export_frames, failure, frame_svg, frames_zip
-from radixviz.tui.sandbox_work import DEFAULT_NAME, KeepsWork, SandboxWork
+from radixviz.tui.sandbox_work import DEFAULT_NAME, KeepsWork, Restorable, SandboxWork
 from radixviz.tui.screens.dialogs import AskPath, ConfirmLeave, ConfirmOverwrite, PickScript, RestoreWork
 
 NOTHING_TO_EXPORT = "nothing to export yet: run an operation first (press :)"
@@ -27,8 +28,12 @@ if TYPE_CHECKING:   # mypy sees the Screen this is mixed into; nothing is added 
     from textual import getters
     from textual.screen import Screen as _Host
 
+    from radixviz.script.frames import Frame
+    from radixviz.script.parser import Op
+    from radixviz.script.session import Session
     from radixviz.tui.app import RadixvizApp
-    from radixviz.tui.stepper_model import StepperModel
+    from radixviz.tui.stepper_model import Applied, StepperModel
+    from textual.widgets import Input
 else:
     _Host = object
 
@@ -44,18 +49,28 @@ class SandboxFiles(KeepsWork, _Host):
         export_dir: Path
         ASK_BEFORE_LEAVING: bool
 
+        @property
+        def loaded(self) -> StepperModel: ...
         def remember_position(self) -> None: ...
-        def _applied(self, applied, field=None) -> None: ...
+        def _applied(self, applied: Applied, field: Input | None = None) -> None: ...
         def _show_error(self, message: str) -> None: ...
 
     sandbox_work: SandboxWork | None = None
+
+    @property
+    def kept_work(self) -> SandboxWork:
+        """The sandbox's files, there from the moment its session loaded (``start_work``):
+        the dialogs that use them open only after that."""
+        if self.sandbox_work is None:
+            raise RuntimeError("the session has not loaded: no sandbox files yet")
+        return self.sandbox_work
 
     @property
     def holds_work(self) -> bool:
         """A sandbox the learner types into (not a lesson, nor a challenge)."""
         return self.ASK_BEFORE_LEAVING
 
-    def start_work(self, session) -> None:
+    def start_work(self, session: Session) -> None:
         """The session has loaded: what it opened with is kept (nothing to lose yet); an
         empty sandbox offers the work a closed one left behind."""
         self.sandbox_work = SandboxWork(self.app.autosave_folder, self.app.session_folder)
@@ -67,12 +82,12 @@ class SandboxFiles(KeepsWork, _Host):
             self.app.push_screen(RestoreWork(found.operations, found.when),
                                  lambda answer: self._restore(found, answer))
 
-    def _restore(self, found, answer) -> None:
+    def _restore(self, found: Restorable, answer: str | None) -> None:
         if answer == "discard":
-            self.sandbox_work.discard_autosave(found.path)
+            self.kept_work.discard_autosave(found.path)
             self.notify("discarded the unsaved work", timeout=3)
         elif answer == "restore":
-            applied = self.model.apply_ops(self.sandbox_work.restore(found), what="restored work")
+            applied = self.loaded.apply_ops(self.kept_work.restore(found), what="restored work")
             self._applied(applied)
             if applied.error is None:
                 self.notify(f"restored {len(applied.records)} operation(s): save them with ctrl+s", timeout=5)
@@ -85,7 +100,7 @@ class SandboxFiles(KeepsWork, _Host):
 
     # ------------------------------------------------------------------ saving
 
-    def action_save_script(self, then=None) -> None:
+    def action_save_script(self, then: Callable[[], None] | None = None) -> None:
         """Ask for a name and write the session as a script ``radixviz run`` reads."""
         if self.model is None or self.sandbox_work is None:
             return
@@ -94,35 +109,38 @@ class SandboxFiles(KeepsWork, _Host):
             return
         self._ask_save_name(self.sandbox_work.suggested_name(), then)
 
-    def _ask_save_name(self, suggestion: str, then) -> None:
+    def _ask_save_name(self, suggestion: str, then: Callable[[], None] | None) -> None:
         hint = ("a name for the file your browser downloads (a copy stays in this session: ctrl+o)"
-                if self.sandbox_work.served else "a file name; radixviz run and ctrl+o read it back")
-        self.app.push_screen(AskPath("Save the session as a script", suggestion, hint, max_length=200),
-                             lambda typed: typed and self._save_checked(typed, then))
+                if self.kept_work.served else "a file name; radixviz run and ctrl+o read it back")
 
-    def _save_checked(self, typed: str, then) -> None:
-        path = self.sandbox_work.target(typed)
-        if not self.sandbox_work.needs_overwrite(path):
+        def named(typed: str | None) -> None:
+            if typed:
+                self._save_checked(typed, then)
+        self.app.push_screen(AskPath("Save the session as a script", suggestion, hint, max_length=200), named)
+
+    def _save_checked(self, typed: str, then: Callable[[], None] | None) -> None:
+        path = self.kept_work.target(typed)
+        if not self.kept_work.needs_overwrite(path):
             self._save_to(path, then)
             return
 
-        def answered(replace: bool) -> None:
+        def answered(replace: bool | None) -> None:
             if replace:
                 self._save_to(path, then)
             else:
-                self._ask_save_name(self.sandbox_work.free_alternative(path), then)
-        self.app.push_screen(ConfirmOverwrite(path.name if self.sandbox_work.served else str(path)), answered)
+                self._ask_save_name(self.kept_work.free_alternative(path), then)
+        self.app.push_screen(ConfirmOverwrite(path.name if self.kept_work.served else str(path)), answered)
 
-    def _save_to(self, path, then=None) -> None:
-        session = self.model.session
+    def _save_to(self, path: Path, then: Callable[[], None] | None = None) -> None:
+        session = self.loaded.session
         try:
-            text = self.sandbox_work.write(path, session.ops, buggy=session.initial_buggy,
+            text = self.kept_work.write(path, session.ops, buggy=session.initial_buggy,
                                    note=f"saved from the radixviz {self.stepper_title}")
         except (OSError, ValueError) as exc:
             self.notify(f"not saved: {getattr(exc, 'strerror', None) or exc}", severity="error", timeout=6)
             return
         count = len(session.records)
-        if self.sandbox_work.served:
+        if self.kept_work.served:
             self.app.deliver_text(io.StringIO(text), save_filename=path.name, mime_type="text/plain")
             self.notify(f"saved {count} operation(s): your browser downloads {path.name} "
                         "(a copy stays in this session: ctrl+o)", timeout=5)
@@ -149,18 +167,18 @@ class SandboxFiles(KeepsWork, _Host):
         self.app.push_screen(AskPath("Open a script", suggestion, "its operations run after the ones already here",
                                      accept=self.sandbox_work.read), self._run_opened)
 
-    def _open_picked(self, name) -> None:
+    def _open_picked(self, name: str | None) -> None:
         if name:
-            ops, error = self.sandbox_work.read(name)
+            ops, error = self.kept_work.read(name)
             if error:
                 self._show_error(error)
             else:
                 self._run_opened(ops)
 
-    def _run_opened(self, ops) -> None:
+    def _run_opened(self, ops: list[Op] | None) -> None:
         if not ops:
             return
-        applied = self.model.apply_ops(ops, what="script")
+        applied = self.loaded.apply_ops(ops, what="script")
         self._applied(applied)
         if applied.error is None:
             self.notify(f"ran {len(applied.records)} operation(s) from the script", timeout=4)
@@ -168,16 +186,16 @@ class SandboxFiles(KeepsWork, _Host):
     # ----------------------------------------------------------------- exports
 
     def action_export(self) -> None:
-        if self.model.frame is None:
+        if self.loaded.frame is None:
             self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
             return
         if self.app.serving:
-            self._deliver_frames([self.model.frame], one=True)
+            self._deliver_frames([self.loaded.frame], one=True)
             return
-        self.notify(export_frame(self.model.frame, self.export_dir), timeout=6)
+        self.notify(export_frame(self.loaded.frame, self.export_dir), timeout=6)
 
     def action_export_all(self) -> None:
-        frames = list(self.model.frames)
+        frames = list(self.loaded.frames)
         if not frames:
             self.notify(NOTHING_TO_EXPORT, severity="warning", timeout=4)
             return
@@ -193,7 +211,7 @@ class SandboxFiles(KeepsWork, _Host):
             self._export_all(frames)
 
     @work(thread=True, exclusive=True, group="export")
-    def _export_all(self, frames) -> None:
+    def _export_all(self, frames: list[Frame]) -> None:
         worker = get_current_worker()   # leaving the app cancels it; stop between files
         message = export_frames(frames, self.export_dir, lambda: worker.is_cancelled)
         if worker.is_cancelled:
@@ -201,9 +219,10 @@ class SandboxFiles(KeepsWork, _Host):
         self.app.call_from_thread(self.notify, message, timeout=6)
 
     @work(thread=True, exclusive=True, group="export")
-    def _deliver_frames(self, frames, one: bool) -> None:
+    def _deliver_frames(self, frames: list[Frame], one: bool) -> None:
         """Served: the SVG (``e``) or a zip of every step's SVG (``E``) as a download."""
         worker = get_current_worker()
+        data: bytes | None
         try:
             if one:
                 data, name, kind = frame_svg(frames[0]), step_file_name(frames[0], "svg"), "image/svg+xml"
@@ -220,7 +239,7 @@ class SandboxFiles(KeepsWork, _Host):
 
     # --------------------------------------------------------------- leaving
 
-    def leave_then(self, go, where: str) -> None:
+    def leave_then(self, go: Callable[[], None], where: str) -> None:
         """Leave by ``go()``: a lesson keeps its place; a sandbox whose operations changed
         since it was opened or saved asks first (save, leave or stay). Leaving on purpose
         drops the autosave; saving keeps the work in the file instead."""
@@ -231,9 +250,9 @@ class SandboxFiles(KeepsWork, _Host):
             go()
             return
 
-        def answered(answer) -> None:
+        def answered(answer: str | None) -> None:
             if answer == "leave":
-                self.sandbox_work.discard_autosave()
+                self.kept_work.discard_autosave()
                 go()
             elif answer == "save":
                 self.action_save_script(then=go)

@@ -11,16 +11,21 @@ from __future__ import annotations
 import io
 import linecache
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
 from radixviz.render.source_map import function_span, locate, reporting_lines, strip_marker
 
 from .lines_view import LinesView
+
+if TYPE_CHECKING:
+    from radixviz.script.frames import Frame
 
 MARKER = "❱"
 
@@ -30,16 +35,16 @@ class CodeView:
     ones take several). A Rich renderable too (tests print it); the pane shows ``lines`` as
     they are when they were built for its ``width``."""
 
-    def __init__(self, lines: tuple, width: int | None):
+    def __init__(self, lines: tuple[Text, ...], width: int | None):
         self.lines, self.width = lines, width
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield from self.lines
 
 
 @lru_cache(maxsize=512)
 def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", width: int | None = None,
-              trace: bool = False):
+              trace: bool = False) -> CodeView | Text:
     """The function around the line of ``step``, at most ``height`` rows tall (a CodeView).
 
     The lines that only report steps are left out unless ``trace`` (then they are dimmed);
@@ -57,10 +62,10 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     the same window, so a step repaints the marked rows, not the pane.
     """
     site = locate(source, step)
-    span = function_span(site.file, site.line) if site.line is not None else None
-    if span is None:
+    file, line = site.file, site.line   # line is known only where the file is
+    span = function_span(file, line) if file is not None and line is not None else None
+    if file is None or line is None or span is None:
         return Text(f"step {step} ({source or 'no source'}: no source file to show)", style="dim")
-    file, line = site.file, site.line
     texts, _ = _function(file, span, theme)
     reporting = reporting_lines(file) - {line}
     shown = [n for n in texts if trace or n not in reporting]
@@ -91,7 +96,7 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     return CodeView(tuple(lines), width)
 
 
-def warm_functions(frames, theme: str, limit: int = 16) -> int:
+def warm_functions(frames: Iterable[Frame], theme: str, limit: int = 16) -> int:
     """Highlight, ahead of their first step, the functions that ``frames`` step through (at
     most ``limit``): Pygments takes 5-25 ms for one, several frames' time in the step that
     first shows it. Meant for the loading worker, off the UI thread. Returns how many."""
@@ -102,7 +107,7 @@ def warm_functions(frames, theme: str, limit: int = 16) -> int:
             continue
         seen.add((frame.source, frame.label))
         site = locate(frame.source, frame.label)
-        span = function_span(site.file, site.line) if site.line is not None else None
+        span = function_span(site.file, site.line) if site.file is not None and site.line is not None else None
         if span is not None and (site.file, span) not in functions:
             functions.add((site.file, span))
             _function(site.file, span, theme)
@@ -162,7 +167,7 @@ def _row(file: str, span: tuple, theme: str, number: int, current: bool, dimmed:
 _MEASURE = Console(width=200, file=io.StringIO(), color_system=None)   # only counts wrapped rows
 
 
-def _steady_window(count: int, line: int, rows: int, height) -> tuple[int, int]:
+def _steady_window(count: int, line: int, rows: int, height: Callable[[int], int]) -> tuple[int, int]:
     """``_window`` over lines 0..count-1 for ``line``, placed by the first line of its band
     (half the rows wide) instead of by the line itself: every line of a band gets the
     same window, so stepping between nearby lines does not shift the pane. A line the band's
@@ -175,7 +180,8 @@ def _steady_window(count: int, line: int, rows: int, height) -> tuple[int, int]:
     return _window((0, count - 1), line, rows, height)
 
 
-def _window(span, line: int, rows: int, height) -> tuple[int, int]:
+def _window(span: tuple[int, int] | tuple[int, int, str], line: int, rows: int,
+            height: Callable[[int], int]) -> tuple[int, int]:
     """The source lines (first, last) shown: the whole function if its lines fit in ``rows``
     rows (``height(n)``: the rows line n takes), else a window with ``line`` about a third
     of the way down."""
@@ -199,7 +205,7 @@ def _window(span, line: int, rows: int, height) -> tuple[int, int]:
 _RENDERED: OrderedDict = OrderedDict()   # (id(renderable), width) -> (renderable, lines)
 
 
-def code_lines(renderable, width: int, console: Console) -> tuple:
+def code_lines(renderable: RenderableType, width: int, console: Console) -> tuple[Text, ...]:
     """``renderable`` (a ``code_view``) as Text lines ``width`` cells wide: rendered once,
     then shown by rows, so a step that only moves the marked line repaints two rows."""
     key = (id(renderable), width)
@@ -208,12 +214,14 @@ def code_lines(renderable, width: int, console: Console) -> tuple:
         _RENDERED.move_to_end(key)
         return hit[1]
     options = console.options.update(width=width, height=None)
-    lines = []
+    rows: list[Text] = []
     for segments in console.render_lines(renderable, options, pad=False):
-        line = Text.assemble(*((seg.text, seg.style) for seg in segments if not seg.control), no_wrap=True)
+        # an unstyled segment's None reads as "" (Text.append styles neither)
+        line = Text.assemble(*((seg.text, seg.style or "") for seg in segments if not seg.control),
+                             no_wrap=True)
         line.rstrip()   # a wrapped line's last space, or padding: the pane has no background
-        lines.append(line)
-    lines = tuple(lines)
+        rows.append(line)
+    lines = tuple(rows)
     _RENDERED[key] = (renderable, lines)
     if len(_RENDERED) > 128:
         _RENDERED.popitem(last=False)
@@ -225,18 +233,18 @@ class CodePane(LinesView):
 
     DEFAULT_CSS = "CodePane { height: 1fr; overflow: hidden hidden; }"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._where: tuple | None = None
-        self._content = Text("")
+        self._content: RenderableType = Text("")
         self.trace = False   # show the lines that only report steps (the t key)
 
     @property
-    def content(self):
+    def content(self) -> RenderableType:
         """The renderable shown (a ``code_view``)."""
         return self._content
 
-    def update(self, renderable) -> None:
+    def update(self, renderable: RenderableType) -> None:
         """Show ``renderable``, fitted to the pane's width (a CodeView built for that width
         as it is: its rows are kept from step to step)."""
         self._content = renderable

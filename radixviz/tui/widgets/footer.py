@@ -9,8 +9,14 @@ key, so leaving them out costs no second layout and repaint.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
 from textual.widgets import Footer
+
+if TYPE_CHECKING:
+    from typing import Any
+    from textual.screen import Screen
 
 
 class FittingFooter(Footer):
@@ -40,7 +46,7 @@ class FittingFooter(Footer):
             yield key
         yield from palette
 
-    def bindings_changed(self, screen) -> None:
+    def bindings_changed(self, screen: Screen[Any]) -> None:
         # a focus change republishes the bindings even when the keys shown stay the same
         # (an Input's own bindings are hidden): composing twenty keys again for nothing cost
         # a lesson about 50 ms each time its prediction took or gave back the focus

@@ -2,20 +2,26 @@
 now, the operations used against par, and the hints revealed so far."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.content import Content
 from textual.widgets import Static
 
+if TYPE_CHECKING:
+    from typing import Any
+    from radixviz.lessons.challenges.challenge import Challenge, Verdict
+
 
 class GoalPane(Static):
 
-    def __init__(self, challenge, **kwargs):
+    def __init__(self, challenge: Challenge, **kwargs: Any):
         super().__init__("", classes="pane", **kwargs)
         self.challenge = challenge
         # the title comes from a teacher's file: plain text, never markup
         self.border_title = Content(f"challenge: {challenge.title}  ({challenge.level}, par {challenge.par})")
 
-    def show(self, verdict, hints_shown: int, solution_seen: bool) -> None:
+    def show(self, verdict: Verdict | None, hints_shown: int, solution_seen: bool) -> None:
         """Draw ``verdict`` (None before the session is ready) and the revealed hints."""
         text = Text()
         statement = self.challenge.statement.replace("**", "").replace("`", "")

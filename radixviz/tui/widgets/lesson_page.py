@@ -6,6 +6,8 @@ on the part the stop put there; what does not fit scrolls, and the border says s
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -13,12 +15,18 @@ from textual.widgets import Static
 
 from radixviz.render.lesson_text import LessonMarkdown
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+    from rich.console import Console
+    from radixviz.tui.lesson_player import Part
+
 VERDICT_STYLES = {"right": "bold green", "wrong": "bold yellow", "skipped": "bold",
                   "earlier": "bold"}
 MORE_BELOW = "▼ more: → or pgdn"
 
 
-def part_renderable(part):
+def part_renderable(part: Part):
     """A page part as Rich renders it: prose as Markdown, a reply as styled lines."""
     if part.kind == "prose":
         return LessonMarkdown(part.text, hyperlinks=False)
@@ -38,7 +46,7 @@ def part_renderable(part):
     return text
 
 
-def rows_for(parts, width: int, console) -> int:
+def rows_for(parts: Sequence[Part], width: int, console: Console) -> int:
     """How many rows ``parts`` take at ``width`` columns, the blank rows between them too."""
     options = console.options.update_width(max(1, width))
     return sum(len(console.render_lines(part_renderable(p), options, pad=False)) + 1 for p in parts) - 1
@@ -54,7 +62,7 @@ class LessonPage(VerticalScroll, can_focus=False):
     LessonPage > #lesson-text { height: auto; }
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._shown: tuple = ()
         self._anchor: int | None = None   # the part to open on, again when the pane resizes

@@ -13,6 +13,8 @@ Importing this module imports the engine (torch), as panes.py does.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import Horizontal, Vertical
 
 from .code_pane import CodePane
@@ -21,6 +23,12 @@ from .narration import NarrationPane, StatusLine
 from .pool_pane import PoolPane
 from .prediction import PredictionDock
 from .tree_pane import TreePane
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from textual.widget import Widget
+    from radixviz.script.frames import Frame
+    from radixviz.tui.stepper_model import StepperModel
 
 
 class LessonPanes(Vertical):
@@ -37,7 +45,7 @@ class LessonPanes(Vertical):
         yield StatusLine(id="status-line")
 
     @staticmethod
-    def _titled(widget, title: str):
+    def _titled(widget: Widget, title: str):
         widget.border_title = title
         return widget
 
@@ -49,7 +57,8 @@ class LessonPanes(Vertical):
         self.set_class(asking, "-asking")
         self.set_class(stepping and not asking, "-stepping")
 
-    def show(self, model, frame, parts: list, own, notes, title: str, before=None) -> None:
+    def show(self, model: StepperModel, frame: Frame | None, parts: list, own: int | None,
+             notes: Sequence[tuple[str, str]], title: str, before: Frame | None = None) -> None:
         """Draw ``frame`` of ``model`` (None: ``before``, the cache as it was before the
         lesson's first operations) and the page ``parts``, opened at part ``own``; ``notes``
         end the status line."""

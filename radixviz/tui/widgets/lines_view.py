@@ -8,14 +8,20 @@ background and colour) before it is painted.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import OrderedDict
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class LinesView(ScrollView, can_focus=False):
@@ -23,7 +29,7 @@ class LinesView(ScrollView, can_focus=False):
     CUT_WITH_ELLIPSIS = False
     """True: a line wider than the view ends in "…" (for views that never scroll sideways)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._lines: list[Text] = []
         self._strips: dict = {}
@@ -31,7 +37,7 @@ class LinesView(ScrollView, can_focus=False):
         # whose builder hands out the same Text for an unchanged row (a code line, a tree
         # node's line) renders it once, wherever it moves to
         self._by_line: OrderedDict = OrderedDict()   # (id(line), width) -> (line, strip)
-        self._style = None      # the widget's style, looked up once per set of lines
+        self._style: Style | None = None   # the widget's style, looked up once per set of lines
 
     @property
     def lines(self):

@@ -1,17 +1,27 @@
 """The narration pane: what this step does, why, and what the other matcher would say."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
 from radixviz.render.badge import engine_badge as badge_of
 from radixviz.render.narration import disagreement_text, misalignment_text
 from radixviz.script import describe, explain
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+    from radixviz.cache import TreeSnapshot
+    from radixviz.script.frames import Frame, OpRecord
 
 
 class NarrationPane(VerticalScroll, can_focus=False):
@@ -26,7 +36,7 @@ class NarrationPane(VerticalScroll, can_focus=False):
     def compose(self):
         yield NarrationBody(id="narration-body")
 
-    def show(self, frame, record) -> None:
+    def show(self, frame: Frame, record: OpRecord | None) -> None:
         parts = [Text(describe(frame), style="bold")]
         # right under what the step did: "returns 6 token(s)" alone hides the #4 shift
         shifted = misalignment_text(record, frame)
@@ -58,13 +68,13 @@ class NarrationBody(Widget):
     its area (the blank ones under a short text too) on each update, and the compositor then
     redraws all of them."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._content = Text("")
         self._rows: list = []          # the rendered rows: a list of Segments each
         self._width: int | None = None   # the width ``_rows`` were wrapped to
         self._strips: dict = {}         # row index -> Strip, until the row changes
-        self._style = None              # the widget's style, looked up once per set of rows
+        self._style: Style | None = None   # the widget's style, looked up once per set of rows
 
     @property
     def content(self):
@@ -99,7 +109,7 @@ class NarrationBody(Widget):
             self._rows, self._width, self._strips = self._wrap_rows(width), width, {}
         return self._rows
 
-    def get_content_height(self, container, viewport, width: int) -> int:
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._rows_for(width))
 
     def render_line(self, y: int) -> Strip:
@@ -121,7 +131,7 @@ class NarrationBody(Widget):
         self._style, self._strips = None, {}
 
 
-def engine_badge(tree) -> tuple:
+def engine_badge(tree: TreeSnapshot) -> tuple:
     """(text, style) of the status line's first word: the 2024 engine's matcher (#7), or
     another engine's settings (today's cache: page size and eviction policy)."""
     text, tone = badge_of(tree)
@@ -142,9 +152,9 @@ class StatusLine(Widget):
 
     DEFAULT_CSS = "StatusLine { height: 1; }"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self._redraw = None   # the last show, to fit it again when the width changes
+        self._redraw: Callable[[], None] | None = None   # the last show, to fit it again when the width changes
         self._content = Text("")
         self._strip: tuple | None = None   # (width, the painted row), until the text changes
 
@@ -178,7 +188,7 @@ class StatusLine(Widget):
         super().notify_style_update()
         self._strip = None
 
-    def show(self, frame, total_frames: int, op_count: int, notes=()) -> None:
+    def show(self, frame: Frame, total_frames: int, op_count: int, notes: Sequence[tuple[str, str]] = ()) -> None:
         self._redraw = lambda: self.show(frame, total_frames, op_count, notes)
         tree, pool = frame.tree, frame.pool
         sizes = f"evictable {tree.evictable_size} · total {tree.total_size} · free {pool.free}"
@@ -187,12 +197,12 @@ class StatusLine(Widget):
         full = f"{sizes}/{pool.size}{step}"
         self._fit(engine_badge(tree), (full + ops, full, sizes + step), notes)
 
-    def show_empty(self, tree, notes=()) -> None:
+    def show_empty(self, tree: TreeSnapshot, notes: Sequence[tuple[str, str]] = ()) -> None:
         """Before the first step; ``tree`` is the live cache's snapshot."""
         self._redraw = lambda: self.show_empty(tree, notes)
         self._fit(engine_badge(tree), ("no steps yet",), notes)
 
-    def _fit(self, badge: tuple, bodies: tuple, notes) -> None:
+    def _fit(self, badge: tuple, bodies: tuple, notes: Sequence[tuple[str, str]]) -> None:
         width = self.size.width or 10**6
         choices = [(bodies[0], [long for long, _ in notes])]
         choices += [(body, [short for _, short in notes]) for body in bodies]

@@ -10,18 +10,27 @@ queued here before ``esc`` or ``enter`` moved the focus goes on to where the foc
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import events
 from textual.binding import Binding
 from textual.widgets import Input
 
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
 
-def bindings_for(node, key: str) -> tuple[Binding, ...]:
+if TYPE_CHECKING:
+    from typing import Any
+    from textual.app import App
+
+
+def bindings_for(node: DOMNode, key: str) -> tuple[Binding, ...]:
     """The bindings ``node`` itself declares for ``key`` (not its ancestors'). Textual offers
     no public lookup by key: this is one of the two places that read its private binding map."""
     return tuple(node._bindings.key_to_bindings.get(key, ()))
 
 
-async def run_key_bindings(app, key: str) -> bool:
+async def run_key_bindings(app: App[Any], key: str) -> bool:
     """Run ``key``'s non-priority binding as the app would on the key's way back up: from the
     focused widget (as focused now) up to the screen and the app. Whether one ran. Textual
     does this only in its private ``App._check_bindings``; the other reader of its map."""

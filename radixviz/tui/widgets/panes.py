@@ -4,6 +4,8 @@ Importing this module imports the engine (torch), so the stepper loads it in a w
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
@@ -11,6 +13,10 @@ from .code_pane import CodePane
 from .narration import NarrationPane, StatusLine
 from .pool_pane import PoolPane
 from .tree_pane import TreePane
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from radixviz.tui.stepper_model import StepperModel
 
 EMPTY_HINT = ("The cache is empty. Press : (or i) and type an operation, for example\n"
               '  insert "Hello_L.A.!"\nthen step through it with → and ←. Press ? for help.')
@@ -49,7 +55,7 @@ class StepperPanes(Vertical):
         self.query_one(NarrationPane).show_parts([Text(EMPTY_HINT, style="dim")])
         self.query_one(StatusLine).update(Text(status, no_wrap=True, overflow="ellipsis"), layout=False)
 
-    def show(self, model, notes=()) -> None:
+    def show(self, model: StepperModel, notes: Sequence[tuple[str, str]] = ()) -> None:
         """Draw ``model``'s current frame (or the empty-cache hint); ``notes`` are
         (long, short) texts for the status line's end."""
         frame = model.frame

@@ -6,6 +6,8 @@ those on screen, because a step must repaint fast even on a pool of thousands of
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from types import SimpleNamespace
 
 from radixviz.render.pool_host import pool_rows
@@ -13,11 +15,15 @@ from radixviz.script.frames import PoolSnapshot
 
 from .lines_view import LinesView
 
+if TYPE_CHECKING:
+    from typing import Any
+    from radixviz.script.frames import Frame
+
 
 class PoolPane(LinesView):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self._frame = None
+        self._frame: Frame | SimpleNamespace | None = None   # or show_free's stand-in (a pool, no marks)
 
     def show(self, frame) -> None:
         self._frame = frame

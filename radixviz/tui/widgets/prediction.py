@@ -8,7 +8,7 @@ a typo never counts as a wrong answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -18,6 +18,10 @@ from textual.widgets import Input, OptionList, Static
 
 from radixviz.lessons.grading import LETTERS, Chosen
 from radixviz.tui.widgets.ordered_input import OrderedInput
+
+if TYPE_CHECKING:
+    from typing import Any
+    from radixviz.lessons import Predict
 
 MAX_CHOICES = 8
 
@@ -44,15 +48,15 @@ class PredictionDock(Vertical):
     class Replied(Message):
         """The learner's reply: ``reply`` a typed str or a ``grading.Chosen``; ``said`` as
         it is shown back on the page."""
-        reply: object
+        reply: str | Chosen
         said: str
 
     class Skipped(Message):
         """The learner passed on the prediction (esc)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.predict = None
+        self.predict: Predict | None = None
 
     def compose(self):
         yield Static("", id="predict-question")
@@ -60,7 +64,7 @@ class PredictionDock(Vertical):
         yield OrderedInput(id="predict-answer")
         yield Static("", id="predict-hint", classes="hint")
 
-    def ask(self, predict) -> None:
+    def ask(self, predict: Predict) -> None:
         """Put ``predict`` to the learner and take the keys (focus) for the reply."""
         self.predict = predict
         self.border_title = "predict, then watch"

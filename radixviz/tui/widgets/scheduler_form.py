@@ -8,6 +8,8 @@ it was. No torch here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from textual.app import ComposeResult
@@ -21,6 +23,9 @@ from radixviz.cache.engines import engine_spec
 from radixviz.settings import APP_SIM_LIMITS, SimSettings, check_settings
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Choice", "SchedulerForm", "SimSettings", "check_settings"]
 
@@ -36,7 +41,7 @@ class Choice(Static, can_focus=True):
                 Binding("right,space", "cycle(1)", "Next choice", show=False)]
     value = reactive("")
 
-    def __init__(self, choices, value: str, **kwargs):
+    def __init__(self, choices, value: str, **kwargs: Any):
         super().__init__(**kwargs)
         self.choices = tuple(choices)
         self.value = value if value in self.choices else self.choices[0]
@@ -75,7 +80,7 @@ class SchedulerForm(Vertical):
             self.settings, self.engine_options = settings, dict(engine_options or {})
 
     def __init__(self, settings: SimSettings | None = None, engine: str | None = None,
-                 engine_options: dict | None = None, **kwargs):
+                 engine_options: dict | None = None, **kwargs: Any):
         """``engine``: the engine the screen runs (None: the loop's own, no fields of its
         own); its options that ``simulate`` offers get a field each, ``engine_options``
         their first values (else the declared defaults)."""

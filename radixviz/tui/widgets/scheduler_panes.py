@@ -5,6 +5,8 @@ loads it in its worker, never on the first paint.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 
@@ -15,6 +17,10 @@ from radixviz.script.frames import PoolSnapshot
 
 from .lines_view import LinesView
 
+if TYPE_CHECKING:
+    from typing import Any
+    from radixviz.tui.scheduler_model import BatchTimeline
+
 
 class SchedulerPanes(Horizontal):
     """queue over running batch | tree over pool. Keeps built tree lines, so stepping back
@@ -23,11 +29,11 @@ class SchedulerPanes(Horizontal):
     full_pool = var(False, init=False)
     """The pool pane shows every slot (else a map squeezed into a few lines)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._trees: dict = {}    # batch index -> the tree's lines, for self._timeline
-        self._timeline = None
-        self._shown = None        # the timeline drawn last, to draw again
+        self._timeline: BatchTimeline | None = None
+        self._shown: BatchTimeline | None = None        # the timeline drawn last, to draw again
 
     def compose(self):
         panes = {name: LinesView(id=f"sched-{name}", classes="pane") for name in
@@ -45,7 +51,7 @@ class SchedulerPanes(Horizontal):
         # redraw once the pane has its new height: the compact map fills what it has
         self.call_after_refresh(self.show, self._shown)
 
-    def show(self, timeline) -> None:
+    def show(self, timeline: BatchTimeline) -> None:
         if timeline is None or timeline.record is None:
             return
         self._shown, record = timeline, timeline.record
@@ -60,7 +66,7 @@ class SchedulerPanes(Horizontal):
         self.pane("tree").set_lines(self._tree_lines(timeline))
         self._show_pool(timeline)
 
-    def _tree_lines(self, timeline) -> list:
+    def _tree_lines(self, timeline: BatchTimeline) -> list:
         if timeline is not self._timeline or len(self._trees) > 512:
             self._timeline, self._trees = timeline, {}   # a new run: its own trees
         if timeline.index not in self._trees:
@@ -68,7 +74,7 @@ class SchedulerPanes(Horizontal):
             self._trees[timeline.index] = view.lines()
         return self._trees[timeline.index]
 
-    def _show_pool(self, timeline) -> None:
+    def _show_pool(self, timeline: BatchTimeline) -> None:
         record = timeline.record
         pane = self.pane("pool")
         pool = PoolSnapshot(record.refcounts, record.tree)

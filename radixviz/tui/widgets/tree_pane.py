@@ -6,6 +6,8 @@ the counters and the matcher, wraps onto as many lines as it needs instead of be
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -15,11 +17,16 @@ from radixviz.render.tree import TreeView
 from radixviz.tui.frame_cache import per_frame
 from .lines_view import LinesView
 
+if TYPE_CHECKING:
+    from typing import Any
+    from rich.console import Console
+    from radixviz.script.frames import Frame
+
 
 # A few dozen frames: enough to step back and forth for free, and few enough that the
 # garbage collector's full passes stay short (hundreds of cached trees made them ~100 ms).
 @per_frame(24)
-def tree_view(frame) -> tuple[TreeView, int | None]:
+def tree_view(frame: Frame) -> tuple[TreeView, int | None]:
     """(the frame's tree view, whose rows are built as they are shown; index of the line of
     the step's first node or None)."""
     view = TreeView(frame.tree, frame.marks, legend=True)
@@ -47,7 +54,7 @@ class HeaderedRows(Sequence):
         return self.rows[index - len(self.header) + 1]
 
 
-def wrapped(line: Text, width: int, console) -> list[Text]:
+def wrapped(line: Text, width: int, console: Console) -> list[Text]:
     """``line`` broken between words onto lines of at most ``width`` cells."""
     if line.cell_len <= width:
         return [line]
@@ -62,12 +69,12 @@ class TreePane(LinesView):
     DEFAULT_CSS = "TreePane { overflow-x: hidden; }"
     CUT_WITH_ELLIPSIS = True
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self.focus_line: int | None = None   # the line of the step's node, if it has one
-        self._frame = None
+        self._frame: Frame | None = None
 
-    def show(self, frame) -> None:
+    def show(self, frame: Frame) -> None:
         self._frame = frame
         view, focus = tree_view(frame)
         rows = view.rows
