@@ -289,3 +289,16 @@ def test_snapshot_mid_run(snap_compare):
         pilot.app.screen.refresh_view()
         await pilot.pause()
     assert snap_compare(_app(), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_stepping_keys_before_any_run_do_nothing_and_keep_the_form():
+    """With the form open and no run yet, a stepping key reaches the screen when no field has
+    the focus (a click on the background): it is disabled, as the footer shows, not a crash."""
+    async with scheduler(autorun=False, size=(120, 40)) as (app, pilot):
+        app.screen.set_focus(None)
+        for key in ("right", "left", "home", "end", "right_square_bracket", "left_square_bracket",
+                    "g", "pagedown"):
+            await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, SchedulerScreen) and app.screen.timeline is None
+        assert app.screen.form_open and app.return_code is None

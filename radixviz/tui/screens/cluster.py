@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from radixviz.render.tree import TreeView
+from radixviz.tui.from_thread import call_from_thread
 from radixviz.tui.screens.help import HelpScreen
 
 REASON_MARKS = {"cache": "◆", "low-match": "○", "imbalanced": "⚖", "round-robin": "↻",
@@ -87,8 +88,7 @@ class ClusterScreen(Screen):
     def _run(self) -> None:
         cluster = self.build()
         cluster.run()
-        # Textual types the callback `R | Awaitable[R]`, which mypy solves to Never for a coroutine
-        self.app.call_from_thread(self._ready, cluster)  # type: ignore[arg-type]
+        call_from_thread(self.app, self._ready, cluster)
 
     async def _ready(self, cluster: Cluster) -> None:
         if not self.is_attached:

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static
 
 from radixviz.render.run_traffic import run_traffic_text
 from radixviz.render.scheduler import status_text, summary_text
+from radixviz.tui.from_thread import call_from_thread
 from radixviz.tui.scheduler_model import BatchTimeline
 from radixviz.tui.screens.help import SCHEDULER_GUIDE, HelpScreen
 from radixviz.tui.widgets.scheduler_form import SchedulerForm, SimSettings
@@ -57,6 +58,13 @@ class SchedulerScreen(Screen):
 
     timeline: var[BatchTimeline | None] = var(None, bindings=True)
     """The BatchTimeline of the run shown, once one ran."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The stepping keys need a run on screen: before the first run, with the form over
+        one, or while one is computed they are shown disabled and a key does nothing."""
+        if action in STEPPING and (self.timeline is None or self.form_open or self.busy):
+            return None
+        return True
 
     @property
     def shown(self) -> BatchTimeline:
@@ -151,8 +159,7 @@ class SchedulerScreen(Screen):
         except Exception as exc:  # noqa: BLE001 - a failed run is reported, the app goes on
             error = f"the simulation failed: {exc}"
         try:
-            # Textual types the callback `R | Awaitable[R]`, which mypy solves to Never for a coroutine
-            self.app.call_from_thread(self._ready, settings, timeline, error, run_id)  # type: ignore[arg-type]
+            call_from_thread(self.app, self._ready, settings, timeline, error, run_id)
         except RuntimeError:
             pass   # the app closed while this ran: nobody to show it to
 

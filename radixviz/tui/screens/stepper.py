@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from radixviz.cache.engines import op_owners
+from radixviz.tui.from_thread import call_from_thread
 from radixviz.tui.kv_check import verify_session
 from radixviz.tui.screens.compare import CompareScreen, engine_columns
 from radixviz.tui.screens.dialogs import KVReport
@@ -123,8 +124,7 @@ class StepperScreen(SandboxFiles, Screen):
         if session is not None:   # the code pane's highlighting, before the first steps need it
             from radixviz.tui.widgets.code_pane import warm_functions  # textual widgets: as the panes above
             warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light")
-        # Textual types the callback `R | Awaitable[R]`, which mypy solves to Never for a coroutine
-        self.app.call_from_thread(self._ready, session, error)  # type: ignore[arg-type]
+        call_from_thread(self.app, self._ready, session, error)
 
     async def on_stepper_screen_panes_loaded(self, event: PanesLoaded) -> None:
         await self._mount_panes(early=True)
