@@ -29,20 +29,22 @@ for arg in "$@"; do
     # testmon keeps which code each test ran in .testmondata; tests started as a child process
     # (the CLI's own runs) are followed by the files they name, not by the code they run
     --changed) changed=1 ;;
-    --slow) slow=1 ;;
+    --slow) slow=1 ;;   # with --changed: the slow and browser tests too
     -n|-n[0-9]*|--numprocesses*|--snapshot-update|--pdb|--trace) parallel=0; args+=("$arg") ;;
     *) [[ "$arg" != -* && ( -e "${arg%%::*}" ) ]] && named=1; args+=("$arg") ;;
   esac
 done
 if [ "$changed" = 1 ]; then
-  # One pytest, one process: testmon does not even collect a test file whose tests ran no changed
-  # code, deselects the rest of the tests that did not, and records what the chosen ones run.
-  # Measured here (see README): the pick costs ~5 s of CPU, and a second pytest to run the pick
-  # (the old way, to choose xdist by the count) paid torch, the plugins and the collection again;
-  # xdist's workers each collect again too (~6 s of CPU each), so they serve only the first run,
-  # which has every test to learn. forceselect: a marker narrows testmon's choice instead of
-  # turning it off. The slow and browser tests (seconds each, and most of a pick's time) stay out
-  # unless --slow is given; they are still run by --changed --slow and the whole suite.
+  # One pytest, in one process: testmon itself skips collecting a test file none of whose tests
+  # ran changed code, deselects the other tests that ran none, and records what the chosen ones
+  # run. The old way (a --collect-only pytest to count the pick, a second one to run it, through
+  # xdist above 150 tests) paid pytest, torch and the collection twice, and each xdist worker
+  # collected once more. At load 6-10 on 2 cores (README has the figures): a line in the 2026
+  # engine's _split_node, 130 tests, took 36 s of CPU that way, 30 s now; a line in the 2024
+  # engine's, 517 tests, 129 s of CPU and 245 s wall through xdist, 87 s and 131 s now. xdist
+  # serves only the first run (no .testmondata: every test to learn). forceselect: a marker
+  # narrows testmon's choice instead of turning it off. The slow and browser tests (seconds
+  # each) stay out unless --slow is given.
   [ "$slow" = 1 ] || [[ " ${args[*]} " == *" -m "* ]] || args=(-m "not slow and not browser" "${args[@]}")
   [ ! -e .testmondata ] || parallel=0
   args=(--testmon-forceselect "${args[@]}")
