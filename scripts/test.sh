@@ -5,7 +5,8 @@
 #   bash scripts/test.sh                   every test, spread over a few processes
 #   bash scripts/test.sh --fast            all but the slow and browser tests
 #   bash scripts/test.sh --changed         only the tests that ran code changed since the last
-#                                          --changed run (pytest-testmon; the first run runs all)
+#                                          --changed run (pytest-testmon; the first run runs all),
+#                                          slow and browser tests left out (--changed --slow: in)
 #   bash scripts/test.sh tests/test_x.py   pytest's own arguments; named files run in one process
 #
 # RADIXVIZ_TEST_WORKERS=N sets the number of processes (default: CPU cores + 1, since a TUI
@@ -21,37 +22,32 @@ install_radixviz dev
 # per worker instead of 6
 unset PYTHONDONTWRITEBYTECODE
 
-args=() named=0 parallel=1 changed=0
+args=() named=0 parallel=1 changed=0 slow=0
 for arg in "$@"; do
   case "$arg" in
     --fast) args+=(-m "not slow and not browser") ;;
     # testmon keeps which code each test ran in .testmondata; tests started as a child process
     # (the CLI's own runs) are followed by the files they name, not by the code they run
     --changed) changed=1 ;;
+    --slow) slow=1 ;;   # with --changed: the slow and browser tests too
     -n|-n[0-9]*|--numprocesses*|--snapshot-update|--pdb|--trace) parallel=0; args+=("$arg") ;;
     *) [[ "$arg" != -* && ( -e "${arg%%::*}" ) ]] && named=1; args+=("$arg") ;;
   esac
 done
 if [ "$changed" = 1 ]; then
-  # testmon picks the tests in one collection here; the run then imports only their files, and
-  # takes xdist's workers (each collecting again: ~20 s on 2 cores) only for many of them.
-  # forceselect: a marker (--fast) narrows testmon's choice instead of turning it off
-  picked=$(mktemp)
-  trap 'rm -f "$picked"' EXIT
-  collected=0
-  .venv/bin/python -m pytest --testmon-forceselect -p no:randomly --collect-only "${args[@]}" \
-    > "$picked" || collected=$?
-  # 5: nothing selected; anything else (a file that does not import) is said as pytest said it
-  if [ "$collected" != 0 ] && [ "$collected" != 5 ]; then cat "$picked"; exit "$collected"; fi
-  sed -i -n '/::/p' "$picked"
-  count=$(wc -l < "$picked")
-  if [ "$count" = 0 ]; then
-    echo "--changed: no test ran code that changed since the last --changed run"
-    exit 0
-  fi
-  echo "--changed: $count test(s) ran code that changed"
-  args=(--testmon "${args[@]}" "@$picked")
-  [ "$count" -gt "${RADIXVIZ_CHANGED_ONE_PROCESS:-150}" ] || parallel=0
+  # One pytest, in one process: testmon itself skips collecting a test file none of whose tests
+  # ran changed code, deselects the other tests that ran none, and records what the chosen ones
+  # run. The old way (a --collect-only pytest to count the pick, a second one to run it, through
+  # xdist above 150 tests) paid pytest, torch and the collection twice, and each xdist worker
+  # collected once more. At load 6-10 on 2 cores (README has the figures): a line in the 2026
+  # engine's _split_node, 130 tests, took 36 s of CPU that way, 30 s now; a line in the 2024
+  # engine's, 517 tests, 129 s of CPU and 245 s wall through xdist, 87 s and 131 s now. xdist
+  # serves only the first run (no .testmondata: every test to learn). forceselect: a marker
+  # narrows testmon's choice instead of turning it off. The slow and browser tests (seconds
+  # each) stay out unless --slow is given.
+  [ "$slow" = 1 ] || [[ " ${args[*]} " == *" -m "* ]] || args=(-m "not slow and not browser" "${args[@]}")
+  [ ! -e .testmondata ] || parallel=0
+  args=(--testmon-forceselect "${args[@]}")
 fi
 if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then
   workers=${RADIXVIZ_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}
@@ -66,6 +62,11 @@ seed=${RADIXVIZ_TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}
 started=$SECONDS
 status=0
 .venv/bin/python -m pytest "${args[@]}" || status=$?
+# nothing picked: testmon 2.2 exits 0 with "N deselected" (pytest alone would exit 5, which
+# for --changed means the same: no test ran code that changed)
+if [ "$changed" = 1 ] && [ "$status" = 5 ]; then
+  echo "--changed: no test ran code that changed since the last --changed run"; status=0
+fi
 echo "tests: $((SECONDS - started)) s wall, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')," \
      "order seed $seed (RADIXVIZ_TEST_SEED=$seed runs this order again)"
 exit $status

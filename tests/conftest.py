@@ -37,8 +37,6 @@ SLOW = (
     # a fresh interpreter with torch
     "test_quiz_plain.py",
     "test_run_compiled.py",
-    "test_challenges.py::TestCommand",
-    "test_challenges.py::test_lessons_check_plays_a_teachers_challenge",
     "test_cli.py::TestOneLessonLookup::test_read_takes_a_leading_zero_too",
     "test_cli.py::test_a_closed_pipe_stops_quietly",
     "test_lessons_format.py::test_check_command_exit_codes",

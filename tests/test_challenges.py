@@ -1,6 +1,7 @@
 """Challenges: every shipped one is solved by its own solution, and plausible wrong attempts
 fail naming the condition they miss — graded by running the engine, through the CLI a
 learner uses."""
+import io
 import json
 import textwrap
 
@@ -39,12 +40,6 @@ WRONG = {
     "someone-elses-kv": ('load-back "greetings!"', "load-back.foreign > 0"),
     "nobody-can-reach-it": ('insert "xyz"; evict 3; evict-host 3', "unreachable > 0"),
 }
-
-
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz ARGS`` in a fresh Python (the command as a person runs it)."""
-    return cli.process
 
 
 def test_at_least_ten_ship_with_the_required_ids():
@@ -94,54 +89,57 @@ def test_goal_lines_are_validated():
 
 
 class TestCommand:
-    def test_check_exit_codes_solved_not_solved_bad_input(self, run_cli, tmp_path):
-        env = _data_env(tmp_path)
+    """``radixviz challenge``, in this process: the command's own code is what is checked (the
+    fresh Python a person starts is test_cli's), and each attempt costs no torch import."""
+
+    def test_check_exit_codes_solved_not_solved_bad_input(self, cli, tmp_path, monkeypatch):
+        _own_data_dir(monkeypatch, tmp_path)
         good = tmp_path / "good.rv"
         good.write_text('lock "Hello_there"\nevict 11\n')
-        result = run_cli("challenge", "locked-leaf", "--check", str(good), env=env)
-        assert result.returncode == 0, result.stderr
-        assert "solved in 2 operations (at par)" in result.stdout
+        code, out, err = cli("challenge", "locked-leaf", "--check", str(good))
+        assert code == 0, err
+        assert "solved in 2 operations (at par)" in out
 
         bad = tmp_path / "bad.rv"
         bad.write_text('lock "Hello_there"\nevict 5\n')
-        result = run_cli("challenge", "locked-leaf", "--check", str(bad), env=env)
-        assert result.returncode == 1
-        assert "✗ the eviction passes over a referenced leaf" in result.stdout
-        assert "not solved: 1 of 3 conditions not met" in result.stdout
+        code, out, _ = cli("challenge", "locked-leaf", "--check", str(bad))
+        assert code == 1
+        assert "✗ the eviction passes over a referenced leaf" in out
+        assert "not solved: 1 of 3 conditions not met" in out
 
         typo = tmp_path / "typo.rv"
         typo.write_text('lock "Hello_there"\nevitc 5\n')
-        result = run_cli("challenge", "locked-leaf", "--check", str(typo), env=env)
-        assert result.returncode == 2
-        assert len(result.stderr.strip().splitlines()) == 1 and "typo.rv:2" in result.stderr
+        code, _, err = cli("challenge", "locked-leaf", "--check", str(typo))
+        assert code == 2
+        assert len(err.strip().splitlines()) == 1 and "typo.rv:2" in err
 
-    def test_solved_and_seen_are_recorded_and_listed(self, run_cli, tmp_path):
-        env = _data_env(tmp_path)
-        assert run_cli("challenge", "first-hit", "--check", "-", env=env,
-                       stdin='insert "Hello_there"\nmatch "Hello_world"\n').returncode == 0
-        assert run_cli("challenge", "whole-tree", "--solution", env=env).stdout.strip() == "evict 11"
-        listing = run_cli("challenges", env=env).stdout
+    def test_solved_and_seen_are_recorded_and_listed(self, cli, tmp_path, monkeypatch):
+        _own_data_dir(monkeypatch, tmp_path)
+        monkeypatch.setattr("sys.stdin", io.StringIO('insert "Hello_there"\nmatch "Hello_world"\n'))
+        assert cli("challenge", "first-hit", "--check", "-")[0] == 0
+        assert cli("challenge", "whole-tree", "--solution")[1].strip() == "evict 11"
+        listing = cli("challenges")[1]
         assert "✓ solved in 2 (par 2)" in listing
         assert "· solution seen" in listing.splitlines()[10]
-        shown = run_cli("progress", env=env).stdout
+        shown = cli("progress")[1]
         assert "Challenges solved: 1/" in shown and "✓ first-hit: A first hit  in 2 operations (par 2)" in shown
         assert "· whole-tree: One eviction, three leaves  solution seen" in shown
         saved = json.loads((tmp_path / "data" / "progress.json").read_text())["challenges"]
         assert saved["first-hit"]["solved"] and saved["first-hit"]["ops"] == 2
         assert saved["whole-tree"] == {"seen_solution": True, "when": saved["whole-tree"]["when"]}
 
-    def test_show_prints_goal_and_starting_tree(self, run_cli):
-        result = run_cli("challenge", "lru-victim", "--show")
-        assert result.returncode == 0
-        assert "the eviction deletes one leaf" in result.stdout
-        assert 'insert "Hello_there"' in result.stdout and "L.A.!" in result.stdout
+    def test_show_prints_goal_and_starting_tree(self, cli):
+        code, out, _ = cli("challenge", "lru-victim", "--show")
+        assert code == 0
+        assert "the eviction deletes one leaf" in out
+        assert 'insert "Hello_there"' in out and "L.A.!" in out
 
-    def test_unknown_id_is_one_line_exit_2(self, run_cli):
-        result = run_cli("challenge", "nope", "--show")
-        assert result.returncode == 2 and "no challenge 'nope'" in result.stderr
+    def test_unknown_id_is_one_line_exit_2(self, cli):
+        code, _, err = cli("challenge", "nope", "--show")
+        assert code == 2 and "no challenge 'nope'" in err
 
 
-def test_lessons_check_plays_a_teachers_challenge(run_cli, tmp_path):
+def test_lessons_check_plays_a_teachers_challenge(cli, tmp_path):
     (tmp_path / "mine.md").write_text(textwrap.dedent('''\
         ---
         id: mine
@@ -159,14 +157,14 @@ def test_lessons_check_plays_a_teachers_challenge(run_cli, tmp_path):
         insert "ab"
         ```
         '''))
-    result = run_cli("lessons", "--check", str(tmp_path))
-    assert result.returncode == 1
-    assert "mine.md:10: the solution does not meet the goal: nodes == 2 (nodes 1)" in result.stdout
+    code, out, _ = cli("lessons", "--check", str(tmp_path))
+    assert code == 1
+    assert "mine.md:10: the solution does not meet the goal: nodes == 2 (nodes 1)" in out
 
 
-def _data_env(tmp_path):
-    import os
-    return {**os.environ, "RADIXVIZ_DATA_DIR": str(tmp_path / "data")}
+def _own_data_dir(monkeypatch, tmp_path):
+    """The learner's progress in tmp_path/data, where the test reads it back."""
+    monkeypatch.setenv("RADIXVIZ_DATA_DIR", str(tmp_path / "data"))
 
 
 def test_a_condition_can_compare_with_a_replay_under_the_other_matcher():

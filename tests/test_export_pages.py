@@ -14,90 +14,84 @@ pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz do
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"'
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz  ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound()
-
-
-def step_count(run_cli, *flags):
+def step_count(cli, *flags):
     """How many micro-steps the chapter's example has, as ``run --steps`` counts them."""
-    _code, out, _ = run_cli("run", "--device", "cpu", "--json", "--steps", "-e", CHAPTER, *flags)
+    _code, out, _ = cli("run", "--device", "cpu", "--json", "--steps", "-e", CHAPTER, *flags)
     import json
     return sum(len(op["steps"]) for op in json.loads(out)["ops"])
 
 
 class TestHtmlPage:
-    def test_one_section_per_step_numbered_from_one(self, run_cli, tmp_path):
+    def test_one_section_per_step_numbered_from_one(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        code, out, err = run_cli("export", "--device", "cpu", "-e", CHAPTER, "--buggy", "-o", str(target))
-        total = step_count(run_cli, "--buggy")
+        code, out, err = cli("export", "--device", "cpu", "-e", CHAPTER, "--buggy", "-o", str(target))
+        total = step_count(cli, "--buggy")
         assert (code, err) == (0, "") and out == f"wrote {target} ({total} steps)\n"
         page = target.read_text(encoding="utf-8")
         numbers = [int(n) for n in re.findall(r'<section class="step" id="s(\d+)"', page)]
         assert numbers == list(range(1, total + 1))
         assert page.count("<svg") == total
 
-    def test_self_contained_no_url_to_fetch(self, run_cli, tmp_path):
+    def test_self_contained_no_url_to_fetch(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target))
+        cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target))
         page = target.read_text(encoding="utf-8")
         assert not re.search(r'<(script|link|img)[^>]+(src|href)=', page)
         assert "<style>" in page and "<script>" in page
 
-    def test_the_buggy_match_is_marked_and_explained(self, run_cli, tmp_path):
+    def test_the_buggy_match_is_marked_and_explained(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        run_cli("export", "--device", "cpu", "-e", CHAPTER, "--buggy", "-o", str(target))
+        cli("export", "--device", "cpu", "-e", CHAPTER, "--buggy", "-o", str(target))
         page = target.read_text(encoding="utf-8")
         assert "✗ &#x27;world&#x27;" in page or "✗ &#39;world&#39;" in page    # the SVG node
         assert "this buggy walk returns 11" in page
         assert "matcher BUGGY" in page
         assert 'class="hi"' in page                                             # the engine line
 
-    def test_dark_theme_recolours_the_diagram(self, run_cli, tmp_path):
+    def test_dark_theme_recolours_the_diagram(self, cli, tmp_path):
         light, dark = tmp_path / "light.html", tmp_path / "dark.html"
-        run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(light))
-        run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(dark), "--theme", "dark")
+        cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(light))
+        cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(dark), "--theme", "dark")
         assert 'class="theme-dark"' in dark.read_text(encoding="utf-8")
         assert 'fill="#0d1117"' in dark.read_text(encoding="utf-8")
         assert 'fill="#0d1117"' not in light.read_text(encoding="utf-8")
 
-    def test_bad_options_are_one_line_and_write_nothing(self, run_cli, tmp_path):
+    def test_bad_options_are_one_line_and_write_nothing(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        code, _, err = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--fps", "3")
+        code, _, err = cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--fps", "3")
         assert code == 2 and len(err.strip().splitlines()) == 1 and not target.exists()
-        code, _, err = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--theme", "pink")
+        code, _, err = cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--theme", "pink")
         assert code == 2 and not target.exists()
 
-    def test_a_refused_operation_still_writes_what_ran_and_exits_2(self, run_cli, tmp_path):
+    def test_a_refused_operation_still_writes_what_ran_and_exits_2(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        code, _out, err = run_cli("export", "--device", "cpu", "-e", "insert abc; unlock abc",
-                                 "-o", str(target))
+        code, _out, err = cli("export", "--device", "cpu", "-e", "insert abc; unlock abc",
+                              "-o", str(target))
         assert code == 2 and "no lock" in err and target.exists()
 
 
 class TestGif:
-    def test_one_frame_per_step(self, run_cli, tmp_path):
+    def test_one_frame_per_step(self, cli, tmp_path):
         from PIL import Image
         target = tmp_path / "steps.gif"
-        code, _, _ = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--fps", "4")
+        code, _, _ = cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--fps", "4")
         assert code == 0
         with Image.open(target) as gif:
-            assert gif.n_frames == step_count(run_cli)
+            assert gif.n_frames == step_count(cli)
             assert gif.info["duration"] == 250 and gif.info["loop"] == 0
 
-    def test_per_op_one_frame_per_operation(self, run_cli, tmp_path):
+    def test_per_op_one_frame_per_operation(self, cli, tmp_path):
         from PIL import Image
         target = tmp_path / "ops.gif"
-        code, out, _ = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--per-op")
+        code, out, _ = cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--per-op")
         assert code == 0 and "(3 operations)" in out
         with Image.open(target) as gif:
             assert gif.n_frames == 3 and gif.info["duration"] == 1000
 
-    def test_frames_keep_the_marks_colours(self, run_cli, tmp_path):
+    def test_frames_keep_the_marks_colours(self, cli, tmp_path):
         from PIL import Image
         target = tmp_path / "steps.gif"
-        run_cli("export", "--device", "cpu", "-e", CHAPTER, "--buggy", "-o", str(target))
+        cli("export", "--device", "cpu", "-e", CHAPTER, "--buggy", "-o", str(target))
         with Image.open(target) as gif:
             gif.seek(gif.n_frames - 1)
             colours = {rgb for _, rgb in gif.convert("RGB").getcolors(1 << 20)}
@@ -106,24 +100,24 @@ class TestGif:
 
 
 class TestPdf:
-    def test_a_page_per_step(self, run_cli, tmp_path):
+    def test_a_page_per_step(self, cli, tmp_path):
         target = tmp_path / "handout.pdf"
-        code, _out, _ = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--all-steps")
+        code, _out, _ = cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(target), "--all-steps")
         data = target.read_bytes()
         assert code == 0 and data.startswith(b"%PDF")
         pages = len(re.findall(rb"/Type\s*/Page\b", data))
-        assert pages == step_count(run_cli)
+        assert pages == step_count(cli)
 
-    def test_all_steps_without_a_folder_needs_a_pdf(self, run_cli, tmp_path):
-        code, _, err = run_cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(tmp_path / "x.svg"),
-                               "--all-steps")
+    def test_all_steps_without_a_folder_needs_a_pdf(self, cli, tmp_path):
+        code, _, err = cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(tmp_path / "x.svg"),
+                           "--all-steps")
         assert code == 2 and "--all-steps needs a DIR" in err
 
 
 class TestLessonExport:
-    def test_prose_and_predictions_with_answers_behind_a_click(self, run_cli, tmp_path):
+    def test_prose_and_predictions_with_answers_behind_a_click(self, cli, tmp_path):
         target = tmp_path / "lesson.html"
-        code, _out, err = run_cli("lesson", "2", "--device", "cpu", "--export", str(target))
+        code, _out, err = cli("lesson", "2", "--device", "cpu", "--export", str(target))
         assert code == 0, err
         page = target.read_text(encoding="utf-8")
         assert "<title>Lesson 2: " in page
@@ -134,7 +128,7 @@ class TestLessonExport:
         assert "<details open" not in page
         assert "Answer: 4" in page
 
-    def test_a_lessons_words_are_text_in_the_page_never_markup(self, run_cli, tmp_path):
+    def test_a_lessons_words_are_text_in_the_page_never_markup(self, cli, tmp_path):
         lessons = tmp_path / "lessons"
         lessons.mkdir()
         (lessons / "50-tags.md").write_text(textwrap.dedent("""\
@@ -157,8 +151,8 @@ class TestLessonExport:
             ```
             """), encoding="utf-8")
         target = tmp_path / "tags.html"
-        code, _, err = run_cli("lesson", "50", "--lessons", str(lessons), "--device", "cpu",
-                               "--export", str(target))
+        code, _, err = cli("lesson", "50", "--lessons", str(lessons), "--device", "cpu",
+                           "--export", str(target))
         assert code == 0, err
         page = target.read_text(encoding="utf-8")
         for tag in ("<i>here", "<script>alert", "<b>this", "<u>yes", "<img src", "<em>"):
@@ -168,47 +162,47 @@ class TestLessonExport:
                       "<img src=x onerror=alert(2)>", "<script>alert(1)</script>"):
             assert words in shown, words
 
-    def test_lesson_gif(self, run_cli, tmp_path):
+    def test_lesson_gif(self, cli, tmp_path):
         from PIL import Image
         target = tmp_path / "lesson.gif"
-        code, out, _ = run_cli("lesson", "1", "--device", "cpu", "--export", str(target), "--per-op")
+        code, out, _ = cli("lesson", "1", "--device", "cpu", "--export", str(target), "--per-op")
         assert code == 0
         with Image.open(io.BytesIO(target.read_bytes())) as gif:
             assert gif.n_frames == int(re.search(r"\((\d+) operations\)", out).group(1))
 
-    def test_unknown_format(self, run_cli, tmp_path):
-        code, _, err = run_cli("lesson", "1", "--export", str(tmp_path / "x.docx"))
+    def test_unknown_format(self, cli, tmp_path):
+        code, _, err = cli("lesson", "1", "--export", str(tmp_path / "x.docx"))
         assert code == 2 and ".html, .gif or .pdf" in err
 
 
 class TestLimits:
-    def test_a_refused_first_operation_says_why(self, run_cli, tmp_path):
+    def test_a_refused_first_operation_says_why(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        code, _, err = run_cli("export", "--device", "cpu", "-e", "unlock abc", "-o", str(target))
+        code, _, err = cli("export", "--device", "cpu", "-e", "unlock abc", "-o", str(target))
         assert code == 2 and "no lock on 'abc'" in err and not target.exists()
 
-    def test_a_huge_pool_is_summed_up_not_drawn(self, run_cli, tmp_path):
+    def test_a_huge_pool_is_summed_up_not_drawn(self, cli, tmp_path):
         target = tmp_path / "steps.html"
-        code, _, _ = run_cli("export", "--device", "cpu", "--pool-size", "100000", "-e", "insert abc",
-                             "-o", str(target))
+        code, _, _ = cli("export", "--device", "cpu", "--pool-size", "100000", "-e", "insert abc",
+                         "-o", str(target))
         page = target.read_text(encoding="utf-8")
         assert code == 0 and "3/100000 used" in page and '<pre class="pool">' not in page
 
-    def test_too_many_frames_for_a_gif(self, run_cli, tmp_path):
+    def test_too_many_frames_for_a_gif(self, cli, tmp_path):
         target = tmp_path / "long.gif"
         ops = "; ".join(f"insert k{i:04d}x" for i in range(120))
-        code, _, err = run_cli("export", "--device", "cpu", "--pool-size", "1024", "-e", ops, "-o", str(target))
+        code, _, err = cli("export", "--device", "cpu", "--pool-size", "1024", "-e", ops, "-o", str(target))
         assert code == 2 and "too many for a .gif (at most 1000)" in err and not target.exists()
 
-    def test_per_op_brings_a_long_session_under_the_limit(self, run_cli, tmp_path, monkeypatch):
+    def test_per_op_brings_a_long_session_under_the_limit(self, cli, tmp_path, monkeypatch):
         # the limit lowered to 8 pictures: the same rule as at 1000, with 8 frames to draw, not 120
         from radixviz.commands import export_pages
         monkeypatch.setattr(export_pages, "MAX_PICTURES", 8)
         target = tmp_path / "long.gif"
         ops = "; ".join(f"insert k{i:04d}x" for i in range(8))
-        code, _, err = run_cli("export", "--device", "cpu", "-e", ops, "-o", str(target))
+        code, _, err = cli("export", "--device", "cpu", "-e", ops, "-o", str(target))
         assert code == 2 and "too many for a .gif (at most 8)" in err and not target.exists()
-        code, out, _ = run_cli("export", "--device", "cpu", "-e", ops, "-o", str(target), "--per-op")
+        code, out, _ = cli("export", "--device", "cpu", "-e", ops, "-o", str(target), "--per-op")
         assert code == 0 and "(8 operations)" in out
         from PIL import Image
         with Image.open(target) as gif:

@@ -59,20 +59,14 @@ def test_kv_loaded_back_from_the_host_generates_the_same_text():
         assert out == greedy(inputs[rid], len(out)), f"request {rid}"
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("simulate")
-
-
-def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(run_cli):
-    code, out, _ = run_cli("--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
-                           "--pool-size", "384", "--sweep", "host=400,800")
+def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(cli):
+    code, out, _ = cli("simulate", "--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
+                       "--pool-size", "384", "--sweep", "host=400,800")
     assert code in (0, None)
     assert "what the host tier adds" in out and "GPU only" in out and "hits loaded from host" in out
     assert "tokens written to host" in out and "▓ loaded back from the host" in out
-    code, out, _ = run_cli("--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
-                           "--pool-size", "384", "--sweep", "host=400,800", "--json")
+    code, out, _ = cli("simulate", "--engine", "hicache", "--workload", "multi-turn", "--requests", "32",
+                       "--pool-size", "384", "--sweep", "host=400,800", "--json")
     doc = json.loads(out)
     assert [r["host_size"] for r in doc["results"]] == [None, 400, 800]
     assert doc["results"][0]["engine"] == "2026" and "host_tier" in doc["results"][1]
@@ -84,6 +78,6 @@ def test_simulate_sweeps_host_sizes_beside_the_gpu_only_cache(run_cli):
     (["--sweep", "host=5000"], "add --engine hicache"),
     (["--engine", "hicache", "--sweep", "pool=512,1024"], "sweeps host sizes"),
 ])
-def test_simulate_refuses_host_options_that_make_no_sense(run_cli, argv, words):
-    code, _out, err = run_cli(*argv)
+def test_simulate_refuses_host_options_that_make_no_sense(cli, argv, words):
+    code, _out, err = cli("simulate", *argv)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1

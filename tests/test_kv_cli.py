@@ -5,31 +5,26 @@ import pytest
 
 
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match Hello_world'
+VERIFY = ("verify-kv", "--device", "cpu")   # the command every test here runs
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz verify-kv --device cpu ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("verify-kv", "--device", "cpu")
-
-
-def test_fixed_matcher_agrees_exit_0(run_cli):
-    code, out, _ = run_cli("-e", CHAPTER)
+def test_fixed_matcher_agrees_exit_0(cli):
+    code, out, _ = cli(*VERIFY, "-e", CHAPTER)
     assert code == 0
     assert "ok  agree" in out and "all 1 match agree" in out
 
 
-def test_buggy_matcher_diverges_exit_1(run_cli):
-    code, out, _ = run_cli("--buggy", "-e", CHAPTER)
+def test_buggy_matcher_diverges_exit_1(cli):
+    code, out, _ = cli(*VERIFY, "--buggy", "-e", CHAPTER)
     assert code == 1
     assert "diverges from token 6 'w'" in out
 
 
-def test_script_file_and_json(tmp_path, run_cli):
+def test_script_file_and_json(tmp_path, cli):
     script = tmp_path / "fork.rv"
     script.write_text('insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\n'
                       'matcher buggy\nmatch Hello_world   # the #7 case\n')
-    code, out, _ = run_cli(str(script), "--json")
+    code, out, _ = cli(*VERIFY, str(script), "--json")
     data = json.loads(out)
     assert code == 1 and data["ok"] is False
     (match,) = data["matches"]
@@ -48,14 +43,14 @@ def test_script_file_and_json(tmp_path, run_cli):
     (("-e", "match a", "--seed", "x"), "radixviz verify-kv: argument --seed: must be a whole number, not 'x'"),
     (("missing.rv",), "missing.rv:1:1: cannot read"),
 ])
-def test_bad_input_is_one_line_exit_2(run_cli, argv, message):
-    code, out, err = run_cli(*argv)
+def test_bad_input_is_one_line_exit_2(cli, argv, message):
+    code, out, err = cli(*VERIFY, *argv)
     assert code == 2 and out == ""
     assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_a_refused_operation_keeps_the_checks_before_it(run_cli):
-    code, out, err = run_cli("-e", "insert ab; match ab; insert ab€; match ab")
+def test_a_refused_operation_keeps_the_checks_before_it(cli):
+    code, out, err = cli(*VERIFY, "-e", "insert ab; match ab; insert ab€; match ab")
     assert code == 2
     assert out.count("ok  agree") == 1 and "all 1 match agree" in out
     assert err == "<-e>:1:22: token '€' at position 2 is outside the model's vocabulary " \

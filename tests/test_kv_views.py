@@ -30,12 +30,7 @@ BB = page_hash("bb", AA)
 CC = page_hash("cc", BB)
 DD = page_hash("dd", BB)
 EE = page_hash("ee", BB)
-
-
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz run --device cpu ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("run", "--device", "cpu")
+RUN = ("run", "--device", "cpu")   # the command most tests here run
 
 
 def test_the_language_reads_namespaces_and_the_events_switch():
@@ -74,8 +69,8 @@ def test_locks_are_held_per_namespace():
     assert session.cache.protected_size() == 0
 
 
-def test_run_events_prints_every_event_with_its_hash(run_cli):
-    code, out, _ = run_cli("--events", "--page-size", "2", "--width", "140", "-e", SCRIPT)
+def test_run_events_prints_every_event_with_its_hash(cli):
+    code, out, _ = cli(*RUN, "--events", "--page-size", "2", "--width", "140", "-e", SCRIPT)
     assert code == 0
     lines = out.splitlines()
     events = [line.strip() for line in lines if "⇢" in line]
@@ -99,15 +94,15 @@ def test_run_events_prints_every_event_with_its_hash(run_cli):
     assert f"#{AA[:8]}…#{CC[:8]}" in tree and f"#{AA[:8]} #{BB[:8]}" in tree
 
 
-def test_run_events_picks_the_engine_with_events_and_refuses_one_without(run_cli):
-    code, _, err = run_cli("--events", "--engine", "2024", "-e", "insert a")
+def test_run_events_picks_the_engine_with_events_and_refuses_one_without(cli):
+    code, _, err = cli(*RUN, "--events", "--engine", "2024", "-e", "insert a")
     assert code == 2 and "--events needs an engine with KV events" in err
-    code, out, _ = run_cli("--events", "-e", "insert ab")
+    code, out, _ = cli(*RUN, "--events", "-e", "insert ab")
     assert code == 0 and "2026" in out and f"#{page_hash('a')[:8]}" in out
 
 
-def test_run_json_carries_namespaces_hashes_and_events(run_cli):
-    code, out, _ = run_cli("--json", "--events", "--page-size", "2", "-e", SCRIPT)
+def test_run_json_carries_namespaces_hashes_and_events(cli):
+    code, out, _ = cli(*RUN, "--json", "--events", "--page-size", "2", "-e", SCRIPT)
     doc = json.loads(out)
     validate(doc, schema(), schema())
     assert code == 0 and doc["kv_events"] is True

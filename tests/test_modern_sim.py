@@ -25,16 +25,10 @@ def test_every_pass_keeps_tree_and_pool_consistent(page, eviction):
         assert all(len(n.key) % page == 0 for n in sched.cache.snapshot().root.walk())
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("simulate")
-
-
-def test_json_compares_eviction_policies_on_the_same_requests(run_cli):
-    code, out, _ = run_cli("--engine", "2026", "--workload", "tree-of-thought",
-                           "--requests", "60", "--pool-size", "400", "--page-size", "2",
-                           "--eviction-policy", "lru,mru,filo", "--json")
+def test_json_compares_eviction_policies_on_the_same_requests(cli):
+    code, out, _ = cli("simulate", "--engine", "2026", "--workload", "tree-of-thought",
+                       "--requests", "60", "--pool-size", "400", "--page-size", "2",
+                       "--eviction-policy", "lru,mru,filo", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["engine"] == "2026" and doc["scheduler_loop"].startswith("2024")
     assert list(doc["results"]) == ["lru", "mru", "filo"]
@@ -44,9 +38,9 @@ def test_json_compares_eviction_policies_on_the_same_requests(run_cli):
     assert doc["results"]["mru"]["settings"]["eviction_policy"] == "mru"
 
 
-def test_text_output_says_the_loop_is_the_2024_one(run_cli):
-    code, out, _ = run_cli("--engine", "2026", "--requests", "20", "--pool-size", "768",
-                           "--eviction-policy", "lru,slru")
+def test_text_output_says_the_loop_is_the_2024_one(cli):
+    code, out, _ = cli("simulate", "--engine", "2026", "--requests", "20", "--pool-size", "768",
+                       "--eviction-policy", "lru,slru")
     text = " ".join(out.split())
     assert code == 0 and "first release (January 2024), unchanged" in text
     assert "March 2026" in text and "slru" in text and "cache hit rate" in text
@@ -58,6 +52,6 @@ def test_text_output_says_the_loop_is_the_2024_one(run_cli):
     (["--page-size", "4"], "need --engine 2026"),
     (["--engine", "2026", "--compare", "lpm,fcfs", "--eviction-policy", "lru,lfu"], "not both"),
 ])
-def test_bad_options_are_one_line_with_exit_2(run_cli, argv, message):
-    code, out, err = run_cli(*argv)
+def test_bad_options_are_one_line_with_exit_2(cli, argv, message):
+    code, out, err = cli("simulate", *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1

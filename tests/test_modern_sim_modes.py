@@ -14,16 +14,10 @@ from radixviz.tui.screens.scheduler import SchedulerScreen
 from tui_helpers import wait_until
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("simulate")
-
-
-def test_sweep_over_pool_sizes_with_eviction_policies_as_columns(run_cli):
-    code, out, _ = run_cli("--engine", "2026", "--workload", "priority-mix",
-                           "--requests", "120", "--eviction-policy", "lru,priority",
-                           "--sweep", "pool=1024,3072", "--json")
+def test_sweep_over_pool_sizes_with_eviction_policies_as_columns(cli):
+    code, out, _ = cli("simulate", "--engine", "2026", "--workload", "priority-mix",
+                       "--requests", "120", "--eviction-policy", "lru,priority",
+                       "--sweep", "pool=1024,3072", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["engine"] == "2026" and doc["policies"] == ["lpm"]
     points = {(p["pool"], p["eviction_policy"]): p for p in doc["results"]}
@@ -35,9 +29,9 @@ def test_sweep_over_pool_sizes_with_eviction_policies_as_columns(run_cli):
     assert points[3072, "priority"]["hit_rate"] != points[3072, "lru"]["hit_rate"]
 
 
-def test_sweep_text_names_the_engine_and_the_2024_loop(run_cli):
-    code, out, _ = run_cli("--engine", "2026", "--page-size", "4", "--requests", "16",
-                           "--eviction-policy", "lfu", "--sweep", "pool=512,1024")
+def test_sweep_text_names_the_engine_and_the_2024_loop(cli):
+    code, out, _ = cli("simulate", "--engine", "2026", "--page-size", "4", "--requests", "16",
+                       "--eviction-policy", "lfu", "--sweep", "pool=512,1024")
     text = " ".join(out.split())
     assert code == 0 and "first release (January 2024), unchanged" in text
     assert "page size 4, eviction lfu" in text
@@ -46,10 +40,10 @@ def test_sweep_text_names_the_engine_and_the_2024_loop(run_cli):
     assert all(p in header for p in ("lpm", "fcfs", "random", "weight"))
 
 
-def test_trace_replays_on_todays_cache(run_cli):
-    code, out, _ = run_cli("--engine", "2026", "--page-size", "2",
-                           "--eviction-policy", "slru", "--trace", "examples/trace.jsonl",
-                           "--pool-size", "512", "--json")
+def test_trace_replays_on_todays_cache(cli):
+    code, out, _ = cli("simulate", "--engine", "2026", "--page-size", "2",
+                       "--eviction-policy", "slru", "--trace", "examples/trace.jsonl",
+                       "--pool-size", "512", "--json")
     doc = json.loads(out)
     result = doc["results"]["lpm"]
     assert code == 0 and doc["workload"] == "examples/trace.jsonl"
@@ -60,10 +54,10 @@ def test_trace_replays_on_todays_cache(run_cli):
     assert result["stats"]["finished"] == 14
 
 
-def test_sweep_over_page_sizes(run_cli):
-    code, out, _ = run_cli("--engine", "2026", "--workload", "few-shot", "--requests", "40",
-                           "--pool-size", "1024", "--policy", "lpm",
-                           "--eviction-policy", "lru,slru", "--sweep", "page=1,16", "--json")
+def test_sweep_over_page_sizes(cli):
+    code, out, _ = cli("simulate", "--engine", "2026", "--workload", "few-shot", "--requests", "40",
+                       "--pool-size", "1024", "--policy", "lpm",
+                       "--eviction-policy", "lru,slru", "--sweep", "page=1,16", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["page_size"] == [1, 16] and doc["sweep"] == {"page": [1, 16]}
     points = {(p["page"], p["eviction_policy"]): p for p in doc["results"]}
@@ -73,8 +67,8 @@ def test_sweep_over_page_sizes(run_cli):
         assert points[page, "slru"]["hit_tokens"] == direct.hit_tokens
     # pages of 16 drop each prompt's partial last page from the match: fewer hits
     assert points[16, "lru"]["hit_tokens"] < points[1, "lru"]["hit_tokens"]
-    code, out, _ = run_cli("--engine", "2026", "--requests", "12", "--eviction-policy", "lfu",
-                           "--sweep", "page=1,4")
+    code, out, _ = cli("simulate", "--engine", "2026", "--requests", "12", "--eviction-policy", "lfu",
+                       "--sweep", "page=1,4")
     assert code == 0 and "cache hit rate by page size" in out
     assert "page size 1, 4, eviction lfu" in " ".join(out.split())
 
@@ -84,8 +78,8 @@ def test_sweep_over_page_sizes(run_cli):
     (("--engine", "2026", "--sweep", "page=1,4", "--page-size", "4"), "drop --page-size"),
     (("--engine", "2026", "--sweep", "page=0,4"), "--sweep page: each value must be between 1 and 4096, not 0"),
 ])
-def test_page_sweep_refusals(run_cli, argv, message):
-    code, out, err = run_cli(*argv)
+def test_page_sweep_refusals(cli, argv, message):
+    code, out, err = cli("simulate", *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
 
 
@@ -95,18 +89,18 @@ def test_page_sweep_refusals(run_cli, argv, message):
     (("--sweep", "pool=512", "--compare", "lpm,fcfs", "--eviction-policy", "lru,lfu"), "not both"),
     (("--insert", "release"), "--insert release is the 2024 release's bug"),
 ])
-def test_what_stays_refused_is_one_line_and_exit_2(run_cli, argv, message):
-    code, out, err = run_cli("--engine", "2026", *argv)
+def test_what_stays_refused_is_one_line_and_exit_2(cli, argv, message):
+    code, out, err = cli("simulate", "--engine", "2026", *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
 
 
-async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, run_cli):
+async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, cli):
     """The path a person takes: ``radixviz simulate --app --engine 2026 ...``, then stepping."""
     opened = {}
     monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
-    code, _, _ = run_cli("--app", "--engine", "2026", "--page-size", "4",
-                         "--eviction-policy", "lfu", "--workload", "few-shot",
-                         "--requests", "12", "--pool-size", "768")
+    code, _, _ = cli("simulate", "--app", "--engine", "2026", "--page-size", "4",
+                     "--eviction-policy", "lfu", "--workload", "few-shot",
+                     "--requests", "12", "--pool-size", "768")
     assert code == 0
     app = opened["app"]
     async with app.run_test(size=(120, 40)) as pilot:

@@ -18,12 +18,6 @@ def session_after(script: str) -> Session:
     return session
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz  ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound()
-
-
 class TestSession:
     def test_an_insert_keeps_one_slot_fewer_and_a_later_match_is_shifted(self):
         session = session_after(RELEASE)
@@ -63,23 +57,23 @@ class TestViews:
         assert "'Hello'  slots 0–3  ref 0  t 8  ⚠ 4 slots for 5 tokens" in text
         assert "11 tokens · 9 evictable ⚠≠11 unreferenced" in text
 
-    def test_run_names_the_broken_invariant_and_exits_1(self, run_cli):
-        code, out, err = run_cli("run", "--width", "200", "-e", RELEASE.replace("\n", ";") + "evict 100")
+    def test_run_names_the_broken_invariant_and_exits_1(self, cli):
+        code, out, err = cli("run", "--width", "200", "-e", RELEASE.replace("\n", ";") + "evict 100")
         assert code == 1
         assert "MISALIGNED: 6 slots for 7 tokens, from token 4 on" in out
         assert "-2 evictable ⚠≠0 unreferenced" in out
         assert err == ("radixviz: invariant broken: evictable size = tokens in unreferenced nodes: "
                        "evictable_size() is -2 but unreferenced nodes hold 0 tokens\n")
 
-    def test_run_json_carries_the_mode_and_the_shift(self, run_cli):
-        _code, out, _ = run_cli("run", "--json", "-e", RELEASE.replace("\n", ";"))
+    def test_run_json_carries_the_mode_and_the_shift(self, cli):
+        _code, out, _ = cli("run", "--json", "-e", RELEASE.replace("\n", ";"))
         doc = json.loads(out)
         assert doc["ops"][0]["name"] == "insert-slots" and doc["ops"][0]["result"] == {"mode": "release"}
         assert doc["ops"][-1]["result"]["misaligned"] == {"tokens": 7, "slots": 6, "from": 4}
 
-    def test_verify_kv_shows_the_wrong_numbers(self, run_cli):
-        code, out, _ = run_cli("verify-kv", "--device", "cpu", "-e",
-                               RELEASE.replace("\n", ";"))
+    def test_verify_kv_shows_the_wrong_numbers(self, cli):
+        code, out, _ = cli("verify-kv", "--device", "cpu", "-e",
+                           RELEASE.replace("\n", ";"))
         assert code == 1, out
         row = next(line for line in out.splitlines() if "'Hello_w'" in line)
         assert "BAD diverges from token 4 'o'" in row

@@ -7,17 +7,13 @@ import pytest
 
 CHAPTER = 'insert "Hello_L.A.!"; insert "Hello_L.A.!world"; match "Hello_world"'
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz run --device cpu --pool-size 32 --width 100 ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("run", "--device", "cpu", "--pool-size", "32", "--width", "100")
+# the command every test here runs (a later --width or --pool-size wins)
+RUN = ("run", "--device", "cpu", "--pool-size", "32", "--width", "100")
 
 
 class TestRun:
-    def test_chapter_example_fixed(self, run_cli):
-        code, out, err = run_cli("-e", CHAPTER)
+    def test_chapter_example_fixed(self, cli):
+        code, out, err = cli(*RUN, "-e", CHAPTER)
         assert (code, err) == (0, "")
         assert out == (
             '  1  insert "Hello_L.A.!"  →  prefix_len 0; new slots 0–10\n'
@@ -35,47 +31,47 @@ class TestRun:
             "  16 │ ·  ·  ·  ·  ·  ·  ■  ■  ■  ■  ■  ·  ·  ·  ·  · \n"
             "16/32 used  · free  ■ tree  □ request  2 = 2 holders share it  [ ] touched\n")
 
-    def test_buggy_flag_reports_the_wrong_slots(self, run_cli):
-        code, out, _ = run_cli("--buggy", "-e", CHAPTER)
+    def test_buggy_flag_reports_the_wrong_slots(self, cli):
+        code, out, _ = cli(*RUN, "--buggy", "-e", CHAPTER)
         assert code == 0
         words = " ".join(out.split())
         assert "WRONG from token 6: slots 22–26 belong to another context (the fixed matcher says 6)" in words
         assert "▶✗ 'world'" in out and "matcher BUGGY (pre-#7)" in out
 
-    def test_script_file_and_matcher_switch(self, run_cli, tmp_path):
+    def test_script_file_and_matcher_switch(self, cli, tmp_path):
         script = tmp_path / "chapter.rv"
         script.write_text('insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatcher buggy  # pre-#7\n'
                           'match "Hello_world"\n', encoding="utf-8")
-        code, out, _ = run_cli(str(script))
+        code, out, _ = cli(*RUN, str(script))
         assert code == 0 and "  3  matcher buggy  →  matcher is now buggy" in out
         assert "  4  match \"Hello_world\"  →  11 token(s) 'Hello_world'" in out
 
-    def test_keys_that_look_like_markup_print_as_typed(self, run_cli):
-        _, out, _ = run_cli("-e", 'insert "[red]x"')
+    def test_keys_that_look_like_markup_print_as_typed(self, cli):
+        _, out, _ = cli(*RUN, "-e", 'insert "[red]x"')
         assert out.startswith('  1  insert "[red]x"  →  prefix_len 0; new slots 0–5\n')
         assert "'[red]x'  slots 0–5" in out
 
-    def test_a_long_match_of_token_ids_is_elided_between_whole_ids(self, run_cli):
+    def test_a_long_match_of_token_ids_is_elided_between_whole_ids(self, cli):
         ids = " ".join(str(i) for i in range(10, 40))
-        code, out, _ = run_cli("--width", "400", "-e", f"insert tokens {ids}; match tokens {ids} 99")
+        code, out, _ = cli(*RUN, "--width", "400", "-e", f"insert tokens {ids}; match tokens {ids} 99")
         result = out.splitlines()[1].split("→")[1]
         assert code == 0 and result.startswith("  30 token(s) '⟨10⟩⟨11⟩")
         assert "…⟨35⟩⟨36⟩⟨37⟩⟨38⟩⟨39⟩' (slots 0–29)" in result
 
-    def test_broken_invariant_exits_1(self, run_cli, monkeypatch):
+    def test_broken_invariant_exits_1(self, cli, monkeypatch):
         from radixviz.cache import InvariantError
         from radixviz.cache.v2024 import Engine
 
         def broken(*args, **kwargs):
             raise InvariantError("node #1 holds slot 3 twice")
         monkeypatch.setattr(Engine, "check_invariants", broken)   # the engine's own check
-        code, _, err = run_cli("-e", "insert abc")
+        code, _, err = cli(*RUN, "-e", "insert abc")
         assert code == 1 and err == "radixviz: invariant broken: node #1 holds slot 3 twice\n"
 
 
 class TestSteps:
-    def test_every_step_with_the_engine_line_it_came_from(self, run_cli):
-        code, out, _ = run_cli("--steps", "-e", CHAPTER)
+    def test_every_step_with_the_engine_line_it_came_from(self, cli):
+        code, out, _ = cli(*RUN, "--steps", "-e", CHAPTER)
         assert code == 0
         lines = out.split("\n\n")[0].splitlines()   # the steps, before the final tree
         split = lines.index("  19   split after 6 tokens: 'Hello_' above 'L.A.!'")

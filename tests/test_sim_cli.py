@@ -5,15 +5,9 @@ import pytest
 
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("simulate")
-
-
-def test_json_reports_the_totals(run_cli):
-    code, out, _ = run_cli("--workload", "few-shot", "--requests", "20",
-                           "--pool-size", "768", "--json")
+def test_json_reports_the_totals(cli):
+    code, out, _ = cli("simulate", "--workload", "few-shot", "--requests", "20",
+                       "--pool-size", "768", "--json")
     doc = json.loads(out)
     stats = doc["stats"]
     assert code == 0
@@ -24,9 +18,9 @@ def test_json_reports_the_totals(run_cli):
     assert stats["peak_pool_used"] <= 768
 
 
-def test_compare_runs_every_policy_on_the_same_requests(run_cli):
-    code, out, _ = run_cli("--workload", "few-shot", "--requests", "30", "--pool-size",
-                           "768", "--compare", "lpm,fcfs,random,weight", "--json")
+def test_compare_runs_every_policy_on_the_same_requests(cli):
+    code, out, _ = cli("simulate", "--workload", "few-shot", "--requests", "30", "--pool-size",
+                       "768", "--compare", "lpm,fcfs,random,weight", "--json")
     results = json.loads(out)["results"]
     assert code == 0 and list(results) == ["lpm", "fcfs", "random", "weight"]
     # same requests: same prompt tokens in total, split differently between reused and computed
@@ -34,15 +28,15 @@ def test_compare_runs_every_policy_on_the_same_requests(run_cli):
     assert len(totals) == 1
 
 
-def test_compare_prints_a_table_and_bar_chart(run_cli):
-    code, out, _ = run_cli("--workload", "few-shot", "--requests", "20",
-                           "--pool-size", "768", "--compare", "lpm,fcfs")
+def test_compare_prints_a_table_and_bar_chart(cli):
+    code, out, _ = cli("simulate", "--workload", "few-shot", "--requests", "20",
+                       "--pool-size", "768", "--compare", "lpm,fcfs")
     assert code == 0
     assert "cache hit rate" in out and "lpm" in out and "fcfs" in out and "█" in out
 
 
-def test_single_run_prints_the_measures(run_cli):
-    code, out, _ = run_cli("--workload", "no-sharing", "--requests", "8")
+def test_single_run_prints_the_measures(cli):
+    code, out, _ = cli("simulate", "--workload", "no-sharing", "--requests", "8")
     assert code == 0
     for label in ("cache hit rate", "tokens evicted", "peak pool use", "retracted"):
         assert label in out
@@ -60,8 +54,8 @@ def test_single_run_prints_the_measures(run_cli):
     (["--policy", "fcfs", "--compare", "lpm,weight"], "give --policy or --compare, not both"),
     (["--compare", ","], "--compare needs policy names"),
 ])
-def test_bad_input_is_one_line_exit_2(run_cli, argv, message):
-    code, out, err = run_cli(*argv)
+def test_bad_input_is_one_line_exit_2(cli, argv, message):
+    code, out, err = cli("simulate", *argv)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 

@@ -118,46 +118,40 @@ def test_the_2024_engine_ignores_priorities(specs):
     assert with_priorities.stats.evicted_tokens == without.stats.evicted_tokens
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("simulate")
-
-
-def test_cli_policy_table_shows_priority_apart_from_lru(run_cli):
+def test_cli_policy_table_shows_priority_apart_from_lru(cli):
     argv = ("--engine", "2026", "--workload", "priority-mix", "--requests", str(REQUESTS),
             "--pool-size", str(POOL), "--eviction-policy", "lru,priority")
-    code, out, _ = run_cli(*argv, "--json")
+    code, out, _ = cli("simulate", *argv, "--json")
     doc = json.loads(out)
     stats = {name: r["stats"] for name, r in doc["results"].items()}
     assert code == 0 and stats["priority"]["hit_rate"] > stats["lru"]["hit_rate"]
     assert stats["priority"]["by_priority"]["1"]["hit_rate"] > stats["lru"]["by_priority"]["1"]["hit_rate"]
-    code, out, _ = run_cli(*argv)
+    code, out, _ = cli("simulate", *argv)
     rows = {line.split()[1]: line.split() for line in out.splitlines() if line.startswith("│")}
     assert code == 0 and "p1 hits" in out
     assert rows["lru"][3] != rows["priority"][3]   # hit rate column differs
 
 
-def test_cli_2024_engine_says_it_ignores_priorities(run_cli):
-    code, out, _ = run_cli("--workload", "priority-mix", "--requests", "24",
-                           "--pool-size", "1024")
+def test_cli_2024_engine_says_it_ignores_priorities(cli):
+    code, out, _ = cli("simulate", "--workload", "priority-mix", "--requests", "24",
+                       "--pool-size", "1024")
     text = " ".join(out.split())
     assert code == 0 and "hit rate, priority 1" in text
     assert "the 2024 engine has no priority field and ignores them" in text
-    code, out, _ = run_cli("--workload", "few-shot", "--requests", "12")
+    code, out, _ = cli("simulate", "--workload", "few-shot", "--requests", "12")
     assert code == 0 and "priority" not in out   # no priorities, no note
 
 
-def test_trace_priorities(tmp_path, run_cli):
+def test_trace_priorities(tmp_path, cli):
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"prompt": "system: be brief. hi", "output_len": 4, "priority": 3}\n'
                      '{"prompt": "other", "output_len": 4}\n')
-    code, out, _ = run_cli("--engine", "2026", "--eviction-policy", "priority",
-                           "--trace", str(trace), "--json")
+    code, out, _ = cli("simulate", "--engine", "2026", "--eviction-policy", "priority",
+                       "--trace", str(trace), "--json")
     doc = json.loads(out)
     by = doc["results"]["lpm"]["stats"]["by_priority"]
     assert code == 0 and by["3"]["finished"] == 1 and by["0"]["finished"] == 1
     trace.write_text('{"prompt": "x", "output_len": 4, "priority": "high"}\n')
-    code, out, err = run_cli("--engine", "2026", "--trace", str(trace))
+    code, out, err = cli("simulate", "--engine", "2026", "--trace", str(trace))
     assert code == 2 and out == "" and err.strip().endswith(
         "t.jsonl:1: priority must be a whole number, not 'high'")

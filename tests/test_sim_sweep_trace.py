@@ -12,16 +12,10 @@ from radixviz.sim.trace import TraceError, load_trace
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "trace.jsonl"
 
 
-@pytest.fixture
-def run_cli(cli):
-    """``radixviz simulate ARGV`` in this process: (exit code, stdout, stderr)."""
-    return cli.bound("simulate")
-
-
 class TestSweep:
-    def test_the_table_has_a_row_per_pool_and_a_column_per_policy(self, run_cli):
-        code, out, _ = run_cli("--workload", "tree-of-thought", "--requests", "30",
-                               "--sweep", "pool=512,1024,2048")
+    def test_the_table_has_a_row_per_pool_and_a_column_per_policy(self, cli):
+        code, out, _ = cli("simulate", "--workload", "tree-of-thought", "--requests", "30",
+                           "--sweep", "pool=512,1024,2048")
         assert code == 0
         header = next(line for line in out.splitlines() if "pool slots" in line and "lpm" in line)
         assert re.findall(r"lpm|fcfs|random|weight", header) == ["lpm", "fcfs", "random", "weight"]
@@ -30,9 +24,9 @@ class TestSweep:
         assert f"{expected:.1%}" in row.split("│")[-2]
         assert out.count("█") > 0 and "* best policy" in out
 
-    def test_json_gives_every_point(self, run_cli):
-        code, out, _ = run_cli("--workload", "few-shot", "--sweep", "requests=16,32",
-                               "--compare", "lpm,fcfs", "--pool-size", "768", "--json")
+    def test_json_gives_every_point(self, cli):
+        code, out, _ = cli("simulate", "--workload", "few-shot", "--sweep", "requests=16,32",
+                           "--compare", "lpm,fcfs", "--pool-size", "768", "--json")
         doc = json.loads(out)
         assert code == 0 and doc["sweep"] == {"requests": [16, 32]}
         points = {(p["requests"], p["policy"]): p for p in doc["results"]}
@@ -47,23 +41,23 @@ class TestSweep:
         ("pool=8,512", "between 16 and"),
         ("pool=512,512", "given twice"),
     ])
-    def test_a_bad_sweep_is_one_line_and_exit_2(self, run_cli, sweep, message):
-        code, out, err = run_cli("--sweep", sweep)
+    def test_a_bad_sweep_is_one_line_and_exit_2(self, cli, sweep, message):
+        code, out, err = cli("simulate", "--sweep", sweep)
         assert code == 2 and out == ""
         assert message in err and len(err.strip().splitlines()) == 1
         assert len(err) < 300            # the input is never echoed in full
 
 
 class TestTraceFile:
-    def test_the_example_replays_every_request(self, run_cli):
-        code, out, _ = run_cli("--trace", str(EXAMPLE), "--pool-size", "1024", "--json")
+    def test_the_example_replays_every_request(self, cli):
+        code, out, _ = cli("simulate", "--trace", str(EXAMPLE), "--pool-size", "1024", "--json")
         stats = json.loads(out)["stats"]
         lines = [line for line in EXAMPLE.read_text().splitlines() if line.strip()]
         assert code == 0 and stats["requests"] == len(lines) == stats["finished"]
         assert stats["hit_tokens"] > 0   # the shared system prompt is reused
 
-    def test_a_trace_sweeps_pool_sizes(self, run_cli):
-        code, out, _ = run_cli("--trace", str(EXAMPLE), "--sweep", "pool=256,1024")
+    def test_a_trace_sweeps_pool_sizes(self, cli):
+        code, out, _ = cli("simulate", "--trace", str(EXAMPLE), "--sweep", "pool=256,1024")
         assert code == 0 and "trace.jsonl" in out and "pool slots" in out
 
     def test_text_is_bytes_and_ids_are_kept(self, tmp_path):
@@ -113,10 +107,10 @@ class TestTraceFile:
         ('{"prompt": "x", "output_len": ' + "9" * 4000 + "}", "output_len must be a whole number"),
         ("[" * 100_000, "JSON nested too deeply"),
     ])
-    def test_a_bad_line_names_file_and_line_and_nothing_runs(self, run_cli, tmp_path, line, message):
+    def test_a_bad_line_names_file_and_line_and_nothing_runs(self, cli, tmp_path, line, message):
         trace = tmp_path / "mine.jsonl"
         trace.write_text('{"prompt": "fine", "output_len": 2}\n\n' + line + "\n")
-        code, out, err = run_cli("--trace", str(trace))
+        code, out, err = cli("simulate", "--trace", str(trace))
         assert code == 2 and out == ""
         assert err.strip().endswith(f"{trace}:3: " + err.split(f"{trace}:3: ", 1)[1].strip())
         assert message in err and len(err.strip().splitlines()) == 1
@@ -127,23 +121,23 @@ class TestTraceFile:
         with pytest.raises(TraceError, match="no requests"):
             load_trace(trace)
 
-    def test_a_tokenizer_without_transformers_is_one_clear_line(self, run_cli):
+    def test_a_tokenizer_without_transformers_is_one_clear_line(self, cli):
         try:
             import transformers  # noqa: F401
             pytest.skip("transformers is installed here")
         except ImportError:
             pass
-        code, out, err = run_cli("--trace", str(EXAMPLE), "--tokenizer", "gpt2")
+        code, out, err = cli("simulate", "--trace", str(EXAMPLE), "--tokenizer", "gpt2")
         assert code == 2 and out == ""
         assert "transformers package is not installed" in err
         assert len(err.strip().splitlines()) == 1
 
-    def test_trace_and_workload_together_is_refused(self, run_cli):
-        code, _, err = run_cli("--trace", str(EXAMPLE), "--workload", "few-shot")
+    def test_trace_and_workload_together_is_refused(self, cli):
+        code, _, err = cli("simulate", "--trace", str(EXAMPLE), "--workload", "few-shot")
         assert code == 2 and "drop --workload" in err
 
-    def test_ids_outside_the_tiny_model_are_refused_before_running(self, run_cli, tmp_path):
+    def test_ids_outside_the_tiny_model_are_refused_before_running(self, cli, tmp_path):
         trace = tmp_path / "ids.jsonl"
         trace.write_text('{"prompt": [1, 2, 999], "output_len": 2}\n')
-        code, out, err = run_cli("--trace", str(trace), "--model", "tiny")
+        code, out, err = cli("simulate", "--trace", str(trace), "--model", "tiny")
         assert code == 2 and out == "" and "token id 999" in err

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.cli import main
 from radixviz.sim.drive import RunObserver, drive
 from radixviz.sim.request import RequestSpec
 from radixviz.sim.runner import replay
@@ -20,13 +19,6 @@ def write(tmp_path, rows, name="t.jsonl") -> Path:
     path = tmp_path / name
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
     return path
-
-
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exc:
-        main(["simulate", *argv])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 class TestDetection:
@@ -53,14 +45,14 @@ class TestMooncake:
         assert len(a.input_ids) == 7 and len(b.input_ids) == 8
         assert a.input_ids[:4] == b.input_ids[:4] and a.input_ids[4] != b.input_ids[4]
 
-    def test_a_block_size_that_does_not_fit_is_refused_naming_one_that_does(self, capsys):
-        code, out, err = run_cli(capsys, "--trace", str(EXAMPLES / "mooncake.jsonl"))
+    def test_a_block_size_that_does_not_fit_is_refused_naming_one_that_does(self, cli):
+        code, out, err = cli("simulate", "--trace", str(EXAMPLES / "mooncake.jsonl"))
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
         assert "mooncake.jsonl:1:" in err and "--block-size (16 fits)" in err
 
-    def test_a_bad_line_met_during_the_stream_is_one_line_and_exit_2(self, tmp_path, capsys):
+    def test_a_bad_line_met_during_the_stream_is_one_line_and_exit_2(self, tmp_path, cli):
         rows = list(mooncake(5, block_size=16)) + ["{not json"]
-        code, _, err = run_cli(capsys, "--trace", str(write(tmp_path, rows)), "--block-size", "16")
+        code, _, err = cli("simulate", "--trace", str(write(tmp_path, rows)), "--block-size", "16")
         assert code == 2 and len(err.strip().splitlines()) == 2   # the trace note, then the error
         assert "t.jsonl:6: not JSON" in err
 
@@ -135,8 +127,8 @@ class TestTiming:
 class TestExamplesReplay:
     @pytest.mark.parametrize("argv", [["mooncake.jsonl", "--block-size", "16"], ["openai.jsonl"],
                                       ["sessions.jsonl", "--pass-ms", "40"]])
-    def test_each_format_replays_its_example(self, capsys, argv):
-        code, out, err = run_cli(capsys, "--trace", str(EXAMPLES / argv[0]), *argv[1:], "--json")
+    def test_each_format_replays_its_example(self, cli, argv):
+        code, out, err = cli("simulate", "--trace", str(EXAMPLES / argv[0]), *argv[1:], "--json")
         doc = json.loads(out)
         assert code == 0 and doc["stats"]["finished"] == doc["settings"]["requests"] > 0
         assert doc["settings"]["trace"]["format_from"] == "detected"
@@ -147,7 +139,7 @@ class TestExamplesReplay:
         assert isinstance(trace, StreamedTrace) and trace.request_count() == 60
 
 
-def test_workers_replay_a_streamed_trace_at_their_own_rate(capsys):
-    code, out, _ = run_cli(capsys, "--trace", str(EXAMPLES / "openai.jsonl"), "--workers", "2",
-                           "--router", "cache-aware", "--json")
+def test_workers_replay_a_streamed_trace_at_their_own_rate(cli):
+    code, out, _ = cli("simulate", "--trace", str(EXAMPLES / "openai.jsonl"), "--workers", "2",
+                       "--router", "cache-aware", "--json")
     assert code == 0 and json.loads(out)["requests"] == 60

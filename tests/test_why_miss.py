@@ -4,18 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from radixviz.cli import main
 from radixviz.sim.why_miss import explain
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SYSTEM = tuple(range(100, 130))   # 30 shared tokens
-
-
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exc:
-        main(["why-miss", *argv])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 class TestEachCause:
@@ -52,26 +44,26 @@ class TestEachCause:
 
 
 class TestCommand:
-    def test_text_prompts_draw_the_screen(self, capsys):
-        code, out, _ = run_cli(capsys, "You are kind. Q: one", "You are kind. Q: two", "--page-size", "4")
+    def test_text_prompts_draw_the_screen(self, cli):
+        code, out, _ = cli("why-miss", "You are kind. Q: one", "You are kind. Q: two", "--page-size", "4")
         assert code == 0 and "B reuses 16 of its 20 tokens" in out and "page floor" in out
 
-    def test_json_and_svg(self, capsys, tmp_path):
-        code, out, _ = run_cli(capsys, "[1,2,3,4]", "[1,2,3,4]", "--json")
+    def test_json_and_svg(self, cli, tmp_path):
+        code, out, _ = cli("why-miss", "[1,2,3,4]", "[1,2,3,4]", "--json")
         doc = json.loads(out)
         assert code == 0 and doc["reused"] == 3 and doc["causes"][0]["kind"] == "last_token"
         svg = tmp_path / "why.svg"
-        code, out, _ = run_cli(capsys, "[1,2,3,4]", "[1,2,3,5]", "-o", str(svg))
+        code, out, _ = cli("why-miss", "[1,2,3,4]", "[1,2,3,5]", "-o", str(svg))
         assert code == 0 and svg.read_text().lstrip().startswith("<svg")
 
-    def test_two_requests_of_a_trace_with_the_ones_between(self, capsys):
-        code, out, _ = run_cli(capsys, "1", "3", "--trace", str(EXAMPLES / "trace.jsonl"), "--json")
+    def test_two_requests_of_a_trace_with_the_ones_between(self, cli):
+        code, out, _ = cli("why-miss", "1", "3", "--trace", str(EXAMPLES / "trace.jsonl"), "--json")
         doc = json.loads(out)
         assert code == 0 and doc["settings"]["between"] == 1 and doc["common_prefix"] > 50
 
-    def test_two_requests_of_a_mooncake_trace_share_their_system_blocks(self, capsys):
-        code, out, _ = run_cli(capsys, "1", "3", "--trace", str(EXAMPLES / "mooncake.jsonl"),
-                               "--block-size", "16", "--json")
+    def test_two_requests_of_a_mooncake_trace_share_their_system_blocks(self, cli):
+        code, out, _ = cli("why-miss", "1", "3", "--trace", str(EXAMPLES / "mooncake.jsonl"),
+                           "--block-size", "16", "--json")
         doc = json.loads(out)   # requests 1 and 3 open with the same two system blocks
         assert code == 0 and doc["common_prefix"] == 32 and doc["causes"][0]["kind"] == "differ"
 
@@ -81,6 +73,6 @@ class TestCommand:
         (["a", "b", "--eviction-policy", "oldest"], "unknown eviction policy"),
         (["[1,2]", "[1,3]", "--between", "[5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]", "--pool-size", "16"],
          "does not fit")])
-    def test_bad_input_is_one_line_and_exit_2(self, capsys, argv, message):
-        code, _out, err = run_cli(capsys, *argv)
+    def test_bad_input_is_one_line_and_exit_2(self, cli, argv, message):
+        code, _out, err = cli("why-miss", *argv)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
