@@ -26,12 +26,12 @@ def status_text(challenge, record: dict) -> str:
 if TYPE_CHECKING:
     from textual import getters
 
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 class ChallengeListScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     BINDINGS = [Binding("escape,h", "home", "Home"), Binding("q", "quit_app", "Quit")]
 
     def __init__(self, challenges, progress):

@@ -41,12 +41,12 @@ def engine_columns(session) -> tuple:
 if TYPE_CHECKING:
     from textual import getters
 
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 class CompareScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     BINDINGS = [
         Binding("right,n,space", "step(1)", "Next op"),
         Binding("left,p", "step(-1)", "Prev op"),
