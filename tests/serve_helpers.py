@@ -3,6 +3,7 @@ teacher's shell profile, a secret, and their own progress file live there, so a 
 assert that no tab wrote them, nor got a byte of them back."""
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import os
@@ -69,3 +70,14 @@ def start(teacher: Teacher, max_sessions: int, *extra: str, cwd: Path | None = N
 def everything_received(*tabs) -> str:
     """All a tab got back: what was drawn and every text message (downloads aside)."""
     return "".join(tab.text() + "".join(tab.texts) + tab.page for tab in tabs)
+
+
+async def insert_in_a_new_sandbox(tab, wait: float) -> None:
+    """From the home screen, open a sandbox in ``tab`` (a load.Client) and run one
+    ``insert "kept"``: unsaved work the classroom must keep or offer back."""
+    await tab.keys("s")
+    await tab.wait_for("no steps yet", wait)
+    await tab.keys(":")
+    await asyncio.sleep(0.4)   # the command line opens before it takes keys
+    await tab.keys('insert "kept"\r')
+    await tab.wait_for("step 1/", wait)

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from serve_attack_helpers import as_teacher, roster, teacher_key
-from serve_helpers import load, start, teacher_home
+from serve_helpers import insert_in_a_new_sandbox, load, start, teacher_home
 
 from radixviz.classroom.starts import APP_STOPPED, MAX_REASON, how_it_ended, stopped
 
@@ -43,12 +43,7 @@ async def test_a_killed_app_is_reported_and_the_next_visit_restarts_it_where_it_
         [ada_app] = load.children(proc.pid)
         await bob.open(width=120, height=40)
         await bob.wait_for(load.HOME_MARK, WAIT)
-        await ada.keys("s")
-        await ada.wait_for("no steps yet", WAIT)
-        await ada.keys(":")
-        await asyncio.sleep(0.4)
-        await ada.keys('insert "kept"\r')
-        await ada.wait_for("step 1/", WAIT)
+        await insert_in_a_new_sandbox(ada, WAIT)
         ada_id = next(sid for sid, name in roster(teacher.classroom).items() if name == "Ada")
         autosaves = teacher.classroom / "students" / ada_id / "autosave"
         await until(lambda: list(autosaves.glob("sandbox-*.rv")))      # her place, kept as she went

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from serve_helpers import TEACHER_PROGRESS, load, start, teacher_home
+from serve_helpers import insert_in_a_new_sandbox, TEACHER_PROGRESS, load, start, teacher_home
 
 pytestmark = pytest.mark.slow
 WAIT = 180
@@ -69,12 +69,7 @@ async def test_two_students_side_by_side(tmp_path):
         await bob.keys("\x1b")
         await bob.wait_for(load.HOME_MARK, WAIT, after=mark)
         await asyncio.sleep(0.5)
-        await bob.keys("s")
-        await bob.wait_for("no steps yet", WAIT)
-        await bob.keys(":")
-        await asyncio.sleep(0.4)
-        await bob.keys('insert "kept"\r')
-        await bob.wait_for("step 1/", WAIT)
+        await insert_in_a_new_sandbox(bob, WAIT)
         await bob.ws.close()
         await load.wait_children(proc.pid, 1, WAIT)      # his app process is gone
         bob.ws, bob.chunks = None, []

@@ -10,7 +10,6 @@ import random
 import pytest
 
 import radixviz.sim.edge_memo as edge_memo
-import radixviz.sim.scheduler as scheduler_module
 from radixviz.cache import TokenToKVPool, match
 from radixviz.cache.engines import open_engine
 from radixviz.sim import Scheduler, make_workload
@@ -61,8 +60,8 @@ class TestOneEdgeMatchReturnsItsSlots:
         assert nothing.tolist() == [] and node is engine.cache.root_node
 
 
-def run_passes(workload, requests, policy, pool, seed, engine="2024"):
-    sched = Scheduler(pool, policy, seed=seed, record=False, engine=engine)
+def run_passes(workload, requests, policy, pool, seed, engine="2024", remember_edges=True):
+    sched = Scheduler(pool, policy, seed=seed, record=False, engine=engine, remember_edges=remember_edges)
     sched.submit(make_workload(workload, requests, seed))
     passes = []
     while (record := sched.step()) is not None:
@@ -77,16 +76,16 @@ class TestTheMemoChangesNoPass:
     @pytest.mark.parametrize("workload, requests, policy, pool", [
         ("shared-prompt", 400, "lpm", 4096), ("few-shot", 300, "weight", 2048),
         ("multi-turn", 120, "fcfs", 1024), ("tree-of-thought", 200, "lpm", 1024)])
-    def test_pass_by_pass_with_and_without(self, monkeypatch, engine, workload, requests, policy, pool):
+    def test_pass_by_pass_with_and_without(self, engine, workload, requests, policy, pool):
         remembered = run_passes(workload, requests, policy, pool, 3, engine)
-        monkeypatch.setattr(scheduler_module, "remembering", Unremembered)
-        plain = run_passes(workload, requests, policy, pool, 3, engine)
+        plain = run_passes(workload, requests, policy, pool, 3, engine, remember_edges=False)
         assert remembered == plain and len(plain[0]) > 20
 
 
-def Unremembered(key_match):
-    """The plain comparison, with no memo to watch or forget keys."""
-    return key_match
+@pytest.mark.parametrize("engine", ["2024", "2026"])
+def test_the_scheduler_builds_its_own_memo_and_can_go_without(engine):
+    assert isinstance(Scheduler(256, engine=engine).edge_memo, edge_memo.EdgeMemo)
+    assert Scheduler(256, engine=engine, remember_edges=False).edge_memo is None
 
 
 @pytest.mark.parametrize("engine", ["2024", "2026"])

@@ -73,10 +73,3 @@ class EdgeMemo:
         for pair in watched[1]:
             self.seen.pop(pair, None)
 
-
-def remembering(key_match: Callable) -> Callable:
-    """``key_match`` remembered: the EdgeMemo's own comparison (what the engine calls), with
-    the memo as its ``memo`` attribute (for the loop's watch and forget)."""
-    memo = EdgeMemo(key_match)
-    memo.compare.memo = memo        # type: ignore[attr-defined]  # a function's own attribute
-    return memo.compare

@@ -57,7 +57,7 @@ from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
 from . import steps
-from .edge_memo import EdgeMemo, remembering
+from .edge_memo import EdgeMemo
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -71,12 +71,14 @@ class Scheduler:
                  delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
-                 engine: str = "2024", engine_options: dict | None = None):
+                 engine: str = "2024", engine_options: dict | None = None,
+                 remember_edges: bool = True):
         """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
         ``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
-        ``strict=False`` to accept it).
+        ``strict=False`` to accept it). ``remember_edges=False``: no EdgeMemo (edge_memo.py),
+        every edge compared afresh -- the same passes, slower (tests hold the two alike).
 
         Later SGLang, each off by default (docs/simulation-api.md):
         ``delay_shared_prefix``: #2442's in-batch rule under lpm and weight (threshold
@@ -103,7 +105,8 @@ class Scheduler:
         # the loop matches the same prompts round after round: remember whole-edge answers
         # (None where the engine has no edge comparison to wrap)
         self.edge_memo: EdgeMemo | None = None
-        self.engine.wrap_key_match(self._remembering)
+        if remember_edges:
+            self.engine.wrap_key_match(self._remembering)
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
         self.hooks = loop_hooks(self.engine.spec, self)
@@ -151,9 +154,10 @@ class Scheduler:
         self._last_attempt: tuple | None = None   # a prefill round that admitted nobody, shown with the decode
 
     def _remembering(self, key_match):
-        compare = remembering(key_match)
-        self.edge_memo = getattr(compare, "memo", None)
-        return compare
+        """The engine's comparison, remembered by this loop's own EdgeMemo (which the loop
+        tells the prompts to watch and forget); called only by an engine that has one."""
+        self.edge_memo = EdgeMemo(key_match)
+        return self.edge_memo.compare
 
     def make_engine(self):
         """The prefix cache this scheduler drives (radixviz.cache's facade), built once in

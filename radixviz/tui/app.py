@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 
 from radixviz.lessons import LessonError
 from radixviz.lessons.challenges.challenge import load_challenges
 from radixviz.lessons.progress.places import data_dir
 from radixviz.lessons.progress import Progress
 from radixviz.settings import SERVED_CAPS, SERVED_ENV
+from radixviz.tui.app_base import RadixvizAppBase
 from radixviz.tui.palette import screen_commands
 from radixviz.tui.sandbox_work import KeepsWork
 
@@ -60,7 +61,7 @@ async def wait_until_ready(app, pilot) -> None:
     await pilot.pause()
 
 
-class RadixvizApp(App):
+class RadixvizApp(RadixvizAppBase):   # app_base.py: what the screens may ask of it
     # absolute: Textual resolves a relative CSS_PATH beside the module of the subclass
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "radixviz"

@@ -25,12 +25,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Protocol, Union
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-    from .cache import HiRadixCache
+
+
+class Guarded(Protocol):
+    """What ``guard`` needs of a cache (HiRadixCache, cache.py, which imports this module):
+    typed by this shape, not by the class, so that the two modules do not import each other."""
+    _head_depth: int   # guarded operations running now
 
 HEAD_BUGS = {
     "load_back_unprotected": "load-back evicts the host copy it is loading (9fbe6800a :1036)",
@@ -90,7 +95,7 @@ GUARDED: dict[str, Callable[..., Any]] = {
 }
 
 
-def guard(cache: HiRadixCache, on: bool) -> None:
+def guard(cache: Guarded, on: bool) -> None:
     """While a head bug is on, give ``cache`` instance-level versions of the GUARDED
     operations: a ``HeadBugStop`` raised inside one (however deep) ends the outermost, which
     returns its default; nested calls let it through. Off, the class's own methods serve
@@ -102,7 +107,7 @@ def guard(cache: HiRadixCache, on: bool) -> None:
             cache.__dict__[name] = _stopping(cache, getattr(type(cache), name).__get__(cache), default)
 
 
-def _stopping(cache: HiRadixCache, method: Callable[..., Any], default: Callable[..., Any]):
+def _stopping(cache: Guarded, method: Callable[..., Any], default: Callable[..., Any]):
     @functools.wraps(method)
     def run(*args: Any, **kwargs: Any):
         outermost = not cache._head_depth

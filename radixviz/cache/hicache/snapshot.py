@@ -10,7 +10,9 @@ from ..v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
 
 if TYPE_CHECKING:
     from .node import TreeNode
-    from .cache import HiRadixCache
+    # the half of HiRadixCache (cache.py, which imports this module) that declares the tree's
+    # state: typed by it, so that cache.py and this module do not import each other
+    from .transfers import HostTransfers
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +69,7 @@ class HiTreeSnapshot(ModernTreeSnapshot):
                    if isinstance(n, HiNodeSnapshot) and n.key and n.host_value is not None)
 
 
-def hicache_snapshot(cache: HiRadixCache) -> HiTreeSnapshot:
+def hicache_snapshot(cache: HostTransfers) -> HiTreeSnapshot:
     """A picture of ``cache`` (a HiRadixCache) as it is now, reusing unchanged subtrees."""
     writing = cache.ongoing_write_through
     loading = {node.id for nodes in cache.loading_nodes.values() for node in nodes}
@@ -98,7 +100,7 @@ def hicache_snapshot(cache: HiRadixCache) -> HiTreeSnapshot:
                           host_accounting=host.accounting())
 
 
-def _unreachable(cache: HiRadixCache) -> tuple:
+def _unreachable(cache: HostTransfers) -> tuple:
     """Nodes the cache still refers to that the root cannot reach: its eviction candidates,
     its loads and writes in flight, and every deleted ancestor and child of one (only a head
     bug makes any: a node deleted above a child, or a load-back of a deleted node)."""

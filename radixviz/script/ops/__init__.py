@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from radixviz.cache.engines import EngineSpec, engine_spec
 
@@ -21,7 +21,27 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from ..parser import Op
-    from ..session import Session
+
+
+class SessionShape(Protocol):
+    """What an engine's operations reach of the session that runs them. The session
+    (session.py) imports this module, so these hooks are typed by its shape rather than by
+    its class: the two modules do not import each other, and mypy still checks that the
+    session fits where it hands itself over (``engine_ops``)."""
+    pool_size: int
+    engine: Any                 # the facade's Engine of the session's engine now
+    options: dict[str, Any]     # the session's one value per option (a script line changes them)
+    release_inserts: bool
+    knowingly_broken: bool
+    _disagreement: dict | None
+    _wrong_ahead: set
+
+    @property
+    def cache(self) -> Any: ...
+
+    def _fresh_engine(self, spec: EngineSpec) -> None: ...
+
+    def _step(self, kind: str, step: str, source: str = ..., **data: Any) -> None: ...
 
 
 # the host tier's measures a challenge's goal may name (0 where there is no second tier)
@@ -40,7 +60,7 @@ class EngineOps:
     # a KV session fills them before the insert instead of after
     fills_before_insert = False
 
-    def __init__(self, session: Session):
+    def __init__(self, session: SessionShape):
         self.session = session
 
     def handler(self, name: str) -> Callable[[Op], dict] | None:
@@ -105,7 +125,7 @@ def ops_class(spec: EngineSpec) -> type[EngineOps]:
     return EngineOps if part is None else part.OPS
 
 
-def engine_ops(spec: EngineSpec, session: Session) -> EngineOps:
+def engine_ops(spec: EngineSpec, session: SessionShape) -> EngineOps:
     """The engine's own ``EngineOps`` (the class ``OPS`` of its script module), on ``session``."""
     return ops_class(spec)(session)
 

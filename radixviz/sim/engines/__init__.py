@@ -9,13 +9,19 @@ loads back at admission (engines/hicache.py).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from radixviz.cache.engines import EngineSpec
 
 if TYPE_CHECKING:
-    from ..scheduler import Scheduler
     from ..records import SimStats
+
+
+class LoopHost(Protocol):
+    """What the hooks reach of the Scheduler that runs them. scheduler.py imports this
+    module, so the hooks are typed by its shape rather than by its class: the two modules do
+    not import each other, and mypy checks the Scheduler fits where it hands itself over."""
+    engine: Any   # the facade's Engine the loop drives
 
 
 class LoopHooks:
@@ -30,7 +36,7 @@ class LoopHooks:
     # whether the first release's insert (bug #4: one slot fewer than the key) can run on it
     runs_release_insert = False
 
-    def __init__(self, scheduler: Scheduler):
+    def __init__(self, scheduler: LoopHost):
         self.scheduler = scheduler
 
     def start_round(self) -> None:
@@ -57,6 +63,6 @@ def hooks_class(spec: EngineSpec) -> type[LoopHooks]:
     return getattr(part, "HOOKS", None) or LoopHooks
 
 
-def loop_hooks(spec: EngineSpec, scheduler: Scheduler) -> LoopHooks:
+def loop_hooks(spec: EngineSpec, scheduler: LoopHost) -> LoopHooks:
     """The engine's own ``LoopHooks`` on ``scheduler``."""
     return hooks_class(spec)(scheduler)

@@ -29,14 +29,11 @@ from .simulate import Progress, Report, later_options
 from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
 
 if TYPE_CHECKING:
-    from radixviz.sim.records import SimStats
-
-if TYPE_CHECKING:
-    from radixviz.sim.scheduler import Scheduler
-
-if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from radixviz.sim.records import SimStats
     from radixviz.sim.request import RequestSpec
+    from radixviz.sim.scheduler import Scheduler
 
 
 def match_tiers(s: Scheduler, queue) -> None:
@@ -89,6 +86,9 @@ def load_back(s: Scheduler, req) -> int:
 
 class HostTierHooks(TodaysHooks):
     """The three places SGLang's scheduler changes for HiRadixCache (above)."""
+
+    if TYPE_CHECKING:   # its steps read the Scheduler's queue and pool, more than LoopHost says
+        scheduler: Scheduler
 
     def start_round(self) -> None:
         # acknowledge the copies that have finished, as SGLang's scheduler does each round

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from radixviz.lessons.progress import Progress
     from textual import getters
 
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 def status_text(challenge: Challenge, record: dict) -> str:
@@ -34,7 +34,7 @@ def status_text(challenge: Challenge, record: dict) -> str:
 
 class ChallengeListScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     BINDINGS = [Binding("escape,h", "home", "Home"), Binding("q", "quit_app", "Quit")]
 
     def __init__(self, challenges: Sequence[Challenge], progress: Progress):

@@ -32,12 +32,12 @@ if TYPE_CHECKING:
     from textual import getters
 
     from radixviz.sim.cluster import Cluster, ClusterTick
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 class ClusterScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     AUTO_FOCUS = None
     DEFAULT_CSS = """
     #cluster-status { height: 1; background: $boost; }

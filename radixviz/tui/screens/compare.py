@@ -47,12 +47,12 @@ if TYPE_CHECKING:
     from radixviz.script.parser import Op
     from radixviz.script.session import Session
     from radixviz.script.sides import SideConfig
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 class CompareScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     BINDINGS = [
         Binding("right,n,space", "step(1)", "Next op"),
         Binding("left,p", "step(-1)", "Prev op"),

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from textual import events
     from textual import getters
 
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a time: insert, match, "
@@ -43,7 +43,7 @@ ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevic
 
 class HomeScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     BINDINGS = [
         # help and quit first: on a narrow terminal the footer keeps the keys listed first
         Binding("question_mark,f1", "help", "Help", key_display="?"),

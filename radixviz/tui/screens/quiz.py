@@ -36,12 +36,12 @@ if TYPE_CHECKING:
     from textual import getters
 
     from radixviz.lessons.quiz.questions import Question
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 class QuizScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     BINDINGS = [
         Binding("f5,ctrl+r", "show_me", "Show me", key_display="F5"),
         Binding("ctrl+s", "skip", "Skip"),

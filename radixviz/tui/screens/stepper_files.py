@@ -31,7 +31,7 @@ if TYPE_CHECKING:   # mypy sees the Screen this is mixed into; nothing is added 
     from radixviz.script.frames import Frame
     from radixviz.script.parser import Op
     from radixviz.script.session import Session
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
     from radixviz.tui.stepper_model import Applied, StepperModel
     from textual.widgets import Input
 else:
@@ -43,7 +43,7 @@ class SandboxFiles(KeepsWork, _Host):
     ``ASK_BEFORE_LEAVING``, ``remember_position``, ``_applied`` and ``_show_error``."""
 
     if TYPE_CHECKING:   # StepperScreen's, declared so mypy sees them here
-        app = getters.app(RadixvizApp)   # the screen runs in the radixviz app
+        app = getters.app(RadixvizAppBase)   # the screen runs in the radixviz app
         model: StepperModel | None
         stepper_title: str
         export_dir: Path
