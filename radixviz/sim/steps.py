@@ -1,6 +1,8 @@
 """The passes of the scheduler loop: prefill, decode, finish, retract.
 
 Functions of a ``Scheduler`` (``s``), kept apart so each reads as one step of the release.
+(``s`` is left unannotated: scheduler.py imports this module, and a type import back would
+close a circle; it reads some thirty of the loop's attributes, too many for a Protocol.)
 """
 from __future__ import annotations
 
@@ -18,10 +20,9 @@ from .request import RequestSpec
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from .request import Request
-    from .scheduler import Scheduler
 
 
-def match_key(s: Scheduler, req: Request) -> tuple:
+def match_key(s, req: Request) -> tuple:
     """The request's prompt cut to whole pages, made once and the same tuple every round,
     so the edge memo (edge_memo.py) answers its comparisons again until it finishes."""
     if req.match_key is None:
@@ -31,7 +32,7 @@ def match_key(s: Scheduler, req: Request) -> tuple:
     return req.match_key
 
 
-def match_requests(s: Scheduler, queue: list[Request]) -> None:
+def match_requests(s, queue: list[Request]) -> None:
     """Match each request against the tree (this may split nodes); note what is left to compute.
 
     A prompt the tree holds whole keeps its full match here: the policies order by it, and
@@ -47,7 +48,7 @@ def match_requests(s: Scheduler, queue: list[Request]) -> None:
         req.extend_input_len = len(req.input_ids) - n_prefix
 
 
-def alloc_slots(s: Scheduler, need: int):
+def alloc_slots(s, need: int):
     """The release's allocation: try, and on failure evict ``need`` tokens and try again."""
     slots = s.pool.alloc(need)
     if slots is None:
@@ -114,7 +115,7 @@ def prefill_pass(s):
                           [r.rid for r in admitted], finished, hit, need, host_hit)
 
 
-def decode_pass(s: Scheduler):
+def decode_pass(s):
     """One decode step: every running request computes the KV of its newest token."""
     slots = alloc_slots(s, len(s.running))
     while slots is None and s.running:
@@ -140,7 +141,7 @@ def decode_pass(s: Scheduler):
     return s._finish_pass("decode", queue_order, decisions, (), finished, 0, computed)
 
 
-def finish_done(s: Scheduler) -> list:
+def finish_done(s) -> list:
     """Finish every running request that reached its budget; return their rids."""
     done = [r for r in s.running if r.finished]
     if done:
@@ -150,7 +151,7 @@ def finish_done(s: Scheduler) -> list:
     return [r.rid for r in done]
 
 
-def finish(s: Scheduler, req: Request) -> None:
+def finish(s, req: Request) -> None:
     """Put the request's sequence into the tree (the engine frees the slots it already held
     and a partial last page), unlock. The priority reaches an engine that has priorities
     (SGLang passes it from both cache_finished_req and cache_unfinished_req)."""
@@ -177,13 +178,13 @@ def finish(s: Scheduler, req: Request) -> None:
             s._event("follow-up", new.rid, f"the chat of request #{req.rid} comes back with its history")
 
 
-def release_admission(s: Scheduler, req: Request) -> None:
+def release_admission(s, req: Request) -> None:
     """Undo an admission that was never prefilled: its prefix refs and its lock."""
     s.pool.free(req.prefix_indices)
     s.engine.unlock(req.last_node)
 
 
-def retract(s: Scheduler, req: Request) -> None:
+def retract(s, req: Request) -> None:
     """Send a running request back to the queue; its own KV is lost, the tree's stays."""
     s.pool.free(req.kv_row[:req.kv_len])
     s.engine.unlock(req.last_node)
@@ -199,7 +200,7 @@ def retract(s: Scheduler, req: Request) -> None:
                                    f"{lost} generated tokens to redo")
 
 
-def cache_unfinished(s: Scheduler, req: Request) -> None:
+def cache_unfinished(s, req: Request) -> None:
     """#418 (2024-05-13, ``cache_filled_batch``; ``cache_unfinished_req`` since #977): once a
     request's prefill has run, put its prompt in the tree, so that the next round's requests
     can hit it before this one finishes.
@@ -228,7 +229,7 @@ def cache_unfinished(s: Scheduler, req: Request) -> None:
     req.last_node = last_node
 
 
-def make_hold_back(s: Scheduler):
+def make_hold_back(s):
     """A stricter rule than SGLang ever shipped: refuse, this round, a request that shares at
     least ``hold_back_threshold`` tokens beyond its cached prefix with a running request or
     one already admitted to this batch. (radixviz once called this #2442; #2442 only

@@ -30,12 +30,12 @@ STEPPING = {"next", "prev", "first", "last", "next_round", "prev_round", "pool_g
 if TYPE_CHECKING:
     from textual import getters
 
-    from radixviz.tui.app import RadixvizApp
+    from radixviz.tui.app_base import RadixvizAppBase
 
 
 class SchedulerScreen(Screen):
     if TYPE_CHECKING:   # for mypy: this screen runs in the radixviz app (Textual says App[Any])
-        app = getters.app(RadixvizApp)
+        app = getters.app(RadixvizAppBase)
     AUTO_FOCUS = None   # the stepping keys belong to the screen once a run is shown
     BINDINGS = [
         Binding("right,space,n", "next", "Next", tooltip="Next batch"),

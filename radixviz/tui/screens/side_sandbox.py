@@ -6,7 +6,8 @@ its own tree), and a quiz question's "show me".
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from textual.binding import Binding
 
@@ -15,8 +16,19 @@ from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from radixviz.tui.screens.lesson import LessonScreen
+
+    from radixviz.lessons.lesson.model import Lesson
     from radixviz.tui.stepper_model import StepperModel
+
+
+class LessonShown(Protocol):
+    """What a sandbox copy reads of the lesson screen it opens from: lesson.py imports this
+    module, so the copy types that screen by its shape, not its class."""
+    lesson: Lesson
+    export_dir: Path
+
+    @property
+    def loaded(self) -> StepperModel: ...
 
 
 def keys_back_to(label: str, where: str) -> list:
@@ -62,7 +74,7 @@ class LessonCopy(SideSandbox):
 
     BINDINGS = keys_back_to("Lesson", "the lesson, where you left it")
 
-    def __init__(self, lesson_screen: LessonScreen, then: str | tuple[str, tuple[str, int]]):
+    def __init__(self, lesson_screen: LessonShown, then: str | tuple[str, tuple[str, int]]):
         session = lesson_screen.loaded.session
         self.lesson_screen = lesson_screen
         self.then: str | tuple[str, tuple[str, int]] | None = then
