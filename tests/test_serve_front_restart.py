@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from serve_attack_helpers import roster
-from serve_helpers import load, start, teacher_home
+from serve_helpers import insert_in_a_new_sandbox, load, start, teacher_home
 
 from radixviz.classroom.keepers import left_behind
 from radixviz.classroom.priority import SessionPriorities, set_cores
@@ -53,12 +53,7 @@ async def ada_with_one_operation(base: str):
     ada = load.Session(base, "Ada")
     await ada.open(width=120, height=40)
     await ada.wait_for(load.HOME_MARK, WAIT)
-    await ada.keys("s")
-    await ada.wait_for("no steps yet", WAIT)
-    await ada.keys(":")
-    await asyncio.sleep(0.4)
-    await ada.keys('insert "kept"\r')
-    await ada.wait_for("step 1/", WAIT)
+    await insert_in_a_new_sandbox(ada, WAIT)
     return ada
 
 
