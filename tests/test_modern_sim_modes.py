@@ -121,3 +121,30 @@ async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, cli):
         # every edge of today's cache holds whole pages
         record = screen.timeline.record
         assert all(len(n.key) % 4 == 0 for n in record.tree.root.walk())
+        # the settings form (s) has a field for each of the engine's options, set as typed
+        await pilot.press("s")
+        await pilot.pause()
+        assert screen.query_one("#sched-option-page-size").value == "4"
+        assert "lfu" in str(screen.query_one("#sched-option-eviction-policy").render())
+
+
+async def test_app_on_the_host_tier_opens_its_form_with_the_host_options(monkeypatch, cli):
+    """``simulate --app --engine hicache``: the run is shown, and the form has the host
+    tier's own fields (a size, a choice of write policy) set as typed."""
+    opened = {}
+    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
+    code, _, err = cli("simulate", "--app", "--engine", "hicache", "--host-size", "1200",
+                       "--write-policy", "write_back", "--workload", "few-shot",
+                       "--requests", "12", "--pool-size", "768")
+    assert code == 0, err
+    app = opened["app"]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen)
+                         and app.screen.timeline is not None and not app.screen.busy, timeout=120)
+        screen = app.screen
+        assert screen.timeline.settings["engine"] == "hicache"
+        await pilot.press("s")
+        await pilot.pause()
+        assert screen.query_one("#sched-option-host-size").value == "1200"
+        assert "write_back" in str(screen.query_one("#sched-option-write-policy").render())
+        assert app.return_code is None

@@ -50,7 +50,7 @@ def _every_spec(specs):
 
 def open_app(args: argparse.Namespace, options: dict, cache: dict | None = None) -> int:
     """``--app``: the scheduler screen, already running these settings; ``cache`` (today's
-    cache: ``{"cache_factory": ...}``) goes to the Scheduler the screen builds."""
+    cache: its ``engine`` and ``engine_options``) goes to the Scheduler the screen builds."""
     if args.json or args.compare or args.sweep or args.trace:
         raise UsageError("--app shows one policy at a time: drop --json, --compare, --sweep "
                          "and --trace")

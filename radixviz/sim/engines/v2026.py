@@ -89,7 +89,9 @@ class TodaysSimulation(Simulation):
     def app_cache(self) -> dict | None:
         if len(self.evictions) > 1:
             raise UsageError("--app shows one eviction policy at a time: give one --eviction-policy")
-        return {"cache_factory": self.caches[self.evictions[0]]}
+        # the screen opens this engine with these options; its form shows a field for each
+        return {"engine": self.spec.name,
+                "engine_options": {"page_size": self.page_size, "eviction_policy": self.evictions[0]}}
 
     def run(self, specs: Sequence[RequestSpec] | None, name: str, options: dict, progress: Progress) -> Report:
         from ..runner import replay  # imports torch

@@ -116,7 +116,9 @@ class SchedulerForm(Vertical):
                          compact=True, id=field_id, tooltip=option.help)
         words = option.choices or ("on", "off")
         shown = value if option.choices else ("on" if value else "off")
-        return Choice(words, shown, id=field_id, tooltip=option.help)
+        choice = Choice(words, shown, id=field_id)
+        choice.tooltip = option.help   # Static takes no tooltip argument; the attribute is Widget's
+        return choice
 
     def on_mount(self) -> None:
         self.query_one("#sched-form-error").display = False
