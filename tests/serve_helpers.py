@@ -81,3 +81,14 @@ async def insert_in_a_new_sandbox(tab, wait: float) -> None:
     await asyncio.sleep(0.4)   # the command line opens before it takes keys
     await tab.keys('insert "kept"\r')
     await tab.wait_for("step 1/", wait)
+
+
+async def until(check, timeout: float = 180, every: float = 0.2):
+    """Poll ``check()`` until it is truthy and return what it gave: a hang guard (``timeout``
+    seconds), not a timing."""
+    for _ in range(int(timeout / every)):
+        found = check()
+        if found:
+            return found
+        await asyncio.sleep(every)
+    raise TimeoutError(f"not so within {timeout} s")

@@ -13,22 +13,12 @@ import aiohttp
 import pytest
 
 from serve_attack_helpers import as_teacher, roster, teacher_key
-from serve_helpers import insert_in_a_new_sandbox, load, start, teacher_home
+from serve_helpers import insert_in_a_new_sandbox, load, start, teacher_home, until
 
 from radixviz.classroom.starts import APP_STOPPED, MAX_REASON, how_it_ended, stopped
 
 pytestmark = pytest.mark.slow
 WAIT = 180          # hang guards: the engine loads torch in each app
-
-
-async def until(check, timeout: float = WAIT, every: float = 0.2):
-    """Poll ``check()`` until it is truthy (a hang guard, not a timing)."""
-    for _ in range(int(timeout / every)):
-        found = check()
-        if found:
-            return found
-        await asyncio.sleep(every)
-    raise TimeoutError(f"not so within {timeout} s")
 
 
 async def test_a_killed_app_is_reported_and_the_next_visit_restarts_it_where_it_was(tmp_path):

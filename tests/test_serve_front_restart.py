@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from serve_attack_helpers import roster
-from serve_helpers import insert_in_a_new_sandbox, load, start, teacher_home
+from serve_helpers import insert_in_a_new_sandbox, load, start, teacher_home, until
 
 from radixviz.classroom.keepers import left_behind
 from radixviz.classroom.priority import SessionPriorities, set_cores
@@ -33,15 +33,6 @@ def running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-async def until(check, timeout: float = WAIT, every: float = 0.2):
-    for _ in range(int(timeout / every)):
-        found = check()
-        if found:
-            return found
-        await asyncio.sleep(every)
-    raise TimeoutError(f"not so within {timeout} s")
 
 
 def sessions_of(teacher, name: str) -> Path:
