@@ -148,3 +148,26 @@ async def test_app_on_the_host_tier_opens_its_form_with_the_host_options(monkeyp
         assert screen.query_one("#sched-option-host-size").value == "1200"
         assert "write_back" in str(screen.query_one("#sched-option-write-policy").render())
         assert app.return_code is None
+
+
+async def test_the_host_tier_form_runs_with_the_host_size_left_empty(monkeypatch, cli):
+    """No --host-size: the field is empty (the engine picks twice the pool) and the form
+    runs as it is, with the host size the engine's own default."""
+    opened = {}
+    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
+    code, _, err = cli("simulate", "--app", "--engine", "hicache", "--workload", "few-shot",
+                       "--requests", "8", "--pool-size", "768")
+    assert code == 0, err
+    app = opened["app"]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen)
+                         and app.screen.timeline is not None and not app.screen.busy, timeout=120)
+        screen, first = app.screen, app.screen.timeline
+        await pilot.press("s")
+        await pilot.pause()
+        assert screen.query_one("#sched-option-host-size").value == ""
+        screen.query_one("#sched-form").submit()
+        await wait_until(pilot, lambda: screen.timeline is not first and screen.timeline is not None
+                         and not screen.busy, timeout=120)
+        assert not str(screen.query_one("#sched-form-error").content)
+        assert screen.timeline.settings["engine"] == "hicache"

@@ -139,6 +139,9 @@ class SchedulerForm(Vertical):
         for option in self.engine_fields:
             field = self.query_one(f"#sched-option-{option.name.replace('_', '-')}")
             typed = field.value if isinstance(field, (Input, Choice)) else ""
+            if not typed.strip() and option.default is None:
+                values[option.name] = None   # left empty: the engine's own choice (host size: 2x the pool)
+                continue
             try:
                 values[option.name] = option.parse(typed)
             except ValueError as exc:
