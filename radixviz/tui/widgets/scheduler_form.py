@@ -135,7 +135,7 @@ class SchedulerForm(Vertical):
 
     def engine_values(self) -> tuple[dict, str | None]:
         """(the engine's options as typed, parsed by each option; the first refusal or None)."""
-        values = {}
+        values: dict[str, Any] = {}
         for option in self.engine_fields:
             field = self.query_one(f"#sched-option-{option.name.replace('_', '-')}")
             typed = field.value if isinstance(field, (Input, Choice)) else ""
