@@ -178,7 +178,9 @@ class SessionRoutes:
         was killed), if one is free: the tab goes on with it, where the student was. Its pid,
         or None (there is none: a fresh app is started, as ever)."""
         for sock in sorted(left_behind(self.roster.home(student))):
-            if sock in self.attached_sockets:
+            # only a former front's: an app this front started and is stopping (the tab
+            # closed, the student reloads) is still ending, and must not be taken up again
+            if sock in self.attached_sockets or sock not in self.detached:
                 continue
             try:
                 attached = await attach(sock)
