@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from radixviz.classroom.keepers import is_keeper   # standard library only, as the keeper
+
 HOME_MARK = "Sandbox: an empty cache"
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
 
@@ -90,13 +92,6 @@ def direct_children(pid: int) -> list[int]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             found.append(int(entry.name))
     return found
-
-
-def is_keeper(pid: int) -> bool:
-    try:
-        return b"radixviz.classroom.keeper" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
 
 
 def keepers(pid: int) -> list[int]:

@@ -35,7 +35,7 @@ from collections import deque
 
 PRELUDE = b"__GANGLION__\n"     # a Textual app's first line on stdout under the web driver
 BUFFER = 1 << 20                # bytes of output kept while no front is attached
-STDERR_KEPT = 4096
+STDERR_KEPT = 4096              # bytes of the app's stderr kept (the front's too), for its last line
 MAX_PACKET = 8 << 20            # a front's packet larger than this is no keystroke: the front is cut off
 FIRST_FRONT_SECONDS = 20        # an app that ended before its first front attached waits this long for it
 READY = b"ready"                # the keeper's one line on stdout, once it listens

@@ -92,7 +92,6 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         self.open_sockets: dict[str, set] = {}
         self._pending = {}
         self.processes: set = set()      # the sessions' apps (KeptApp) this front attached to
-        self.attached_sockets: set = set()   # their keepers' sockets
         # keepers a former front left running, not attached to now: socket -> their pids
         # (they count in the class's cap until they end or a student goes on with one)
         self.detached: dict[Path, dict] = {}

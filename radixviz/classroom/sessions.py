@@ -75,7 +75,6 @@ class SessionRoutes:
         live_by_student: Counter
         open_sockets: dict[str, set]
         processes: set
-        attached_sockets: set
         detached: dict
         detached_timeout: float
         priorities: SessionPriorities
@@ -152,7 +151,6 @@ class SessionRoutes:
             process = service.process
             assert process is not None          # start() opened it, or a former front did
             self.processes = {p for p in self.processes if p.returncode is None} | {process}
-            self.attached_sockets.add(process.attached.socket)
             self.priorities.watch(process.pid)
             watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
             ended = asyncio.ensure_future(self._watch_end(websocket, service, student))
@@ -163,7 +161,6 @@ class SessionRoutes:
                 ended.cancel()          # before the app is stopped on purpose
                 self.priorities.forget(process.pid)
                 await service.stop()
-                self.attached_sockets.discard(process.attached.socket)
         except asyncio.CancelledError:
             await websocket.close()
         except Exception as error:  # noqa: BLE001 - one session's failure must not stop the class
@@ -177,11 +174,10 @@ class SessionRoutes:
         """The app a former front of this class left running for this student (it died, or
         was killed), if one is free: the tab goes on with it, where the student was. Its pid,
         or None (there is none: a fresh app is started, as ever)."""
-        for sock in sorted(left_behind(self.roster.home(student))):
-            # only a former front's: an app this front started and is stopping (the tab
-            # closed, the student reloads) is still ending, and must not be taken up again
-            if sock in self.attached_sockets or sock not in self.detached:
-                continue
+        # only a former front's (``detached``, found at start, dropped once taken up): an app
+        # this front started and is stopping (the tab closed, the student reloads) is still
+        # ending, and must not be taken up again
+        for sock in sorted(s for s, info in self.detached.items() if info.get("student") == student.id):
             try:
                 attached = await attach(sock)
             except KeeperGone:          # it ended meanwhile (its files are removed), or is busy

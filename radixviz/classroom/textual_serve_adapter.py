@@ -30,12 +30,11 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server
 
-from .keeper import read_packet
+from .keeper import STDERR_KEPT, read_packet
 from .keepers import IDLE_SECONDS, Attached, attach, start_keeper, stop_keeper
 
 __all__ = ["PRIVATE", "DownloadManager", "KeptApp", "Server", "ServedApp"]
 
-STDERR_KEPT = 4096          # bytes of the app's stderr kept, for its last line
 QUIT_SECONDS = 10          # an app told to quit that is still running then is killed
 
 # (class, private name, its signature as inspect prints it, or None for an attribute set in
