@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from textual import getters
 
     from radixviz.tui.app_base import RadixvizAppBase
+    from radixviz.tui.widgets.scheduler_panes import SchedulerPanes
 
 
 class SchedulerScreen(Screen):
@@ -65,6 +66,11 @@ class SchedulerScreen(Screen):
         if action in STEPPING and (self.timeline is None or self.form_open or self.busy):
             return None
         return True
+
+    def _panes(self) -> SchedulerPanes:
+        """The run's panes (mounted with the first run)."""
+        from radixviz.tui.widgets.scheduler_panes import SchedulerPanes   # Textual widgets, imported by the worker
+        return self.query_one("#sched-panes", SchedulerPanes)
 
     @property
     def shown(self) -> BatchTimeline:
@@ -193,8 +199,7 @@ class SchedulerScreen(Screen):
         timeline = self.timeline
         if timeline is None or self.form_open or self.busy:
             return
-        from radixviz.tui.widgets.scheduler_panes import SchedulerPanes   # Textual widgets, imported by the worker
-        self.query_one("#sched-panes", SchedulerPanes).show(timeline)
+        self._panes().show(timeline)
         self.query_one("#sched-status", Static).update(status_text(timeline))
         self.query_one("#sched-summary", Static).update(summary_text(timeline.totals()))
         result = timeline.result
@@ -229,8 +234,7 @@ class SchedulerScreen(Screen):
         self._moved(self.shown.next_round(-1))
 
     def action_pool_grid(self) -> None:
-        from radixviz.tui.widgets.scheduler_panes import SchedulerPanes   # Textual widgets, mounted with the first run
-        panes = self.query_one("#sched-panes", SchedulerPanes)
+        panes = self._panes()
         panes.full_pool = not panes.full_pool
 
     def action_scroll_tree(self, direction: int) -> None:

@@ -27,7 +27,14 @@ from radixviz.sim.workloads import WORKLOADS
 if TYPE_CHECKING:
     from typing import Any
 
+    from radixviz.cache.options import Option
+
 __all__ = ["Choice", "SchedulerForm", "SimSettings", "check_settings"]
+
+
+def option_field_id(option: Option) -> str:
+    """The id of an engine option's field: ``sched-option-page-size``."""
+    return f"sched-option-{option.name.replace('_', '-')}"
 
 
 class Choice(Static, can_focus=True):
@@ -110,7 +117,7 @@ class SchedulerForm(Vertical):
         yield Button("Run", id="sched-run", compact=True, variant="primary")
 
     def _option_field(self, option, value):
-        field_id = f"sched-option-{option.name.replace('_', '-')}"
+        field_id = option_field_id(option)
         if option.limit is not None:
             return Input("" if value is None else str(value), placeholder=f"{option.limit.low}–{option.limit.high}",
                          compact=True, id=field_id, tooltip=option.help)
@@ -137,7 +144,7 @@ class SchedulerForm(Vertical):
         """(the engine's options as typed, parsed by each option; the first refusal or None)."""
         values: dict[str, Any] = {}
         for option in self.engine_fields:
-            field = self.query_one(f"#sched-option-{option.name.replace('_', '-')}")
+            field = self.query_one(f"#{option_field_id(option)}")
             typed = field.value if isinstance(field, (Input, Choice)) else ""
             if not typed.strip() and option.default is None:
                 values[option.name] = None   # left empty: the engine's own choice (host size: 2x the pool)
