@@ -96,13 +96,8 @@ def test_what_stays_refused_is_one_line_and_exit_2(cli, argv, message):
 
 async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, cli):
     """The path a person takes: ``radixviz simulate --app --engine 2026 ...``, then stepping."""
-    opened = {}
-    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
-    code, _, _ = cli("simulate", "--app", "--engine", "2026", "--page-size", "4",
-                     "--eviction-policy", "lfu", "--workload", "few-shot",
-                     "--requests", "12", "--pool-size", "768")
-    assert code == 0
-    app = opened["app"]
+    app = opened_app(monkeypatch, cli, "--engine", "2026", "--page-size", "4", "--eviction-policy", "lfu",
+                     "--workload", "few-shot", "--requests", "12", "--pool-size", "768")
     async with app.run_test(size=(120, 40)) as pilot:
         def status() -> str:
             return str(app.screen.query_one("#sched-status").content)
@@ -128,20 +123,29 @@ async def test_app_steps_the_scheduler_on_todays_cache(monkeypatch, cli):
         assert "lfu" in str(screen.query_one("#sched-option-eviction-policy").render())
 
 
+def opened_app(monkeypatch, cli, *argv: str) -> RadixvizApp:
+    """``radixviz simulate --app ARGV`` as typed: the app it would run, not yet running."""
+    opened = {}
+    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
+    code, _, err = cli("simulate", "--app", *argv)
+    assert code == 0, err
+    return opened["app"]
+
+
+async def first_run_shown(pilot, app) -> SchedulerScreen:
+    """The scheduler screen once the command's own run is on it."""
+    await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen)
+                     and app.screen.timeline is not None and not app.screen.busy, timeout=120)
+    return app.screen
+
+
 async def test_app_on_the_host_tier_opens_its_form_with_the_host_options(monkeypatch, cli):
     """``simulate --app --engine hicache``: the run is shown, and the form has the host
     tier's own fields (a size, a choice of write policy) set as typed."""
-    opened = {}
-    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
-    code, _, err = cli("simulate", "--app", "--engine", "hicache", "--host-size", "1200",
-                       "--write-policy", "write_back", "--workload", "few-shot",
-                       "--requests", "12", "--pool-size", "768")
-    assert code == 0, err
-    app = opened["app"]
+    app = opened_app(monkeypatch, cli, "--engine", "hicache", "--host-size", "1200", "--write-policy",
+                     "write_back", "--workload", "few-shot", "--requests", "12", "--pool-size", "768")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen)
-                         and app.screen.timeline is not None and not app.screen.busy, timeout=120)
-        screen = app.screen
+        screen = await first_run_shown(pilot, app)
         assert screen.timeline.settings["engine"] == "hicache"
         await pilot.press("s")
         await pilot.pause()
@@ -151,22 +155,17 @@ async def test_app_on_the_host_tier_opens_its_form_with_the_host_options(monkeyp
 
 
 async def test_the_host_tier_form_runs_with_the_host_size_left_empty(monkeypatch, cli):
-    """No --host-size: the field is empty (the engine picks twice the pool) and the form
-    runs as it is, with the host size the engine's own default."""
-    opened = {}
-    monkeypatch.setattr(RadixvizApp, "run", lambda app: opened.update(app=app))
-    code, _, err = cli("simulate", "--app", "--engine", "hicache", "--workload", "few-shot",
-                       "--requests", "8", "--pool-size", "768")
-    assert code == 0, err
-    app = opened["app"]
+    """No --host-size: the field is empty (the engine picks twice the pool), and enter in the
+    form runs again as it is, with the host size the engine's own default."""
+    app = opened_app(monkeypatch, cli, "--engine", "hicache", "--workload", "few-shot",
+                     "--requests", "8", "--pool-size", "768")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen)
-                         and app.screen.timeline is not None and not app.screen.busy, timeout=120)
-        screen, first = app.screen, app.screen.timeline
+        screen = await first_run_shown(pilot, app)
+        first = screen.timeline
         await pilot.press("s")
         await pilot.pause()
         assert screen.query_one("#sched-option-host-size").value == ""
-        screen.query_one("#sched-form").submit()
+        await pilot.press("enter")
         await wait_until(pilot, lambda: screen.timeline is not first and screen.timeline is not None
                          and not screen.busy, timeout=120)
         assert not str(screen.query_one("#sched-form-error").content)
