@@ -21,15 +21,12 @@ from .run import (add_compare_arg, add_script_args, apply_all, compare_side_by_s
                   note_dropped, read_ops, refused, reports_script_errors)
 
 if TYPE_CHECKING:
-    from radixviz.script.session import Session
-
-if TYPE_CHECKING:
-    from radixviz.script.frames import Frame
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from radixviz.script.parser import Op
     import argparse
+    from collections.abc import Sequence
+
+    from radixviz.script.frames import Frame
+    from radixviz.script.parser import Op
+    from radixviz.script.session import Session
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -18,11 +18,11 @@ from radixviz.script import ScriptError   # the parser: no torch
 from .run import refused
 
 if TYPE_CHECKING:
+    import argparse
+
+    from radixviz.lessons import Lesson
     from radixviz.script.session import Session
 
-if TYPE_CHECKING:
-    from radixviz.lessons import Lesson
-    import argparse
 
 PAGE_SUFFIXES = (".html", ".htm")
 GIF_SUFFIXES = (".gif",)

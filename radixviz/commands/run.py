@@ -35,12 +35,11 @@ from .engine_args import add_engine_args, session_settings
 from .wire_args import ENDPOINT, add_publisher_args, open_publisher
 
 if TYPE_CHECKING:
-    from radixviz.script.parser import ScriptError
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from radixviz.script.parser import Op
     import argparse
+    from collections.abc import Sequence
+
+    from radixviz.script.parser import Op, ScriptError
+
 
 INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")

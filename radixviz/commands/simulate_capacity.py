@@ -15,10 +15,9 @@ from radixviz.sim.engines.simulate import later_options
 from .simulate_modes import load_trace_option
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
-if TYPE_CHECKING:
-    import argparse
 
 _LIMITS = {"pool": SIM_POOL_SLOTS, "host": HOST_SLOTS, "page": PAGE_SIZE}
 

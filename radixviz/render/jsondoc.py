@@ -12,14 +12,13 @@ from .source_map import locate, short_path
 from .views import load_views, node_fields, tree_fields
 
 if TYPE_CHECKING:
-    from radixviz.script.parser import ScriptError
-
-if TYPE_CHECKING:
-    from radixviz.script.parser import Op
-    from radixviz.script.session import Session
     from collections.abc import Callable
+
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
     from ..script.frames import Frame
+    from radixviz.script.parser import Op, ScriptError
+    from radixviz.script.session import Session
+
 
 SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
 

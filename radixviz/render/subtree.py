@@ -12,9 +12,6 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from radixviz.cache import NodeSnapshot, TreeSnapshot
-
-if TYPE_CHECKING:
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
 
 

@@ -14,10 +14,9 @@ from rich.text import Text
 from .marks import compact_ranges
 
 if TYPE_CHECKING:
+    from ..cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
     from radixviz.cache import TreeSnapshot
 
-if TYPE_CHECKING:
-    from ..cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
 
 # tier -> (tag, Rich style, Graphviz border colour, fill, legend words)
 TIERS = {

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 if TYPE_CHECKING:
-    from radixviz.cache import TokenToKVPool
-
-if TYPE_CHECKING:
     from .request import Request
+    from radixviz.cache import TokenToKVPool
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,8 @@ from .workloads import make_workload
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-if TYPE_CHECKING:
     from typing import Any
+
 
 GRID_KEYS = ("pool", "host", "page")
 

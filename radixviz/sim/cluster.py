@@ -33,10 +33,9 @@ from .workloads import make_workload
 from .warm_start import warm_worker
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
-if TYPE_CHECKING:
-    from collections.abc import Iterable
     from .request import RequestSpec
 
 

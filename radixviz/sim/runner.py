@@ -16,10 +16,9 @@ from .workloads import StreamedWorkload, make_workload, request_count
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from radixviz.cache import TokenToKVPool
-
-if TYPE_CHECKING:
     from typing import Any
+
+    from radixviz.cache import TokenToKVPool
 
 
 def _tiny_model(pool: TokenToKVPool, seed: int):

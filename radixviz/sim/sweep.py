@@ -11,9 +11,8 @@ from .workloads import make_workload
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-if TYPE_CHECKING:
     from typing import Any
+
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
 # tier's pool, run by engines/hicache.py against the GPU-only cache)

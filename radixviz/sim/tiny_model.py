@@ -23,8 +23,8 @@ from radixviz.sim.model_api import VOCAB_SIZE
 if TYPE_CHECKING:
     from typing import Any
 
-if TYPE_CHECKING:
     from radixviz.cache import TokenToKVPool
+
 
 ROPE_BASE = 10000.0
 

@@ -42,11 +42,11 @@ from ..lesson.model import LessonError
 from ..lesson.parse import read_lesson_text
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ...script.session import Session
     from radixviz.script.parser import Op
 
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from ...script.session import Session
 
 LEVELS = ("easy", "medium", "hard")
 BLOCKS = ("start", "goal", "hint", "solution")

@@ -52,11 +52,10 @@ from radixviz.script.narrate import node_namespace
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
     from radixviz.script.frames import OpRecord
     from radixviz.script.session import Session
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}

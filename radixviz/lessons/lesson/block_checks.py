@@ -30,10 +30,10 @@ from ..scenario import edge_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from ...script.session import Session
     from radixviz.script.frames import OpRecord
 
-if TYPE_CHECKING:
-    from ...script.session import Session
 
 _POLICIES = ("lpm", "fcfs", "weight", "lpm-2442", "weight-2442")
 KV_CHECKS = ("kv_events", "stored_pages", "removed_pages", "stored_after", "stored_known", "created_ns")

@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from radixviz.cache.engines import EngineSpec, engine_spec
 
 if TYPE_CHECKING:
-    from radixviz.script.frames import Frame
-
-if TYPE_CHECKING:
     from ..parser import Op
+    from radixviz.script.frames import Frame
 
 
 class SessionShape(Protocol):

@@ -17,11 +17,9 @@ from textual.binding import Binding
 from textual.widgets import Input
 
 if TYPE_CHECKING:
-    from textual.dom import DOMNode
-
-if TYPE_CHECKING:
-    from typing import Any
     from textual.app import App
+    from textual.dom import DOMNode
+    from typing import Any
 
 
 def bindings_for(node: DOMNode, key: str) -> tuple[Binding, ...]:
