@@ -94,6 +94,19 @@ def direct_children(pid: int) -> list[int]:
     return found
 
 
+def described(pids: list[int]) -> str:
+    """Each pid with its state and command line, for a failure that names what is left."""
+    rows = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            state, command = "gone", ""
+        rows.append(f"{pid} {state} {command[:120]!r}")
+    return "; ".join(rows)
+
+
 def keepers(pid: int) -> list[int]:
     """The keepers the server started (its children; each holds one app: keeper.py)."""
     return [child for child in direct_children(pid) if is_keeper(child)]

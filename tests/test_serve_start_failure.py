@@ -77,7 +77,9 @@ async def test_an_app_that_draws_nothing_is_ended_after_the_deadline(tmp_path):
             if not load.children(proc.pid):
                 break
             await asyncio.sleep(0.2)
-        assert load.children(proc.pid) == []
+        left = load.children(proc.pid)
+        assert left == [], f"still there after 60 s: {load.described(left)} (the server's children: " \
+                           f"{load.described(load.direct_children(proc.pid))})"
     finally:
         await tab.close()
         load.stop_server(proc)
