@@ -112,13 +112,46 @@ def keepers(pid: int) -> list[int]:
     return [child for child in direct_children(pid) if is_keeper(child)]
 
 
+def ended(pid: int) -> bool:
+    """Whether ``pid`` has ended (or is ending): gone, a zombie its parent has not reaped
+    yet, or a process whose memory is already freed on its way out (its command line
+    reads empty). None of these is a running app, nor a keeper."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state in ("Z", "X") or not Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+
+
 def children(pid: int) -> list[int]:
-    """The app processes the server started: its keepers' children (or its own, for a
-    server that starts its apps itself)."""
+    """The app processes the server started, running: its keepers' children (or its own,
+    for a server that starts its apps itself). A keeper that has just ended is not an app:
+    until the server reaps it, its command line is empty and would pass for one."""
     found = []
     for child in direct_children(pid):
-        found += direct_children(child) if is_keeper(child) else [child]
+        if not ended(child):
+            found += direct_children(child) if is_keeper(child) else [child]
+    return [app for app in found if not ended(app)]
+
+
+def under(pid: int) -> list[int]:
+    """Every process under ``pid``, all the way down, zombies too: what a server still
+    holds (a keeper, ending or not, until it is reaped; the apps under it)."""
+    found, todo = [], [pid]
+    while todo:
+        for child in direct_children(todo.pop()):
+            found.append(child)
+            todo.append(child)
     return found
+
+
+def started(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), None if it is gone (reaped): with
+    its pid, it names one process even after the pid is reused."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def memory_mb(pid: int) -> dict:

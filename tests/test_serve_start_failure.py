@@ -70,16 +70,31 @@ async def test_an_app_that_draws_nothing_is_ended_after_the_deadline(tmp_path):
     tab = load.Session(base, "Ada")
     try:
         await tab.join()
-        code, reason, drawn = await asyncio.wait_for(open_until_closed(tab), 90)   # a hang guard (deadline 20 s)
+        closed = asyncio.ensure_future(asyncio.wait_for(open_until_closed(tab), 90))  # a hang guard (deadline 20 s)
+        apps = await the_apps_started(proc.pid, closed)
+        code, reason, drawn = await closed
         assert code == 4004 and drawn == 0
         assert reason == f"radixviz could not start: it drew nothing within {START_SECONDS} s. Reload to try again."
-        for _ in range(300):                # its app process is ended, not left asleep (hang guard)
-            if not load.children(proc.pid):
+        assert len(apps) == 1
+        # its app is ended, not left asleep, and so is its keeper (reaped: nothing at all is
+        # left under the server). One look decides and is reported: an ending keeper is
+        # first alive without its app, then a zombie, then reaped (a look that found no app,
+        # then a second one, once counted the zombie).
+        for _ in range(300):                # a hang guard (60 s)
+            left = load.under(proc.pid) + [pid for pid, at in apps.items() if load.started(pid) == at]
+            if not left:
                 break
             await asyncio.sleep(0.2)
-        left = load.children(proc.pid)
-        assert left == [], f"still there after 60 s: {load.described(left)} (the server's children: " \
-                           f"{load.described(load.direct_children(proc.pid))})"
+        assert left == [], f"still there after 60 s: {load.described(left)}"
     finally:
         await tab.close()
         load.stop_server(proc)
+
+
+async def the_apps_started(server: int, closed: asyncio.Future) -> dict:
+    """The server's app processes (pid: when it started), once it has one (or the tab closed)."""
+    found: dict = {}
+    while not found and not closed.done():
+        found = {pid: load.started(pid) for pid in load.children(server)}
+        await asyncio.sleep(0.1)
+    return found
