@@ -159,6 +159,12 @@ class Keeper:
             with contextlib.suppress(ProcessLookupError):
                 self.app.kill()
 
+    def end(self) -> None:
+        """SIGTERM: the front wants the app gone. Its end is waited for by no front (one
+        that has not attached by now never will: it gave up on this keeper)."""
+        self.kill_app()
+        self.first_front.set()
+
     async def reap_when_idle(self) -> None:
         """No front for ``idle`` seconds: the class went on without this app."""
         loop = asyncio.get_running_loop()
@@ -184,7 +190,7 @@ class Keeper:
             json.dump({"keeper": os.getpid(), "app": app.pid}, out)
         os.replace(f"{self.name}.json.part", f"{self.name}.json")
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGTERM, self.kill_app)
+        loop.add_signal_handler(signal.SIGTERM, self.end)
         loop.add_signal_handler(signal.SIGINT, lambda: None)    # a Ctrl+C is the front's to handle
         sys.stdout.buffer.write(READY + b" %d\n" % app.pid)
         sys.stdout.flush()

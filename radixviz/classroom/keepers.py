@@ -47,26 +47,32 @@ class Attached:
     socket: Path
 
 
-async def start_keeper(command: str, env: dict[str, str], folder: Path, idle: float) -> Path:
-    """A new keeper in its own session, running ``command``; its socket's path once it listens."""
+async def start_keeper(command: str, env: dict[str, str], folder: Path, idle: float) -> tuple[Path, int]:
+    """A new keeper in its own session, running ``command``: its socket's path once it
+    listens, and its pid. A keeper given up on (silent, or the session cancelled or failing
+    while it starts) is killed, and its app with it (PR_SET_PDEATHSIG): no app is left
+    to its idle timeout."""
     name = secrets.token_hex(8)
     keeper = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "radixviz.classroom.keeper", str(folder), name, str(idle), command,
         env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-    assert keeper.stdout is not None
-    line = b""
-    with contextlib.suppress(asyncio.TimeoutError):
-        line = await asyncio.wait_for(keeper.stdout.readline(), READY_SECONDS)
-    if not line.startswith(READY):
-        with contextlib.suppress(ProcessLookupError):
-            keeper.kill()
-        raise OSError("the session's keeper did not start")
     # reaped when it ends, by this front (a front started after this one is not its parent)
     reaping = asyncio.ensure_future(keeper.wait())
     _REAPING.add(reaping)
     reaping.add_done_callback(_REAPING.discard)
-    return folder / f"{name}.sock"
+    assert keeper.stdout is not None
+    line = b""
+    try:
+        with contextlib.suppress(asyncio.TimeoutError):
+            line = await asyncio.wait_for(keeper.stdout.readline(), READY_SECONDS)
+    finally:
+        if not line.startswith(READY):       # silent, or this wait cancelled: the keeper is not wanted
+            with contextlib.suppress(ProcessLookupError):
+                keeper.kill()
+    if not line.startswith(READY):
+        raise OSError("the session's keeper did not start")
+    return folder / f"{name}.sock", keeper.pid
 
 
 async def attach(sock: Path) -> Attached:

@@ -145,21 +145,9 @@ class SessionRoutes:
             student=student.id, env={DATA_DIR_ENV: str(home), SERVED_ENV: "1"},
             folder=sessions_folder(home), idle=self.detached_timeout)
         try:
-            kept = await self._reattach(service, student, width, height)
-            if kept is None:
-                await service.start(width, height)
-            process = service.process
-            assert process is not None          # start() opened it, or a former front did
-            self.processes = {p for p in self.processes if p.returncode is None} | {process}
-            self.priorities.watch(process.pid)
-            watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
-            ended = asyncio.ensure_future(self._watch_end(websocket, service, student))
             try:
-                await self._session_messages(websocket, service, self.client_of(request))
-            finally:
-                watch.cancel()
-                ended.cancel()          # before the app is stopped on purpose
-                self.priorities.forget(process.pid)
+                await self._session(websocket, request, student, service, width, height)
+            finally:                    # every way out: the tab closed, an error, a cancellation mid-start
                 await service.stop()
         except asyncio.CancelledError:
             await websocket.close()
@@ -169,6 +157,26 @@ class SessionRoutes:
                 log.exception(error)
             else:
                 log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
+
+    async def _session(self, websocket: web.WebSocketResponse, request: web.Request, student: Student,
+                       service: ServedApp, width: int, height: int) -> None:
+        """The app started (or taken up again), watched, and fed the tab's messages until
+        the tab or the app ends; the caller stops it, however this ends."""
+        kept = await self._reattach(service, student, width, height)
+        if kept is None:
+            await service.start(width, height)
+        process = service.process
+        assert process is not None          # start() opened it, or a former front did
+        self.processes = {p for p in self.processes if p.returncode is None} | {process}
+        self.priorities.watch(process.pid)
+        watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
+        ended = asyncio.ensure_future(self._watch_end(websocket, service, student))
+        try:
+            await self._session_messages(websocket, service, self.client_of(request))
+        finally:
+            watch.cancel()
+            ended.cancel()          # before the app is stopped on purpose
+            self.priorities.forget(process.pid)
 
     async def _reattach(self, service: ServedApp, student: Student, width: int, height: int) -> int | None:
         """The app a former front of this class left running for this student (it died, or

@@ -110,9 +110,13 @@ class ServedApp(AppService):
         """textual-serve's, but the app runs behind a keeper in its own session: a front
         that dies leaves it running, for the next front to attach to."""
         assert self.folder is not None
-        sock = await start_keeper(self.command, self._build_environment(width=width, height=height),
-                                  self.folder, self.idle)
-        return self._adopt(await attach(sock))
+        sock, keeper = await start_keeper(self.command, self._build_environment(width=width, height=height),
+                                          self.folder, self.idle)
+        try:
+            return self._adopt(await attach(sock))
+        except BaseException:       # not attached (cancelled, refused): nobody would stop it but its idle timeout
+            stop_keeper(keeper)
+            raise
 
     def _adopt(self, attached: Attached) -> KeptApp:
         self.kept = KeptApp(attached)
@@ -133,8 +137,10 @@ class ServedApp(AppService):
 
     async def stop(self) -> None:
         """textual-serve's (quit, then wait for the app), but an app that does not quit
-        within QUIT_SECONDS is killed."""
-        if self._task is not None:
+        within QUIT_SECONDS is killed; so is one whose stop is cancelled (no waiting then)."""
+        if self._task is None:
+            return
+        try:
             await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
             await self.send_meta({"type": "quit"})
             try:
@@ -144,6 +150,11 @@ class ServedApp(AppService):
                     self.kept.kill()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._task, QUIT_SECONDS)
+        except asyncio.CancelledError:
+            if self.kept is not None:
+                self.kept.kill()
+            raise
+        finally:
             self._task = None
 
     async def run(self) -> None:
