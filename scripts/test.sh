@@ -35,18 +35,32 @@ for arg in "$@"; do
   esac
 done
 if [ "$changed" = 1 ]; then
-  # One pytest, in one process: testmon itself skips collecting a test file none of whose tests
-  # ran changed code, deselects the other tests that ran none, and records what the chosen ones
-  # run. The old way (a --collect-only pytest to count the pick, a second one to run it, through
-  # xdist above 150 tests) paid pytest, torch and the collection twice, and each xdist worker
-  # collected once more. At load 6-10 on 2 cores (README has the figures): a line in the 2026
-  # engine's _split_node, 130 tests, took 36 s of CPU that way, 30 s now; a line in the 2024
-  # engine's, 517 tests, 129 s of CPU and 245 s wall through xdist, 87 s and 131 s now. xdist
-  # serves only the first run (no .testmondata: every test to learn). forceselect: a marker
-  # narrows testmon's choice instead of turning it off. The slow and browser tests (seconds
-  # each) stay out unless --slow is given.
+  # One pytest (one process on a busy machine): testmon itself skips collecting a test file none
+  # of whose tests ran changed code, deselects the other tests that ran none, and records what the
+  # chosen ones run. The old way (a --collect-only pytest to count the pick, a second one to run
+  # it, through xdist above 150 tests) paid pytest, torch and the collection twice, and each xdist
+  # worker collected once more. At load 6-10 on 2 cores (README has the figures): a line in the
+  # 2026 engine's _split_node, 130 tests, took 36 s of CPU that way, 30 s now; a line in the 2024
+  # engine's, 517 tests, 129 s of CPU and 245 s wall through xdist, 87 s and 131 s in one process.
+  # The first run (no .testmondata: every test to learn) always uses xdist. forceselect: a marker
+  # narrows testmon's choice instead of turning it off. The slow and browser tests (seconds each)
+  # stay out unless --slow is given.
   [ "$slow" = 1 ] || [[ " ${args[*]} " == *" -m "* ]] || args=(-m "not slow and not browser" "${args[@]}")
-  [ ! -e .testmondata ] || parallel=0
+  if [ -e .testmondata ]; then
+    # With a core free (1-minute load average under cores - 0.5), one xdist worker per core:
+    # the pick's tests are CPU-bound under testmon's tracing (Python 3.11: coverage's C
+    # tracer sees every line, Textual's too), so two cores halve them. Measured on 2 idle
+    # cores (load 0-1.2): 2024 _split_node, 517 tests, 81 s wall / 80 s CPU in one process,
+    # 54 s / 96 s with -n 2; cache/hashes.py, 49 tests, 19 s -> 16 s. On a busy machine the
+    # workers only share the same cores (last session, load 9-10: three workers 245 s, one 131 s).
+    cores=${RADIXVIZ_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+    if [ "$parallel" = 1 ] && [ "$named" = 0 ] && [ "$cores" -ge 2 ] &&
+       awk -v load="$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 99)" -v cores="$cores" \
+           'BEGIN { exit !(load < cores - 0.5) }'; then
+      args=(-n "$cores" --dist loadgroup "${args[@]}")
+    fi
+    parallel=0
+  fi
   args=(--testmon-forceselect "${args[@]}")
 fi
 if [ "$parallel" = 1 ] && [ "$named" = 0 ]; then

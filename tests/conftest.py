@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,12 @@ def _quicker_pilot():
 
     saved = wait.SLEEP_GRANULARITY, wait.SLEEP_IDLE, screen.UPDATE_PERIOD
     wait.SLEEP_GRANULARITY = 1 / 200
-    wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20
+    # idle: under 5% of a slice on the CPU. A trace function (testmon's coverage under
+    # --changed) makes every line of Textual and asyncio cost more: an idle app's slice then
+    # takes 0.3-0.4 ms of CPU instead of 0.1-0.3, over the 0.25 ms mark, and each wait ran on
+    # for slice after slice (20 stepping/screen-size tests: 276 slices untraced, 758-1,032
+    # traced, 28 s wall instead of 20). Traced, 10% of a slice marks idle; untraced, as before.
+    wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / (10 if sys.gettrace() else 20)
     screen.UPDATE_PERIOD = 1 / 250
     yield
     wait.SLEEP_GRANULARITY, wait.SLEEP_IDLE, screen.UPDATE_PERIOD = saved
