@@ -121,10 +121,18 @@ class StepperScreen(SandboxFiles, Screen):
         # not waited for: torch starts loading while the panes are mounted and painted
         self.post_message(self.PanesLoaded())
         session, error = self._load_session()
-        if session is not None:   # the code pane's highlighting, before the first steps need it
+        if session is not None:   # the code pane's views, before the first steps need them
             from radixviz.tui.widgets.code_pane import warm_functions  # textual widgets: as the panes above
-            warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light")
+            warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light",
+                           self.app.call_from_thread(self._code_view_size))
         call_from_thread(self.app, self._ready, session, error)
+
+    def _code_view_size(self) -> tuple[int, int | None] | None:
+        """The code pane's view size if the panes are already up (the sandbox's are, while
+        the engine loads), for the loading worker to build the first steps' views in."""
+        from radixviz.tui.widgets.code_pane import CodePane   # loaded with the panes
+        panes = self.query(CodePane)
+        return panes.first().view_size() if panes else None
 
     async def on_stepper_screen_panes_loaded(self, event: PanesLoaded) -> None:
         await self._mount_panes(early=True)

@@ -96,10 +96,14 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     return CodeView(tuple(lines), width)
 
 
-def warm_functions(frames: Iterable[Frame], theme: str, limit: int = 16) -> int:
-    """Highlight, ahead of their first step, the functions that ``frames`` step through (at
-    most ``limit``): Pygments takes 5-25 ms for one, several frames' time in the step that
-    first shows it. Meant for the loading worker, off the UI thread. Returns how many."""
+def warm_functions(frames: Iterable[Frame], theme: str, size: tuple[int, int | None] | None = None,
+                   limit: int = 16) -> int:
+    """Prepare, ahead of their first step, the functions that ``frames`` step through (at
+    most ``limit``): highlighting one takes Pygments 5-25 ms, finding a file's reporting
+    lines parses it (~15 ms), several frames' time in the step that first shows them. Given
+    the pane's ``size`` (``CodePane.view_size``), each step's whole view is built too (its
+    wrapped rows are measured per function and width). Meant for the loading worker, off the
+    UI thread. Returns how many functions."""
     seen: set = set()
     functions: set = set()
     for frame in frames:
@@ -108,11 +112,16 @@ def warm_functions(frames: Iterable[Frame], theme: str, limit: int = 16) -> int:
         seen.add((frame.source, frame.label))
         site = locate(frame.source, frame.label)
         span = function_span(site.file, site.line) if site.file is not None and site.line is not None else None
-        if span is not None and (site.file, span) not in functions:
-            functions.add((site.file, span))
-            _function(site.file, span, theme)
+        if span is None:
+            continue
+        if (site.file, span) not in functions:
             if len(functions) >= limit:
                 break
+            functions.add((site.file, span))
+            _function(site.file, span, theme)
+            reporting_lines(site.file)
+        if size is not None:
+            code_view(frame.source, frame.label, size[0], theme, size[1], False)
     return len(functions)
 
 
@@ -255,10 +264,13 @@ class CodePane(LinesView):
             lines = code_lines(renderable, width, self.app.console)
         self.set_lines(lines, width=width)
 
+    def view_size(self) -> tuple[int, int | None]:
+        """(rows, columns) a ``code_view`` is built for here (columns None before layout)."""
+        return max(4, self.size.height or 12), self.scrollable_content_region.width or None
+
     def show(self, source: str, step: str) -> None:
         """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""
-        height = max(4, self.size.height or 12)
-        width = self.scrollable_content_region.width or None
+        height, width = self.view_size()
         theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
         if (source, step, height, width, theme, self.trace) != self._where:
             self._where = (source, step, height, width, theme, self.trace)
