@@ -130,7 +130,7 @@ class StepperScreen(SandboxFiles, Screen):
     def _code_view_size(self) -> tuple[int, int | None] | None:
         """The code pane's view size if the panes are already up (the sandbox's are, while
         the engine loads), for the loading worker to build the first steps' views in."""
-        from radixviz.tui.widgets.code_pane import CodePane   # loaded with the panes
+        from radixviz.tui.widgets.code_pane import CodePane   # textual widgets: loaded with the panes
         panes = self.query(CodePane)
         return panes.first().view_size() if panes else None
 
