@@ -85,13 +85,19 @@ def direct_children(pid: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            parent = int(stat_fields(int(entry.name))[1])
         except OSError:
             continue
-        # the command name may hold spaces and parentheses: the fields follow the last ')'
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+        if parent == pid:
             found.append(int(entry.name))
     return found
+
+
+def stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name, from the state on (``[0]``;
+    ``[1]`` the parent, ``[19]`` the start time); OSError if the process is gone. The
+    command name may hold spaces and parentheses: the fields follow the last ')'."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
 def described(pids: list[int]) -> str:
@@ -99,7 +105,7 @@ def described(pids: list[int]) -> str:
     rows = []
     for pid in pids:
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            state = stat_fields(pid)[0]
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             state, command = "gone", ""
@@ -117,7 +123,7 @@ def ended(pid: int) -> bool:
     yet, or a process whose memory is already freed on its way out (its command line
     reads empty). None of these is a running app, nor a keeper."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        state = stat_fields(pid)[0]
         return state in ("Z", "X") or not Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return True
@@ -149,7 +155,7 @@ def started(pid: int) -> int | None:
     """When ``pid`` started (clock ticks since boot), None if it is gone (reaped): with
     its pid, it names one process even after the pid is reused."""
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        return int(stat_fields(pid)[19])
     except (OSError, IndexError, ValueError):
         return None
 
@@ -401,7 +407,7 @@ def available_mb() -> float:
 def cpu_s(pid: int) -> float:
     """CPU seconds (user + system) process ``pid`` has used."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = stat_fields(pid)
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
