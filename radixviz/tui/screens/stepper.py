@@ -35,6 +35,7 @@ from radixviz.tui.screens.help import HelpScreen
 from radixviz.tui.screens.node_picker import NodePicker
 from radixviz.tui.screens.stepper_files import SandboxFiles
 from radixviz.tui.screens.stepper_keys import STEPPER_KEYS
+from radixviz.tui.sparse_compositor import paint_sparsely
 from radixviz.tui.stepper_model import StepperModel
 from radixviz.tui.widgets.footer import FittingFooter
 from radixviz.tui.widgets.ordered_input import OrderedInput
@@ -88,6 +89,7 @@ class StepperScreen(SandboxFiles, Screen):
                  export_dir: Path | None = None):
         """``load()`` runs in a worker: returns (Session, error line or None)."""
         super().__init__()
+        paint_sparsely(self)   # a step repaints a few rows of each pane, not the whole screen
         self._load_session, self.stepper_title = load, title
         self.export_dir = Path(export_dir or "radixviz-export")
         self._autoplay: Timer | None = None   # while playing
