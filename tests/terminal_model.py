@@ -45,14 +45,16 @@ class Terminal:
             x += width
         return x
 
-    def rows_differing_from(self, strips) -> list[int]:
-        """The rows where ``strips`` (a full render of the screen) shows other cells."""
+    def rows_differing_from(self, strips) -> list[tuple[int, str, str]]:
+        """(row, shown here, in the full render) where ``strips`` (a full render of the
+        screen) shows other cells."""
         expected = Terminal(self.width, self.height)
         for y, strip in enumerate(strips[:self.height]):
             x = 0
             for segment in strip:
                 x = expected._write(y, x, segment)
-        return [y for y in range(self.height) if self.cells[y] != expected.cells[y]]
+        return [(y, self.text(y), expected.text(y)) for y in range(self.height)
+                if self.cells[y] != expected.cells[y]]
 
     def text(self, y: int) -> str:
         return "".join(char for char, _ in self.cells[y])

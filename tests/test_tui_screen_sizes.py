@@ -42,6 +42,23 @@ class TestAt80x24:
             assert not SCROLLBAR_MARKS.search(text), "\n".join(rows)
 
 
+class TestNarrowerTerminal:
+    async def test_a_tree_line_that_no_longer_fits_ends_in_an_ellipsis(self, tmp_path):
+        """The header fits both widths, so each node line stays on its row: the row's strip,
+        drawn for the wider pane, must be drawn again for the narrower one, not cut."""
+        long_key = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        script = f'insert "{long_key}"\ninsert "{long_key}xyzxyzxyzxyzxyz"\n'
+        async with stepper(tmp_path, script=script, size=(140, 30)) as (app, pilot):
+            await pilot.press("end")
+            await pilot.pause()
+            wide = pane_rows(app, "#tree-pane")[2]
+            assert "slots 0–76  ref 0" in wide, wide   # the whole line fits at 140 columns
+            await pilot.resize_terminal(104, 30)
+            await wait_until(pilot, lambda: len(pane_rows(app, "#tree-pane")[2]) < len(wide))
+            narrow = pane_rows(app, "#tree-pane")[2]
+            assert narrow[1:-1].rstrip().endswith("…"), narrow
+
+
 class TestAt200x55:
     async def test_the_pool_grid_uses_the_width_of_its_pane(self, tmp_path):
         async with stepper(tmp_path, size=(200, 55)) as (app, pilot):

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual._styles_cache import StylesCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar, ScrollBarRender
@@ -24,6 +25,55 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _runs(indices: list[int]):
+    """(first, length) of each run of consecutive numbers in the sorted ``indices``."""
+    start = previous = None
+    for index in indices:
+        if start is not None and index == previous + 1:
+            previous = index
+            continue
+        if start is not None:
+            yield start, previous - start + 1
+        start = previous = index
+    if start is not None:
+        yield start, previous - start + 1
+
+
+class FramedRows(StylesCache):
+    """Textual's StylesCache draws a pane's border and padding around a row of content anew
+    each time the row is painted (~40 us a row of a 56-column pane). A view whose rows are
+    strips kept from step to step (a code line, a tree node's line, a pool row) gets back
+    the framed row drawn before for the same strip, as long as nothing else that goes into
+    the frame (sizes, colours, the border's and outline's styles) changed: all of it is in
+    the key. Rows of the border or padding themselves are drawn by Textual as before."""
+
+    LIMIT = 1024   # framed rows kept; a pane shows a few dozen
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._framed: OrderedDict = OrderedDict()
+
+    def render_line(self, styles, y, size, content_size, padding, base_background, background,
+                    render_content_line, *rest):
+        content_y = y - styles.gutter.top
+        if not 0 <= content_y < content_size.height:
+            return super().render_line(styles, y, size, content_size, padding, base_background, background,
+                                       render_content_line, *rest)
+        content = render_content_line(content_y)
+        key = (id(content), size, content_size, padding, base_background, background, styles.border,
+               styles.outline, styles.tint, styles.text_opacity, styles.hatch, *rest[2:])
+        known = self._framed.get(key)
+        if known is not None and known[0] is content:   # the entry keeps the strip: its id is its own
+            self._framed.move_to_end(key)
+            return known[1]
+        strip = super().render_line(styles, y, size, content_size, padding, base_background, background,
+                                    lambda _y: content, *rest)
+        self._framed[key] = (content, strip)
+        if len(self._framed) > self.LIMIT:
+            self._framed.popitem(last=False)
+        return strip
+
+
 class LinesView(ScrollView, can_focus=False):
     DEFAULT_CSS = "LinesView { height: 1fr; }"
     CUT_WITH_ELLIPSIS = False
@@ -31,8 +81,10 @@ class LinesView(ScrollView, can_focus=False):
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
+        self._styles_cache = FramedRows()
         self._lines: list[Text] = []
         self._strips: dict = {}
+        self._strips_width = 0   # the view's width when ``_strips`` were drawn
         # strips by the line object they were rendered from, across sets of lines: a view
         # whose builder hands out the same Text for an unchanged row (a code line, a tree
         # node's line) renders it once, wherever it moves to
@@ -49,6 +101,8 @@ class LinesView(ScrollView, can_focus=False):
         scroll so ``focus_line`` (an index) is in view. Only the rows on screen whose text
         changed are painted again (a step changes a few rows of a tree or a pool)."""
         old_lines, old_strips, old_top = self._lines, self._strips, self.scroll_offset.y
+        # a row's strip is cut to the width it was drawn for ("…" where it did not fit)
+        old_width, self._strips_width = self._strips_width, self.scrollable_content_region.width
         self._lines, self._strips = lines, {}
         if width is None:
             width = max((line.cell_len for line in lines), default=0)
@@ -58,9 +112,10 @@ class LinesView(ScrollView, can_focus=False):
             if not self.scroll_y <= focus_line < self.scroll_y + height:
                 self.scroll_to(y=max(0, focus_line - height // 3), animate=False, immediate=True)
         top, height = self.scroll_offset.y, self.scrollable_content_region.height
-        if top != old_top or not old_strips or height <= 0:
+        if top != old_top or not old_strips or height <= 0 or self._strips_width != old_width:
             self.refresh()
             return
+        changed: list[int] = []
         for index in range(top, top + height):
             before = old_lines[index] if index < len(old_lines) else None
             after = lines[index] if index < len(lines) else None
@@ -71,7 +126,10 @@ class LinesView(ScrollView, can_focus=False):
                     and before == after and before.style == after.style)):
                 self._strips[index] = old_strips[index]   # Text == compares text and spans
             else:
-                self.refresh_lines(index)
+                changed.append(index)
+        # one repaint region per run of changed rows, not per row (each is a region to merge)
+        for start, run in _runs(changed):
+            self.refresh_lines(start, run)
 
     def _resize_content(self, size: Size) -> None:
         """Set the virtual size. A change of it asks Textual for a layout of the whole screen
