@@ -25,18 +25,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _runs(indices: list[int]):
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
     """(first, length) of each run of consecutive numbers in the sorted ``indices``."""
-    start = previous = None
+    runs: list[tuple[int, int]] = []
     for index in indices:
-        if start is not None and index == previous + 1:
-            previous = index
-            continue
-        if start is not None:
-            yield start, previous - start + 1
-        start = previous = index
-    if start is not None:
-        yield start, previous - start + 1
+        if runs and index == runs[-1][0] + runs[-1][1]:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((index, 1))
+    return runs
 
 
 class FramedRows(StylesCache):
