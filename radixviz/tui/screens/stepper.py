@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from radixviz.tui.stepper_model import Applied
 
 SPEEDS = (2.0, 1.0, 0.5, 0.25, 0.1, 0.05)   # seconds per step in autoplay
+PREFETCH_AFTER = 0.002   # s after a step's frame is painted: a key already waiting goes first
 NO_MATCHER = ("the {} engine has no #7 matcher switch: the matcher bug was fixed in "
               "January 2024; nothing changed")
 
@@ -93,6 +94,7 @@ class StepperScreen(SandboxFiles, Screen):
         self._load_session, self.stepper_title = load, title
         self.export_dir = Path(export_dir or "radixviz-export")
         self._autoplay: Timer | None = None   # while playing
+        self._prefetch: Timer | None = None   # the next step's rows, built once this one has painted
         self._early_keys = EarlyKeys()   # keys pressed while the engine loads
         self._mounting = asyncio.Lock()   # the panes are mounted once, early or when ready
 
@@ -239,7 +241,29 @@ class StepperScreen(SandboxFiles, Screen):
             panes = self.query_one("#stepper-panes", StepperPanes)
             panes.show(self.model, self.status_notes())
         except NoMatches:
-            pass  # the screen is being closed and its panes are already gone
+            return  # the screen is being closed and its panes are already gone
+        self.call_after_refresh(self._prefetch_next)
+
+    def _prefetch_next(self) -> None:
+        """Once this step has painted, build the next step's rows (``StepperPanes.prefetch``):
+        a held → or autoplay leaves tens of ms between steps, and a step that finds its rows
+        built paints in much less time. On a short timer, so that a key already waiting is
+        handled first; a step that comes before it cancels it."""
+        if self._prefetch is not None:
+            self._prefetch.stop()
+        self._prefetch = self.set_timer(PREFETCH_AFTER, self._prefetch_now)
+
+    def _prefetch_now(self) -> None:
+        self._prefetch = None
+        model = self.model
+        if model is None or model.at_end or not self.is_attached:
+            return
+        from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, loaded by make_panes
+        try:
+            panes = self.query_one("#stepper-panes", StepperPanes)
+        except NoMatches:
+            return
+        panes.prefetch(model.frames[model.position + 1])
 
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)

@@ -276,6 +276,18 @@ class CodePane(LinesView):
             self._where = (source, step, height, width, theme, self.trace)
             self.update(code_view(source, step, height, theme, width, self.trace))
 
+    def prefetch(self, source: str, step: str) -> None:
+        """Build ahead the view of ``step`` and its rows' strips (for idle time before the
+        step: see TreePane.prefetch)."""
+        height, width = self.view_size()
+        if width is None:
+            return
+        theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
+        view = code_view(source, step, height, theme, width, self.trace)
+        if isinstance(view, CodeView) and view.width == width:
+            for line in view.lines:
+                self._strip_of(line, width)
+
     def toggle_trace(self) -> bool:
         """Show the tracing lines if hidden, hide them if shown; return whether shown now."""
         self.trace = not self.trace

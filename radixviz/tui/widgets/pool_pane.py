@@ -24,11 +24,32 @@ class PoolPane(LinesView):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._frame: Frame | SimpleNamespace | None = None   # or show_free's stand-in (a pool, no marks)
+        self._ahead: tuple | None = None   # (frame, width, its rows) built by prefetch
 
     def show(self, frame) -> None:
         self._frame = frame
-        rows = pool_rows(frame.pool, frame.marks, self.scrollable_content_region.width or 40)
+        rows = self._rows_of(frame, self.scrollable_content_region.width or 40)
         self.set_lines(rows, rows.focus, width=rows.width)
+
+    def _rows_of(self, frame, width: int):
+        ahead = self._ahead
+        if ahead is not None and ahead[0] is frame and ahead[1] == width:
+            return ahead[2]
+        return pool_rows(frame.pool, frame.marks, width)
+
+    def prefetch(self, frame: Frame) -> None:
+        """Build ahead the rows that showing ``frame`` will put on screen, with their strips
+        (for idle time before the step: see TreePane.prefetch)."""
+        width, height = self.scrollable_content_region.width or 40, self.scrollable_content_region.height
+        if height <= 0:
+            return
+        rows = self._rows_of(frame, width)
+        self._ahead = (frame, width, rows)
+        top, focus = self.scroll_offset.y, rows.focus
+        if focus is not None and not top <= focus < top + height:
+            top = max(0, min(focus - height // 3, len(rows) - height))
+        for index in range(top, min(top + height, len(rows))):
+            self._strip_of(rows[index], width)
 
     def show_free(self, size: int) -> None:
         """A pool of ``size`` free slots, before the engine has loaded (no tree yet)."""

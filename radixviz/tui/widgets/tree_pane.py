@@ -84,6 +84,24 @@ class TreePane(LinesView):
         # the pane never scrolls sideways (lines end in "…"): its width is the lines' width
         self.set_lines(HeaderedRows(header, rows), self.focus_line, width=max(1, width))
 
+    def prefetch(self, frame: Frame) -> None:
+        """Build ahead what showing ``frame`` will need: its view, and the rows it will show
+        (where its step's node scrolls the pane to) with their strips. For idle time before
+        the step: the step then finds them built, and a scroll to an unseen part of a big
+        tree no longer builds twenty rows while the learner waits."""
+        width, height = self.scrollable_content_region.width, self.scrollable_content_region.height
+        if width <= 0 or height <= 0:
+            return
+        view, focus = tree_view(frame)
+        rows = view.rows
+        header = wrapped(rows[0], width, self.app.console)
+        lines = HeaderedRows(header, rows)
+        top = self.scroll_offset.y
+        if focus is not None and not top <= focus + len(header) - 1 < top + height:
+            top = max(0, min(focus + len(header) - 1 - height // 3, len(lines) - height))
+        for index in range(top, min(top + height, len(lines))):
+            self._strip_of(lines[index], width)
+
     def show_lines(self, lines: list) -> None:
         """Show ``lines`` instead of a frame (before the engine has loaded)."""
         self._frame = None
