@@ -1,10 +1,13 @@
-"""Profile the stepper's steps with pyinstrument (the same session and Pilot as bench/tui.py)
-and print the top functions by own time while stepping, as JSON.
+"""Profile the stepper's steps with pyinstrument (the same session as bench/tui.py) and print
+the top functions by own time while stepping, as JSON.
 
-    python bench/tui_profile.py [--nodes 1000] [--steps 40] [--size 120x40] [--top 10]
+    python bench/tui_profile.py [--nodes 1000] [--steps 40] [--size 120x40] [--top 10] [--direct]
 
-Needs ``pip install pyinstrument``. Time spent idle (the event loop waiting in ``select``)
-is left out of the ranking: it is Pilot's sleeps, not the app's work.
+Steps are Pilot's press and pause, as bench/tui.py's ``pilot_*`` figures (Pilot's own walks
+over the widgets rank high); ``--direct`` sends each key as a terminal does and waits for the
+frame, as its ``key_to_frame_*`` figures: the app's own work alone (the next step's prefetch,
+done in idle time, included). Needs ``pip install pyinstrument``. Time spent idle (the event
+loop waiting in ``select``) is left out of the ranking.
 """
 from __future__ import annotations
 
@@ -21,7 +24,17 @@ import tui  # noqa: E402  (bench/tui.py: the session, Pilot's settings, the time
 IDLE = {"select", "poll", "epoll.poll", "select.select", "sleep", "wait"}
 
 
-async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str | None) -> dict:
+async def _direct_step(app) -> None:
+    """A key as the terminal driver sends it, then wait until its frames have been painted."""
+    from textual import events
+    key = events.Key("right", None)
+    key.set_sender(app)
+    app._driver.send_message(key)
+    await asyncio.sleep(0.04)
+
+
+async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str | None,
+                        direct: bool = False) -> dict:
     from pyinstrument import Profiler
 
     import radixviz.tui.app as app_module
@@ -37,7 +50,10 @@ async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str
         profiler = Profiler(interval=0.0005, async_mode="disabled")
         profiler.start()
         for _ in range(min(steps, len(model.frames) - 1)):
-            await tui._timed_step(pilot, "right")
+            if direct:
+                await _direct_step(app)
+            else:
+                await tui._timed_step(pilot, "right")
         profiler.stop()
     if text:
         from pyinstrument.renderers import ConsoleRenderer   # idle is most of the run: a finer cut
@@ -81,11 +97,13 @@ def main() -> None:
     parser.add_argument("--size", default="120x40")
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--text", help="write pyinstrument's call tree to this file")
+    parser.add_argument("--direct", action="store_true", help="keys as a terminal sends them, no Pilot")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
-    tui.quicker_pilot()
-    result = {"load_average": os.getloadavg(),
-              **asyncio.run(profile_steps(args.nodes, args.steps, size, args.top, args.text)),
+    if not args.direct:
+        tui.quicker_pilot()
+    result = {"load_average": os.getloadavg(), "steps_sent": "as a terminal does" if args.direct else "Pilot",
+              **asyncio.run(profile_steps(args.nodes, args.steps, size, args.top, args.text, args.direct)),
               "load_average_after": os.getloadavg()}
     print(json.dumps(result, indent=2))
 
