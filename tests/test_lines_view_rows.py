@@ -29,3 +29,34 @@ async def test_a_code_line_shown_again_is_painted_from_the_framed_row_kept(tmp_p
         assert [strip.text for strip in again] == [strip.text for strip in first]
         kept = sum(a is b for a, b in zip(again, first))
         assert kept >= len(first) - 2, f"{kept} of {len(first)} framed rows kept"   # the border rows are Textual's
+
+
+async def test_the_next_step_is_built_while_the_learner_reads_this_one(tmp_path, monkeypatch):
+    """Once a step has painted, the next one's rows are built in idle time: the step that
+    follows builds no pool rows and no narration of its own (what is built once it has
+    painted is for the step after it)."""
+    import radixviz.tui.widgets.narration as narration
+    import radixviz.tui.widgets.pool_pane as pool_pane
+    built: list = []   # (what, the pool or frame it was built for)
+    for module, name in ((pool_pane, "pool_rows"), (narration, "narration_parts")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda first, *rest, _real=real, _name=name:
+                            built.append((_name, first)) or _real(first, *rest))
+    async with stepper(tmp_path) as (app, pilot):
+        await pilot.press("right")
+        await _until_built_ahead(pilot, app)
+        built.clear()
+        await pilot.press("right")
+        shown = app.screen.model.frame
+        assert app.screen.model.position == 2
+        assert [name for name, what in built if what is shown or what is shown.pool] == [], built
+        assert {name for name, _ in built} == {"pool_rows", "narration_parts"}   # the next step's, ahead
+
+
+async def _until_built_ahead(pilot, app) -> None:
+    """Pause until the stepper's prefetch timer has run (its own state; 2,000 pauses: a hang)."""
+    for _ in range(2000):
+        await pilot.pause()
+        if app.screen._prefetch is None:
+            return
+    raise AssertionError("the next step was never built ahead")

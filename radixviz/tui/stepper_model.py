@@ -52,7 +52,10 @@ class StepperModel:
     @property
     def record(self) -> OpRecord | None:
         """The OpRecord of the frame shown, or None before any operation."""
-        frame = self.frame
+        return self.record_of(self.frame)
+
+    def record_of(self, frame: Frame | None) -> OpRecord | None:
+        """The OpRecord of the operation ``frame`` belongs to, or None."""
         if frame is None or frame.op_index >= len(self.session.records):
             return None
         return self.session.records[frame.op_index]

@@ -259,11 +259,11 @@ class StepperScreen(SandboxFiles, Screen):
         if model is None or model.at_end or not self.is_attached:
             return
         from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, loaded by make_panes
-        try:
-            panes = self.query_one("#stepper-panes", StepperPanes)
-        except NoMatches:
-            return
-        panes.prefetch(model.frames[model.position + 1])
+        panes = next(iter(self.query("#stepper-panes").results(StepperPanes)), None)
+        if panes is None:
+            return   # closing, or a screen with panes of its own kind
+        frame = model.frames[model.position + 1]
+        panes.prefetch(frame, model.record_of(frame))
 
     def _show_error(self, message: str) -> None:
         error = self.query_one("#op-error", Static)

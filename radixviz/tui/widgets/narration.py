@@ -36,30 +36,56 @@ class NarrationPane(VerticalScroll, can_focus=False):
     def compose(self):
         yield NarrationBody(id="narration-body")
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._ahead: tuple | None = None   # (frame, record, width, text, its rows) built by prefetch
+
     def show(self, frame: Frame, record: OpRecord | None) -> None:
-        parts = [Text(describe(frame), style="bold")]
-        # right under what the step did: "returns 6 token(s)" alone hides the #4 shift
-        shifted = misalignment_text(record, frame)
-        if shifted is not None:
-            parts.append(shifted)
-        why = explain(frame)
-        if why:
-            parts.append(Text(why))
-        diff = disagreement_text(record, frame.tree.buggy_match)
-        if diff is not None:
-            parts.append(diff)
-        self.show_parts(parts)
+        ahead, body = self._ahead, self.query_one("#narration-body", NarrationBody)
+        if ahead is not None and ahead[0] is frame and ahead[1] is record and ahead[2] == body.content_region.width:
+            self._show(ahead[3], ahead[4])
+        else:
+            self.show_parts(narration_parts(frame, record))
+
+    def prefetch(self, frame: Frame, record: OpRecord | None) -> None:
+        """Build ahead the text of ``frame`` and its rows wrapped to the pane (for idle time
+        before the step: see TreePane.prefetch)."""
+        body = self.query_one("#narration-body", NarrationBody)
+        width = body.content_region.width
+        if width:
+            text = Group(*narration_parts(frame, record))
+            self._ahead = (frame, record, width, text, body.wrapped(text, width))
 
     def show_parts(self, parts: list) -> None:
+        self._show(Group(*parts))
+
+    def _show(self, text: Group, rows: list | None = None) -> None:
         body = self.query_one("#narration-body", NarrationBody)
         before = body.size.height
-        body.update(Group(*parts), layout=False)
+        body.update(text, layout=False, rows=rows)
         # the body fills the pane at least (min-height): a text that fits the pane before and
         # after leaves every size as it was, so a step needs no layout pass, only a repaint
         width, room = body.content_region.width, self.scrollable_content_region.height
         if not width or before != room or body.get_content_height(self.size, self.app.size, width) > room:
             body.refresh(layout=True)
         self.scroll_home(animate=False)
+
+
+def narration_parts(frame: Frame, record: OpRecord | None) -> list:
+    """What the narration says of ``frame``: what the step did (bold), the #4 shift if a
+    match returned misaligned slots, why, and what the other matcher would have done."""
+    parts = [Text(describe(frame), style="bold")]
+    # right under what the step did: "returns 6 token(s)" alone hides the #4 shift
+    shifted = misalignment_text(record, frame)
+    if shifted is not None:
+        parts.append(shifted)
+    why = explain(frame)
+    if why:
+        parts.append(Text(why))
+    diff = disagreement_text(record, frame.tree.buggy_match)
+    if diff is not None:
+        parts.append(diff)
+    return parts
 
 
 class NarrationBody(Widget):
@@ -81,8 +107,9 @@ class NarrationBody(Widget):
         """The renderable shown (what ``update`` was given)."""
         return self._content
 
-    def update(self, renderable, *, layout: bool = True) -> None:
-        """Show ``renderable``; the rows that stay the same are not painted again."""
+    def update(self, renderable, *, layout: bool = True, rows: list | None = None) -> None:
+        """Show ``renderable``; the rows that stay the same are not painted again. ``rows``:
+        ``renderable`` already wrapped to the body's width (``wrapped``)."""
         self._content = renderable
         width = self.content_region.width
         if not width or width != self._width:   # not laid out yet, or another width: all anew
@@ -90,7 +117,7 @@ class NarrationBody(Widget):
             self.refresh(layout=layout)
             return
         before = self._rows
-        self._rows = self._wrap_rows(width)
+        self._rows = self.wrapped(renderable, width) if rows is None else rows
         for index in range(max(len(before), len(self._rows))):
             if index >= len(before) or index >= len(self._rows) or before[index] != self._rows[index]:
                 self._strips.pop(index, None)
@@ -98,15 +125,16 @@ class NarrationBody(Widget):
         if layout:
             self.refresh(layout=True)
 
-    def _wrap_rows(self, width: int) -> list:
+    def wrapped(self, renderable, width: int) -> list:
+        """``renderable``'s rows (lists of Segments) wrapped to ``width`` cells."""
         console = self.app.console
         options = self.app.console_options.update(highlight=False, width=width, height=None)
-        segments = console.render(self._content, options)
+        segments = console.render(renderable, options)
         return list(Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False))
 
     def _rows_for(self, width: int) -> list:
         if width != self._width:
-            self._rows, self._width, self._strips = self._wrap_rows(width), width, {}
+            self._rows, self._width, self._strips = self.wrapped(self._content, width), width, {}
         return self._rows
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:

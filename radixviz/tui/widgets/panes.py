@@ -16,7 +16,7 @@ from .tree_pane import TreePane
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from radixviz.script.frames import Frame
+    from radixviz.script.frames import Frame, OpRecord
     from radixviz.tui.stepper_model import StepperModel
 
 EMPTY_HINT = ("The cache is empty. Press : (or i) and type an operation, for example\n"
@@ -77,10 +77,11 @@ class StepperPanes(Vertical):
         narration.show(frame, model.record)
         status.show(frame, len(model.frames), len(model.session.records), notes)
 
-    def prefetch(self, frame: Frame) -> None:
-        """Build ahead, in idle time, what showing ``frame`` (the next step) will need: the
-        rows each pane will show and their strips. Nothing is painted; a step that comes
-        finds them built."""
+    def prefetch(self, frame: Frame, record: OpRecord | None) -> None:
+        """Build ahead, in idle time, what showing ``frame`` (the next step, of operation
+        ``record``) will need: the rows each pane will show and their strips. Nothing is
+        painted; a step that comes finds them built."""
         self.query_one(TreePane).prefetch(frame)
         self.query_one(PoolPane).prefetch(frame)
         self.query_one(CodePane).prefetch(frame.source, frame.label)
+        self.query_one(NarrationPane).prefetch(frame, record)
