@@ -135,30 +135,6 @@ def _quicker_pilot():
     wait.SLEEP_GRANULARITY, wait.SLEEP_IDLE, screen.UPDATE_PERIOD = saved
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _css_parsed_once():
-    """Every app a test starts parses the same CSS again (20 sources, the app's and each
-    widget's DEFAULT_CSS): Textual caches the parsed rules per stylesheet, so per app. Here
-    the apps of one test process share them, keyed by everything the parse reads (the text,
-    where it came from, default or not, tie-breaker, scope and the theme's variables): the
-    same text with the same variables parses to the same rules, which Textual only reads
-    after parsing (a rule set hashes by identity). Saves ~15 ms of CPU an app, 40 traced."""
-    from textual.css.stylesheet import Stylesheet
-
-    parse_rules = Stylesheet._parse_rules
-    parsed: dict = {}
-
-    def shared_parse_rules(self, css, read_from, is_default_rules=False, tie_breaker=0, scope=""):
-        key = (css, read_from, is_default_rules, tie_breaker, scope, tuple(self._variables.items()))
-        if key not in parsed:   # an error raises here, as it would have, and is not kept
-            parsed[key] = parse_rules(self, css, read_from, is_default_rules, tie_breaker, scope)
-        return parsed[key]
-
-    Stylesheet._parse_rules = shared_parse_rules
-    yield
-    Stylesheet._parse_rules = parse_rules
-
-
 class Cli:
     """``radixviz ARGV`` for a test: ``cli("run", "-e", "insert a")`` runs it in this process
     and returns (exit code, stdout, stderr); ``cli.process(...)`` runs it in a fresh Python
