@@ -8,7 +8,7 @@ import pytest
 
 from radixviz.sim import Scheduler, make_workload
 
-from sim_agreement import compare, sim_passes
+from sim_agreement import compare
 
 # (workload, requests, policy, pool, seed): every policy, pools from tight to roomy
 SMALL = [(w, n, p, pool, seed)
@@ -42,7 +42,7 @@ def test_later_sglang_options_agree_pass_by_pass(config):
     result = compare(*run, **LATER[name])
     assert result.agrees, result.difference
     assert result.passes >= 25 and result.first_oom is None
-    _, _, sched = sim_passes(*run, **LATER[name])
+    _, _, sched = result.simulation          # the run compared above: sim_passes(*run, ...)
     if "delay_shared_prefix" in LATER[name] and run[0] != "multi-turn":
         assert sched.stats.delayed > 0          # the rule really picked requests here
 
@@ -61,14 +61,14 @@ class TestTheThreeDifferencesAreGone:
         # request admits it, multiplying the total once refused it
         result = compare("tree-of-thought", 200, "lpm", 1024, 2)
         assert result.agrees, result.difference
-        mine, _, _ = sim_passes("tree-of-thought", 200, "lpm", 1024, 2)
+        mine, _, _ = result.simulation          # sim_passes of the same arguments
         assert mine[61][:2] == ("prefill", (91,))
 
     def test_the_request_table_is_sized_like_the_release(self):
         # more than 64 requests run at once here: the old 64-row default gave 0.771, not 0.740
         result = compare("few-shot", 300, "lpm", 4096, 1)
         assert result.agrees, result.difference
-        _, _, sched = sim_passes("few-shot", 300, "lpm", 4096, 1)
+        _, _, sched = result.simulation         # sim_passes of the same arguments
         assert sched.settings["max_running"] == 4096 * 256 // 1024
         assert round(sched.run().stats.hit_rate, 3) == 0.740
 

@@ -45,7 +45,7 @@ def check_lock_flows(root: Any, lock_of: Callable[[Any], int]) -> None:
 
 def check_pool(pool: TokenToKVPool, owner: dict, held: Iterable[torch.Tensor | Sequence[int]]) -> None:
     """Raise InvariantError unless each slot's pool count is its owner (``owner``: slot ->
-    node label) plus the requests in ``held`` (slot tensors or lists) that use it."""
+    node) plus the requests in ``held`` (slot tensors or lists) that use it."""
     uses = Counter(owner.keys())
     for slots in held:
         values = slots.tolist() if isinstance(slots, torch.Tensor) else list(slots)
@@ -53,7 +53,7 @@ def check_pool(pool: TokenToKVPool, owner: dict, held: Iterable[torch.Tensor | S
     refcounts = pool.refcounts()
     for slot, count in enumerate(refcounts):
         if count != uses.get(slot, 0):
-            who = owner.get(slot, "no node")
+            who = node_label(owner[slot]) if slot in owner else "no node"
             raise InvariantError(f"slot {slot}: pool counts {count} references but {who} and "
                                  f"{uses.get(slot, 0) - (slot in owner)} request(s) hold it")
     outside = [s for s in uses if not 0 <= s < len(refcounts)]
