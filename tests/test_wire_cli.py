@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def test_publish_and_watch_as_two_processes_agree_batch_for_batch(tmp_path):
     publisher = subprocess.Popen(
         run + ["publish", "tcp://127.0.0.1:*", str(EXAMPLE_SCRIPT), "--replay", "tcp://127.0.0.1:*",
                "--page-size", "2", "--pool-size", "256", "--device", "cpu", "--drop", "1,5",
-               "--wait", str(HANG_GUARD_S), "--linger", "3", "--json"],
+               "--wait", str(HANG_GUARD_S), "--linger", str(HANG_GUARD_S), "--json"],
         stdout=engine_out, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
         first = publisher.stderr.readline()   # "publishing on tcp://127.0.0.1:P, replay on ..., topic ..."
@@ -69,6 +70,12 @@ def test_publish_and_watch_as_two_processes_agree_batch_for_batch(tmp_path):
             run + ["watch", endpoint, "--replay", replay, "--json", "--batches", "10",
                    "--exit-after", str(2 * HANG_GUARD_S), "--record", str(tmp_path / "rec.rvkv")],
             capture_output=True, text=True, env=env, timeout=3 * HANG_GUARD_S, cwd=tmp_path)
+        # The publisher answers replay requests until the watcher is done (a short --linger
+        # was a race: a watcher slower than it would lose a batch it asks for again), then
+        # Ctrl-C, once its "sent N batches" line shows that every batch line is written.
+        while (said := publisher.stderr.readline()) and not said.startswith("sent "):
+            pass
+        publisher.send_signal(signal.SIGINT)
         publisher.communicate(timeout=HANG_GUARD_S)
     finally:
         publisher.kill()

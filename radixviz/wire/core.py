@@ -4,10 +4,13 @@ Each stream (one publisher: one DP rank's port) has its next expected sequence n
 message past it is a gap: with a replay socket the core asks for everything from the
 expected number (``ReplayRequest``), holds the live messages that keep coming, and when the
 replay ends (sequence -1, or the caller's timeout) applies what it got and what it held in
-sequence order; what neither had is lost for good and counted. Without a replay socket a gap
-is lost at once. The first message of a stream with a replay socket asks for everything from
-0, so a watcher that joins a running server still sees the blocks stored before it came (as
-far as the publisher's buffer goes back).
+sequence order; what neither had is lost for good and counted. The reply holds what the
+publisher had when it answered, so a gap among the held messages past the last seq it
+returned (a batch dropped live after the publisher answered) is asked for again, from the
+first missing seq; each such ask starts later than the one before, so asking ends. Without a
+replay socket a gap is lost at once. The first message of a stream with a replay socket
+asks for everything from 0, so a watcher that joins a running server still sees the blocks
+stored before it came (as far as the publisher's buffer goes back).
 
 Trees are kept per DP rank: the batch's ``attn_dp_rank``, or the stream's rank when the
 batch has none.
@@ -55,6 +58,7 @@ class _Stream:
     replay_since: float = 0.0
     history: bool = False                    # this replay fetches what came before we joined
     got: dict = field(default_factory=dict)  # seq -> Message, replayed
+    replied_to: int | None = None            # the last seq the reply returned (decoded or not)
     held: list = field(default_factory=list)  # live messages that came during the replay
 
 
@@ -113,7 +117,7 @@ class WatchCore:
 
     def _ask(self, state: _Stream, stream: int, start: int, message: Message, history: bool):
         state.replay_start, state.replay_since, state.history = start, time.monotonic(), history
-        state.got, state.held = {}, [message]
+        state.got, state.held, state.replied_to = {}, [message], None
         return [], [ReplayRequest(stream, start)]
 
     def _bad(self, state: _Stream, stream: int, frames: list[bytes], error: WireError) -> None:
@@ -144,7 +148,9 @@ class WatchCore:
         if state.replay_start is None:
             return [], []              # a late reply to a replay already given up on
         if seq == END_SEQ:
-            return self.finish_replay(stream)
+            return self.finish_replay(stream, ended=True)
+        if seq >= state.replay_start:
+            state.replied_to = max(seq, state.replied_to or 0)
         batch = decode_batch(frames[1], self.max_frame)
         if isinstance(batch, WireError):
             self.problems.bad_frames += 1
@@ -153,8 +159,11 @@ class WatchCore:
             state.got[seq] = Message(b"", seq, batch)
         return [], []
 
-    def finish_replay(self, stream: int, why: str = "") -> tuple[list[Applied], list[ReplayRequest]]:
-        """End stream ``stream``'s replay (its -1, or ``why`` it was given up: a timeout)."""
+    def finish_replay(self, stream: int, why: str = "",
+                      ended: bool = False) -> tuple[list[Applied], list[ReplayRequest]]:
+        """End stream ``stream``'s replay: ``ended`` by its -1, or given up (``why``: a
+        timeout; or cut short). Only an ended reply tells what the publisher had, so only
+        then is a later gap among the held messages asked for again."""
         state = self.streams[stream]
         start, history = state.replay_start, state.history
         if start is None:
@@ -171,7 +180,19 @@ class WatchCore:
                       "publisher's buffer (the tree shows what came after)")
             state.expected = ordered[0].seq
         self.problems.recovered += sum(1 for seq in got if seq not in held and seq >= state.expected)
-        return self._in_order(state, stream, ordered), []
+        cut = _later_gap(ordered, state.expected, state.replied_to) if ended else len(ordered)
+        applied = self._in_order(state, stream, ordered[:cut])
+        if cut == len(ordered):
+            return applied, []
+        # seqs past the reply's last did not exist when the publisher answered: it may still
+        # hold them (a batch dropped live after the answer), so this is a gap like any other
+        self.problems.gaps += 1
+        expected = state.expected
+        assert expected is not None   # set above, and _in_order only moves it on
+        self.note(f"stream {stream}: gap, {_span(expected, ordered[cut].seq)} missing: asking replay")
+        self._ask(state, stream, expected, ordered[cut], history=False)
+        state.held = ordered[cut:]
+        return applied, [ReplayRequest(stream, expected)]
 
     def replay_overdue(self, stream: int, timeout_s: float) -> bool:
         state = self.streams[stream]
@@ -206,6 +227,18 @@ class WatchCore:
             for listener in self.listeners:
                 listener(done)
         return applied
+
+
+def _later_gap(ordered: Sequence[Message], expected: int, replied_to: int | None) -> int:
+    """The index in ``ordered`` of the first message after a gap that begins past
+    ``replied_to`` (the reply's last seq), or ``len(ordered)`` if there is none. A gap that
+    begins at or below it is one the publisher's buffer no longer had: asking again cannot
+    fill it."""
+    for index, message in enumerate(ordered):
+        if message.seq > expected and replied_to is not None and expected > replied_to:
+            return index
+        expected = max(expected, message.seq + 1)
+    return len(ordered)
 
 
 def _span(first: int, end: int) -> str:
