@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from radixviz.tui.widgets.lines_view import _runs
-from tui_helpers import stepper
+from tui_helpers import stepper, wait_until
 
 
 @pytest.mark.parametrize(("rows", "runs"), [([], []), ([3], [(3, 1)]),
@@ -44,7 +44,7 @@ async def test_the_next_step_is_built_while_the_learner_reads_this_one(tmp_path,
                             built.append((_name, first)) or _real(first, *rest))
     async with stepper(tmp_path) as (app, pilot):
         await pilot.press("right")
-        await _until_built_ahead(pilot, app)
+        await wait_until(pilot, lambda: app.screen._prefetch is None)   # the prefetch timer has run
         built.clear()
         await pilot.press("right")
         shown = app.screen.model.frame
@@ -52,11 +52,3 @@ async def test_the_next_step_is_built_while_the_learner_reads_this_one(tmp_path,
         assert [name for name, what in built if what is shown or what is shown.pool] == [], built
         assert {name for name, _ in built} == {"pool_rows", "narration_parts"}   # the next step's, ahead
 
-
-async def _until_built_ahead(pilot, app) -> None:
-    """Pause until the stepper's prefetch timer has run (its own state; 2,000 pauses: a hang)."""
-    for _ in range(2000):
-        await pilot.pause()
-        if app.screen._prefetch is None:
-            return
-    raise AssertionError("the next step was never built ahead")

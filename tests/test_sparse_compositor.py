@@ -14,7 +14,7 @@ import radixviz.tui.screens.stepper as stepper_module
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.sparse_compositor import SparseCompositor
 from terminal_model import Terminal
-from tui_helpers import stepper
+from tui_helpers import painted_strips, stepper, wait_until
 
 
 def _script(operations: int = 40, seed: int = 5) -> str:
@@ -67,9 +67,9 @@ async def _painted_vs_full(tmp_path, monkeypatch, compositor: type[Compositor] |
         app._display = written
         for index, name in enumerate(KEYS):
             await pilot.press(name)
-            await _settled(pilot, screen)
+            await wait_until(pilot, lambda: not _waiting(app, screen))
             if app.screen is screen:
-                rows = terminal.rows_differing_from(screen._compositor.render_strips())
+                rows = terminal.rows_differing_from(painted_strips(app))
                 if rows:
                     found["differing"].append((f"{index}:{name}", rows))
             if index == 60:   # a narrower terminal: a full update, then partial ones again
@@ -77,18 +77,13 @@ async def _painted_vs_full(tmp_path, monkeypatch, compositor: type[Compositor] |
     return found
 
 
-async def _settled(pilot, screen) -> None:
-    """Pause until no widget of ``screen`` waits for a repaint or a layout (the app's own
-    state, not a time: a slow machine only takes more pauses; 2,000 of them mean a hang).
-    A screen under a dialog paints nothing until it is on top again: one pause."""
-    for _ in range(2000):
-        await pilot.pause()
-        waiting = (screen._dirty_widgets or screen._layout_required or screen._repaint_required
-                   or any(widget._repaint_regions or widget._repaint_required or widget._layout_required
-                          for widget in screen.walk_children()))
-        if pilot.app.screen is not screen or not waiting:
-            return
-    raise AssertionError("the screen kept asking for repaints")
+def _waiting(app, screen) -> bool:
+    """Whether a widget of ``screen`` still waits for a repaint or a layout (the app's own
+    state). A screen under a dialog paints nothing until it is on top again: not waiting."""
+    return app.screen is screen and bool(
+        screen._dirty_widgets or screen._layout_required or screen._repaint_required
+        or any(widget._repaint_regions or widget._repaint_required or widget._layout_required
+               for widget in screen.walk_children()))
 
 
 async def test_every_update_leaves_the_terminal_as_a_full_render(tmp_path, monkeypatch):
