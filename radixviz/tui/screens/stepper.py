@@ -126,9 +126,8 @@ class StepperScreen(SandboxFiles, Screen):
         self.post_message(self.PanesLoaded())
         session, error = self._load_session()
         if session is not None:   # the code pane's views, before the first steps need them
-            from radixviz.tui.widgets.code_pane import warm_functions  # textual widgets: as the panes above
-            warm_functions(session.frames, "ansi_dark" if self.app.current_theme.dark else "ansi_light",
-                           self.app.call_from_thread(self._code_view_size))
+            from radixviz.tui.widgets.code_pane import code_theme, warm_functions  # textual widgets: as the panes above
+            warm_functions(session.frames, code_theme(self.app), self.app.call_from_thread(self._code_view_size))
         call_from_thread(self.app, self._ready, session, error)
 
     def _code_view_size(self) -> tuple[int, int | None] | None:

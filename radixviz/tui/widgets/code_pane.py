@@ -176,6 +176,11 @@ def _row(file: str, span: tuple, theme: str, number: int, current: bool, dimmed:
 _MEASURE = Console(width=200, file=io.StringIO(), color_system=None)   # only counts wrapped rows
 
 
+def code_theme(app) -> str:
+    """The syntax colours that read on ``app``'s theme: a light theme needs the light ones."""
+    return "ansi_dark" if app.current_theme.dark else "ansi_light"
+
+
 def _steady_window(count: int, line: int, rows: int, height: Callable[[int], int]) -> tuple[int, int]:
     """``_window`` over lines 0..count-1 for ``line``, placed by the first line of its band
     (half the rows wide) instead of by the line itself: every line of a band gets the
@@ -270,23 +275,23 @@ class CodePane(LinesView):
 
     def show(self, source: str, step: str) -> None:
         """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""
-        height, width = self.view_size()
-        theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        if (source, step, height, width, theme, self.trace) != self._where:
-            self._where = (source, step, height, width, theme, self.trace)
-            self.update(code_view(source, step, height, theme, width, self.trace))
+        arguments = self._view_arguments(source, step)
+        if arguments != self._where:
+            self._where = arguments
+            self.update(code_view(*arguments))
 
     def prefetch(self, source: str, step: str) -> None:
         """Build ahead the view of ``step`` and its rows' strips (for idle time before the
         step: see TreePane.prefetch)."""
+        arguments = self._view_arguments(source, step)
+        view, width = code_view(*arguments), arguments[4]
+        if isinstance(view, CodeView) and width is not None and view.width == width:
+            self.prefetch_lines(view.lines, None, width)
+
+    def _view_arguments(self, source: str, step: str) -> tuple:
+        """``code_view``'s arguments for ``step`` at this pane's size, colours and trace setting."""
         height, width = self.view_size()
-        if width is None:
-            return
-        theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        view = code_view(source, step, height, theme, width, self.trace)
-        if isinstance(view, CodeView) and view.width == width:
-            for line in view.lines:
-                self._strip_of(line, width)
+        return source, step, height, code_theme(self.app), width, self.trace
 
     def toggle_trace(self) -> bool:
         """Show the tracing lines if hidden, hide them if shown; return whether shown now."""

@@ -104,10 +104,9 @@ class LinesView(ScrollView, can_focus=False):
         if width is None:
             width = max((line.cell_len for line in lines), default=0)
         self._resize_content(Size(width, len(lines)))
-        if focus_line is not None:
-            height = max(1, self.scrollable_content_region.height)
-            if not self.scroll_y <= focus_line < self.scroll_y + height:
-                self.scroll_to(y=max(0, focus_line - height // 3), animate=False, immediate=True)
+        target = self._scroll_target(focus_line)
+        if target is not None:
+            self.scroll_to(y=target, animate=False, immediate=True)
         top, height = self.scroll_offset.y, self.scrollable_content_region.height
         if top != old_top or not old_strips or height <= 0 or self._strips_width != old_width:
             self.refresh()
@@ -127,6 +126,27 @@ class LinesView(ScrollView, can_focus=False):
         # one repaint region per run of changed rows, not per row (each is a region to merge)
         for start, run in _runs(changed):
             self.refresh_lines(start, run)
+
+    def _scroll_target(self, focus_line: int | None) -> int | None:
+        """Where ``set_lines`` scrolls to for ``focus_line``: None while the line is in view,
+        else the row that puts it a third of the way down."""
+        if focus_line is None:
+            return None
+        height = max(1, self.scrollable_content_region.height)
+        if self.scroll_y <= focus_line < self.scroll_y + height:
+            return None
+        return max(0, focus_line - height // 3)
+
+    def prefetch_lines(self, lines, focus_line: int | None, width: int) -> None:
+        """Draw ahead the strips of the rows that ``set_lines(lines, focus_line, width)``
+        will show, for idle time before a step (nothing is painted or scrolled)."""
+        height = self.scrollable_content_region.height
+        if height <= 0:
+            return
+        target = self._scroll_target(focus_line)
+        top = self.scroll_offset.y if target is None else min(target, max(0, len(lines) - height))
+        for index in range(top, min(top + height, len(lines))):
+            self._strip_of(lines[index], width)
 
     def _resize_content(self, size: Size) -> None:
         """Set the virtual size. A change of it asks Textual for a layout of the whole screen

@@ -40,16 +40,10 @@ class PoolPane(LinesView):
     def prefetch(self, frame: Frame) -> None:
         """Build ahead the rows that showing ``frame`` will put on screen, with their strips
         (for idle time before the step: see TreePane.prefetch)."""
-        width, height = self.scrollable_content_region.width or 40, self.scrollable_content_region.height
-        if height <= 0:
-            return
+        width = self.scrollable_content_region.width or 40
         rows = self._rows_of(frame, width)
         self._ahead = (frame, width, rows)
-        top, focus = self.scroll_offset.y, rows.focus
-        if focus is not None and not top <= focus < top + height:
-            top = max(0, min(focus - height // 3, len(rows) - height))
-        for index in range(top, min(top + height, len(rows))):
-            self._strip_of(rows[index], width)
+        self.prefetch_lines(rows, rows.focus, width)
 
     def show_free(self, size: int) -> None:
         """A pool of ``size`` free slots, before the engine has loaded (no tree yet)."""

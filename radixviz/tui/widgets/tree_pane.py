@@ -89,18 +89,14 @@ class TreePane(LinesView):
         (where its step's node scrolls the pane to) with their strips. For idle time before
         the step: the step then finds them built, and a scroll to an unseen part of a big
         tree no longer builds twenty rows while the learner waits."""
-        width, height = self.scrollable_content_region.width, self.scrollable_content_region.height
-        if width <= 0 or height <= 0:
+        width = self.scrollable_content_region.width
+        if width <= 0:
             return
         view, focus = tree_view(frame)
         rows = view.rows
         header = wrapped(rows[0], width, self.app.console)
-        lines = HeaderedRows(header, rows)
-        top = self.scroll_offset.y
-        if focus is not None and not top <= focus + len(header) - 1 < top + height:
-            top = max(0, min(focus + len(header) - 1 - height // 3, len(lines) - height))
-        for index in range(top, min(top + height, len(lines))):
-            self._strip_of(lines[index], width)
+        focus_line = None if focus is None else focus + len(header) - 1
+        self.prefetch_lines(HeaderedRows(header, rows), focus_line, width)
 
     def show_lines(self, lines: list) -> None:
         """Show ``lines`` instead of a frame (before the engine has loaded)."""
