@@ -111,11 +111,17 @@ def stepper_app(nodes: int):
     return RadixvizApp("sandbox", device="cpu", pool_size=session.pool_size)
 
 
+def send_key(app, name: str) -> None:
+    """Press ``name`` as the terminal driver hands a key to the app (no Pilot)."""
+    from textual import events
+    key = events.Key(name, None)
+    key.set_sender(app)
+    app._driver.send_message(key)
+
+
 async def key_to_frame(nodes: int, steps: int, size: tuple, gap: float = 0.04) -> dict:
     """Per step: CPU and wall ms from the key (sent as the terminal driver sends it) to the
     last frame it caused, written out as a terminal driver writes it."""
-    from textual import events
-
     from radixviz.tui.app import wait_until_ready
     app = stepper_app(nodes)
     frames: list = []
@@ -138,9 +144,7 @@ async def key_to_frame(nodes: int, steps: int, size: tuple, gap: float = 0.04) -
             await asyncio.sleep(gap)
             frames.clear()
             cpu, wall = time.process_time(), time.perf_counter()
-            key = events.Key("right", None)
-            key.set_sender(app)
-            app._driver.send_message(key)
+            send_key(app, "right")
             while not frames or frames[-1][1] > time.perf_counter() - gap:   # until a gap with no frame
                 await asyncio.sleep(gap / 8)
             timed.append(((frames[-1][0] - cpu) * 1000, (frames[-1][1] - wall) * 1000))

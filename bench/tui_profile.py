@@ -26,10 +26,7 @@ IDLE = {"select", "poll", "epoll.poll", "select.select", "sleep", "wait"}
 
 async def _direct_step(app) -> None:
     """A key as the terminal driver sends it, then wait until its frames have been painted."""
-    from textual import events
-    key = events.Key("right", None)
-    key.set_sender(app)
-    app._driver.send_message(key)
+    tui.send_key(app, "right")
     await asyncio.sleep(0.04)
 
 
@@ -37,11 +34,8 @@ async def profile_steps(nodes: int, steps: int, size: tuple, top: int, text: str
                         direct: bool = False) -> dict:
     from pyinstrument import Profiler
 
-    import radixviz.tui.app as app_module
-    from radixviz.tui.app import RadixvizApp, wait_until_ready
-    session = tui.big_session(nodes, pool_size=16 * nodes + 1024)
-    app_module.session_loader = lambda *a, **k: (lambda: (session, None))
-    app = RadixvizApp("sandbox", device="cpu", pool_size=session.pool_size)
+    from radixviz.tui.app import wait_until_ready
+    app = tui.stepper_app(nodes)
     async with app.run_test(size=size) as pilot:
         await wait_until_ready(app, pilot)
         model = app.screen.model
