@@ -113,7 +113,7 @@ class TestIndexesKeptOnRecentSnapshotsOnly:
         first = dict(frames[0].tree.nodes)
         for frame in frames:
             _ = frame.tree.nodes, frame.tree.parents, frame.pool.owners
-        holding = sum("nodes" in vars(f.tree) for f in frames)
+        holding = sum("_index" in vars(f.tree) for f in frames)
         assert holding <= KEEP < len(frames)
         assert frames[0].tree.nodes == first    # built again, the same
 

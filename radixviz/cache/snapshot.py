@@ -6,9 +6,9 @@ ask the registry, ``engines.py``, what that engine has).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from sys import getsizeof
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
 
 from .keys import get_child_key
@@ -16,11 +16,13 @@ from .recent import recent_property
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
 class NodeSnapshot:
+    """One node as it was. Equality compares whole subtrees, with a loop: the generated
+    ``__eq__``, ``__hash__`` and ``__repr__`` of a dataclass recurse into ``children``, and a
+    learner's tree can be thousands of levels deep. A subclass gets these three, not its own."""
     id: int
     key: tuple
     value: tuple            # slot indices, as ints
@@ -28,6 +30,35 @@ class NodeSnapshot:
     last_access: int
     children: tuple         # NodeSnapshot, in the tree's own child order
     subtree_tokens: int     # tokens held by this node and everything under it
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # @dataclass keeps a method the class body (or this hook) already put on the class
+        super().__init_subclass__(**kwargs)
+        for name in ("__eq__", "__hash__", "__repr__"):
+            setattr(cls, name, getattr(NodeSnapshot, name))
+
+    def __eq__(self, other: object) -> bool:
+        pairs = [(self, other)]
+        while pairs:
+            a, b = pairs.pop()
+            if a is b:
+                continue
+            if type(a) is not type(b):
+                return False
+            if any(getattr(a, f) != getattr(b, f) for f in _own_fields(type(a))):
+                return False
+            if len(a.children) != len(b.children):
+                return False
+            pairs.extend(zip(a.children, b.children))
+        return True
+
+    def __hash__(self) -> int:
+        # equal subtrees have equal own fields: hashing those alone is consistent, and O(1)
+        return hash((type(self), self.id, self.key, self.ref, self.last_access, self.subtree_tokens))
+
+    def __repr__(self) -> str:
+        kids = ", ".join(f"#{c.id}" for c in self.children[:8]) + (", …" if len(self.children) > 8 else "")
+        return f"{type(self).__name__}(id={self.id}, key={self.key!r}, ref={self.ref}, children=[{kids}])"
 
     def walk(self) -> Iterator[NodeSnapshot]:
         """This node and its descendants, depth first, parents before children."""
@@ -64,30 +95,36 @@ class TreeSnapshot:
     def total_size(self) -> int:
         return self.root.subtree_tokens
 
-    @recent_property
+    @property
     def nodes(self) -> dict:
-        """Node id -> NodeSnapshot. Built from the index of the tree indexed last (a view reads
-        the steps in turn, and a step shares all but a few paths with its neighbour): its dict
-        copied, then only the subtrees that differ walked, so a step of a 5,000-node tree does
-        not walk 5,000 nodes in Python."""
-        before = _LAST_INDEXED[0]
-        index = before.__dict__.get("nodes") if before is not None else None
-        if index is None or before is self or before.root.id != self.root.id:
-            out = {node.id: node for node in self.root.walk()}
-        else:
-            out = dict(index)
-            _update_index(out, before.root, self.root)
-        _LAST_INDEXED[0] = self
-        return out
+        """Node id -> NodeSnapshot."""
+        return self._index[0]
 
-    @recent_property
+    @property
     def parents(self) -> dict:
         """Node id -> parent id (the root maps to None)."""
-        out: dict[int, int | None] = {self.root.id: None}
-        for node in self.root.walk():
-            for child in node.children:
-                out[child.id] = node.id
-        return out
+        return self._index[1]
+
+    @recent_property
+    def _index(self) -> tuple[dict, dict]:
+        """``(nodes, parents)``. Built from the index of the tree indexed last (a view reads
+        the steps in turn, and a step shares all but a few paths with its neighbour): its
+        dicts copied, then only the subtrees that differ walked, so a step of a 5,000-node
+        tree does not walk 5,000 nodes in Python."""
+        before = _LAST_INDEXED[0]
+        index = before.__dict__.get("_index") if before is not None else None
+        if index is None or before is self or before.root.id != self.root.id:
+            nodes: dict = {}
+            parents: dict[int, int | None] = {self.root.id: None}
+            for node in self.root.walk():
+                nodes[node.id] = node
+                for child in node.children:
+                    parents[child.id] = node.id
+        else:
+            nodes, parents = dict(index[0]), dict(index[1])
+            _update_index(nodes, parents, before.root, self.root)
+        _LAST_INDEXED[0] = self
+        return nodes, parents
 
     def path_to(self, node_id: int) -> list:
         """Ids from the root down to ``node_id``."""
@@ -102,11 +139,23 @@ class TreeSnapshot:
 _LAST_INDEXED: list = [None]   # the TreeSnapshot whose ``nodes`` was built last
 
 
-def _update_index(index: dict, old: NodeSnapshot, new: NodeSnapshot) -> None:
-    """Make ``index`` (id -> node of the tree under ``old``) that of the tree under ``new``
-    (the roots have the same id). Children are paired by id; a pair of the same object is a
-    shared subtree, skipped; a child without a pair is walked whole. What is gone is removed
-    before what is there is added, so a node that moved (under a split's new node) stays."""
+def _own_fields(kind: type) -> tuple:
+    """The dataclass fields of a NodeSnapshot type but ``children`` (compared by the walk)."""
+    found = _OWN_FIELDS.get(kind)
+    if found is None:
+        found = _OWN_FIELDS[kind] = tuple(f.name for f in fields(kind) if f.name != "children")
+    return found
+
+
+_OWN_FIELDS: dict = {}
+
+
+def _update_index(index: dict, parents: dict, old: NodeSnapshot, new: NodeSnapshot) -> None:
+    """Make ``index`` (id -> node) and ``parents`` (id -> parent id) of the tree under ``old``
+    those of the tree under ``new`` (the roots have the same id). Children are paired by id; a
+    pair of the same object is a shared subtree, skipped; a child without a pair is walked
+    whole. What is gone is removed before what is there is added, so a node that moved
+    (under a split's new node) stays."""
     gone: list = []
     here: list = []
     stack = [(old, new)]
@@ -122,8 +171,11 @@ def _update_index(index: dict, old: NodeSnapshot, new: NodeSnapshot) -> None:
     for top in gone:
         for node in top.walk():
             index.pop(node.id, None)
+            parents.pop(node.id, None)
     for node in here:   # changed nodes, and every node of a subtree new under its parent
         index[node.id] = node
+        for child in node.children:
+            parents[child.id] = node.id
 
 
 @dataclass(frozen=True)

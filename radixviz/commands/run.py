@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import functools
-import json
 import sys
 
 from rich.console import Console
@@ -18,6 +17,7 @@ from rich.text import Text
 from radixviz.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_OK, UsageError, shorten_typed
 from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
+from radixviz.render.json_out import write_json
 from radixviz.render.log import step_line
 from radixviz.render.pool import PoolGrid
 from radixviz.render.head_bugs import damage_lines
@@ -199,8 +199,8 @@ def run(args: argparse.Namespace) -> int:
     if args.publish:
         publish_records(args, session.records)
     if args.json:
-        json.dump(session_document(session, error=error, steps=args.steps), sys.stdout,
-                  ensure_ascii=False, indent=2)
+        # the tree nests a node's children inside it: written with a loop, as deep as it goes
+        write_json(session_document(session, error=error, steps=args.steps), sys.stdout)
         sys.stdout.write("\n")
     else:
         print_human(session, args)

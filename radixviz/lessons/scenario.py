@@ -45,21 +45,20 @@ def whole_key(tree: TreeSnapshot, node_id: int) -> str:
 def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = True) -> str:
     """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
     lines = ["(root)"]
-
-    def visit(node, prefix: str) -> None:
-        kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
-        for index, child in enumerate(kids):
-            last = index == len(kids) - 1
-            parts = [f"#{child.id}", f'"{edge_text(child.key)}"']
+    stack = [(tree.root, "", True, True)]   # (node, its line's prefix, last sibling, is the root)
+    while stack:   # a stack, not recursion: a learner's tree can be thousands of levels deep
+        node, prefix, last, top = stack.pop()
+        if not top:
+            parts = [f"#{node.id}", f'"{edge_text(node.key)}"']
             if show_slots:
-                parts.append(f"slots {slot_ranges(child.value)}")
-            parts.append(f"ref {child.ref}")
+                parts.append(f"slots {slot_ranges(node.value)}")
+            parts.append(f"ref {node.ref}")
             if show_time:
-                parts.append(f"used at t={child.last_access}")
+                parts.append(f"used at t={node.last_access}")
             lines.append(prefix + ("└─ " if last else "├─ ") + "  ".join(parts))
-            visit(child, prefix + ("   " if last else "│  "))
-
-    visit(tree.root, "")
+            prefix += "   " if last else "│  "
+        kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
+        stack.extend((child, prefix, i == len(kids) - 1, False) for i, child in reversed(list(enumerate(kids))))
     return "\n".join(lines)
 
 

@@ -38,7 +38,8 @@ class Memo:
             self.used -= self.weight(old)
 
 
-IDS = Memo(400_000, weight=len)     # id(node) -> frozenset of the ids in its subtree
+SIZES = Memo(200_000)               # id(node) -> nodes in its subtree
+HEIGHTS = Memo(200_000)             # id(node) -> levels from it down to its deepest leaf
 SLOTS = Memo(800_000, weight=len)   # id(node) -> frozenset of the slots its subtree holds
 PLAIN_ROWS = Memo(200_000)               # (id(node), depth, max_depth, max_children) -> (rows, locked)
 UNREFERENCED = Memo(200_000)        # id(node) -> tokens of unreferenced nodes in its subtree
@@ -67,9 +68,15 @@ def post_order(top, memo: Memo, key, combine, children=lambda node, extra: node.
     return memo.get(key(top, extra))
 
 
-def subtree_ids(node: NodeSnapshot) -> frozenset:
-    """The ids of ``node`` and every node under it."""
-    return post_order(node, IDS, lambda n, _: id(n), lambda n, _, kids: frozenset((n.id,)).union(*kids),
+def subtree_size(node: NodeSnapshot) -> int:
+    """How many nodes ``node``'s subtree holds, itself included."""
+    return post_order(node, SIZES, lambda n, _: id(n), lambda n, _, kids: 1 + sum(kids),
+                       children=lambda n, _: [(c, None) for c in n.children])
+
+
+def height(node: NodeSnapshot) -> int:
+    """Levels below ``node`` (0 for a leaf)."""
+    return post_order(node, HEIGHTS, lambda n, _: id(n), lambda n, _, kids: 1 + max(kids) if kids else 0,
                        children=lambda n, _: [(c, None) for c in n.children])
 
 
@@ -92,13 +99,16 @@ def subtree_slots(node: NodeSnapshot) -> frozenset:
                        children=lambda n, _: [(c, None) for c in n.children])
 
 
-def slot_holders(tree: TreeSnapshot, most: int = 16) -> tuple:
+def slot_holders(tree: TreeSnapshot, most: int = 16, deep: int = 64) -> tuple:
     """Slot sets whose union is ``tree_slots(tree)``: the root's own slots and one set per
     subtree under the root (when it has at most ``most`` children; else the union itself).
     Any step that changes the tree makes a new root, and the union at the root copies every
     slot of the tree (about 1 ms a step at 5,000 nodes) where a pool view asks about the
-    few hundred slots on screen."""
+    few hundred slots on screen. A tree more than ``deep`` levels deep gets one set from a
+    walk: kept per subtree, the sets of a chain of n nodes would hold n²/2 slots."""
     root = tree.root
+    if height(root) > deep:
+        return (frozenset(slot for node in root.walk() for slot in node.value),)
     if len(root.children) > most:
         return (tree_slots(tree),)
     return (frozenset(root.value),) + tuple(subtree_slots(child) for child in root.children)

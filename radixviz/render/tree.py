@@ -21,6 +21,7 @@ from radixviz.cache.text import escape_token
 
 from .marks import (ALL_MARKS, EVICTED, ELLIPSIS, NodeMarks, edge_text, ghost_word, mark_name,
                     partial_legend, split_edge_text)
+from .subtree import subtree_size
 from .tree_rows import TreeRows, namespace_groups, unreferenced_tokens  # noqa: F401 - views import the last two here
 from .views import (DETAIL_STYLE, extra_lines, header_parts, load_views, node_details,
                     page_size_shown)
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .marks import Mark
 
 GUIDE_STYLE = "dim"
+MAX_GUIDES = 24   # levels of guides drawn before a line's prefix says how many are left out
 _NODE_LINES: OrderedDict = OrderedDict()   # see TreeView.node_line
 NAMESPACE_STYLE = "bold magenta"
 
@@ -109,7 +111,7 @@ class TreeView:
     def _node_line(self, node: NodeSnapshot, node_marks: list[Mark], prefix: str, last: bool,
                    taken: int | None) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
+        line.append(guides(prefix) + ("└── " if last else "├── "), style=GUIDE_STYLE)
         style = " ".join(m.style for m in node_marks)
         if node_marks:
             line.append("".join(m.symbol for m in node_marks) + " ", style=style)
@@ -133,7 +135,7 @@ class TreeView:
     def namespace_line(self, group, prefix: str, last: bool) -> Text:
         """The labelled line of one namespace under the root (its subtrees are drawn below it)."""
         label = Text(no_wrap=True, overflow="ellipsis")
-        label.append(prefix + ("└── " if last else "├── "), style=GUIDE_STYLE)
+        label.append(guides(prefix) + ("└── " if last else "├── "), style=GUIDE_STYLE)
         label.append(namespace_label(group.name), style=NAMESPACE_STYLE)
         label.append(f"  {_count(group.subtree_tokens, 'token')}", style=DETAIL_STYLE)
         return label
@@ -142,7 +144,7 @@ class TreeView:
         """Below ``max_depth`` only the way down to a marked node is drawn: the line (given
         its prefix) counting the rest."""
         def line(prefix: str) -> Text:
-            count = sum(sum(1 for _ in c.walk()) for c in hidden)
+            count = sum(subtree_size(c) for c in hidden)
             tokens = sum(c.subtree_tokens for c in hidden)
             return _fold(prefix, f"{_count(count, 'more node')} below ({_count(tokens, 'token')})",
                          guide="└── " if kept else "")
@@ -186,13 +188,24 @@ def paged_text(key: tuple, page_size: int, max_edge: int) -> str:
     return "'" + "|".join(pages) + "'"
 
 
+def guides(prefix: str, most: int = MAX_GUIDES) -> str:
+    """``prefix`` (four columns a level) as drawn: past ``most`` levels only the last ones,
+    after the number of levels left out. A line thousands of levels down would otherwise
+    start with thousands of columns of guides, and build and crop them on every draw."""
+    levels = len(prefix) // 4
+    if levels <= most:
+        return prefix
+    shown = most - 4   # the marker takes the room of four levels (16 columns: up to 9,999,999)
+    return f"{ELLIPSIS}{levels - shown:,} levels{ELLIPSIS}".rjust(16) + prefix[-4 * shown:]
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _fold(prefix: str, what: str, guide: str = "") -> Text:
     line = Text(no_wrap=True, overflow="ellipsis")
-    line.append(prefix + guide, style=GUIDE_STYLE)
+    line.append(guides(prefix) + guide, style=GUIDE_STYLE)
     line.append(f"{ELLIPSIS} {what}", style="italic dim")
     return line
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .marks import EVICTED, LOCKED
-from .subtree import PLAIN_ROWS, post_order, subtree_ids, unreferenced_tokens  # noqa: F401 - tree.py imports it here
+from .subtree import PLAIN_ROWS, post_order, subtree_size, unreferenced_tokens  # noqa: F401 - tree.py imports it here
 from .views import has_namespaces, load_views
 
 if TYPE_CHECKING:
@@ -39,6 +39,8 @@ class TreeRows(Sequence):
         # (id(node), depth) -> _entries(node, depth): the row counts under a node are asked
         # for again by each row count above it, by line_of and by every walk to a row
         self._entry_memo: dict = {}
+        self._rows_memo: dict = {}    # (id(node), depth) -> _rows, for nodes on a marked way
+        self._group_of = {c.id: g for g in self.groups or () for c in g.children}
         root = self.tree.root
         rows, locked = self._rows(root, 0)
         self.node_rows = rows - 1                # the root's own row is the header
@@ -64,19 +66,32 @@ class TreeRows(Sequence):
 
     def line_of(self, node_id: int) -> int | None:
         """The index of the node's line, or None if it is folded away (or not in the tree)."""
-        node, depth, index = self.tree.root, 0, 0      # index: the line of ``node``
-        if node_id == node.id or node_id not in subtree_ids(node):
+        way = self._way_to(node_id)
+        if way is None:
             return None
-        while node.id != node_id:
+        node, depth, index = self.tree.root, 0, 0      # index: the line of ``node``
+        for target in way:
             index += 1    # past ``node``'s own line (the header, for the root)
             for kind, child, _, size in self._entries(node, depth):
-                if kind == _NODE and node_id in _ids(child):
+                if kind == _NODE and child is target:
                     node, depth = child, depth + 1
                     break
                 index += size
             else:
                 return None   # folded into a "… N more" line
         return index
+
+    def _way_to(self, node_id: int) -> list | None:
+        """What the walk from the root passes to reach ``node_id``, the root left out and the
+        node's namespace line put in; None for the root or an id not in the tree."""
+        tree = self.tree
+        if node_id == tree.root.id or node_id not in tree.parents:
+            return None
+        nodes = tree.nodes
+        way = [nodes[i] for i in tree.path_to(node_id)[1:]]
+        if self.groups is not None:
+            way.insert(0, self._group_of[way[0].id])
+        return way
 
     # ------------------------------------------------------------------ building
 
@@ -175,14 +190,35 @@ class TreeRows(Sequence):
 
     def _rows(self, node: NodeSnapshot | NamespaceGroup, depth: int) -> tuple[int, bool]:
         """(rows ``node`` and what is drawn under it take, whether a drawn node shows a lock)."""
-        if node.id not in self.keep and depth > 0 and not isinstance(node, NamespaceGroup):
-            return self._plain_rows(node, depth)
-        rows, locked = 1, bool(node.key and node.ref > 0)
-        for kind, child, _, size in self._entries(node, depth):
-            rows += size
-            if kind == _NODE:
-                locked = locked or self._rows(child, depth + 1)[1]
-        return rows, locked
+        if not self._drawn_whole(node, depth):
+            return self._plain_rows(node, depth)   # type: ignore[arg-type]  # a group is drawn whole
+        memo = self._rows_memo
+        found = memo.get((id(node), depth))
+        if found is not None:
+            return found
+        # children first, with a stack: the way down to a marked node can be thousands deep
+        stack: list = [(node, depth, False)]
+        while stack:
+            at, level, expanded = stack.pop()
+            if (id(at), level) in memo:
+                continue
+            if not expanded:
+                stack.append((at, level, True))
+                stack.extend((c, level + 1, False) for c in self._children(at)
+                             if self._drawn_whole(c, level + 1) and (id(c), level + 1) not in memo)
+                continue
+            rows, locked = 1, bool(at.key and at.ref > 0)
+            for kind, child, _, size in self._entries(at, level):
+                rows += size
+                if kind == _NODE:
+                    locked = locked or self._rows(child, level + 1)[1]   # known by now, or plain
+            memo[(id(at), level)] = (rows, locked)
+        return memo[(id(node), depth)]
+
+    def _drawn_whole(self, node: NodeSnapshot | NamespaceGroup, depth: int) -> bool:
+        """Whether ``node``'s rows depend on the marks (it is on the way to a marked node):
+        else they are the same in every frame sharing it (``_plain_rows``)."""
+        return depth == 0 or node.id in self.keep or isinstance(node, NamespaceGroup)
 
     def _plain_rows(self, node: NodeSnapshot, depth: int) -> tuple[int, bool]:
         """``_rows`` for a subtree with no marked node in it: the same for every frame that
@@ -209,18 +245,17 @@ class TreeRows(Sequence):
         return node.children
 
     def _ancestors_of(self, ids: set) -> set:
-        """The ids on the way from the root down to each of ``ids`` that is in the tree."""
+        """The ids on the way from the root down to each of ``ids`` that is in the tree (and
+        the namespace lines on those ways): each climbs until it meets a way already taken."""
         keep: set = set()
-        root = self.tree.root
-        everything = subtree_ids(root)
+        parents = self.tree.parents
         for node_id in ids:
-            if node_id not in everything:
-                continue
-            node = root
-            keep.add(node.id)
-            while node.id != node_id:
-                node = next(c for c in self._children(node) if node_id in _ids(c))
-                keep.add(node.id)
+            at = node_id if node_id in parents else None
+            while at is not None and at not in keep:
+                keep.add(at)
+                at = parents[at]
+        if self.groups is not None:
+            keep.update(g.id for g in self.groups if any(c.id in keep for c in g.children))
         return keep
 
     def _footer(self, locked: bool) -> list:
@@ -232,7 +267,7 @@ class TreeRows(Sequence):
         lines.extend(view.tier_lines())
         used = set()
         root = self.tree.root
-        ids = subtree_ids(root)
+        ids = self.tree.parents
         for node_id in marks.interesting():
             if node_id in ids and node_id != root.id:
                 used.update(marks.of(_Probe(node_id)))
@@ -259,17 +294,17 @@ class TreeRows(Sequence):
 
     def _find(self, node_id: int):
         """(the node with ``node_id``, its place in a depth-first walk from the root), or None."""
-        node, order = self.tree.root, 0
-        if node_id not in subtree_ids(node):
+        way = self._way_to(node_id)
+        if way is None:
             return None
-        while node.id != node_id:
+        node, order = self.tree.root, 0
+        for target in way:
             order += 1
             for child in self._children(node):
-                ids = _ids(child)
-                if node_id in ids:
-                    node = child
+                if child is target:
                     break
-                order += len(ids)
+                order += _size(child)
+            node = target
         return node, order
 
 
@@ -277,14 +312,13 @@ class NamespaceGroup:
     """One namespace's line under the root: it stands in the walk as a node whose children
     are the root's children in that namespace. Made per view and never memoised by id (the
     memos key on ids of snapshots they keep alive, and a group is not one)."""
-    __slots__ = ("id", "name", "children", "ids", "subtree_tokens")
+    __slots__ = ("id", "name", "children", "subtree_tokens")
     key = ()
     ref = 0
 
     def __init__(self, number: int, name, children: tuple) -> None:
         self.id = -1 - number   # node ids are never negative
         self.name, self.children = name, children
-        self.ids = frozenset((self.id,)).union(*(subtree_ids(c) for c in children))
         self.subtree_tokens = sum(c.subtree_tokens for c in children)
 
 
@@ -309,8 +343,11 @@ def _namespace_groups(tree: TreeSnapshot) -> tuple | None:
     return tuple(NamespaceGroup(i, name, kids) for i, (name, kids) in enumerate(groups))
 
 
-def _ids(node: NodeSnapshot | NamespaceGroup) -> frozenset:
-    return node.ids if isinstance(node, NamespaceGroup) else subtree_ids(node)
+def _size(node: NodeSnapshot | NamespaceGroup) -> int:
+    """Nodes in ``node``'s subtree, itself included (a namespace line counts as one)."""
+    if isinstance(node, NamespaceGroup):
+        return 1 + sum(subtree_size(c) for c in node.children)
+    return subtree_size(node)
 
 
 class _Probe:

@@ -80,8 +80,9 @@ class SideBySide:
         elif _outcome(a.result) != _outcome(b.result):
             return True
         ordered = not self.across_engines   # the engines keep children in another order
-        return (_shape(self.left.frames[a.last_frame].tree, ordered)
-                != _shape(self.right.frames[b.last_frame].tree, ordered))
+        shapes: dict = {}
+        return (_shape(self.left.frames[a.last_frame].tree, shapes, ordered)
+                != _shape(self.right.frames[b.last_frame].tree, shapes, ordered))
 
 
 def compare_ops(ops: Iterable[Op], pool_size: int, device: str = "auto") -> SideBySide:
@@ -149,10 +150,21 @@ def _outcomes_differ(a: dict, b: dict) -> bool:
     return any(a[k] != b[k] for k in shared)
 
 
-def _shape(tree: TreeSnapshot, ordered: bool = True) -> tuple:
-    """The tree without ids or times: edges, slots and reference counts (2024's ``ref``,
-    2026's ``lock_ref``); ``ordered=False`` ignores the order of children."""
-    def walk(node):
-        kids = [walk(c) for c in node.children]
-        return (node.key, tuple(node.value), node.ref, tuple(kids if ordered else sorted(kids)))
-    return walk(tree.root)
+def _shape(tree: TreeSnapshot, shapes: dict, ordered: bool = True) -> int:
+    """The tree without ids or times (edges, slots and reference counts: 2024's ``ref``,
+    2026's ``lock_ref``) as a number: two trees numbered with the same ``shapes`` get the
+    same number exactly when they have the same shape. ``ordered=False`` ignores the order
+    of children. Numbers, not nested tuples: a tuple compared with one nested thousands
+    deep recurses past Python's limit."""
+    done: dict = {}   # id(node) -> its number; children first, with a stack (trees run deep)
+    stack = [(tree.root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node.children)
+            continue
+        kids = [done.pop(id(c)) for c in node.children]
+        shape = (node.key, tuple(node.value), node.ref, tuple(kids if ordered else sorted(kids)))
+        done[id(node)] = shapes.setdefault(shape, len(shapes))
+    return done[id(tree.root)]

@@ -72,5 +72,6 @@ class WatchApp(App):
 def run_watch_app(args, core: WatchCore, watcher=None, records=None) -> int:
     """Run the app until q (or an --exit-after* / --batches condition); the exit code."""
     app = WatchApp(args, core, watcher, records)
-    code = app.run()
-    return EXIT_OK if code is None else code
+    app.run()
+    # Textual's run() returns None after a crash (its traceback printed): the code is here
+    return app.return_code or EXIT_OK
