@@ -33,7 +33,7 @@ class NodeSnapshot:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # @dataclass keeps a method the class body (or this hook) already put on the class
-        super().__init_subclass__(**kwargs)
+        super(NodeSnapshot, cls).__init_subclass__(**kwargs)   # (slots: the class is made twice)
         for name in ("__eq__", "__hash__", "__repr__"):
             setattr(cls, name, getattr(NodeSnapshot, name))
 

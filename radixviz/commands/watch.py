@@ -17,8 +17,9 @@ import zmq
 
 from radixviz.errors import EXIT_OK, UsageError
 from radixviz.files import ReadError, read_bytes
-from radixviz.wire.blocks import DEFAULT_MAX_BLOCKS, block_json
-from radixviz.wire.core import WatchCore
+from radixviz.wire.blocks import DEFAULT_MAX_BLOCKS, DEFAULT_MAX_TOKENS, block_json
+from radixviz.wire.core import DEFAULT_MAX_RANKS, WatchCore
+from radixviz.wire.live import DEFAULT_HISTORY_MB
 from radixviz.wire.messages import DEFAULT_MAX_FRAME
 from radixviz.wire.playback import core_for, play
 from radixviz.wire.recording import Recorder, RecordingError, read_records
@@ -67,6 +68,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help=f"skip payloads larger than this unread (default {DEFAULT_MAX_FRAME // 2 ** 20})")
     p.add_argument("--max-blocks", type=int, default=DEFAULT_MAX_BLOCKS, metavar="N",
                    help=f"blocks kept per rank; past it new ones are only counted (default {DEFAULT_MAX_BLOCKS:,})")
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
+                   help=f"tokens kept, every rank together; past it new blocks are only counted "
+                        f"(default {DEFAULT_MAX_TOKENS:,})")
+    p.add_argument("--max-ranks", type=int, default=DEFAULT_MAX_RANKS, metavar="N",
+                   help=f"DP ranks given a tree; batches of further ranks are only counted "
+                        f"(default {DEFAULT_MAX_RANKS})")
+    p.add_argument("--history-mb", type=float, default=DEFAULT_HISTORY_MB, metavar="MB",
+                   help=f"the app: memory the batches kept to step back through may take "
+                        f"(default {DEFAULT_HISTORY_MB}); past it the oldest are dropped")
     p.add_argument("--tokenizer", metavar="FILE",
                    help="a tokenizer.json (Hugging Face tokenizers) to show the blocks' text in the app")
     p.set_defaults(func=watch)
@@ -89,6 +99,10 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError("--batches must be 1 or more")
     if not (0 < args.max_frame_mb <= 256) or args.max_blocks < 1:
         raise UsageError("--max-frame-mb must be above 0 and at most 256, --max-blocks 1 or more")
+    if args.max_tokens < 1 or args.max_ranks < 1:
+        raise UsageError("--max-tokens and --max-ranks must be 1 or more")
+    if not 0 < args.history_mb <= 1_000_000:
+        raise UsageError("--history-mb must be above 0 (and at most 1,000,000)")
 
 
 def watch(args: argparse.Namespace) -> int:
@@ -108,17 +122,21 @@ def watch_in_app(args: argparse.Namespace, max_frame: int) -> int:
     token_decoder(args.tokenizer)   # a bad tokenizer file: one line before the screen opens
     if args.file is not None:
         records = load_recording(args.file)
-        return run_watch_app(args, core_for(records, max_frame, args.max_blocks), records=records)
-    core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
-                     max_blocks=args.max_blocks)
+        return run_watch_app(args, core_for(records, max_frame, **limits(args)), records=records)
+    core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame, **limits(args))
     record_file = open_record(args)
     watcher = open_watcher(args, core, Recorder(record_file) if record_file else None)
     try:
         return run_watch_app(args, core, watcher=watcher)
     finally:
-        watcher.close()
+        watcher.close()   # the app's reader closes it; a reader still busy keeps it to the end
         if record_file is not None:
             record_file.close()
+
+
+def limits(args: argparse.Namespace) -> dict:
+    """The core's limits from the command line."""
+    return dict(max_blocks=args.max_blocks, max_tokens=args.max_tokens, max_ranks=args.max_ranks)
 
 
 def open_record(args: argparse.Namespace):
@@ -148,7 +166,7 @@ def open_watcher(args: argparse.Namespace, core, recorder=None) -> Watcher:
 
 def play_file(args: argparse.Namespace, out, max_frame: int) -> int:
     records = load_recording(args.file)
-    core = core_for(records, max_frame, args.max_blocks)
+    core = core_for(records, max_frame, **limits(args))
     out.attach(core)
     for _applied in play(core, records, speed=args.speed or 0.0):
         out.flush_log(core)
@@ -159,8 +177,7 @@ def play_file(args: argparse.Namespace, out, max_frame: int) -> int:
 
 
 def listen(args: argparse.Namespace, out, max_frame: int) -> int:
-    core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
-                     max_blocks=args.max_blocks)
+    core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame, **limits(args))
     out.attach(core)
     record_file = open_record(args)
     watcher = open_watcher(args, core, Recorder(record_file) if record_file else None)

@@ -10,15 +10,18 @@ block past ``max_blocks`` are counted in ``Problems``, never raised.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from .messages import AllBlocksCleared, BlockRemoved, BlockStored, EventBatch
 
 DEFAULT_MAX_BLOCKS = 2_000_000   # blocks held per rank before new ones are counted, not kept
+DEFAULT_MAX_TOKENS = 16_000_000  # tokens held per rank: a block past it is counted, not kept
 
 
 @dataclass(slots=True)
 class Block:
+    """A page as the stream stored it. Never changed once held (a second copy replaces it
+    with one whose ``copies`` is 2), so the history and the view's tree can share it."""
     hash: int
     parent: int | None
     token_ids: tuple
@@ -34,28 +37,52 @@ class Problems:
     bad_frames: int = 0          # frames that did not decode (the batch is skipped)
     unknown_removals: int = 0    # BlockRemoved of a block not held
     missing_parents: int = 0     # BlockStored whose parent was not held when it arrived
-    over_capacity: int = 0       # blocks not kept: the rank held max_blocks already
+    over_capacity: int = 0       # blocks not kept: the rank held max_blocks (or max_tokens) already
     gaps: int = 0                # times a sequence number was skipped
     recovered: int = 0           # batches a replay filled in
     unfilled: int = 0            # batches lost for good (replay had not got them, or no replay)
     duplicates: int = 0          # batches seen twice (kept once)
     restarts: int = 0            # the publisher began again at sequence 0
+    implausible: int = 0         # sequence numbers past what the stream could have sent (ignored)
+    ranks_refused: int = 0       # batches from a DP rank past --max-ranks (not applied)
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass
+class Budget:
+    """Tokens the trees sharing it may hold together (a watcher's ranks share one)."""
+    limit: int = DEFAULT_MAX_TOKENS
+    held: int = 0
+
+
+# One change to a tree: (key, the block before or None, the block after or None). A batch's
+# changes, applied in order, turn the tree before it into the tree after; undone in reverse
+# order, back. The watch app keeps these for its history, not whole trees.
+Change = tuple
+
+
+@dataclass
 class BlockTree:
-    """One rank's blocks; ``apply`` takes a batch in sequence order."""
+    """One rank's blocks; ``apply`` takes a batch in sequence order. Every change goes
+    through ``_put``, which keeps the indexes (children by parent, media, counts) and, when
+    ``changes`` is a list, appends the change to it for whoever reads them."""
     problems: Problems = field(default_factory=Problems)
     max_blocks: int = DEFAULT_MAX_BLOCKS
+    budget: Budget = field(default_factory=Budget)
     blocks: dict = field(default_factory=dict)     # (medium, hash) -> Block
     tiers: dict = field(default_factory=dict)      # hash -> how many media hold it
+    kids: dict = field(default_factory=dict)       # (medium, parent hash) -> {hash: None}, in order
+    loose: set = field(default_factory=set)        # keys of ``kids`` whose parent is not held there
+    counts: dict = field(default_factory=dict)     # medium -> [blocks, tokens] held there
     seen_media: set = field(default_factory=set)
+    tokens: int = 0                                # tokens held, every medium
+    unprintable: int = 0                           # held blocks with a token that is not printable ASCII
     stored_total: int = 0
     removed_total: int = 0
     last_seq: int | None = None
+    changes: list | None = None                    # appended to by _put when a list
 
     def apply(self, batch: EventBatch, seq: int | None = None) -> list[str]:
         """Apply every event of ``batch``; return one line for each kind of problem it met
@@ -70,7 +97,7 @@ class BlockTree:
                 self.clear()
         self.last_seq = seq
         return [_PROBLEM_LINES[kind].format(n=n, first=first, s="" if n == 1 else "s",
-                                            limit=self.max_blocks)
+                                            limit=self.max_blocks, tokens=self.budget.limit)
                 for kind, (n, first) in met.items()]
 
     def _stored(self, event: BlockStored, met: dict) -> None:
@@ -85,14 +112,15 @@ class BlockTree:
             self.stored_total += 1
             held = self.blocks.get(key)
             if held is not None:
-                held.copies += 1
+                self._put(key, replace(held, copies=held.copies + 1))
             elif len(self.blocks) >= self.max_blocks:
                 self.problems.over_capacity += 1
                 _met(met, "full", block_hash)
+            elif self.budget.held + len(tokens) > self.budget.limit:
+                self.problems.over_capacity += 1
+                _met(met, "tokens", block_hash)
             else:
-                self.blocks[key] = Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id)
-                self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
-                self.seen_media.add(event.medium)
+                self._put(key, Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id))
             parent = block_hash
 
     def _removed(self, event: BlockRemoved, met: dict) -> None:
@@ -104,12 +132,59 @@ class BlockTree:
                 _met(met, "removed", block_hash)
                 continue
             block = self.blocks[key]
-            block.copies -= 1
-            if block.copies <= 0:
-                del self.blocks[key]
-                left = self.tiers.pop(block_hash) - 1
-                if left:
-                    self.tiers[block_hash] = left
+            self._put(key, replace(block, copies=block.copies - 1) if block.copies > 1 else None)
+
+    def _put(self, key: tuple, block: Block | None) -> None:
+        """Hold ``block`` under ``key`` (None: hold nothing there), indexes and counts kept."""
+        old = self.blocks.get(key)
+        if old is block:
+            return
+        if self.changes is not None:
+            self.changes.append((key, old, block))
+        medium, block_hash = key
+        if old is not None:
+            del self.blocks[key]
+            left = self.tiers.pop(block_hash) - 1
+            if left:
+                self.tiers[block_hash] = left
+            siblings = self.kids[(medium, old.parent)]
+            del siblings[block_hash]
+            if not siblings:
+                del self.kids[(medium, old.parent)]
+                self.loose.discard((medium, old.parent))
+            if key in self.kids:
+                self.loose.add(key)      # its children lost their parent
+            self._count(medium, old, -1)
+        if block is not None:
+            self.blocks[key] = block
+            self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
+            under = (medium, block.parent)
+            if under not in self.kids:
+                self.kids[under] = {}
+                if under not in self.blocks:
+                    self.loose.add(under)
+            self.kids[under][block_hash] = None
+            self.loose.discard(key)
+            self.seen_media.add(medium)
+            self._count(medium, block, 1)
+
+    def _count(self, medium: str | None, block: Block, sign: int) -> None:
+        count = self.counts.setdefault(medium, [0, 0])
+        count[0] += sign
+        count[1] += sign * len(block.token_ids)
+        self.tokens += sign * len(block.token_ids)
+        self.budget.held += sign * len(block.token_ids)
+        if not _printable(block.token_ids):
+            self.unprintable += sign
+
+    def replay(self, changes: list, undo: bool = False) -> None:
+        """Make the changes of some batch to this tree (``undo``: take them back)."""
+        if undo:
+            for key, before, _after in reversed(changes):
+                self._put(key, before)
+        else:
+            for key, _before, after in changes:
+                self._put(key, after)
 
     def _find(self, medium: str | None, block_hash: int):
         if (medium, block_hash) in self.blocks:
@@ -122,12 +197,24 @@ class BlockTree:
         """Whether any medium holds the block."""
         return block_hash in self.tiers
 
+    def children(self, medium: str | None, block_hash: int | None) -> dict:
+        """The hashes of the blocks held on ``medium`` under ``block_hash``, in the order stored."""
+        return self.kids.get((medium, block_hash), _NONE)
+
     def media(self) -> list:
         return sorted(self.seen_media, key=lambda m: m or "")
 
     def clear(self) -> None:
-        self.blocks.clear()
-        self.tiers.clear()
+        for key in list(self.blocks):
+            self._put(key, None)
+
+    def copy(self) -> BlockTree:
+        """Another tree holding the same blocks (shared: a block is never changed in place)."""
+        # the copy is a view of this tree: it counts against no limit
+        return BlockTree(self.problems, self.max_blocks, Budget(2 ** 62, self.tokens), dict(self.blocks),
+                         dict(self.tiers), {k: dict(v) for k, v in self.kids.items()}, set(self.loose),
+                         {m: list(c) for m, c in self.counts.items()}, set(self.seen_media), self.tokens,
+                         self.unprintable, self.stored_total, self.removed_total, self.last_seq)
 
     def sorted_blocks(self) -> list[Block]:
         return [self.blocks[k] for k in sorted(self.blocks, key=lambda k: (k[0] or "", k[1]))]
@@ -138,17 +225,21 @@ class BlockTree:
 
     def tier_figures(self) -> dict:
         """medium -> (blocks, tokens) held."""
-        out: dict = {}
-        for (medium, _), block in self.blocks.items():
-            count, tokens = out.get(medium, (0, 0))
-            out[medium] = (count + 1, tokens + len(block.token_ids))
-        return out
+        return {medium: (n, tokens) for medium, (n, tokens) in self.counts.items() if n}
+
+
+_NONE: dict = {}
+
+
+def _printable(token_ids: tuple) -> bool:
+    return all(32 <= t < 127 for t in token_ids) if token_ids else True
 
 
 _PROBLEM_LINES = {
     "parent": "{n:,} block{s} stored under a parent not held (first parent {first:#x})",
     "removed": "{n:,} BlockRemoved of block{s} not held (first {first:#x})",
-    "full": "{n:,} block{s} not kept: {limit:,} held already (first {first:#x})",
+    "full": "{n:,} block{s} not kept: {limit:,} held already (first {first:#x}; --max-blocks raises it)",
+    "tokens": "{n:,} block{s} not kept: {tokens:,} tokens held already (first {first:#x}; --max-tokens raises it)",
 }
 
 

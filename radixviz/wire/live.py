@@ -1,15 +1,31 @@
-"""What the watch app shows, kept as the stream goes: one snapshot per applied batch (the
-newest ``keep``), and the live figures. No UI here; the app reads ``Moment``s."""
+"""What the watch app shows, kept as the stream goes. No UI here; the app reads ``Moment``s.
+
+Two threads meet here. The feeder (sockets or a recording) applies batches to the core's
+trees and, for each, puts the changes it made in ``inbox`` (``arrived``). The app's thread
+``take``s them: each is applied to its own copy of that rank's tree (so drawing never reads
+a tree the feeder is changing) and kept in the history. The history keeps each batch's
+changes, not a tree per batch, within ``history_mb``: stepping back takes the changes back
+on a copy of the tree, one batch a key. A snapshot is made when one is shown, again only
+where the tree changed (tree_snapshot.TreeBuilder).
+"""
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .core import Applied, WatchCore
-from .tree_snapshot import Decode, block_snapshot, largest_subtrees, shared_prefixes
+from .blocks import BlockTree
+from .tree_snapshot import Decode, TreeBuilder, largest_subtrees, shared_prefixes
 
-KEEP = 1000   # batches one can step back through
+if TYPE_CHECKING:
+    from .core import Applied, WatchCore
+
+DEFAULT_HISTORY_MB = 200   # the changes kept to step back through (--history-mb)
+ENTRY_BYTES = 200          # an entry's own objects
+CHANGE_BYTES = 120         # a change's tuple and key
+QUIET_S = 3.0              # past this with nothing from the publisher, the figures say so
 
 
 class NoMarks:
@@ -29,22 +45,206 @@ class Moment:
     marks: object = NO_MARKS   # the tree pane reads ``frame.marks``
 
 
+@dataclass
+class Entry:
+    """One applied batch as the history keeps it: the changes it made to its rank's tree."""
+    number: int             # its place in the history, counted from the first batch
+    seq: int
+    rank: int
+    events: int
+    changes: list
+    seed: BlockTree | None  # the rank's tree after it, for the first batch of a rank
+    size: int = 0
+
+
+@dataclass
+class _Cursor:
+    """The app shows an earlier batch: the rank's tree as it was right after entry ``at``."""
+    rank: int
+    at: int
+    tree: BlockTree
+    builder: TreeBuilder
+
+
 class LiveView:
-    def __init__(self, core: WatchCore, decode: Decode | None = None, keep: int = KEEP,
+    def __init__(self, core: WatchCore, decode: Decode | None = None, history_mb: float = DEFAULT_HISTORY_MB,
                  clock=time.monotonic) -> None:
         self.core, self.decode, self.clock = core, decode, clock
-        self.moments: deque = deque(maxlen=keep)
+        self.budget = int(history_mb * 2 ** 20)
+        self.inbox: deque = deque()          # Entry, appended by the feeder's thread
+        self.history: deque = deque()        # Entry, oldest first
+        self.history_bytes = 0
+        self.dropped = 0                     # entries dropped from the history's front
+        self.kept: dict[int, int] = {}       # rank -> entries of that rank in the history
+        self.trees: dict[int, BlockTree] = {}
+        self.builders: dict[int, TreeBuilder] = {}
+        self.cursor: _Cursor | None = None
+        self.rank: int | None = None         # the rank shown; None: the newest batch's
         self.rates: deque = deque(maxlen=64)     # (time, stored total, removed total)
-        core.listeners.append(self.on_applied)
+        self.last_arrival: float | None = None   # when the feeder last read a message (its clock)
+        self._numbers = 0
+        self._seeded: set = set()            # ranks whose first batch went out (feeder's side)
+        self._shown: tuple | None = None     # (what it showed, the Moment) of the last ``moment()``
+        core.record_changes = True
+        core.listeners.append(self.arrived)
 
-    def on_applied(self, item: Applied) -> None:
+    # ------------------------------------------------------------------ the feeder's thread
+
+    def arrived(self, item: Applied) -> None:
+        """A batch was applied to the core (on the feeder's thread): pass its changes on."""
         tree = self.core.tree(item.rank)
-        snapshot = block_snapshot(tree, self.decode)
-        self.moments.append(Moment(item.seq, item.rank, snapshot, self.figures(item, snapshot)))
+        changes = tree.changes if tree.changes is not None else []
+        tree.changes = []
+        seed = None
+        if item.rank not in self._seeded:   # the first batch of a rank brings its whole tree
+            self._seeded.add(item.rank)
+            seed = tree.copy()
+        self._numbers += 1
+        self.inbox.append(Entry(self._numbers, item.seq, item.rank, len(item.message.batch.events), changes, seed))
+
+    # ------------------------------------------------------------------ the app's thread
+
+    def take(self, budget_s: float = 0.03) -> int:
+        """Apply what arrived to the app's trees and history, for about ``budget_s`` at most
+        (at least one batch); how many were taken."""
+        start, taken = self.clock(), 0
+        while self.inbox and (taken == 0 or self.clock() - start < budget_s):
+            entry = self.inbox.popleft()
+            if entry.seed is not None:
+                self.trees[entry.rank] = entry.seed
+                self.builders[entry.rank] = TreeBuilder(entry.seed, self.decode)
+                entry.seed = None
+            else:
+                self.trees[entry.rank].replay(entry.changes)
+                self.builders[entry.rank].changed(entry.changes)
+            self._keep(entry)
+            taken += 1
+        return taken
+
+    def _keep(self, entry: Entry) -> None:
+        entry.size = ENTRY_BYTES + sum(CHANGE_BYTES + _removed_bytes(before, after)
+                                       for _key, before, after in entry.changes)
+        self.history.append(entry)
+        self.history_bytes += entry.size
+        self.kept[entry.rank] = self.kept.get(entry.rank, 0) + 1
+        while self.history_bytes > self.budget and len(self.history) > 1:
+            old = self.history.popleft()
+            self.history_bytes -= old.size
+            self.kept[old.rank] -= 1
+            self.dropped += 1
+
+    @property
+    def newest(self) -> Entry | None:
+        return self.history[-1] if self.history else None
+
+    def shown_rank(self) -> int | None:
+        if self.cursor is not None:
+            return self.cursor.rank
+        if self.rank is not None and self.rank in self.trees:
+            return self.rank
+        newest = self.newest
+        return newest.rank if newest is not None else None
+
+    def _entry(self, number: int) -> Entry | None:
+        first = self.history[0].number if self.history else 0
+        index = number - first
+        return self.history[index] if 0 <= index < len(self.history) else None
+
+    def _rank_entries(self, rank: int, newest_first: bool = True):
+        items = reversed(self.history) if newest_first else iter(self.history)
+        return (e for e in items if e.rank == rank)
+
+    # ------------------------------------------------------------------ stepping
+
+    def back(self) -> bool:
+        """Show the batch before the one shown (of the same rank); False at the oldest kept."""
+        rank = self.shown_rank()
+        if rank is None:
+            return False
+        cursor = self.cursor
+        if cursor is None:
+            newest = next(self._rank_entries(rank), None)
+            if newest is None:
+                return False
+            tree = self.trees[rank].copy()
+            cursor = _Cursor(rank, newest.number, tree, self.builders[rank].copy(tree))
+        entry = self._entry(cursor.at)
+        before = next((e for e in self._rank_entries(rank) if e.number < cursor.at), None)
+        if entry is None or before is None:
+            return False
+        cursor.tree.replay(entry.changes, undo=True)
+        cursor.builder.changed(entry.changes)
+        cursor.at = before.number
+        self.cursor = cursor
+        return True
+
+    def forward(self) -> bool:
+        """Show the batch after the one shown; back to following the stream after the newest."""
+        cursor = self.cursor
+        if cursor is None:
+            return False
+        after = next((e for e in self._rank_entries(cursor.rank, newest_first=False) if e.number > cursor.at), None)
+        if after is None or after is next(self._rank_entries(cursor.rank), None):
+            self.cursor = None
+            return True
+        cursor.tree.replay(after.changes)
+        cursor.builder.changed(after.changes)
+        cursor.at = after.number
+        return True
+
+    def follow(self) -> None:
+        self.cursor = None
+
+    def next_rank(self) -> None:
+        ranks = sorted(self.trees)
+        if ranks:
+            at = self.shown_rank()
+            nxt = ranks[(ranks.index(at) + 1) % len(ranks)] if at in ranks else ranks[0]
+            self.rank = None if len(ranks) == 1 else nxt
+        self.cursor = None
+
+    def place(self) -> tuple[int, int]:
+        """(the shown batch's place among its rank's kept batches, from 1; how many are kept)."""
+        rank = self.shown_rank()
+        count = self.kept.get(rank, 0) if rank is not None else 0
+        if self.cursor is None:
+            return count, count
+        later = sum(1 for e in self._rank_entries(self.cursor.rank) if e.number > self.cursor.at)
+        return count - later, count
+
+    # ------------------------------------------------------------------ what is shown
+
+    def moment(self, arrived_at: float | None = None) -> Moment | None:
+        """The batch shown, its tree and figures; None before the first batch."""
+        rank = self.shown_rank()
+        if rank is None:
+            return None
+        cursor = self.cursor
+        if cursor is not None:
+            tree, builder, number = cursor.tree, cursor.builder, cursor.at
+        else:
+            tree, builder = self.trees[rank], self.builders[rank]
+            newest = next(self._rank_entries(rank), None)
+            number = newest.number if newest is not None else 0
+        entry = self._entry(number)
+        seq = entry.seq if entry is not None else (tree.last_seq or 0)
+        key = (rank, number, cursor is not None, self.core.batches, self.quiet_for(arrived_at) // 1)
+        if self._shown is not None and self._shown[0] == key:
+            return self._shown[1]
+        snapshot = builder.snapshot()
+        moment = Moment(seq, rank, snapshot, self.figures(seq, rank, tree, snapshot, arrived_at))
+        self._shown = (key, moment)
+        return moment
+
+    def quiet_for(self, arrived_at: float | None) -> float:
+        """Seconds since the publisher last sent anything (0 while it sends, or before it did)."""
+        if arrived_at is None:
+            return 0.0
+        return max(0.0, self.clock() - arrived_at)
 
     def per_second(self) -> tuple[float, float]:
-        stored = sum(t.stored_total for t in self.core.trees.values())
-        removed = sum(t.removed_total for t in self.core.trees.values())
+        stored = sum(t.stored_total for t in list(self.core.trees.values()))
+        removed = sum(t.removed_total for t in list(self.core.trees.values()))
         now = self.clock()
         self.rates.append((now, stored, removed))
         while len(self.rates) > 2 and now - self.rates[0][0] > 5:
@@ -53,11 +253,14 @@ class LiveView:
         span = now - t0
         return ((stored - s0) / span, (removed - r0) / span) if span > 0 else (0.0, 0.0)
 
-    def figures(self, item: Applied, snapshot) -> tuple:
-        tree, problems = self.core.tree(item.rank), self.core.problems
+    def figures(self, seq: int, rank: int, tree: BlockTree, snapshot, arrived_at: float | None) -> tuple:
+        problems = self.core.problems
         stored_s, removed_s = self.per_second()
-        lines = [f"seq {item.seq} · rank {item.rank} of {sorted(self.core.trees)}",
+        lines = [f"seq {seq} · rank {rank} of {sorted(self.trees)}",
                  f"{self.core.batches:,} batches · {stored_s:,.1f} stored/s · {removed_s:,.1f} removed/s"]
+        quiet = self.quiet_for(arrived_at)
+        if quiet >= QUIET_S:
+            lines.append(f"nothing from the publisher for {quiet:,.0f} s")
         for medium, (blocks, tokens) in sorted(tree.tier_figures().items(), key=lambda x: x[0] or ""):
             lines.append(f"{medium or 'no medium'}: {blocks:,} blocks, {tokens:,} tokens")
         if not tree.blocks:
@@ -69,4 +272,13 @@ class LiveView:
         troubles = {k: v for k, v in problems.as_dict().items() if v}
         lines.append("problems: " + (", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in troubles.items())
                                      or "none"))
+        if self.dropped:
+            lines.append(f"history: the oldest {self.dropped:,} batches dropped (--history-mb)")
         return tuple(lines)
+
+
+def _removed_bytes(before, after) -> int:
+    """What keeping a change costs beyond its tuple: a block only the history still holds."""
+    if before is None or after is not None:
+        return 0
+    return sys.getsizeof(before) + sys.getsizeof(before.token_ids) + 8 * len(before.token_ids)

@@ -15,11 +15,12 @@ from .recording import Record
 
 
 def core_for(records: list[Record], max_frame: int = DEFAULT_MAX_FRAME,
-             max_blocks: int = DEFAULT_MAX_BLOCKS) -> WatchCore:
-    """A core with as many streams as the recording has, with replay when it used one."""
+             max_blocks: int = DEFAULT_MAX_BLOCKS, **limits: int) -> WatchCore:
+    """A core with as many streams as the recording has, with replay when it used one
+    (``limits``: WatchCore's max_tokens and max_ranks)."""
     ranks = 1 + max((r.stream for r in records), default=0)
     replay = any(r.channel != "pub" for r in records)
-    return WatchCore(ranks, replay=replay, max_frame=max_frame, max_blocks=max_blocks)
+    return WatchCore(ranks, replay=replay, max_frame=max_frame, max_blocks=max_blocks, **limits)
 
 
 def feed(core: WatchCore, record: Record) -> list[Applied]:

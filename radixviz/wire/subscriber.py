@@ -8,9 +8,11 @@ SGLang's rank R publishes there. Replay requests go out from a DEALER as ``[b"",
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import zmq
+import zmq.utils.monitor
 
 from .core import Applied, ReplayRequest, WatchCore
 from .messages import encode_seq
@@ -19,6 +21,9 @@ from .recording import Recorder
 
 REPLAY_TIMEOUT_S = 5.0   # a replay that has not ended by then is given up (what came is kept)
 HARD_MAX_MSG = 256 * 2 ** 20   # ZeroMQ drops the connection of a peer sending a bigger message
+REPLAY_HWM = 256               # replies queued unread: a 15 MB reply each is the most it holds
+# what the monitor of a socket reports: a drop is said, a publisher's (re)joining subscribed
+MONITORED = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
 
 
 class Watcher:
@@ -35,6 +40,10 @@ class Watcher:
         self.sockets: dict = {}            # socket -> (stream, "pub" | "replay" | "joined")
         self.monitors: list = []
         self.topic = topic.encode("utf-8")
+        self.received = 0                  # messages read, good or bad, on every socket
+        self.last_received_at: float | None = None
+        self.dropped = 0                   # connections ZeroMQ dropped
+        self.reader: threading.Thread | None = None   # the thread that reads (and closes) it, if not ours
         try:
             for rank in range(ranks):
                 where = offset_endpoint(endpoint, rank)
@@ -43,11 +52,13 @@ class Watcher:
                 else:
                     sub = self._socket(zmq.SUB)
                     sub.setsockopt(zmq.SUBSCRIBE, self.topic)
+                    self._monitor(sub, rank)
                     sub.connect(where)
                 self._watch(sub, rank, "pub")
                 self.subs.append(sub)
                 if replay is not None:
                     dealer = self._socket(zmq.DEALER)
+                    dealer.setsockopt(zmq.RCVHWM, REPLAY_HWM)
                     dealer.connect(offset_endpoint(replay, rank))
                     self._watch(dealer, rank, "replay")
                     self.dealers.append(dealer)
@@ -69,10 +80,15 @@ class Watcher:
         # subscription itself: once more each time a publisher's handshake completes.
         sub = self._socket(zmq.XSUB)
         sub.bind(where)
-        monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
-        self.monitors.append(monitor)
-        self._watch(monitor, rank, "joined")
+        self._monitor(sub, rank, subscribe=True)
         return sub
+
+    def _monitor(self, sock, rank: int, subscribe: bool = False) -> None:
+        # ZeroMQ drops a connection without a word when a message is over MAXMSGSIZE (and
+        # the batches behind it with it): its monitor is the only one to tell
+        monitor = sock.get_monitor_socket(MONITORED)
+        self.monitors.append(monitor)
+        self._watch(monitor, rank, "joined" if subscribe else "monitor")
 
     def _watch(self, sock, stream: int, channel: str) -> None:
         self.poller.register(sock, zmq.POLLIN)
@@ -89,9 +105,8 @@ class Watcher:
             ready = self.poller.poll(int(wait * 1000))
             for sock, _ in ready:
                 stream, channel = self.sockets[sock]
-                if channel == "joined":
-                    sock.recv_multipart()
-                    self.subs[stream].send(b"\x01" + self.topic)   # subscribe the new publisher
+                if channel in ("joined", "monitor"):
+                    self._event(stream, channel, sock.recv_multipart())
                     continue
                 # NOBLOCK: poll said one is there; a burst is read up to what arrived
                 for _ in range(1000):
@@ -103,7 +118,19 @@ class Watcher:
             if applied or time.monotonic() >= deadline:
                 return applied
 
+    def _event(self, stream: int, channel: str, frames: list) -> None:
+        event = zmq.utils.monitor.parse_monitor_message(frames)["event"] if len(frames) == 2 else None
+        if event == zmq.EVENT_DISCONNECTED:
+            self.dropped += 1
+            self.core.note(f"stream {stream}: the connection to the publisher dropped: ZeroMQ drops it when "
+                           f"a message is over {HARD_MAX_MSG // 2 ** 20} MiB (the most a watcher reads) or "
+                           "the publisher stops; what was in flight is lost, and the next batch shows the gap")
+        elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and channel == "joined":
+            self.subs[stream].send(b"\x01" + self.topic)   # subscribe the new publisher
+
     def _feed(self, stream: int, channel: str, frames: list) -> list[Applied]:
+        self.received += 1
+        self.last_received_at = time.monotonic()
         if self.recorder is not None:
             self.recorder.write(stream, channel, frames)
         take = self.core.live if channel == "pub" else self.core.replayed
@@ -127,6 +154,9 @@ class Watcher:
             self.dealers[request.stream].send_multipart([b"", encode_seq(request.start)])
 
     def close(self) -> None:
-        for sock in self.monitors + self.subs + self.dealers:
+        """Close the sockets (again: nothing); not while another thread reads them."""
+        if self.reader is not None and self.reader.is_alive() and self.reader is not threading.current_thread():
+            return
+        for sock, _ in list(self.sockets.items()) + [(m, None) for m in self.monitors]:
             sock.close(linger=0)
-        self.subs, self.dealers, self.monitors = [], [], []
+        self.subs, self.dealers, self.monitors, self.sockets = [], [], [], {}

@@ -6,26 +6,180 @@ medium, under a LoRA id, or whose parent never arrived hang under a label node o
 own ("[CPU_PINNED]", "[lora 3]", "[? parent not held]"), whose key is the label's characters.
 A token shows as its character when every token held is printable ASCII (radixviz's own
 engines send code points), as its tokenizer piece when a tokenizer is given, else as its id.
+
+``TreeBuilder`` keeps the node it made for each edge and, told which blocks a batch
+changed, makes again only the edges on their way to the root: a batch costs what it
+changed, and the snapshot shares every other subtree with the one before it (the views
+then redraw only what changed). Walks use lists, not recursion: a conversation that
+branches at every turn is a tree thousands of levels deep.
 """
 from __future__ import annotations
 
-from itertools import count
+from itertools import chain
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
-from .blocks import Block, BlockTree
+from .blocks import BlockTree
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .blocks import Block
+
 Decode = Callable[[int], str]
+UNKNOWN_PARENT = "[? parent not held]"
 
 
 class StreamTreeSnapshot(TreeSnapshot):
     """A tree rebuilt from a server's KV events: no radixviz engine made it, so its views
     say where it came from (render/views/stream.py), not an engine's settings."""
+
+
+class TreeBuilder:
+    """The snapshot of one BlockTree, made again only where the tree changed."""
+
+    def __init__(self, tree: BlockTree, decode: Decode | None = None) -> None:
+        self.tree, self.decode = tree, decode
+        self.made: dict = {}      # head block's key -> (tokens above it, its edge's node)
+        self.dirty: set = set()   # keys whose edge must be made again, and every key above them
+        self.ids: dict = {}       # head block's key (or a label) -> its node's id, kept while held
+        self.next_id = 1
+        self.pieces: dict = {}    # key -> the block's tokens as a tokenizer draws them
+        self.mode: Decode | None = None
+
+    def copy(self, tree: BlockTree) -> TreeBuilder:
+        """A builder for ``tree``, a copy of this one's tree: what this one made is reused."""
+        twin = TreeBuilder(tree, self.decode)
+        twin.made, twin.dirty, twin.ids = dict(self.made), set(self.dirty), dict(self.ids)
+        twin.next_id, twin.pieces, twin.mode = self.next_id, dict(self.pieces), self.mode
+        return twin
+
+    def changed(self, changes: Iterable) -> None:
+        """Note the changes made to the tree (``BlockTree`` changes, either way round)."""
+        blocks = self.tree.blocks
+        for key, before, after in changes:
+            if key not in blocks:
+                self.ids.pop(key, None)
+                self.pieces.pop(key, None)
+                self.made.pop(key, None)
+            self._climb(key)
+            for block in (before, after):
+                if block is not None and block.parent is not None:
+                    self._climb((key[0], block.parent))
+
+    def _climb(self, key: tuple) -> None:
+        # an edge holding a changed block, and every edge above it, is made again; a key
+        # already dirty has every key above it dirty too, so the climb stops there
+        blocks, dirty, made = self.tree.blocks, self.dirty, self.made
+        while key in blocks and key not in dirty:
+            dirty.add(key)
+            made.pop(key, None)
+            key = (key[0], blocks[key].parent)
+
+    def snapshot(self) -> StreamTreeSnapshot:
+        tree = self.tree
+        mode = self.decode or (chr if tree.unprintable == 0 else None)
+        if mode is not self.mode:   # every token is drawn another way now
+            self.made.clear()
+            self.pieces.clear()
+            self.mode = mode
+        top, groups = self._top_level()
+        made = [self._edge(key, 0) for key in _by_tokens(tree, top)]
+        for name in sorted(groups):
+            heads = [self._edge(key, 0) for key in _by_tokens(tree, groups[name])]
+            made.append(NodeSnapshot(self._id(name), tuple(name), tuple(range(len(name))), 0, 0, tuple(heads),
+                                     len(name) + sum(h.subtree_tokens for h in heads)))
+        self.dirty.clear()
+        root = NodeSnapshot(0, (), (), 1, 0, tuple(made), sum(c.subtree_tokens for c in made))
+        return StreamTreeSnapshot(root, evictable_size=root.subtree_tokens, clock=tree.last_seq or 0)
+
+    def _top_level(self) -> tuple[list, dict]:
+        """The keys of the blocks under the root, and those under each label node."""
+        tree = self.tree
+        media = tree.media()
+        main = "GPU" if "GPU" in media else (media[0] if media else None)
+        top: list = []
+        groups: dict = {}
+        for medium, parent in tree.loose:
+            for block_hash in tree.children(medium, parent):
+                key = (medium, block_hash)
+                block = tree.blocks[key]
+                if parent is not None and not tree.holds(parent):
+                    name = UNKNOWN_PARENT
+                elif parent is not None:
+                    name = f"[{medium} under another tier]"
+                elif block.lora_id is not None:
+                    name = f"[lora {block.lora_id}]"
+                elif medium != main:
+                    name = f"[{medium or 'no medium'}]"
+                else:
+                    top.append(key)
+                    continue
+                groups.setdefault(name, []).append(key)
+        return top, groups
+
+    def _edge(self, head: tuple, depth: int) -> NodeSnapshot:
+        """The node of the edge starting at block ``head``, ``depth`` tokens below the root
+        (its value: the edge's token positions, as no slots travel on the wire)."""
+        found = self.made.get(head)
+        if found is not None and found[0] == depth:
+            return found[1]
+        tree, made = self.tree, self.made
+        stack: list = [(head, depth, None)]
+        while stack:
+            key, at, parts = stack.pop()
+            if parts is None:
+                hit = made.get(key)
+                if hit is not None and hit[0] == at:
+                    continue
+                run = self._run(key)
+                length = sum(len(tree.blocks[k].token_ids) for k in run)
+                last = run[-1]
+                heads = _by_tokens(tree, [(last[0], h) for h in tree.children(*last)])
+                stack.append((key, at, (run, heads)))
+                stack.extend((h, at + length, None) for h in heads)
+                continue
+            run, heads = parts
+            kids = tuple(made[h][1] for h in heads)
+            tokens = tuple(chain.from_iterable(self._piece(k) for k in run))
+            copies = min(tree.blocks[k].copies for k in run)
+            made[key] = (at, NodeSnapshot(self._id(key), tokens, tuple(range(at, at + len(tokens))),
+                                          copies - 1, 0, kids, len(tokens) + sum(k.subtree_tokens for k in kids)))
+        return made[head][1]
+
+    def _run(self, head: tuple) -> list:
+        """``head`` and the blocks below it while each has exactly one child."""
+        tree = self.tree
+        run = [head]
+        while len(kids := tree.children(*run[-1])) == 1:
+            run.append((head[0], next(iter(kids))))
+        return run
+
+    def _piece(self, key: tuple):
+        """The block's tokens as drawn: ids, characters, or (kept) a tokenizer's pieces."""
+        token_ids = self.tree.blocks[key].token_ids
+        if self.mode is None:
+            return token_ids
+        if self.mode is chr:   # every token held is printable ASCII: chr cannot fail
+            return map(chr, token_ids)
+        found = self.pieces.get(key)
+        if found is None:
+            found = self.pieces[key] = tuple(_token(t, self.mode) for t in token_ids)
+        return found
+
+    def _id(self, key) -> int:
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = self.next_id
+            self.next_id += 1
+        return found
+
+
+def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeSnapshot:
+    """The snapshot of ``tree``, made whole (``TreeBuilder`` makes it again in part)."""
+    return TreeBuilder(tree, decode).snapshot()
 
 
 def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
@@ -35,58 +189,8 @@ def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
     return None
 
 
-def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeSnapshot:
-    blocks = list(tree.blocks.values())
-    decode = decode or chars_if_ascii(blocks)
-    ids = count(1)
-    media = tree.media()
-    main = media[0] if media else None
-    if "GPU" in media:
-        main = "GPU"
-    children: dict = {}           # (medium, parent hash) -> blocks under it
-    for block in blocks:
-        children.setdefault((block.medium, block.parent), []).append(block)
-    held = {(b.medium, b.hash) for b in blocks}
-
-    def edge(first: Block, depth: int) -> NodeSnapshot:
-        run, at = [first], first
-        while len(kids := children.get((at.medium, at.hash), ())) == 1:
-            at = kids[0]
-            run.append(at)
-        kids = sorted(children.get((at.medium, at.hash), ()), key=lambda b: b.token_ids)
-        key = tuple(_token(t, decode) for b in run for t in b.token_ids)
-        made = tuple(edge(k, depth + len(key)) for k in kids)
-        # no slots travel on the wire: the value is the edge's token positions from the root
-        return NodeSnapshot(next(ids), key, tuple(range(depth, depth + len(key))),
-                            min(b.copies for b in run) - 1, 0, made,
-                            len(key) + sum(c.subtree_tokens for c in made))
-
-    def label(text: str, heads: list) -> NodeSnapshot:
-        made = tuple(edge(h, 0) for h in sorted(heads, key=lambda b: b.token_ids))
-        return NodeSnapshot(next(ids), tuple(text), tuple(range(len(text))), 0, 0, made,
-                            len(text) + sum(c.subtree_tokens for c in made))
-
-    top: list[Block] = []
-    groups: dict[str, list[Block]] = {}
-    for block in blocks:
-        if block.parent is not None and (block.medium, block.parent) in held:
-            continue
-        if block.parent is not None and not tree.holds(block.parent):
-            name = "[? parent not held]"
-        elif block.parent is not None:
-            name = f"[{block.medium} under another tier]"
-        elif block.lora_id is not None:
-            name = f"[lora {block.lora_id}]"
-        elif block.medium != main:
-            name = f"[{block.medium or 'no medium'}]"
-        else:
-            top.append(block)
-            continue
-        groups.setdefault(name, []).append(block)
-    made = tuple(edge(h, 0) for h in sorted(top, key=lambda b: b.token_ids)) + \
-        tuple(label(name, heads) for name, heads in sorted(groups.items()))
-    root = NodeSnapshot(0, (), (), 1, 0, made, sum(c.subtree_tokens for c in made))
-    return StreamTreeSnapshot(root, evictable_size=root.subtree_tokens, clock=tree.last_seq or 0)
+def _by_tokens(tree: BlockTree, keys: Iterable) -> list:
+    return sorted(keys, key=lambda k: tree.blocks[k].token_ids)
 
 
 def _token(token_id: int, decode: Decode | None):
@@ -98,15 +202,31 @@ def _token(token_id: int, decode: Decode | None):
         return token_id
 
 
+_BRANCHES: dict = {}   # id(node) -> (node, its subtree's deepest branch points from its edge's start)
+_MAX_BRANCHES = 400_000
+
+
 def shared_prefixes(snapshot: TreeSnapshot, top: int = 3) -> list[tuple[int, int]]:
-    """The deepest nodes where prompts branch: (tokens from the root, branches), deepest first."""
-    found, stack = [], [(snapshot.root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        depth += len(node.key)
-        if len(node.children) > 1 and node is not snapshot.root:
-            found.append((depth, len(node.children)))
-        stack.extend((c, depth) for c in node.children)
+    """The deepest nodes where prompts branch: (tokens from the root, branches), deepest first.
+    Kept per node, so a tree that changed in a few places is looked at in those places."""
+    if len(_BRANCHES) > _MAX_BRANCHES:
+        _BRANCHES.clear()
+    memo = _BRANCHES
+    stack: list = [(c, False) for c in snapshot.root.children]
+    while stack:   # children first, with a list: the tree may be thousands of levels deep
+        node, expanded = stack.pop()
+        hit = memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            continue
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node.children)
+            continue
+        found = [(depth + len(node.key), ways) for c in node.children for depth, ways in memo[id(c)][1]]
+        if len(node.children) > 1:
+            found.append((len(node.key), len(node.children)))
+        memo[id(node)] = (node, tuple(sorted(found, reverse=True)[:top]))
+    found = [d for c in snapshot.root.children for d in memo[id(c)][1]]
     return sorted(found, reverse=True)[:top]
 
 

@@ -33,61 +33,53 @@ class WatchScreen(Screen):
     def __init__(self, view, title: str):
         super().__init__()
         self.view, self.title_text = view, title
-        self.at: int | None = None      # index into view.moments; None: the newest
-        self.rank: int | None = None    # None: whichever rank sent the newest batch
-        self.paused = False             # a recording stops playing (the app reads it)
+        self.paused = False             # a recording stops playing (the feeder reads it)
+        self._moment = None
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield TreePane(id="tree")
             with Vertical(id="side"):
-                yield Static(Text(self.title_text, style="bold"), id="figures")
+                yield Static(Text(f"{self.title_text}\nwaiting for the first batch…", style="bold"), id="figures")
                 yield Static("", id="log")
         yield Footer()
 
-    def moments(self) -> list:
-        found = list(self.view.moments)
-        return [m for m in found if self.rank is None or m.rank == self.rank]
-
     def refresh_view(self) -> None:
-        moments = self.moments()
+        app = self.app
+        arrived = getattr(getattr(app, "feeder", None), "arrived_at", None)
+        moment = self.view.moment(arrived)
         figures = self.query_one("#figures", Static)
-        if not moments:
-            figures.update(Text(f"{self.title_text}\nwaiting for the first batch…", style="bold"))
+        if moment is None:
+            quiet = self.view.quiet_for(arrived)
+            words = f"nothing from the publisher for {quiet:,.0f} s" if arrived is not None else \
+                "waiting for the first batch…"
+            figures.update(Text(f"{self.title_text}\n{words}", style="bold"))
             return
-        index = len(moments) - 1 if self.at is None else min(self.at, len(moments) - 1)
-        moment = moments[index]
-        self.query_one("#tree", TreePane).show(moment)
-        where = "live" if self.at is None else f"batch {index + 1} of {len(moments)} kept"
+        if moment is not self._moment:
+            self.query_one("#tree", TreePane).show(moment)
+            self._moment = moment
+        place, kept = self.view.place()
+        where = "live" if self.view.cursor is None else f"batch {place} of {kept} kept"
         body = Text(f"{self.title_text}\n{where}\n", style="bold")
         body.append("\n".join(moment.figures))
         body.append(f"\n\n{CAPTION}", style="dim")
         figures.update(body)
-        self.query_one("#log", Static).update(Text("\n".join(list(self.view.core.log)[-12:])))
+        self.query_one("#log", Static).update(Text("\n".join(self.view.core.last_notes(12))))
 
     def action_back(self) -> None:
-        count = len(self.moments())
-        self.at = max(0, (count - 1 if self.at is None else self.at) - 1) if count else None
+        self.view.back()
         self.refresh_view()
 
     def action_forward(self) -> None:
-        if self.at is not None:
-            self.at += 1
-            if self.at >= len(self.moments()) - 1:
-                self.at = None
+        self.view.forward()
         self.refresh_view()
 
     def action_live(self) -> None:
-        self.at = None
+        self.view.follow()
         self.refresh_view()
 
     def action_rank(self) -> None:
-        ranks = sorted(self.view.core.trees)
-        if ranks:
-            nxt = ranks[0] if self.rank is None or self.rank not in ranks else \
-                ranks[(ranks.index(self.rank) + 1) % len(ranks)]
-            self.rank = None if len(ranks) == 1 else nxt
-        self.at = None
+        self.view.next_rank()
         self.refresh_view()
 
     def action_pause(self) -> None:
