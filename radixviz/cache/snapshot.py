@@ -6,7 +6,7 @@ ask the registry, ``engines.py``, what that engine has).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from sys import getsizeof
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
@@ -219,13 +219,19 @@ def snapshot_node(node: Any) -> NodeSnapshot:
 
 def _node_snapshot(node: Any, kids: tuple) -> NodeSnapshot:
     value = tuple(node.value.tolist()) if node.value is not None else ()
+    below = sum([k.subtree_tokens for k in kids]) if kids else 0
     return NodeSnapshot(node.id, node.key, value, node.ref_counter, node.last_access_time,
-                        kids, len(node.key) + sum(k.subtree_tokens for k in kids))
+                        kids, len(node.key) + below)
 
 
 def snapshot_subtree(node: Any, make: Callable[[Any, tuple], Any]):
     """``node``'s snapshot, building ``make(node, child snapshots)`` for every node whose cached
-    ``_snap`` was invalidated (both engines' nodes cache theirs the same way)."""
+    ``_snap`` was invalidated (both engines' nodes cache theirs the same way). While
+    ``header_of`` asks, nothing is built: it notes ``node`` and ``make`` and returns PENDING."""
+    if _HEADER[0] is not None:
+        _HEADER[0] = (node, make)
+        return PENDING
+    _ROOT[0] = node
     if node._snap is not None:
         return node._snap
     # iterative post-order: deep trees must not hit the recursion limit
@@ -236,9 +242,9 @@ def snapshot_subtree(node: Any, make: Callable[[Any, tuple], Any]):
             continue
         if not expanded:
             stack.append((current, True))
-            stack.extend((c, False) for c in current.children.values() if c._snap is None)
+            stack.extend([(c, False) for c in current.children.values() if c._snap is None])
             continue
-        current._snap = make(current, tuple(c._snap for c in current.children.values()))
+        current._snap = make(current, tuple([c._snap for c in current.children.values()]))
     return node._snap
 
 
@@ -249,6 +255,120 @@ def invalidate(node: Any) -> None:
     at the first node that is already clear (with nobody taking snapshots, at once). A node
     just hung into the tree has no snapshot yet: invalidate its new parent instead.
     """
+    touched = _TOUCHED[0]
+    if touched is not None:   # a tracer checks that a step changed only what it says it did
+        if len(touched) < 16:
+            touched.append(node)
+        else:
+            _TOUCHED[0] = None
     while node is not None and node._snap is not None:
         node._snap = None
         node = node.parent
+
+
+# ---------------------------------------------------------------- pictures made when looked at
+#
+# A step that changes only some nodes' own fields (a visit's access time, a lock count) would
+# cost a whole path of new node snapshots: the node's, then each ancestor's, whose children
+# changed. On a path thousands of levels deep every step then costs thousands, and a descent
+# costs their square. Such a step's picture is a LazyTree instead: the picture before it
+# (one made whole, or another LazyTree), the new snapshot of the one node it changed, and
+# the tree's own fields; the tree is made from these when a view first asks for it.
+
+PENDING: Any = object()          # the root of a tree whose header was asked for alone
+# the nodes invalidated since a tracer's last step (None: not counted, or too many to count)
+_TOUCHED: list = [None]
+_ROOT: list = [None]             # the live node snapshot_subtree was last asked to picture
+_HEADER: list = [None]           # while header_of runs: () until snapshot_subtree notes (node, make)
+
+
+def header_of(snapshot: Callable[[], TreeSnapshot]) -> tuple[TreeSnapshot, Any, Any]:
+    """``(tree, live root, make)``: what ``snapshot()`` says of the tree as a whole, its
+    root left PENDING, and the live root and node maker it would have used; or a whole
+    tree and None, None for an engine whose snapshot does not go through snapshot_subtree."""
+    _HEADER[0] = ()
+    try:
+        tree = snapshot()
+        found = _HEADER[0]
+    finally:
+        _HEADER[0] = None
+    if not found or tree.root is not PENDING:
+        return tree, None, None
+    return tree, found[0], found[1]
+
+
+class LazyTree:
+    """The picture after a step that changed only ``changed``'s own fields (or none), made
+    when first read (``tree``; kept on the few read last)."""
+
+    __slots__ = ("before", "header", "changed", "base", "steps", "__dict__")
+
+    def __init__(self, before: TreeSnapshot | LazyTree, header: TreeSnapshot,
+                 changed: NodeSnapshot | None) -> None:
+        self.before, self.header, self.changed = before, header, changed
+        self.base: TreeSnapshot = before.base if isinstance(before, LazyTree) else before
+        self.steps: int = before.steps + 1 if isinstance(before, LazyTree) else 1
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LazyTree, TreeSnapshot)):
+            return self.tree == picture(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @recent_property
+    def tree(self) -> TreeSnapshot:
+        shells: dict = {}   # node id -> its newest own fields, from this step back to the base
+        at: TreeSnapshot | LazyTree = self
+        while isinstance(at, LazyTree):
+            if at.changed is not None and at.changed.id not in shells:
+                shells[at.changed.id] = at.changed
+            at = at.before
+        return _with_fields(self.header, self.base, shells)
+
+
+def picture(tree: TreeSnapshot | LazyTree) -> TreeSnapshot:
+    """The tree a picture shows (a LazyTree made on first read)."""
+    return tree.tree if isinstance(tree, LazyTree) else tree
+
+
+def _with_fields(header: TreeSnapshot, base: TreeSnapshot, shells: dict) -> TreeSnapshot:
+    """``header`` with ``base``'s nodes, those in ``shells`` given the own fields there: the
+    shells, their children as in ``base``, and their ancestors copied to hold them."""
+    if not shells:
+        return replace(header, root=base.root)
+    nodes, parents = base.nodes, base.parents
+    below: dict = {}     # id -> ids of its children on a way to a shell
+    for node_id in shells:
+        at = node_id
+        while at in parents and parents[at] is not None and at not in below.get(parents[at], ()):
+            below.setdefault(parents[at], set()).add(at)
+            at = parents[at]
+    made: dict = {}
+    stack = [(base.root.id, False)]
+    while stack:   # children first, with a stack: the way down may be thousands of levels
+        node_id, expanded = stack.pop()
+        if not expanded:
+            stack.append((node_id, True))
+            stack.extend((c, False) for c in below.get(node_id, ()))
+            continue
+        old = nodes[node_id]
+        shell = shells.get(node_id, old)
+        kids = tuple(made.get(c.id, c) for c in old.children) if node_id in below else old.children
+        made[node_id] = replace(shell, children=kids, subtree_tokens=old.subtree_tokens)
+    return replace(header, root=made[base.root.id])
+
+
+def count_touches() -> None:
+    """Start counting the nodes ``invalidate`` is called on (a tracer, after each step)."""
+    _TOUCHED[0] = []
+
+
+def touched_since() -> list | None:
+    """The nodes invalidated since ``count_touches``; None if not counted or past 16."""
+    return _TOUCHED[0]
+
+
+def root_noted() -> Any:
+    """The live node the last snapshot_subtree call pictured (a tracer's: its cache's root)."""
+    return _ROOT[0]

@@ -30,7 +30,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
-from .snapshot import TreeSnapshot
+from .snapshot import (LazyTree, TreeSnapshot, count_touches, header_of, picture, root_noted,
+                       touched_since)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -67,6 +68,14 @@ class EventKind(str, enum.Enum):
     KV_EVENT = "kv_event"        # a KV event was queued: a page stored, a page removed, all cleared
 
 
+# steps that change only their first node's own fields (an access time, a count)
+FIELD_KINDS = frozenset({EventKind.VISIT, EventKind.REF, EventKind.HIT, EventKind.PRIORITY})
+# steps that change no node (a comparison, a counter of the tree, a heap kept beside it)
+QUIET_KINDS = frozenset({EventKind.COMPARE, EventKind.APPEND, EventKind.RESULT, EventKind.PAGE_CUT,
+                         EventKind.HEAP, EventKind.POP, EventKind.SKIP, EventKind.EVICTABLE,
+                         EventKind.PUSH_PARENT})
+MAX_LAZY_STEPS = 4096   # a picture is made whole at least this often (reading one walks back this far)
+
 # steps only the 2026 engine takes (the 2024 engine emits every other kind)
 MODERN_ONLY_KINDS = frozenset({EventKind.PAGE_CUT, EventKind.HIT, EventKind.PRIORITY})
 # steps only an engine with a host tier takes
@@ -84,7 +93,12 @@ class Event:
     source: str              # the engine module that emitted it, e.g. "radixviz.cache.v2024.cache"
     nodes: tuple             # ids of the nodes this step touches
     data: MappingProxyType   # step details (immutable values only)
-    tree: TreeSnapshot       # the whole tree just after this step
+    picture: TreeSnapshot | LazyTree   # the whole tree just after this step (``tree`` reads it)
+
+    @property
+    def tree(self) -> TreeSnapshot:
+        """The whole tree just after this step."""
+        return picture(self.picture)
 
     def __getitem__(self, name: str):
         return self.data[name]
@@ -93,7 +107,7 @@ class Event:
 class Tracer:
     """Reports an engine's steps to one observer; owned by the engine, costs nothing idle."""
 
-    __slots__ = ("source", "active", "seq", "op", "_observer", "_snapshot")
+    __slots__ = ("source", "active", "seq", "op", "_observer", "_snapshot", "_last", "_live_root")
 
     def __init__(self, source: str, snapshot: Callable[[], TreeSnapshot]) -> None:
         self.source = source        # module name of the engine, copied into every event
@@ -102,6 +116,8 @@ class Tracer:
         self.op = ""                # the public method running
         self._observer: Callable[[Event], None] | None = None
         self._snapshot = snapshot
+        self._last: TreeSnapshot | LazyTree | None = None   # the picture of the last step
+        self._live_root: Any = None                          # the live root it was taken of
 
     @property
     def observer(self) -> Callable[[Event], None] | None:
@@ -112,6 +128,7 @@ class Tracer:
         """Attach a callable that receives every step as an Event (None detaches)."""
         self._observer = callback
         self.active = callback is not None
+        self._last = None   # steps nobody watched came between: the next picture is whole
 
     def emit(self, step: str, kind: EventKind, nodes: Sequence[Any] = (), **data: Any) -> None:
         self.emit_from(self.source, step, kind, nodes, data)
@@ -121,8 +138,28 @@ class Tracer:
         observer = self._observer
         assert observer is not None, "emit() only while active: if tr.active: tr.emit(...)"
         self.seq += 1
+        tree = self._picture(kind, nodes)
+        count_touches()
         observer(Event(self.seq, kind, step, self.op, source,
-                             tuple(n.id for n in nodes), MappingProxyType(data), self._snapshot()))
+                       tuple([n.id for n in nodes]), MappingProxyType(data), tree))
+
+    def _picture(self, kind: EventKind, nodes: Sequence[Any]) -> TreeSnapshot | LazyTree:
+        """The tree after this step. A step that changed no node, or only its first node's
+        own fields (and invalidated nothing else since the last step), gets a LazyTree: the
+        picture before it and that node's new snapshot, made into a tree when read. Any
+        other step gets the whole tree (its unchanged subtrees shared with the one before)."""
+        last, touched = self._last, touched_since()
+        field = kind in FIELD_KINDS and bool(nodes)
+        if last is not None and touched is not None and (field or kind in QUIET_KINDS) and \
+                all(n is nodes[0] for n in touched) and (field or not touched) and \
+                (not isinstance(last, LazyTree) or last.steps < MAX_LAZY_STEPS):
+            header, live_root, make = header_of(self._snapshot)
+            if live_root is not None and live_root is self._live_root:
+                self._last = LazyTree(last, header, make(nodes[0], ()) if field else None)
+                return self._last
+        self._last = tree = self._snapshot()
+        self._live_root = root_noted()
+        return tree
 
     def branch(self, source: str) -> TracerBranch:
         """This tracer as seen from module ``source``, where an engine split across files

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import TreeSnapshot
+from radixviz.cache.snapshot import picture
 from radixviz.cache.recent import recent_property
 
 if TYPE_CHECKING:
@@ -20,8 +21,12 @@ EMPTY: MappingProxyType[str, Any] = MappingProxyType({})
 class PoolSnapshot:
     refcounts: Sequence       # per slot: 0 free, 1 one holder, 2+ shared (a tuple, or a
                               # SlotCounts sharing unchanged slots with the step before)
-    tree: TreeSnapshot        # to tell which node owns a slot
+    picture: Any              # the tree, to tell which node owns a slot (``tree`` reads it)
     host: tuple = ()          # the host tier's pool, per slot: 0 free, 1 in use, 2 freed twice (hicache)
+
+    @property
+    def tree(self) -> TreeSnapshot:
+        return picture(self.picture)
 
     @property
     def size(self) -> int:
@@ -112,7 +117,8 @@ class Frame:
     kind: str                      # an EventKind value, or op / alloc / free_dup / matcher / reset
                                    # (start: Session.live_frame, before any step)
     data: MappingProxyType         # the step's details
-    tree: TreeSnapshot
+    picture: Any                   # the tree after the step: a TreeSnapshot, or a LazyTree
+                                   # made into one when ``tree`` is first read
     pool: PoolSnapshot
     marks: Marks
     source: str                    # module that did this step ("" before any step)
@@ -123,6 +129,10 @@ class Frame:
 
     def __getitem__(self, name):
         return self.data[name]
+
+    @property
+    def tree(self) -> TreeSnapshot:
+        return picture(self.picture)
 
     @property
     def number(self) -> int:

@@ -7,6 +7,7 @@ on its handler's ``def``.
 """
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.options import EngineSettings
 from radixviz.cache.engines import all_options, engine_spec, engines_with, op_owners, option_ops, option_owners
-from radixviz.cache.snapshot import unshared_bytes
+from radixviz.cache.snapshot import LazyTree, unshared_bytes
+from radixviz.cache.trace import EventKind
 
 from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
@@ -32,6 +34,9 @@ FACADE = "radixviz.cache.facade"
 # a frame's own objects (Frame, Marks, Event, the two snapshots' shells, its data), in bytes,
 # as tracemalloc measures them on bench/memory.py's sessions
 FRAME_BYTES = 1024
+FEWER_COLLECTIONS = 20_000   # allocations between the collector's young passes during an operation
+_KIND_WORDS = {kind: kind.value for kind in EventKind}   # an enum's .value is a slow property
+LAZY_BYTES = 400   # a step's LazyTree: itself and its tree's header (its nodes are made when read)
 
 
 class Session:
@@ -110,6 +115,11 @@ class Session:
             handler, label = self._do_option, "op.option"
         # the handler's def carries the marker: the session's, or the engine's (script/ops/)
         self._step("op", label, handler.__module__, text=op.text, name=op.name)
+        collect_every = gc.get_threshold()
+        # an operation on a deep path records thousands of frames, each a few small objects
+        # that live as long as the history: the collector's young passes over them were half
+        # the time of a step (bench/comb.py); they are freed by their counts, not by it
+        gc.set_threshold(max(collect_every[0], FEWER_COLLECTIONS), *collect_every[1:])
         try:
             synced = self.engine_ops.sync_first(op)
             record.result = handler(op)
@@ -119,6 +129,7 @@ class Session:
             record.kv_events = tuple(self.engine.take_events())
         finally:
             self._record = None
+            gc.set_threshold(*collect_every)
         record.last_frame = len(self.frames) - 1
         self.records.append(record)
         return record
@@ -305,7 +316,7 @@ class Session:
     # ------------------------------------------------------------------ frames
 
     def _on_event(self, event) -> None:
-        marks, kind = self._marks, event.kind.value
+        marks, kind = self._marks, _KIND_WORDS[event.kind]
         if kind == "append":
             marks["path"] = marks.get("path", ()) + event.nodes
             if event.nodes[0] in self._wrong_ahead:
@@ -319,7 +330,7 @@ class Session:
         elif kind == "delete":
             marks["evicted"] = marks.get("evicted", ()) + ((event["leaf"], event["key"]),)
         slots = event.data.get("slots", ())
-        self._add_frame(kind, event.data, event.tree, event.source, event.step, event.nodes, slots, event)
+        self._add_frame(kind, event.data, event.picture, event.source, event.step, event.nodes, slots, event)
 
     def _step(self, kind: str, step: str, source: str = __name__, **data) -> None:
         """A step outside the engine, labelled ``step`` (the line of module ``source`` that
@@ -337,8 +348,12 @@ class Session:
         # torch bumps a tensor's version on every in-place change: reuse the last copy until then
         version = (id(self.pool), self.pool.mem_state._version)
         # what keeping this frame costs: its own objects, and what it shares with no frame before
-        cost = FRAME_BYTES + 8 * (len(nodes) + len(slots)) + unshared_bytes(tree.root, self._last_root)
-        self._last_root = tree.root
+        cost = FRAME_BYTES + 8 * (len(nodes) + len(slots))
+        if isinstance(tree, LazyTree):   # its header and the one node it changed
+            cost += LAZY_BYTES + (unshared_bytes(tree.changed, None) if tree.changed is not None else 0)
+        else:
+            cost += unshared_bytes(tree.root, self._last_root)
+            self._last_root = tree.root
         if version != self._pool_version:
             # chunks of slots that did not change are shared with the picture before
             self._pool_refs = self.pool.shared_refcounts(self._pool_refs or None)
@@ -350,7 +365,8 @@ class Session:
             self._last_host = host
         # one current node: a split's lower half keeps its ✂ mark, a heap shows its top
         marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots),
-                      host_slots=tuple(data.get("host_slots", ())), **self._marks)
+                      host_slots=tuple(data.get("host_slots", ())), **self._marks) if self._marks else \
+            Marks(tuple(nodes[:1]), slots=tuple(slots), host_slots=tuple(data.get("host_slots", ())))
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
                                  PoolSnapshot(self._pool_refs, tree, host), marks, source, step,

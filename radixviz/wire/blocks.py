@@ -136,45 +136,52 @@ class BlockTree:
 
     def _put(self, key: tuple, block: Block | None) -> None:
         """Hold ``block`` under ``key`` (None: hold nothing there), indexes and counts kept."""
-        old = self.blocks.get(key)
+        blocks, kids, loose = self.blocks, self.kids, self.loose
+        old = blocks.get(key)
         if old is block:
             return
         if self.changes is not None:
             self.changes.append((key, old, block))
         medium, block_hash = key
         if old is not None:
-            del self.blocks[key]
+            del blocks[key]
             left = self.tiers.pop(block_hash) - 1
             if left:
                 self.tiers[block_hash] = left
-            siblings = self.kids[(medium, old.parent)]
+            under = (medium, old.parent)
+            siblings = kids[under]
             del siblings[block_hash]
             if not siblings:
-                del self.kids[(medium, old.parent)]
-                self.loose.discard((medium, old.parent))
-            if key in self.kids:
-                self.loose.add(key)      # its children lost their parent
-            self._count(medium, old, -1)
+                del kids[under]
+                loose.discard(under)
+            if key in kids:
+                loose.add(key)      # its children lost their parent
+            self._count(medium, old.token_ids, -1)
         if block is not None:
-            self.blocks[key] = block
+            blocks[key] = block
             self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
             under = (medium, block.parent)
-            if under not in self.kids:
-                self.kids[under] = {}
-                if under not in self.blocks:
-                    self.loose.add(under)
-            self.kids[under][block_hash] = None
-            self.loose.discard(key)
+            siblings = kids.get(under)
+            if siblings is None:
+                siblings = kids[under] = {}
+                if under not in blocks:
+                    loose.add(under)
+            siblings[block_hash] = None
+            loose.discard(key)
             self.seen_media.add(medium)
-            self._count(medium, block, 1)
+            self._count(medium, block.token_ids, 1)
 
-    def _count(self, medium: str | None, block: Block, sign: int) -> None:
-        count = self.counts.setdefault(medium, [0, 0])
+    def _count(self, medium: str | None, token_ids: tuple, sign: int) -> None:
+        count = self.counts.get(medium)
+        if count is None:
+            count = self.counts[medium] = [0, 0]
+        tokens = sign * len(token_ids)
         count[0] += sign
-        count[1] += sign * len(block.token_ids)
-        self.tokens += sign * len(block.token_ids)
-        self.budget.held += sign * len(block.token_ids)
-        if not _printable(block.token_ids):
+        count[1] += tokens
+        self.tokens += tokens
+        self.budget.held += tokens
+        # min and max, not a loop in Python: a batch of 100,000 blocks passes through here
+        if token_ids and (min(token_ids) < 32 or max(token_ids) > 126):
             self.unprintable += sign
 
     def replay(self, changes: list, undo: bool = False) -> None:
@@ -229,10 +236,6 @@ class BlockTree:
 
 
 _NONE: dict = {}
-
-
-def _printable(token_ids: tuple) -> bool:
-    return all(32 <= t < 127 for t in token_ids) if token_ids else True
 
 
 _PROBLEM_LINES = {

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 DEFAULT_HISTORY_MB = 200   # the changes kept to step back through (--history-mb)
 ENTRY_BYTES = 200          # an entry's own objects
 CHANGE_BYTES = 120         # a change's tuple and key
+SEED_CHANGES = 2_000       # a batch changing more blocks than this (and a quarter of the tree) comes whole
 QUIET_S = 3.0              # past this with nothing from the publisher, the figures say so
 
 
@@ -96,7 +97,9 @@ class LiveView:
         changes = tree.changes if tree.changes is not None else []
         tree.changes = []
         seed = None
-        if item.rank not in self._seeded:   # the first batch of a rank brings its whole tree
+        # the first batch of a rank brings its whole tree; so does a batch that changed a
+        # large part of it (a copy is made in C, the changes would be made again in Python)
+        if item.rank not in self._seeded or len(changes) > max(SEED_CHANGES, len(tree.blocks) // 4):
             self._seeded.add(item.rank)
             seed = tree.copy()
         self._numbers += 1
@@ -112,7 +115,11 @@ class LiveView:
             entry = self.inbox.popleft()
             if entry.seed is not None:
                 self.trees[entry.rank] = entry.seed
-                self.builders[entry.rank] = TreeBuilder(entry.seed, self.decode)
+                builder = self.builders.get(entry.rank)
+                if builder is None:
+                    self.builders[entry.rank] = TreeBuilder(entry.seed, self.decode)
+                else:
+                    builder.forget(entry.seed)
                 entry.seed = None
             else:
                 self.trees[entry.rank].replay(entry.changes)

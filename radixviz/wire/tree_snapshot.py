@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .blocks import Block
 
 Decode = Callable[[int], str]
+_SHORT_TEXT: dict = {}   # token ids of a short block -> its characters (at most 95**4 keys)
 UNKNOWN_PARENT = "[? parent not held]"
 
 
@@ -49,6 +50,13 @@ class TreeBuilder:
         self.pieces: dict = {}    # key -> the block's tokens as a tokenizer draws them
         self.mode: Decode | None = None
 
+    def forget(self, tree: BlockTree) -> None:
+        """Draw ``tree`` from now on, making every edge again (ids kept where blocks are)."""
+        self.tree = tree
+        self.made.clear()
+        self.dirty.clear()
+        self.ids = {k: v for k, v in self.ids.items() if k in tree.blocks or not isinstance(k, tuple)}
+
     def copy(self, tree: BlockTree) -> TreeBuilder:
         """A builder for ``tree``, a copy of this one's tree: what this one made is reused."""
         twin = TreeBuilder(tree, self.decode)
@@ -59,11 +67,14 @@ class TreeBuilder:
     def changed(self, changes: Iterable) -> None:
         """Note the changes made to the tree (``BlockTree`` changes, either way round)."""
         blocks = self.tree.blocks
+        climb = bool(self.made)   # nothing made yet: nothing to make again
         for key, before, after in changes:
             if key not in blocks:
                 self.ids.pop(key, None)
                 self.pieces.pop(key, None)
                 self.made.pop(key, None)
+            if not climb:
+                continue
             self._climb(key)
             for block in (before, after):
                 if block is not None and block.parent is not None:
@@ -137,14 +148,14 @@ class TreeBuilder:
                 run = self._run(key)
                 length = sum(len(tree.blocks[k].token_ids) for k in run)
                 last = run[-1]
-                heads = _by_tokens(tree, [(last[0], h) for h in tree.children(*last)])
+                heads = _by_tokens(tree, [(last[0], h) for h in tree.children(last[0], last[1])])
                 stack.append((key, at, (run, heads)))
                 stack.extend((h, at + length, None) for h in heads)
                 continue
             run, heads = parts
-            kids = tuple(made[h][1] for h in heads)
-            tokens = tuple(chain.from_iterable(self._piece(k) for k in run))
-            copies = min(tree.blocks[k].copies for k in run)
+            kids = tuple([made[h][1] for h in heads])
+            tokens = self._piece(run[0]) if len(run) == 1 else tuple(chain.from_iterable(map(self._piece, run)))
+            copies = min([tree.blocks[k].copies for k in run])
             made[key] = (at, NodeSnapshot(self._id(key), tokens, tuple(range(at, at + len(tokens))),
                                           copies - 1, 0, kids, len(tokens) + sum(k.subtree_tokens for k in kids)))
         return made[head][1]
@@ -157,13 +168,18 @@ class TreeBuilder:
             run.append((head[0], next(iter(kids))))
         return run
 
-    def _piece(self, key: tuple):
+    def _piece(self, key: tuple) -> tuple:
         """The block's tokens as drawn: ids, characters, or (kept) a tokenizer's pieces."""
         token_ids = self.tree.blocks[key].token_ids
         if self.mode is None:
             return token_ids
         if self.mode is chr:   # every token held is printable ASCII: chr cannot fail
-            return map(chr, token_ids)
+            if len(token_ids) > 4:
+                return tuple(map(chr, token_ids))
+            found = _SHORT_TEXT.get(token_ids)   # pages of a token or few repeat a lot
+            if found is None:
+                found = _SHORT_TEXT[token_ids] = tuple(map(chr, token_ids))
+            return found
         found = self.pieces.get(key)
         if found is None:
             found = self.pieces[key] = tuple(_token(t, self.mode) for t in token_ids)
@@ -189,8 +205,11 @@ def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
     return None
 
 
-def _by_tokens(tree: BlockTree, keys: Iterable) -> list:
-    return sorted(keys, key=lambda k: tree.blocks[k].token_ids)
+def _by_tokens(tree: BlockTree, keys) -> list:
+    if len(keys) < 2:
+        return list(keys)
+    blocks = tree.blocks
+    return sorted(keys, key=lambda k: blocks[k].token_ids)
 
 
 def _token(token_id: int, decode: Decode | None):
