@@ -2,21 +2,21 @@
 
 Read it beside SGLang's file: the same functions, loops and names. This file holds the tree
 (``inc_lock_ref`` and ``dec_lock_ref`` with ``_update_host_leaf_status``, ``match_prefix``
-with ``_match_prefix_helper``, ``_split_node``, ``insert``); transfers.py the moves between
+with ``_match_prefix_helper``, ``_split_node``, ``insert``); cache_transfers.py the moves between
 the tiers (``write_backup``, ``writing_check``, ``loading_check``, ``evict``, ``evict_host``,
 ``load_back``), whose class ``HostTransfers`` subclasses today's cache (v2026/cache.py)
 as SGLang's subclasses its ``RadixCache``; ``HiRadixCache`` builds on it.
 
 A node lives on the device (``value``), on the host (``host_value``) or on both; ``evicted``
 means no device copy, ``backuped`` a host copy. Copies go through the controller
-(controller.py) and are acknowledged later, when ``check_hicache_events`` runs (SGLang's
+(cache_controller.py) and are acknowledged later, when ``check_hicache_events`` runs (SGLang's
 scheduler calls it every round; radixviz's ``sync`` waits for every copy, then calls it).
 
 Where this file differs from SGLang's, it says so. Left out: the storage tier behind the
 host (prefetch, backup to storage, their queues and threads), pinning, tensor-parallel
 synchronisation, metrics and EAGLE bigram keys. Time is the logical clock of v2026/cache.py:
 one tick per match, one per insert, two per node built. ``reset`` clears what SGLang leaves
-behind (see there); transfers.py lists its own differences.
+behind (see there); cache_transfers.py lists its own differences.
 """
 from __future__ import annotations
 
@@ -24,25 +24,25 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from ..checks import check_release
-from ..evict_policy import eviction_key
-from ..hashes import check_hashable, split_node_hash_value
-from ..snapshot import invalidate
-from ..trace import EventKind as K, Tracer
-from ..values import as_value
-from ..write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
-from .controller import HiCacheController
-from .head_bugs import HeadBugNames, check_head_bugs, guard
-from .host_pool import TokenToKVPoolHost, default_host_size
-from .leaves import LeafSet, Moved
+from radixviz.cache.checks import check_release
+from radixviz.cache.evict_policy import eviction_key
+from radixviz.cache.hashes import check_hashable, split_node_hash_value
+from radixviz.cache.snapshot import invalidate
+from radixviz.cache.trace import EventKind as K, Tracer
+from radixviz.cache.values import as_value
+from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_THROUGH_THRESHOLD, check_write_policy
+from .cache_controller import HiCacheController
+from .cache_head_bugs import HeadBugNames, check_head_bugs, guard
+from .cache_host_pool import TokenToKVPoolHost, default_host_size
+from .cache_leaves import LeafSet, Moved
 from .node import TreeNode
 from .snapshot import hicache_snapshot
-from .transfers import HostTransfers
+from .cache_transfers import HostTransfers
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
-    from ..kv_events import KVEvent
-    from ..pool import TokenToKVPool
+    from radixviz.cache.kv_events import KVEvent
+    from radixviz.cache.pool import TokenToKVPool
 
 
 class MatchResult(NamedTuple):
@@ -79,13 +79,13 @@ class HiRadixCache(HostTransfers):
         self.load_back_threshold = LOAD_BACK_THRESHOLD
         self.evictable_host_leaves = LeafSet()
         self.moved = Moved()  # radixviz: tokens copied and dropped, per tier (SGLang's metrics)
-        self.head_bug_reports: list = []  # where SGLang's file would have stopped (head_bugs.py)
+        self.head_bug_reports: list = []  # where SGLang's file would have stopped (cache_head_bugs.py)
         self._head_depth = 0              # guarded operations running (head_bugs.guard)
         self.set_head_bugs(head_bugs)
         super().__init__(page_size, eviction_policy, device=device_pool.device,
                          enable_kv_events=enable_kv_events)
         self.tracer = Tracer(__name__, self.snapshot)
-        self.transfer_tracer = self.tracer.branch("radixviz.cache.hicache.transfers")
+        self.transfer_tracer = self.tracer.branch("radixviz.engines.hicache.cache_transfers")
 
     @property
     def write_policy(self) -> str:
@@ -113,7 +113,7 @@ class HiRadixCache(HostTransfers):
         self.write_through_threshold = WRITE_THROUGH_THRESHOLD[policy]
 
     def set_head_bugs(self, bugs: HeadBugNames) -> None:
-        """Bring back SGLang's 9fbe6800a lines for the bugs named (head_bugs.py); () fixes both."""
+        """Bring back SGLang's 9fbe6800a lines for the bugs named (cache_head_bugs.py); () fixes both."""
         self.head_bugs = check_head_bugs(bugs)
         self._by_evicted = "host_leaf_by_evicted" in self.head_bugs
         self.token_to_kv_pool_host.watch_double_free = bool(self.head_bugs)
@@ -181,7 +181,7 @@ class HiRadixCache(HostTransfers):
             return
         if self._by_evicted:
             for child in node.children.values():
-                if child.evicted:  # 9fbe6800a's line (head_bugs.py)
+                if child.evicted:  # 9fbe6800a's line (cache_head_bugs.py)
                     self.evictable_host_leaves.remove(node)
                     return
             self.evictable_host_leaves.add(node)
@@ -437,7 +437,7 @@ class HiRadixCache(HostTransfers):
         return hicache_snapshot(self)
 
     def _queue_event(self, event: KVEvent, nodes: tuple) -> None:
-        # a "removed" is born in an eviction (transfers.py); "stored" and "cleared" here
+        # a "removed" is born in an eviction (cache_transfers.py); "stored" and "cleared" here
         self.kv_event_queue.append(event)
         tr = self.transfer_tracer if event.kind == "removed" else self.tracer
         if tr.active: tr.emit(f"kv.{event.kind}", K.KV_EVENT, nodes, event=event)

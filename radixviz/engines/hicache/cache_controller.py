@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import torch
 
 if TYPE_CHECKING:
-    from ..pool import TokenToKVPool
-    from .host_pool import TokenToKVPoolHost
+    from radixviz.cache.pool import TokenToKVPool
+    from .cache_host_pool import TokenToKVPoolHost
 
 
 class DoneEvent:

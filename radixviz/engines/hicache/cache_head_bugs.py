@@ -19,7 +19,7 @@ With a name on, the engine follows SGLang line for line. Where SGLang's file wou
 (its ``assert`` on a node that is no longer its parent's child, or a node popped twice that
 has no device slots left to free), radixviz records why in ``cache.head_bug_reports`` and
 raises ``HeadBugStop`` there; the outermost operation (``guard``) catches it and returns, with the tree as SGLang's would be when its scheduler died, so the app shows the
-damage instead of crashing. The host pool records every slot freed twice (host_pool.py).
+damage instead of crashing. The host pool records every slot freed twice (cache_host_pool.py).
 """
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import torch
 from typing import TYPE_CHECKING
 
-from ..options import HOST_TO_DEVICE_RATIO   # declared with the host_size option
+from radixviz.cache.options import HOST_TO_DEVICE_RATIO   # declared with the host_size option
 
 if TYPE_CHECKING:
-    from ..pool import TokenToKVPool
+    from radixviz.cache.pool import TokenToKVPool
 
 
 def default_host_size(device_size: int, page_size: int = 1, ratio: float = HOST_TO_DEVICE_RATIO) -> int:
@@ -79,7 +79,7 @@ class TokenToKVPoolHost:
 
         A slot that is already free goes in again, as in SGLang's pool, so the queue then
         holds it twice and two later allocations can both get it; it is recorded in
-        ``double_freed`` (only the 9fbe6800a bugs, head_bugs.py, ever do this)."""
+        ``double_freed`` (only the 9fbe6800a bugs, cache_head_bugs.py, ever do this)."""
         indices = indices.to(torch.int64).cpu()
         if self.watch_double_free:   # set by the cache while a head bug is on (costs a set)
             free_now = set(self.free_slots.tolist())

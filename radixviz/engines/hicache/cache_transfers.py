@@ -20,18 +20,18 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..snapshot import invalidate
-from ..trace import EventKind as K
-from ..v2026.cache import RadixCache
-from .head_bugs import HeadBugStop
+from radixviz.cache.snapshot import invalidate
+from radixviz.cache.trace import EventKind as K
+from radixviz.engines.v2026.cache import RadixCache
+from .cache_head_bugs import HeadBugStop
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable
-    from ..pool import TokenToKVPool
-    from ..trace import TracerBranch
-    from .controller import HiCacheController
-    from .host_pool import TokenToKVPoolHost
-    from .leaves import LeafSet, Moved
+    from radixviz.cache.pool import TokenToKVPool
+    from radixviz.cache.trace import TracerBranch
+    from .cache_controller import HiCacheController
+    from .cache_host_pool import TokenToKVPoolHost
+    from .cache_leaves import LeafSet, Moved
     from .node import TreeNode
 
 
@@ -430,7 +430,7 @@ class HostTransfers(RadixCache):
         """A head bug deleted ``x`` already: SGLang's ``assert v == x`` (9fbe6800a :994)
         stops the scheduler here. radixviz puts back what the pop took from the wrong place,
         drops ``x`` from the candidates (or every later host eviction would free its slots
-        once more) and stops the operation (head_bugs.py)."""
+        once more) and stops the operation (cache_head_bugs.py)."""
         if v is not None:
             x.parent.children[key] = v
         self.evictable_host_leaves.remove(x, gone=True)

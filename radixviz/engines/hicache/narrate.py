@@ -13,7 +13,7 @@ from radixviz.cache.text import key_text, slot_ranges
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_SUMMARY
 
 if TYPE_CHECKING:
-    from .frames import Frame
+    from radixviz.script.frames import Frame
 
 
 def _name(frame: Frame, node_id: int) -> str:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ..text import tokens_text
-from ..v2026.node import TreeNode as DeviceNode
+from radixviz.cache.text import tokens_text
+from radixviz.engines.v2026.node import TreeNode as DeviceNode
 
 
 class TreeNode(DeviceNode):

@@ -2,7 +2,7 @@
 loads back, the host pool's size and the write policy.
 
 ``HostTierOps`` is the engine's ``EngineOps`` (ops/__init__.py), named by its registry line;
-it builds on today's cache's (ops/v2026.py). As in session.py, each handler's ``def``
+it builds on today's cache's (v2026/ops.py). As in session.py, each handler's ``def``
 carries its ``op.NAME`` marker and a step outside the engine its own label. Before each
 operation, with ``auto-sync on`` (the default), the session acknowledges the copies still in
 flight, as SGLang's scheduler checks them at the start of every round; ``auto-sync off``
@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import tokens_text
 
-from ..narrate_host import describe_host, explain_host
-from ..parser import Op
-from . import v2026
-from .v2026 import TodaysOps
+from .narrate import describe_host, explain_host
+from radixviz.script.parser import Op
+from radixviz.engines.v2026 import ops as v2026
+from radixviz.engines.v2026.ops import TodaysOps
 
 if TYPE_CHECKING:
     from radixviz.script.frames import Frame
 
 # operations that change settings or acknowledge by themselves: no sync first
 NO_AUTO_SYNC = ("sync", "auto-sync", "engine", "reset", "host-size", "page-size", "hicache-fixes")
-# hicache-fixes MODE -> the 9fbe6800a bugs it brings back (cache/hicache/head_bugs.py FIX_MODES)
+# hicache-fixes MODE -> the 9fbe6800a bugs it brings back (engines/hicache/cache_head_bugs.py FIX_MODES)
 FIX_MODES = {"on": (), "off": ("load_back_unprotected", "host_leaf_by_evicted"),
              "load-back-unprotected": ("load_back_unprotected",),
              "host-leaf-by-evicted": ("host_leaf_by_evicted",)}

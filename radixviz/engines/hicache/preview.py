@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
-from ..keys import as_key, key_match_paged
-from ..snapshot import MatchPreview
+from radixviz.cache.keys import as_key, key_match_paged
+from radixviz.cache.snapshot import MatchPreview
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from radixviz.cache import tokens_text
 
-from .builder import ScenarioBuilder
-from .questions import Question
-from ..scenario import apply_text, run_scenario
+from radixviz.lessons.quiz.builder import ScenarioBuilder
+from radixviz.lessons.quiz.questions import Question
+from radixviz.lessons.scenario import apply_text, run_scenario
 
 _PARENT = {"easy": (3, 3), "medium": (2, 5), "hard": (2, 6)}
 

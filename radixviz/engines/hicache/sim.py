@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
-from .. import defaults as D
-from ..workloads import make_workload, request_count
-from .simulate import Progress, Report, later_options
-from .v2026 import TodaysHooks, TodaysSimulation, parse_cache_options
+from radixviz.sim import defaults as D
+from radixviz.sim.workloads import make_workload, request_count
+from radixviz.sim.engines.simulate import Progress, Report, later_options
+from radixviz.engines.v2026.sim import TodaysHooks, TodaysSimulation, parse_cache_options
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 def match_tiers(s: Scheduler, queue) -> None:
     """``steps.match_requests`` for an engine with a host tier: the device prefix as usual,
     plus the host hit of each request."""
-    from ..steps import match_key  # the loop's steps import torch: the command line loads this module first
+    from radixviz.sim.steps import match_key  # the loop's steps import torch: the command line loads this module first
 
     match = s.engine.match_tiers
     for req in queue:
@@ -131,7 +131,7 @@ def host_options(page_size: int = PAGE.default, eviction_policy: str = EVICTION.
                  write_policy: str = WRITE_POLICY.default, host_size: int | None = None,
                  head_bugs: tuple = ()) -> dict:
     """The hicache engine's options for the Scheduler (``engine_options``); ``head_bugs``
-    brings back SGLang's 9fbe6800a write_back bugs (cache/hicache/head_bugs.py)."""
+    brings back SGLang's 9fbe6800a write_back bugs (engines/hicache/cache_head_bugs.py)."""
     return {"page_size": page_size, "eviction_policy": eviction_policy, "write_policy": write_policy,
             "host_size": host_size, **({"head_bugs": tuple(head_bugs)} if head_bugs else {})}
 
@@ -143,7 +143,7 @@ def run_host_sweep(host_sizes, policy: str = "lpm", *, workload: str | None = No
                    head_bugs: tuple = (), **options) -> list[HostPoint]:
     """The GPU-only baseline, then the hierarchical cache at each host size, all on the same
     requests (``specs``, or ``workload``'s). ``options`` go to the Scheduler."""
-    from ..runner import replay  # imports torch
+    from radixviz.sim.runner import replay  # imports torch
 
     traffic = specs if specs is not None else make_workload(workload, requests, seed)
     name = workload or "trace"

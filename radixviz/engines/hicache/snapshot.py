@@ -5,14 +5,14 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
-from ..snapshot import snapshot_subtree
-from ..v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
+from radixviz.cache.snapshot import snapshot_subtree
+from radixviz.engines.v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
 
 if TYPE_CHECKING:
     from .node import TreeNode
     # the half of HiRadixCache (cache.py, which imports this module) that declares the tree's
     # state: typed by it, so that cache.py and this module do not import each other
-    from .transfers import HostTransfers
+    from .cache_transfers import HostTransfers
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class HiTreeSnapshot(ModernTreeSnapshot):
     device_tokens: int = 0      # tokens with a device copy (locked or evictable)
     writes_in_flight: int = 0
     loads_in_flight: int = 0
-    # the 9fbe6800a bugs (head_bugs.py): which are on, and the damage they did
+    # the 9fbe6800a bugs (cache_head_bugs.py): which are on, and the damage they did
     head_bugs: tuple = ()
     unreachable: tuple = ()     # (node id, key, device slots, host slots) of nodes the cache
                                 # still holds (candidates, loads, or below one) but the root cannot reach

@@ -1,6 +1,6 @@
 """What SGLang's 9fbe6800a write_back bugs did, in lines under the host pool's grid.
 
-With a head bug on (cache/hicache/head_bugs.py) a node can leave the tree while the cache
+With a head bug on (engines/hicache/cache_head_bugs.py) a node can leave the tree while the cache
 still holds it, host slots can be freed twice, and SGLang's file can reach an ``assert``
 that would stop its scheduler. The snapshot carries all three; these lines name them, so a
 pool picture says whose slots the ``?``, ``!`` and ``×`` cells are.
@@ -14,7 +14,7 @@ from rich.text import Text
 from radixviz.cache.text import slot_ranges, tokens_text
 
 if TYPE_CHECKING:
-    from ..cache.hicache.snapshot import HiTreeSnapshot
+    from .snapshot import HiTreeSnapshot
 
 BROKEN = "bold red"
 

@@ -1,14 +1,14 @@
 """What ``simulate --engine hicache`` prints: a column per run (the GPU-only baseline first),
 a row per measure, then the hit rate's bars split by tier. Registered on sim_report.py's
-``show_report`` by the host tier's views module (render/views/hicache.py)."""
+``show_report`` by the host tier's views module (engines/hicache/views.py)."""
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
-from radixviz.sim.engines.hicache import HostRuns
+from radixviz.engines.hicache.sim import HostRuns
 
-from .sim_report import show_report
+from radixviz.render.sim_report import show_report
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024) with the host tier's hooks from "
              "its scheduler of March 2026; cache: SGLang's hierarchical radix cache of March 2026")

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from .marks import compact_ranges
+from radixviz.render.marks import compact_ranges
 
 if TYPE_CHECKING:
-    from ..cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
+    from .snapshot import HiNodeSnapshot, HiTreeSnapshot
     from radixviz.cache import TreeSnapshot
 
 

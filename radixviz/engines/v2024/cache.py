@@ -6,7 +6,7 @@ time is a logical clock (each place the release read the wall clock takes the ne
 recursion is written as loops, a node's children are found by the first token of their
 edge (sibling edges never share one, so this is exactly the child the release's scan would
 stop at; #364 later did the same), eviction takes its leaves from a heap that lasts
-between calls instead of one built afresh each time (heap.py: same leaves, same order), and
+between calls instead of one built afresh each time (cache_heap.py: same leaves, same order), and
 a match that takes one edge returns that edge's slots as they are, where the release
 concatenated (copied) even one (SGLang still does): the same slots, without a copy the
 simulation made two million times a run (the 2026 engine here does the same).
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_release
-from ..keys import as_key, get_child_key, match, match_stops_here
-from ..snapshot import ReleaseTreeSnapshot, invalidate, snapshot_node
-from ..trace import EventKind as K, Tracer
-from ..values import as_value
-from .heap import LeafHeap
+from radixviz.cache.checks import check_release
+from radixviz.cache.keys import as_key, get_child_key, match, match_stops_here
+from radixviz.cache.snapshot import ReleaseTreeSnapshot, invalidate, snapshot_node
+from radixviz.cache.trace import EventKind as K, Tracer
+from radixviz.cache.values import as_value
+from .cache_heap import LeafHeap
 from .node import TreeNode
 
 

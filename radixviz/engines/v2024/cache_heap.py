@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from ..keys import get_child_key
+from radixviz.cache.keys import get_child_key
 
 if TYPE_CHECKING:
     from .node import TreeNode

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ..text import tokens_text
+from radixviz.cache.text import tokens_text
 
 
 class TreeNode:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
-from ..keys import as_key, match, match_stops_here
-from ..snapshot import MatchPreview, TreeSnapshot
+from radixviz.cache.keys import as_key, match, match_stops_here
+from radixviz.cache.snapshot import MatchPreview, TreeSnapshot
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence

@@ -7,7 +7,7 @@ is this cache's to run.
 """
 from __future__ import annotations
 
-from . import LoopHooks
+from radixviz.sim.engines import LoopHooks
 
 
 class ReleaseHooks(LoopHooks):

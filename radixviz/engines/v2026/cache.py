@@ -16,12 +16,12 @@ release, and is reproduced here step for step:
   through them) and ``creation_time``; time comes from a monotonic clock (#6211);
 - namespaces: a key with an ``extra_key`` (a LoRA adapter, a cache salt) files its child
   under ``(extra_key, first page)``, so namespaces never share a node;
-- with ``enable_kv_events``, page hashes (hashes.py) and KV events (kv_record.py).
+- with ``enable_kv_events``, page hashes (hashes.py) and KV events (cache_kv_record.py).
 
 Where this file differs from SGLang's, it says so: time is a logical clock (each place SGLang
 reads ``time.monotonic()`` takes the next tick: once per match and once per insert, and twice
 per node built), the evictable leaves stay ordered from one ``evict`` to the next
-(candidates.py: same nodes popped in the same order), a match of a single edge returns that
+(cache_candidates.py: same nodes popped in the same order), a match of a single edge returns that
 edge's slots without copying them, ``insert`` refuses a key that is not whole pages (SGLang
 trusts its callers), ``dec_lock_ref`` refuses a lock nobody took (checks.py), and edges are
 compared without SGLang's check that both keys share a namespace (the child key ensures it).
@@ -40,16 +40,16 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..checks import check_release
-from ..evict_policy import eviction_key
-from ..hashes import check_hashable, split_node_hash_value
-from ..keys import as_key, get_child_key, key_match_paged, match
-from ..snapshot import invalidate
-from ..trace import EventKind as K, Tracer
-from ..values import as_value
-from .candidates import CandidateHeap
-from .kv_record import KVEventRecorder
-from .watched import Watched
+from radixviz.cache.checks import check_release
+from radixviz.cache.evict_policy import eviction_key
+from radixviz.cache.hashes import check_hashable, split_node_hash_value
+from radixviz.cache.keys import as_key, get_child_key, key_match_paged, match
+from radixviz.cache.snapshot import invalidate
+from radixviz.cache.trace import EventKind as K, Tracer
+from radixviz.cache.values import as_value
+from .cache_candidates import CandidateHeap
+from .cache_kv_record import KVEventRecorder
+from .cache_watched import Watched
 from .node import TreeNode
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class RadixCache(Watched, KVEventRecorder):
         tr = self.tracer
         tr.op = "evict"
         # SGLang heaps every evictable leaf afresh here; the lasting heap pops the same
-        # nodes in the same order (candidates.py)
+        # nodes in the same order (cache_candidates.py)
         eviction_heap = self.evictable_leaves  # step: evict.heap
         if tr.active: self._emit_heap(num_tokens)
 
@@ -230,7 +230,7 @@ class RadixCache(Watched, KVEventRecorder):
             child = node.children[child_key]
             child.last_access_time = access_time  # step: match.touch
             if child._snap is not None: invalidate(child)
-            self.evictable_leaves.refresh(child)  # its policy key moved (candidates.py)
+            self.evictable_leaves.refresh(child)  # its policy key moved (cache_candidates.py)
             if tr.active: tr.emit("match.touch", K.VISIT, (child,), time=access_time)
             prefix_len = self.key_match_fn(child.key, key)  # step: match.page_compare
             if tr.active: tr.emit("match.page_compare", K.COMPARE, (child,), common=prefix_len, page_size=self.page_size, pages=prefix_len // self.page_size)

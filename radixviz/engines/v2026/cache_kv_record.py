@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..hashes import compute_node_hash_values, hash_str_to_int64
-from ..kv_events import AllBlocksCleared, BlockRemoved, BlockStored
-from ..snapshot import invalidate
-from ..trace import EventKind as K, Tracer
+from radixviz.cache.hashes import compute_node_hash_values, hash_str_to_int64
+from radixviz.cache.kv_events import AllBlocksCleared, BlockRemoved, BlockStored
+from radixviz.cache.snapshot import invalidate
+from radixviz.cache.trace import EventKind as K, Tracer
 from .node import TreeNode
 
 if TYPE_CHECKING:
-    from ..kv_events import KVEvent
+    from radixviz.cache.kv_events import KVEvent
 
 
 class KVEventRecorder:

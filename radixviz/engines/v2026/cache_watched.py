@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..evict_policy import eviction_key
-from ..trace import EventKind as K, Tracer
-from .candidates import CandidateHeap
+from radixviz.cache.evict_policy import eviction_key
+from radixviz.cache.trace import EventKind as K, Tracer
+from .cache_candidates import CandidateHeap
 from .node import TreeNode
 from .snapshot import ModernTreeSnapshot, snapshot_modern_node
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
-from ..hashes import compute_node_hash_values
-from ..keys import get_child_key
+from radixviz.cache.invariants import InvariantError, check_lock_flows, check_pool, node_label as _label
+from radixviz.cache.hashes import compute_node_hash_values
+from radixviz.cache.keys import get_child_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     import torch
 
-    from ..pool import TokenToKVPool
+    from radixviz.cache.pool import TokenToKVPool
     from .node import TreeNode
 
 

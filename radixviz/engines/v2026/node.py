@@ -6,7 +6,7 @@ from collections.abc import Hashable
 
 import torch
 
-from ..text import tokens_text
+from radixviz.cache.text import tokens_text
 
 
 class TreeNode:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..narrate import node_name
-from ..parser import Op
-from . import EngineOps
+from radixviz.script.narrate import node_name
+from radixviz.script.parser import Op
+from radixviz.script.ops import EngineOps
 
 if TYPE_CHECKING:
     from radixviz.script.frames import Frame

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..keys import as_key, key_match_paged
-from ..snapshot import MatchPreview
+from radixviz.cache.keys import as_key, key_match_paged
+from radixviz.cache.snapshot import MatchPreview
 from .snapshot import ModernTreeSnapshot
 
 if TYPE_CHECKING:

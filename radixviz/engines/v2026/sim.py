@@ -20,11 +20,12 @@ from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.errors import UsageError
 from radixviz.limits import PAGE_SIZE
 
-from .. import defaults as D
-from ..workloads import make_workload, request_count
-from . import LoopHooks
-from .factory import todays_cache
-from .simulate import PolicyRuns, Progress, Report, Simulation, SimulateArgs, later_options, owners, run_sweep
+from radixviz.sim import defaults as D
+from radixviz.sim.workloads import make_workload, request_count
+from radixviz.sim.engines import LoopHooks
+from radixviz.sim.engines.factory import todays_cache
+from radixviz.sim.engines.simulate import (PolicyRuns, Progress, Report, Simulation, SimulateArgs, later_options,
+                                           owners, run_sweep)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -94,7 +95,7 @@ class TodaysSimulation(Simulation):
                 "engine_options": {"page_size": self.page_size, "eviction_policy": self.evictions[0]}}
 
     def run(self, specs: Sequence[RequestSpec] | None, name: str, options: dict, progress: Progress) -> Report:
-        from ..runner import replay  # imports torch
+        from radixviz.sim.runner import replay  # imports torch
 
         args, sweep, page_size, evictions = self.args, self.sweep, self.page_size, self.evictions
         common = {"model": args.model, **later_options(args)}

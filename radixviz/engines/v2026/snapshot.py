@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
-from ..keys import get_child_key
-from ..snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
+from radixviz.cache.keys import get_child_key
+from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
 
 if TYPE_CHECKING:
     from .node import TreeNode

@@ -4,12 +4,13 @@ the engine's registry line once one of its trees is drawn (its engine has loaded
 from __future__ import annotations
 
 from radixviz.cache.engines import engine_spec
-from radixviz.cache.v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
+from radixviz.engines.v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
 from radixviz.script.kv_text import hash_text
 
-from ..marks import LOCKED, LOCKED_2026, compact_ranges
-from . import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_parts, held_text, mark_words,
-               node_counts, node_details, node_fields, page_size_shown, slot_mismatch, tree_fields)
+from radixviz.render.marks import LOCKED, LOCKED_2026, compact_ranges
+from radixviz.render.views import (DETAIL_STYLE, box_lines, caption_parts, has_namespaces, header_parts, held_text,
+                                   mark_words, node_counts, node_details, node_fields, page_size_shown, slot_mismatch,
+                                   tree_fields)
 
 HASH_STYLE = "dim cyan"
 
