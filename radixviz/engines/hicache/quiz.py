@@ -1,7 +1,7 @@
 """Quiz questions on the host tier (lessons 15-16), each answered by running the hicache engine.
 
-Same contract as generate.py: a question is a pure function of its seed and difficulty, and
-the engine, run on the scenario, computes the answer.
+Same contract as lessons/quiz/generate.py (EngineSpec.quiz): a question is a pure function of
+its seed and difficulty, and the engine, run on the scenario, computes the answer.
 """
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_NAMES, WRITE_POLICY_SUMMARY
 
-from .builder import ScenarioBuilder
-from .questions import Question
-from ..scenario import apply_text, run_scenario
+from radixviz.lessons.quiz.builder import ScenarioBuilder
+from radixviz.lessons.quiz.questions import Question
+from radixviz.lessons.scenario import apply_text, run_scenario
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -114,12 +114,12 @@ def gen_in_flight(build: ScenarioBuilder, seed: int) -> Question:
                     scenario=build.script_with_question(asked), **build.tags(seed, "in-flight", 16))
 
 
-GENERATORS_HICACHE = {"host-hit": gen_host_hit, "load-back": gen_load_back,
-                      "write-policy": gen_write_policy, "in-flight": gen_in_flight}
-LESSON_TOPICS_HICACHE: dict[int, tuple[str, ...]] = {15: ("host-hit", "load-back"), 16: ("write-policy", "in-flight")}
+GENERATORS = {"host-hit": gen_host_hit, "load-back": gen_load_back,
+              "write-policy": gen_write_policy, "in-flight": gen_in_flight}
+LESSON_TOPICS: dict[int, tuple[str, ...]] = {15: ("host-hit", "load-back"), 16: ("write-policy", "in-flight")}
 
-# lesson 17: SGLang's 9fbe6800a write_back bugs (generate_head_bugs.py)
-from .generate_head_bugs import GENERATORS_HEAD_BUGS, LESSON_TOPICS_HEAD_BUGS  # noqa: E402
+# lesson 17: SGLang's 9fbe6800a write_back bugs (quiz_head_bugs.py)
+from .quiz_head_bugs import GENERATORS_HEAD_BUGS, LESSON_TOPICS_HEAD_BUGS  # noqa: E402
 
-GENERATORS_HICACHE.update(GENERATORS_HEAD_BUGS)
-LESSON_TOPICS_HICACHE.update(LESSON_TOPICS_HEAD_BUGS)
+GENERATORS.update(GENERATORS_HEAD_BUGS)
+LESSON_TOPICS.update(LESSON_TOPICS_HEAD_BUGS)

@@ -1,18 +1,22 @@
 """The views of the host tier's tree (engine hicache): where each node's KV lives (a tag, both
 tiers' slots, a dashed box for a host-only node), the host pool in the header and a line of
-tier tags. Builds on today's views (v2026.py): the host tier's nodes are today's nodes too."""
+tier tags. Builds on today's views (v2026/views.py): the host tier's nodes are today's nodes too."""
 from __future__ import annotations
 
-from radixviz.cache.hicache.snapshot import HiNodeSnapshot, HiTreeSnapshot
+from rich.text import Text
 
-from .. import sim_report_host  # noqa: F401 (registers the view of this engine's simulate report)
-from ..marks import DELETED_HOST_TIER, EVICTED
-from ..tiers import TIERS, host_summary, tier_legend, tier_of, tier_slots, tier_tag
 from radixviz.cache.engines import engine_spec
+from radixviz.engines.v2026.views import stats_lines
+from radixviz.render.marks import DELETED_HOST_TIER, EVICTED
+from radixviz.render.views import (DETAIL_STYLE, badge, box_lines, box_style, caption_parts, extra_lines,
+                                   header_parts, mark_words, more_pools, node_counts, node_details, node_fields,
+                                   page_pools, pool_rows, removed_word, tree_fields)
 
-from . import (DETAIL_STYLE, badge, box_lines, box_style, caption_parts, extra_lines, header_parts, mark_words,
-               node_counts, node_details, node_fields, removed_word, tree_fields)
-from .v2026 import stats_lines
+from . import views_pool
+from . import views_sim_report  # noqa: F401 (registers the view of this engine's simulate report)
+from .snapshot import HiNodeSnapshot, HiTreeSnapshot
+from .views_head_bugs import damage_lines
+from .views_tiers import TIERS, host_summary, tier_legend, tier_of, tier_slots, tier_tag
 
 
 @header_parts.register
@@ -94,3 +98,23 @@ def _(node: HiNodeSnapshot) -> dict:
                       backuped=node.backuped, host_value=None if node.host_value is None
                       else list(node.host_value), host_ref=node.host_ref)
     return fields
+
+
+# ------------------------------------------------ the host pool beside the device's (views_pool.py)
+
+@pool_rows.register
+def _(tree: HiTreeSnapshot, pool, marks, width: int):
+    return views_pool.pool_rows(pool, marks, width)
+
+
+@more_pools.register
+def _(tree: HiTreeSnapshot, pool, marks) -> list:
+    if not pool.host:
+        return []
+    # with SGLang's 9fbe6800a bugs on, what they broke follows the grid
+    return [Text("host pool (CPU)", style="bold"), views_pool.HostPoolGrid(pool, marks), *damage_lines(tree)]
+
+
+@page_pools.register
+def _(tree: HiTreeSnapshot, frame, max_drawn: int, row: int) -> dict | None:
+    return views_pool.host_pool_page(frame, max_drawn, row)

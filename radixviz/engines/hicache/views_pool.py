@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from .head_bugs import damage_lines
-from .pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
+from .views_head_bugs import damage_lines
+from radixviz.render.pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
 
 HOST_STATES = {   # state -> (symbol, style, legend words)
     "free": ("·", "dim", "free"),
     "host": ("■", "blue", "host only"),
     "both": ("▣", "cyan", "copy of a device node"),
     "writing": ("▤", "bold yellow", "write in flight"),
-    # only SGLang's 9fbe6800a bugs make these (cache/hicache/head_bugs.py): legend when present
+    # only SGLang's 9fbe6800a bugs make these (engines/hicache/cache_head_bugs.py): legend when present
     "stray": ("?", "bold red", "taken, no node reaches it"),
     "twice": ("!", "bold reverse red", "freed twice"),
     "held": ("×", "bold magenta", "free, yet a node holds it"),
@@ -123,3 +123,22 @@ class TieredPoolRows:
 def pool_rows(pool, marks=None, width: int = 40):
     """The pool pane's lines: the device grid, and the host grid under it when there is one."""
     return TieredPoolRows(pool, marks, width) if pool.host else PoolRows(pool, marks, width)
+
+
+def host_pool_page(frame, max_drawn: int, row: int) -> dict | None:
+    """The host tier's pool, one character a slot, as the app's second grid shows it, for a
+    step's HTML page (render/html_page.py): rows of (start, [(class, symbol)]); ``rows`` None
+    for a pool of more than ``max_drawn`` slots; None without a host pool."""
+    if not frame.pool.host:
+        return None
+    pool, touched = frame.pool, set(frame.marks.host_slots or ())
+    shown = {"used": pool.host_used, "size": pool.host_size, "rows": None,
+             "legend": [(state, symbol, words) for state, (symbol, _style, words) in HOST_STATES.items()
+                        if state not in BROKEN_STATES]}
+    if pool.host_size > max_drawn:
+        return shown
+    shown["rows"] = [(start, [(f"h-{pool.host_state(slot)}" + (" p-t" if slot in touched else ""),
+                               HOST_STATES[pool.host_state(slot)][0])
+                              for slot in range(start, min(start + row, pool.host_size))])
+                     for start in range(0, pool.host_size, row)]
+    return shown

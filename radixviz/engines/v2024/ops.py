@@ -11,16 +11,17 @@ from dataclasses import replace
 
 from radixviz.cache.engines import EngineSpec
 
-from ..parser import Op
-from . import EngineOps
+from radixviz.script.parser import Op
+from radixviz.script.ops import EngineOps
+
+from .preview import compare_matchers
 
 
 class ReleaseOps(EngineOps):
     def before_match(self, op: Op) -> None:
         """Mark the nodes the buggy matcher gets wrong, on the tree before the walk (after
         its split both matchers agree)."""
-        from radixviz.cache import compare_matchers  # loads the engine (torch): a comparison's titles need neither
-
+        assert op.key is not None   # a match always carries its key (the parser's)
         session = self.session
         diff = compare_matchers(session.engine.snapshot(), op.key)
         session._disagreement = None

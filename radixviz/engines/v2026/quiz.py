@@ -1,14 +1,15 @@
 """Quiz questions on today's cache (lessons 10-12), each answered by running the 2026 engine.
 
-Same contract as generate.py: a question is a pure function of its seed and difficulty.
+Same contract as lessons/quiz/generate.py, which reads GENERATORS and LESSON_TOPICS here
+(EngineSpec.quiz): a question is a pure function of its seed and difficulty.
 """
 from __future__ import annotations
 
 from radixviz.cache import POLICY_SUMMARY
 
-from .builder import ScenarioBuilder
-from .questions import NAME_BY_KEY, Question
-from ..scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
+from radixviz.lessons.quiz.builder import ScenarioBuilder
+from radixviz.lessons.quiz.questions import NAME_BY_KEY, Question
+from radixviz.lessons.scenario import apply_text, first_evicted_leaf, node_choices, run_scenario, tree_text
 
 _PAGE = {"easy": (2, 2), "medium": (2, 4), "hard": (3, 8)}
 # the policies asked about at each level: the plain ones first, the two-part keys later
@@ -99,5 +100,5 @@ def _why(policy: str) -> str:
     return POLICY_SUMMARY[policy] + "."
 
 
-GENERATORS_2026 = {"pages": gen_pages, "eviction-policy": gen_eviction_policy, "protected": gen_protected}
-LESSON_TOPICS_2026 = {10: ("pages",), 11: ("eviction-policy",), 12: ("protected",)}
+GENERATORS = {"pages": gen_pages, "eviction-policy": gen_eviction_policy, "protected": gen_protected}
+LESSON_TOPICS = {10: ("pages",), 11: ("eviction-policy",), 12: ("protected",)}
