@@ -7,7 +7,7 @@ import its own layer and the layers below it, never one above:
     radixviz (the package), errors   exit codes and UsageError; import nothing of radixviz
     limits                           Limit: the bounds of a typed number (engine options use it)
     files                            safe reading (regular files, a byte limit) and atomic writes
-    cache                            the engines, pools, tracing, invariants
+    cache, engines                   shared engine parts, the registry; the wings' package (by role below)
     wire                             the KV-event wire: messages, block tree, sockets
     sim                              scheduler simulation, workloads, tiny KV model
     settings                         limits for the numbers and names people type
@@ -276,7 +276,7 @@ def test_a_wing_file_keeps_to_the_layer_of_its_role():
     assert upward(views) == []
 
 
-# shared modules that use DESIGN's public contract by name (``from radixviz.cache import
+# shared modules that use the public contract (docs/architecture.md) by name (``from radixviz.cache import
 # RadixCache``), with the reason: for the registry's stage 2 to remove
 THROUGH_THE_FACE = {
     # #2442's scratch tree is the first release's RadixCache, as SGLang's scheduler built one

@@ -14,7 +14,7 @@ torch: only an engine, a snapshot of one, or the pool does.
 import importlib
 
 _HOMES = {
-    # the engines (DESIGN's contract: RadixCache, TreeNode, ModernRadixCache)
+    # the engines, from their wings (the public contract: docs/architecture.md)
     "RadixCache": ("radixviz.engines.v2024.cache", "RadixCache"),
     "TreeNode": ("radixviz.engines.v2024.node", "TreeNode"),
     "check_invariants": ("radixviz.engines.v2024.invariants", "check_invariants"),
