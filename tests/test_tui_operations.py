@@ -289,7 +289,7 @@ class TestCodePane:
         assert any("prefix_len = self.key_match_fn(" in t for t in texts)
         assert not any("_snap is not None" in t or "tr.active" in t for t in texts)
         from radixviz.render.source_map import reporting_lines
-        import radixviz.cache.v2026.cache as engine
+        import radixviz.engines.v2026.cache as engine
         lines = open(engine.__file__).read().splitlines()
         compound = [i for i, t in enumerate(lines, 1) if "if tr.active and" in t or "_snap is not None:" in t]
         assert compound and set(compound) <= reporting_lines(engine.__file__)

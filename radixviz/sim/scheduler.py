@@ -98,7 +98,7 @@ class Scheduler:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
-        # cache_factory(pool) -> the engine for the same loop (sim/engines/v2026.py)
+        # cache_factory(pool) -> the engine for the same loop (engines/v2026/sim.py)
         self._cache_factory = cache_factory
         self._engine_name, self._engine_options = engine, dict(engine_options or {})
         self.engine = self.make_engine()

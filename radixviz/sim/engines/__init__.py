@@ -4,8 +4,8 @@ and loaded when a Scheduler first opens that engine.
 
 ``LoopHooks`` is the shared behaviour (the first release's cache needs nothing more); an
 engine's module subclasses it as ``HOOKS``: today's cache takes a priority at insert
-(engines/v2026.py), the host tier acknowledges copies each round, matches on both tiers and
-loads back at admission (engines/hicache.py).
+(engines/v2026/sim.py), the host tier acknowledges copies each round, matches on both tiers and
+loads back at admission (engines/hicache/sim.py).
 """
 from __future__ import annotations
 
