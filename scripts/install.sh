@@ -72,7 +72,8 @@ install_radixviz() {   # $1: "app" or "dev" (the test tools too)
   fi
 
   local target=. what=""
-  [ "$extras" = dev ] && target='.[dev]' what=" with its test tools"
+  # dev: the test tools and the documentation site's builder (the tests build the site)
+  [ "$extras" = dev ] && target='.[dev,docs]' what=" with its test and documentation tools"
   stage "3/3 installing radixviz$what and its dependencies (pip install -e '$target')"
   "${PIP[@]}" install -e "$target"
   install_stamp "$extras" > "$stamp_file"
