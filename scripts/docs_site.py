@@ -247,7 +247,26 @@ def part_names(text: str) -> list[str]:
 # ------------------------------------------------------------------ MkDocs hook
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    return fill(markdown, DOCS / page.file.src_uri)
+    return as_python_markdown(fill(markdown, DOCS / page.file.src_uri))
+
+
+def as_python_markdown(text: str) -> str:
+    """GitHub's Markdown as MkDocs' reads it the same way. Two places differ: a line that
+    begins with a pull request's number (``#40313, opened...``, also after a list marker) is
+    text to GitHub, which wants a space after a heading's ``#``, but a heading to MkDocs, so
+    its ``#`` is escaped; and a list nested by 2 or 3 spaces is nested for GitHub but not for
+    MkDocs, which wants 4. Code blocks are kept as they are."""
+    out, fenced, in_list = [], False, False
+    for line in text.split("\n"):
+        fenced ^= bool(FENCE.match(line))
+        if not fenced:
+            line = re.sub(r"^(\s*(?:(?:[-*+]|\d+\.)\s+)?)#(?=\d)", r"\1\\#", line)
+            if in_list:
+                line = re.sub(r"^ {2,3}(?=(?:[-*+]|\d+\.) )", "    ", line)
+            if line.strip():
+                in_list = bool(re.match(r"\s*(?:[-*+]|\d+\.) |\s", line))
+        out.append(line)
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------ command line

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +122,33 @@ class TestTheSite:
         text = (DOCS / "commands.md").read_text(encoding="utf-8")
         missing = [name for name in commands if f"## radixviz {name}\n" not in text]
         assert missing == [], "give each command a '## radixviz NAME' section in docs/commands.md"
+
+    def test_every_command_line_shown_parses(self, capsys):
+        """Each `radixviz ...` line of a code block in the README or a page (placeholders such
+        as `[--seed S]`, `A|B` or `...` aside) is accepted by the real parser."""
+        from radixviz.cli import build_parser
+        parser, shown, refused = build_parser(), 0, []
+        for page in [README, *sorted(DOCS.rglob("*.md"))]:
+            text = page.read_text(encoding="utf-8")
+            for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M):
+                for line in block.replace("\\\n", " ").splitlines():
+                    line = line.strip().removeprefix("$ ")
+                    if not line.startswith("radixviz ") or re.search(r"[\[|<…]|\.\.\.", line):
+                        continue
+                    shown += 1
+                    try:
+                        parser.parse_args(shlex.split(line, comments=True)[1:])
+                    except SystemExit as exc:
+                        if exc.code:
+                            refused.append(f"{page.relative_to(ROOT)}: {line}: {capsys.readouterr().err.strip()}")
+        assert shown > 50 and refused == []
+
+    def test_github_markdown_reads_the_same_on_the_site(self):
+        """A line led by a PR number stays text; a list nested by 3 spaces stays nested."""
+        made = docs_site().as_python_markdown(
+            "#40313, opened\n1. **Sources**\n   - #7369 e273aa6dc\n\ntext\n  - a list\n```\n#1 code\n```")
+        assert made == ("\\#40313, opened\n1. **Sources**\n    - \\#7369 e273aa6dc\n\ntext\n  - a list\n"
+                        "```\n#1 code\n```")
 
     def test_every_generated_part_is_known(self):
         site = docs_site()
