@@ -251,11 +251,12 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def as_python_markdown(text: str) -> str:
-    """GitHub's Markdown as MkDocs' reads it the same way. Two places differ: a line that
+    """GitHub's Markdown as MkDocs' reads it the same way. Three places differ: a line that
     begins with a pull request's number (``#40313, opened...``, also after a list marker) is
     text to GitHub, which wants a space after a heading's ``#``, but a heading to MkDocs, so
     its ``#`` is escaped; and a list nested by 2 or 3 spaces is nested for GitHub but not for
-    MkDocs, which wants 4. Code blocks are kept as they are."""
+    MkDocs, which wants 4; a list right under a line of text needs a blank line between for
+    MkDocs. Code blocks are kept as they are."""
     out, fenced, in_list = [], False, False
     for line in text.split("\n"):
         fenced ^= bool(FENCE.match(line))
@@ -263,6 +264,10 @@ def as_python_markdown(text: str) -> str:
             line = re.sub(r"^(\s*(?:(?:[-*+]|\d+\.)\s+)?)#(?=\d)", r"\1\\#", line)
             if in_list:
                 line = re.sub(r"^ {2,3}(?=(?:[-*+]|\d+\.) )", "    ", line)
+            marker = re.match(r"\s*(?:[-*+]|(\d+)\.) ", line)
+            if marker and out and out[-1].strip() and not re.match(r"\s*(?:[-*+]|\d+\.) ", out[-1]) \
+                    and (marker.group(1) in (None, "1") or in_list):
+                out.append("")    # GitHub lets a list interrupt a paragraph; MkDocs wants a blank line
             if line.strip():
                 in_list = bool(re.match(r"\s*(?:[-*+]|\d+\.) |\s", line))
         out.append(line)

@@ -144,11 +144,13 @@ class TestTheSite:
         assert shown > 50 and refused == []
 
     def test_github_markdown_reads_the_same_on_the_site(self):
-        """A line led by a PR number stays text; a list nested by 3 spaces stays nested."""
+        """A line led by a PR number stays text; a list nested by 3 spaces stays nested; a list
+        right under text is a list."""
         made = docs_site().as_python_markdown(
-            "#40313, opened\n1. **Sources**\n   - #7369 e273aa6dc\n\ntext\n  - a list\n```\n#1 code\n```")
-        assert made == ("\\#40313, opened\n1. **Sources**\n    - \\#7369 e273aa6dc\n\ntext\n  - a list\n"
-                        "```\n#1 code\n```")
+            "#40313, opened\n1. **Sources**\n   - #7369 e273aa6dc\n   more\n2. next\n\ntext\n- a list\n"
+            "in 2024\n12. is text\n```\n#1 code\n```")
+        assert made == ("\\#40313, opened\n\n1. **Sources**\n    - \\#7369 e273aa6dc\n   more\n\n2. next\n\ntext\n\n"
+                        "- a list\nin 2024\n12. is text\n```\n#1 code\n```")
 
     def test_every_generated_part_is_known(self):
         site = docs_site()
