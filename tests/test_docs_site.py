@@ -78,10 +78,15 @@ class TestTheReadme:
             assert f"| [`{name}`](docs/engines/{name}.md) |" in text
 
     def test_counts_come_only_from_the_generated_parts(self):
-        numbers = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[a-z]+teen|twenty"
-        stale = re.findall(rf"\b(?:{numbers})\s+(?:lessons|challenges|engines|commands)\b",
-                           outside_generated(README.read_text(encoding="utf-8")), re.I)
-        assert stale == []
+        """"Sixteen lessons" went stale once: a count of lessons, challenges, engines or commands
+        is written only by a generated part, in the README and on every page (the history of
+        past findings, which quotes old text, aside)."""
+        numbers = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[a-z]+teen|twenty"
+        pages = [README, *(page for page in DOCS.rglob("*.md") if page.name != "history-sources.md")]
+        stale = {str(page.relative_to(ROOT)): found for page in pages
+                 if (found := re.findall(rf"\b(?:{numbers})\s+(?:lessons|challenges|engines|commands)\b",
+                                         outside_generated(page.read_text(encoding="utf-8")), re.I))}
+        assert stale == {}
 
     def test_has_no_timings_and_no_commit_hashes(self):
         text = outside_generated(README.read_text(encoding="utf-8"))
