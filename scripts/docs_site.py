@@ -73,14 +73,21 @@ def _numbers(numbers: list[int]) -> str:
     return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
 
 
+def _many(count: int, noun: str, verb: str = "") -> str:
+    """``17 lessons ship``, ``1 lesson ships``."""
+    one = count == 1
+    return f"{count} {noun if one else noun + 's'}" + (f" {verb + 's' if one else verb}" if verb else "")
+
+
 def lessons_part(engine: str | None, page: Path) -> str:
     """Every lesson, or (``lessons ENGINE``) those that run on that engine."""
     lessons = [lesson for lesson in _lessons() if engine is None or engine in lesson_engines(lesson)]
     if engine is None:
-        lines = [f"{len(lessons)} lessons ship (`radixviz lessons` lists them, `radixviz lesson N` plays one):", ""]
+        lines = [f"{_many(len(lessons), 'lesson', 'ship')} (`radixviz lessons` lists them, "
+                 "`radixviz lesson N` plays one):", ""]
     else:
-        lines = [f"{len(lessons)} lessons run on it (`radixviz lesson N` plays one):" if lessons else
-                 "No lesson runs on it yet.", ""]
+        lines = [f"{_many(len(lessons), 'lesson', 'run')} on it (`radixviz lesson N` plays one):" if lessons
+                 else "No lesson runs on it yet.", ""]
     for lesson in lessons:
         engines = ", ".join(lesson_engines(lesson))
         # numbered by hand: Python-Markdown starts every ordered list at 1
@@ -90,7 +97,7 @@ def lessons_part(engine: str | None, page: Path) -> str:
 
 def challenges_part(_arg: str | None, page: Path) -> str:
     challenges = _challenges()
-    lines = [f"{len(challenges)} challenges ship (`radixviz challenges` lists them, "
+    lines = [f"{_many(len(challenges), 'challenge', 'ship')} (`radixviz challenges` lists them, "
              "`radixviz challenge ID` plays one):", ""]
     for challenge in challenges:
         lines.append(f"- **{challenge.number}** `{challenge.id}`: {challenge.title} "
@@ -111,7 +118,7 @@ def engines_part(_arg: str | None, page: Path) -> str:
     for lesson in _lessons():
         for name in lesson_engines(lesson):
             used.setdefault(name, []).append(lesson.number)
-    lines = [f"{len(engines)} engines, each a faithful copy of one SGLang cache "
+    lines = [f"{_many(len(engines), 'engine')}, each a faithful copy of one SGLang cache "
              "(`engine NAME` in a script, `--engine NAME` on the command line):", "",
              "| engine | what it is | options | lessons |", "|---|---|---|---|"]
     for spec in engines:
@@ -156,7 +163,7 @@ def _command_help() -> dict[str, str]:
 def commands_part(_arg: str | None, page: Path) -> str:
     helps = _command_help()
     here = DOCS / "commands.md"
-    lines = [f"{len(helps)} commands (`radixviz COMMAND --help` for each one's options):", "",
+    lines = [f"{_many(len(helps), 'command')} (`radixviz COMMAND --help` for each one's options):", "",
              "| command | what it does |", "|---|---|"]
     for name, text in helps.items():
         shown = f"[`{name}`](#radixviz-{name})" if page == here else f"`{name}`"

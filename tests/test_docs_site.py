@@ -179,6 +179,29 @@ class TestTheSite:
         assert (tmp_path / "assets" / "stepper.svg").exists()
 
 
+def test_a_new_engine_and_its_lessons_appear_with_no_edit(tmp_path, monkeypatch):
+    """The next engine (a toy here) and a lesson that runs on it: the README's table and lists
+    and the engine's page pick them up from the registry and the lesson files."""
+    import toy_engine
+
+    from radixviz.cache.engines import register, unregister
+    from radixviz.lessons import load_lessons
+    (tmp_path / "42-toy.md").write_text("# A toy lesson\n\nA trie.\n\n```radixviz\nengine toy\ninsert ab\n```\n",
+                                        encoding="utf-8")
+    site = docs_site()
+    monkeypatch.setattr(site, "_lessons", lambda: load_lessons([tmp_path]))
+    register(toy_engine.SPEC)
+    try:
+        table = site.engines_part(None, README)
+        lessons = site.lessons_part(None, README)
+        its_own = site.lessons_part("toy", DOCS / "engines" / "toy.md")
+    finally:
+        unregister("toy")
+    assert f"| `toy` | {toy_engine.SPEC.title} | " in table and "| 42 |" in table
+    assert "- **42** A toy lesson *(toy)*" in lessons
+    assert its_own.startswith("1 lesson runs on it") and "- **42** A toy lesson" in its_own
+
+
 def test_no_large_file_is_tracked():
     """Wheels, dumps and recordings stay out of the tree: over 1 MB only under assets/ or examples/."""
     if not (ROOT / ".git").exists():
