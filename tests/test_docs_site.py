@@ -148,6 +148,16 @@ class TestTheSite:
                             refused.append(f"{page.relative_to(ROOT)}: {line}: {capsys.readouterr().err.strip()}")
         assert shown > 50 and refused == []
 
+    def test_the_operation_language_examples_run(self, cli, tmp_path):
+        """Each script the operation language's page shows runs whole, with no refusal."""
+        text = (DOCS / "operation-language.md").read_text(encoding="utf-8")
+        scripts = re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
+        assert len(scripts) >= 2
+        for n, script in enumerate(scripts):
+            (tmp_path / f"{n}.rv").write_text(script, encoding="utf-8")
+            code, _, err = cli("run", tmp_path / f"{n}.rv")
+            assert code == 0, err
+
     def test_github_markdown_reads_the_same_on_the_site(self):
         """A line led by a PR number stays text; a list nested by 3 spaces stays nested; a list
         right under text is a list."""
