@@ -143,6 +143,33 @@ def operations_part(_arg: str | None, page: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def keys_part(arg: str | None, page: Path) -> str:
+    """The keys of one screen (``keys stepper.StepperScreen``) as its bindings declare them:
+    the footer, the help screen and the palette read the same. A screen built on the stepper
+    lists only the keys it adds or changes."""
+    import importlib
+
+    from textual.screen import Screen
+
+    from radixviz.tui.palette import key_label
+    module, _, name = str(arg).rpartition(".")
+    screen = getattr(importlib.import_module(f"radixviz.tui.screens.{module}"), name)
+    from radixviz.tui.screens.stepper import StepperScreen
+    inherited = {(b.key, b.action, b.tooltip or b.description) for b in Screen.BINDINGS}
+    if screen is not StepperScreen and issubclass(screen, StepperScreen):
+        inherited |= {(b.key, b.action, b.tooltip or b.description) for b in StepperScreen.BINDINGS}
+    lines = ["| keys | what they do |", "|---|---|"]
+    for binding in screen.BINDINGS:
+        what = binding.tooltip or binding.description
+        if (binding.key, binding.action, what) in inherited or not what:
+            continue
+        keys = " ".join(f"`{key}`" for key in key_label(binding.key).split(" "))
+        lines.append(f"| {keys} | {what.replace('|', chr(92) + '|')} |")
+    if len(lines) == 2:
+        return "The same keys as the stepper's.\n"
+    return "\n".join(lines) + "\n"
+
+
 def _parser():
     from radixviz.cli import build_parser
     return build_parser()
@@ -216,7 +243,8 @@ def _rebased(link: str, source: Path, page: Path) -> str:
 
 PARTS: dict[str, Callable[[str | None, Path], str]] = {
     "lessons": lessons_part, "challenges": challenges_part, "engines": engines_part,
-    "commands": commands_part, "operations": operations_part, "usage": usage_part, "include": include_part,
+    "commands": commands_part, "operations": operations_part,
+    "keys": keys_part, "usage": usage_part, "include": include_part,
 }
 
 
