@@ -189,6 +189,26 @@ class TestTheSite:
         assert (tmp_path / "assets" / "stepper.svg").exists()
 
 
+def test_every_path_a_page_names_exists():
+    """A file of this repository named in the README or a page (`radixviz/cache/trace.py`,
+    `cache/text.py`, `tests/test_x.py::test_y`, `bench/core.py`) is there: a move (the engines'
+    wings) must take the pages along. The history of past findings quotes old paths: aside."""
+    package = ROOT / "radixviz"
+    roots = {p.name for p in ROOT.iterdir() if p.is_dir()} | {p.name for p in package.iterdir() if p.is_dir()}
+    missing, checked = [], 0
+    for page in [README, *DOCS.rglob("*.md")]:
+        if page.name == "history-sources.md":
+            continue
+        for named in re.findall(r"`([\w.-]+/[\w./-]*)(?:[:`])", page.read_text(encoding="utf-8")):
+            path = named.rstrip("/")
+            if path.split("/")[0] not in roots or not re.search(r"\.\w+$|/$", named):
+                continue
+            checked += 1
+            if not ((ROOT / path).exists() or (package / path).exists()):
+                missing.append(f"{page.relative_to(ROOT)}: {named}")
+    assert checked > 30 and missing == []
+
+
 def test_a_new_engine_and_its_lessons_appear_with_no_edit(tmp_path, monkeypatch):
     """The next engine (a toy here) and a lesson that runs on it: the README's table and lists
     and the engine's page pick them up from the registry and the lesson files."""
