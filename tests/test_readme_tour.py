@@ -67,8 +67,10 @@ async def the_sandbox(app, pilot) -> None:
 
 
 async def a_server(app, pilot) -> None:
-    # the recording plays back, then the tree rebuilt from its events stays on screen
-    await wait_until(pilot, lambda: any("block" in row for row in screen_rows(app)))
+    """The recording plays back: the tree rebuilt from its events, its prompts' text on screen."""
+    def shown() -> str:
+        return "\n".join(screen_rows(app))
+    await wait_until(pilot, lambda: "'The capital of'" in shown() and "' France is Paris'" in shown())
 
 
 AppDrive = Callable[[object, object], Awaitable[None]]
