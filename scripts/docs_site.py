@@ -118,7 +118,7 @@ def engines_part(_arg: str | None, page: Path) -> str:
     for lesson in _lessons():
         for name in lesson_engines(lesson):
             used.setdefault(name, []).append(lesson.number)
-    lines = [f"{_many(len(engines), 'engine')}, each a faithful copy of one SGLang cache "
+    lines = [f"{_many(len(engines), 'engine')}, each one of SGLang's caches as its code stood at the version named "
              "(`engine NAME` in a script, `--engine NAME` on the command line):", "",
              "| engine | what it is | options | lessons |", "|---|---|---|---|"]
     for spec in engines:
