@@ -199,10 +199,10 @@ def commands_part(_arg: str | None, page: Path) -> str:
 
 
 def usage_part(arg: str | None, page: Path) -> str:
-    """``radixviz COMMAND --help`` as it prints, at 100 columns."""
+    """``radixviz COMMAND --help`` as it prints at 80 columns (the width of the page's code)."""
     parser = _subcommands()[str(arg)]
     old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"
+    os.environ["COLUMNS"] = "80"
     try:
         out = io.StringIO()
         with redirect_stdout(out):
