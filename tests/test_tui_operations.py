@@ -106,7 +106,7 @@ class TestMatcherSwitch:
             assert app.screen.model.session.cache.buggy_match is False
 
     async def test_b_after_the_readme_match_shows_11_with_the_wrong_five(self, tmp_path):
-        """The README's flow: the fixed match has split the edge; b replays it all with the
+        """The #7 flow of the README's tour: the fixed match has split the edge; b replays it all with the
         buggy matcher, so the same match now shows 11 tokens, the five of 'world' wrong."""
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("end")
