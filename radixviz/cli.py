@@ -97,10 +97,18 @@ def main(argv: list[str] | None = None) -> None:
         # from complaining again when it flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = EXIT_CHECK_FAILED
+    except MemoryError:
+        if args.debug:
+            raise
+        # its message is empty: say what ran out, as a user error (the input was too big)
+        print(f"radixviz: error: out of memory running {args.command or 'radixviz'}: the input is "
+              "too large for this machine's memory", file=sys.stderr)
+        code = EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - one clear line unless --debug
         if args.debug:
             raise
-        print(f"radixviz: error: {shorten_typed(str(exc), _typed())} (run with --debug for the traceback)",
+        said = str(exc) or type(exc).__name__    # never an empty message
+        print(f"radixviz: error: {shorten_typed(said, _typed())} (run with --debug for the traceback)",
               file=sys.stderr)
         code = EXIT_BAD_INPUT if isinstance(exc, (ValueError, OSError)) else EXIT_CHECK_FAILED
     sys.exit(code or 0)

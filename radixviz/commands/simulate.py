@@ -243,9 +243,24 @@ def _run(args: argparse.Namespace) -> int:
     # one pool and one context for every run: a trace line that could never run is refused from its header
     limits = Limits(args.pool_size, args.context_len or DEFAULT_CONTEXT) if args.sweep is None else None
     specs = load_trace_option(args, args.model, limits) if args.trace else None
-    report = engine.run(specs, args.trace if args.trace else args.workload, options, progress_for)
+    try:
+        report = engine.run(specs, args.trace if args.trace else args.workload, options, progress_for)
+    except MemoryError:
+        raise UsageError(out_of_memory(args, options)) from None
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         show(report, getattr(args, "figure", None))
     return 0
+
+
+def out_of_memory(args: argparse.Namespace, options: dict) -> str:
+    """One line for a run that outgrew memory: what grew, and what to change."""
+    if args.trace is None:
+        return (f"out of memory simulating {args.workload} with {int(args.requests):,} requests: "
+                "give fewer --requests or a smaller --pool-size")
+    optimum = "; or leave out --optimum (its tables grow with the trace's distinct content)" if options.get(
+        "optimum") else ""
+    return (f"out of memory replaying {args.trace}: its requests (up to --max-waiting "
+            f"{options.get('max_waiting', 0):,} waiting, each prompt held whole) or the pool "
+            f"(--pool-size {args.pool_size:,}) outgrew this machine's memory: lower them{optimum}")
