@@ -51,7 +51,7 @@ PACKAGE = ROOT / "radixviz"
 # lowest first; names in one tuple share a layer (as siblings when they are packages)
 LAYERS = [
     ("radixviz", "radixviz.errors", "radixviz.files", "radixviz.limits"),
-    ("radixviz.cache",),
+    ("radixviz.cache", "radixviz.engines"),   # radixviz.engines: the wings' package (its files: WING_ROLES)
     ("radixviz.wire",),
     ("radixviz.sim",),
     ("radixviz.settings",),
