@@ -66,7 +66,8 @@ class UnifiedRadixCache(CacheChecks):
             while True:
                 self._apply_cache_actions(step.actions)
                 if step.result is not None:
-                    return step.result  # step: insert.done
+                    if tr.active: tr.emit("insert.result", K.RESULT, (), last_node=step.result.last_device_node, prefix_len=step.result.prefix_len, mamba_exist=step.result.mamba_exist)
+                    return step.result  # step: insert.result
                 step = tree.resume_insert()
         finally:
             self._apply_cache_actions(tree.end_insert())
@@ -181,7 +182,7 @@ class UnifiedRadixCache(CacheChecks):
         node = self._node(node_id)
         self._check_release(node, params, skip_swa)
         self.tracer.op = "dec_lock_ref"
-        self.tree_core.dec_lock_ref(node.id, params, skip_swa)
+        self.tree_core.dec_lock_ref(node.id, params, skip_swa)  # step: unlock.result
         if self.tracer.active: self.tracer.emit("unlock.result", K.RESULT, (node,))
 
     def lock(self, node_id: int, skip_lock_components: tuple = ()) -> TreeLock:

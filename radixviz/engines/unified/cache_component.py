@@ -14,13 +14,14 @@ import abc
 import enum
 from typing import TYPE_CHECKING
 
+from .cache_kinds import WingBranch
 from .node import ComponentType
 
 if TYPE_CHECKING:
     import torch
 
     from .cache_checks import CacheChecks
-    from .cache_kinds import WingBranch
+    from .cache_kinds import WingTracer
     from .cache_params import (DecLockRefParams, IncLockRefResult, InsertParams, InsertResult,
                                MatchPrefixParams, MatchResult)
     from .cache_tree import UnifiedTreeCore
@@ -51,6 +52,10 @@ class TreeComponent(abc.ABC):
         self.tree_core: UnifiedTreeCore = None  # type: ignore[assignment]  # set by the tree
         self.is_evict_device_ongoing = False
         self.tr: WingBranch = None  # type: ignore[assignment]              # set by the tree
+
+    def attach_tracer(self, tracer: WingTracer) -> None:
+        """Report this component's steps through ``tracer``, as written in its own file."""
+        self.tr = WingBranch(tracer, type(self).__module__)
 
     # ---- data on a node
 

@@ -101,7 +101,7 @@ def _cascade_evict(self: UnifiedTreeCore, node: UnifiedTreeNode, trigger: TreeCo
     for component in self.components:
         if self._should_cascade_evict_component(node, trigger, component, is_leaf):
             self._evict_component_and_detach_lru(node, component, device_frees, cache_actions, tracker)  # step: evict.cascade
-            if self.tr.active: self.tr.emit("evict.cascade", UK.CASCADE, (node,), trigger=str(trigger.component_type), component=str(component.component_type))
+            if self.tr_evict.active: self.tr_evict.emit("evict.cascade", UK.CASCADE, (node,), trigger=str(trigger.component_type), component=str(component.component_type))
             if component.component_type == BASE_COMPONENT_TYPE:
                 base_evicted = True
     # Full's value is cleared last: the SWA free above still read it
@@ -132,19 +132,19 @@ def _remove_leaf_from_parent(self: UnifiedTreeCore, node: UnifiedTreeNode) -> No
     assert removed is node
     invalidate(node.parent)
     self._node_arena.pop(node.id, None)
-    if self.tr.active: self.tr.emit("evict.delete", K.DELETE, (node.parent,), leaf=node.id, key=node.key)
+    if self.tr_evict.active: self.tr_evict.emit("evict.delete", K.DELETE, (node.parent,), leaf=node.id, key=node.key)
 
 
 def _evict_component_and_detach_lru(self: UnifiedTreeCore, node: UnifiedTreeNode, component: TreeComponent,
                                     device_frees: dict, cache_actions: list, tracker: dict | None = None) -> int:
-    freed = component.evict_component(node, device_frees, cache_actions)
+    freed = component.evict_component(node, device_frees, cache_actions)  # step: evict.free
     ct = component.component_type
     if tracker is not None:
         tracker[ct] = tracker.get(ct, 0) + freed
     lru = self.lru_lists[ct]
     if lru.in_list(node):
         lru.remove_node(node)
-    if freed and self.tr.active: self.tr.emit("evict.free", K.FREE, (node,), component=str(ct), freed=freed)
+    if freed and self.tr_evict.active: self.tr_evict.emit("evict.free", K.FREE, (node,), component=str(ct), freed=freed)
     return freed
 
 

@@ -119,7 +119,7 @@ def _advance_insert(self: UnifiedTreeCore) -> InsertStep:
             return InsertStep(flushed)
 
 def _insert_walk_step(self: UnifiedTreeCore, state: InsertWalkState) -> None:
-    tr: WingBranch = self.tr
+    tr: WingBranch = self.tr_insert
     key = state.key
     child_key = self.child_key(key) if len(key) else None
     if child_key not in state.node.children:
@@ -145,7 +145,7 @@ def _insert_walk_step(self: UnifiedTreeCore, state: InsertWalkState) -> None:
     self._insert_overlap_step(state)
 
 def _insert_overlap_step(self: UnifiedTreeCore, state: InsertWalkState) -> None:
-    tr: WingBranch = self.tr
+    tr: WingBranch = self.tr_insert
     node = state.overlap_node
     assert node is not None
     prefix_len = state.overlap_prefix_len
@@ -175,7 +175,7 @@ def _finish_insert_walk_node(self: UnifiedTreeCore, state: InsertWalkState, node
     if state.total_prefix_length + prefix_len > state.params.inserted_len:
         node.hit_count += 1  # step: insert.hit
         invalidate(node)
-        if self.tr.active: self.tr.emit("insert.hit", K.HIT, (node,), new=node.hit_count)
+        if self.tr_insert.active: self.tr_insert.emit("insert.hit", K.HIT, (node,), new=node.hit_count)
     state.node = node
     state.total_prefix_length += prefix_len
     state.key = state.key[prefix_len:]
@@ -209,4 +209,3 @@ def _insert_tail_step(self: UnifiedTreeCore, state: InsertWalkState) -> None:
     if state.is_new_leaf and state.total_prefix_length + len(target.key) > state.params.inserted_len:
         target.hit_count += 1  # step: insert.leaf_hit
         invalidate(target)
-    if self.tr.active: self.tr.emit("insert.result", K.RESULT, (target,), prefix_len=state.result.prefix_len, new_leaf=state.is_new_leaf)

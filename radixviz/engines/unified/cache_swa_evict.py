@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
 from .cache_component import TreeComponent
-from .cache_kinds import UnifiedKind as UK
+from .cache_kinds import UnifiedKind as UK, WingBranch
 from .node import BASE_COMPONENT_TYPE
 
 if TYPE_CHECKING:
+    from .cache_kinds import WingTracer
     from .cache_params import DecLockRefParams, IncLockRefResult
     from .node import UnifiedTreeNode
 
@@ -26,6 +27,10 @@ class SWAComponentEviction(TreeComponent):
     """The hooks of the SWA component that evict and lock (its class is in cache_swa.py)."""
 
     sliding_window_size: int
+
+    def attach_tracer(self, tracer: WingTracer) -> None:
+        super().attach_tracer(tracer)
+        self.tr_evict = WingBranch(tracer, __name__)  # the steps written in this file
 
     def evict_component(self, node: UnifiedTreeNode, device_frees: dict, cache_actions: list) -> int:
         ct = self.component_type
@@ -38,7 +43,7 @@ class SWAComponentEviction(TreeComponent):
         self.tree_core.component_evictable_size_[ct] -= freed
         cd.value = None  # step: evict.swa.tombstone
         invalidate(node)
-        if self.tr.active: self.tr.emit("evict.swa.tombstone", UK.TOMBSTONE, (node,), component="swa", freed=freed)
+        if self.tr_evict.active: self.tr_evict.emit("evict.swa.tombstone", UK.TOMBSTONE, (node,), component="swa", freed=freed)
         return freed
 
     def eviction_priority(self, is_leaf: bool) -> int:
@@ -49,7 +54,7 @@ class SWAComponentEviction(TreeComponent):
         self._evict_device_cursor = self.tree_core.lru_lists[self.component_type].get_lru_no_lock()
 
     def _evict_device_next_node(self, tracker: dict, device_frees: dict, cache_actions: list) -> int | None:
-        ct, core, tr = self.component_type, self.tree_core, self.tr
+        ct, core, tr = self.component_type, self.tree_core, self.tr_evict
         lru = core.lru_lists[ct]
         if self._evict_device_cursor is not None and not lru.in_list(self._evict_device_cursor):
             self._evict_device_cursor = lru.get_lru_no_lock()  # the last step took it: start over
@@ -73,7 +78,7 @@ class SWAComponentEviction(TreeComponent):
     # ---- locks: one window up from the node
 
     def acquire_component_lock(self, node: UnifiedTreeNode, result: IncLockRefResult) -> IncLockRefResult:
-        ct, core, tr = self.component_type, self.tree_core, self.tr
+        ct, core, tr = self.component_type, self.tree_core, self.tr_evict
         root, cur = core.root_node, node
         covered, swa_uuid = 0, None
         while cur is not root and covered < self.sliding_window_size:
@@ -87,6 +92,7 @@ class SWAComponentEviction(TreeComponent):
             if covered >= self.sliding_window_size:
                 if cd.uuid is None:
                     cd.uuid = core.next_component_uuid()  # step: lock.swa.stamp
+                    invalidate(cur)
                 swa_uuid = cd.uuid
                 if tr.active: tr.emit("lock.swa.stamp", UK.WINDOW, (cur,), component="swa", uuid=swa_uuid, covered=covered)
             cur = cur.parent
@@ -94,7 +100,7 @@ class SWAComponentEviction(TreeComponent):
         return result
 
     def release_component_lock(self, node: UnifiedTreeNode, params: DecLockRefParams) -> None:
-        ct, core, tr = self.component_type, self.tree_core, self.tr
+        ct, core, tr = self.component_type, self.tree_core, self.tr_evict
         root = core.root_node
         if node is root:
             return
@@ -118,7 +124,7 @@ class SWAComponentEviction(TreeComponent):
                             cache_actions: list) -> None:
         """Give up the window lock early (the request decoded past it): what becomes unlocked
         turns evictable, and an unlocked device leaf loses its SWA KV at once."""
-        ct, core, tr = self.component_type, self.tree_core, self.tr
+        ct, core, tr = self.component_type, self.tree_core, self.tr_evict
         root, cur = core.root_node, node
         while cur is not root:
             cd = cur.component_data[ct]

@@ -77,9 +77,12 @@ class UnifiedTreeCore:
         self.eviction_strategy = eviction_key(eviction_policy)
         self.tracer = tracer
         self.tr = WingBranch(tracer, __name__)
+        # the steps written in the insert and eviction files carry those files as their source
+        self.tr_insert = WingBranch(tracer, cache_insert.__name__)
+        self.tr_evict = WingBranch(tracer, cache_evict.__name__)
         for component in self.components:
             component.tree_core = self
-            component.tr = WingBranch(tracer, type(component).__module__)
+            component.attach_tracer(tracer)
         self.device = device
         self.reset()
 
@@ -227,7 +230,7 @@ class UnifiedTreeCore:
                              best_match_node=best_match_node.id, full_kv_hit_length=full_kv_hit_length,
                              last_visited_node_id=last_visited_node_id, device_indices=indices)
         for component in self.components:
-            result = component.finalize_match_result_in_tree_core(result, value, best_match_device_value_len)
+            result = component.finalize_match_result_in_tree_core(result, value, best_match_device_value_len)  # step: match.branch
         if tr.active and (result.swa_branching_seqlen is not None or result.mamba_branching_seqlen is not None): tr.emit("match.branch", UK.BRANCH, (best_match_node,), swa=result.swa_branching_seqlen, mamba=result.mamba_branching_seqlen)
         return result
 
