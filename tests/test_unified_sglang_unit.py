@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 import torch
 
+from radixviz.engines.unified.cache_actions import FreeDeviceKV
 from radixviz.engines.unified.cache_lru import UnifiedLRUList
 from radixviz.engines.unified.cache_params import IncLockRefResult
 from radixviz.engines.unified.node import ComponentType as CT
@@ -32,7 +33,8 @@ def alloc(cfg: CacheConfig, allocator, need: int):
     # upstream's helper for a paged SWA pool: whole pages on both sides, paired
     ps = cfg.page_size
     aligned = -(-need // ps) * ps
-    if aligned > allocator.full_attn_allocator.available_size() or aligned > allocator.swa_attn_allocator.available_size():
+    full, swa = allocator.full_attn_allocator, allocator.swa_attn_allocator
+    if aligned > full.available_size() or aligned > swa.available_size():
         return None
     full = allocator.full_attn_allocator.alloc(aligned)
     allocator.full_to_swa_index_mapping[full] = allocator.swa_attn_allocator.alloc(aligned)
@@ -74,13 +76,15 @@ def pinning_supported(cfg) -> bool:
 
 
 def fixture(cfg):
+    """(cache, insert): the adapted cache (its engine: ``cache.engine``, its pool:
+    ``cache.token_to_kv_pool_allocator``) and upstream's ``_insert`` bound to it."""
     cache, allocator, engine = build_fixture(cfg)
-    return cache, allocator, engine, lambda tokens, priority=0: put(cfg, cache, allocator, engine, tokens, priority)
+    return cache, lambda tokens, priority=0: put(cfg, cache, allocator, engine, tokens, priority)
 
 
 @configs
 def test_insert_and_match_basic(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     a = seq(cfg, 1, 2)
     b = a + seq(cfg, 1000, 1)
     insert(a)
@@ -93,7 +97,7 @@ def test_insert_and_match_basic(cfg):
 
 @configs
 def test_shared_prefix_split(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     base = seq(cfg, 1, 2)
     insert(base)
     branch_a, branch_b = base + seq(cfg, 100, 2), base + seq(cfg, 200, 2)
@@ -107,7 +111,7 @@ def test_shared_prefix_split(cfg):
 
 @configs
 def test_evict_respects_lock_ref(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     a, b = seq(cfg, 1, 2), seq(cfg, 500, 2)
     insert(a)
     insert(b)
@@ -123,7 +127,7 @@ def test_evict_respects_lock_ref(cfg):
 
 @configs
 def test_evict_empty_tree(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, _ = fixture(cfg)
     params = EvictParams(num_tokens=10, mamba_num=5 if cfg.has_mamba else 0)
     result = cache.evict(params)
     assert result.num_tokens_evicted == 0 and result.mamba_num_evicted == 0
@@ -132,7 +136,9 @@ def test_evict_empty_tree(cfg):
 
 @configs
 def test_prev_prefix_len(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
+    allocator = cache.token_to_kv_pool_allocator
+    engine = cache.engine
     initial = allocator.available_size()
     p1, p2, p3 = seq(cfg, 1, 1), seq(cfg, 1, 2), seq(cfg, 1, 3)
     insert(p1)
@@ -153,7 +159,7 @@ def test_prev_prefix_len(cfg):
 
 @configs
 def test_diagnostics(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     insert(seq(cfg, 1, 2))
     diag = cache.available_and_evictable_str()
     assert "Available full tokens" in diag
@@ -166,7 +172,7 @@ def test_diagnostics(cfg):
 def test_paged_match_truncates_unaligned_key(cfg):
     if cfg.page_size == 1:
         pytest.skip("page_size > 1 only")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = seq(cfg, 1, 2)
     insert(s)
     assert hit(cache, s + list(range(9000, 9000 + cfg.page_size - 1))) == len(s)
@@ -179,7 +185,7 @@ def test_paged_page_boundary_mismatch(cfg):
     if cfg.page_size == 1:
         pytest.skip("page_size > 1 only")
     ps = cfg.page_size
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = seq(cfg, 1, 2)
     insert(seq(cfg, 1, 1))
     insert(s)
@@ -192,7 +198,7 @@ def test_paged_page_boundary_mismatch(cfg):
 def test_mamba_evict_only(cfg):
     if not cfg.has_mamba:
         pytest.skip("requires Mamba component")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     short = seq(cfg, 1, 2)
     insert(short)
     insert(short + seq(cfg, 500, 2))
@@ -206,7 +212,7 @@ def test_mamba_evict_only(cfg):
 def test_mamba_evict_breaks_match(cfg):
     if not cfg.has_mamba:
         pytest.skip("requires Mamba component")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     short = seq(cfg, 1, 2)
     long = short + seq(cfg, 500, 1)
     insert(short)
@@ -221,7 +227,7 @@ def test_mamba_evict_breaks_match(cfg):
 def test_mamba_evict_cascades_on_full_leaf(cfg):
     if not cfg.has_mamba:
         pytest.skip("requires Mamba component")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = seq(cfg, 1, 2)
     insert(s)
     result = cache.evict(EvictParams(num_tokens=len(s)))
@@ -233,7 +239,8 @@ def test_mamba_evict_cascades_on_full_leaf(cfg):
 def test_mamba_cow_on_match(cfg):
     if not cfg.has_mamba:
         pytest.skip("requires Mamba component")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
+    engine = cache.engine
     s = seq(cfg, 1, 2)
     insert(s)
     req2 = make_req(engine)
@@ -249,7 +256,9 @@ def test_mamba_cow_on_match(cfg):
 def test_swa_insert_keeps_full_leaf_when_entire_span_is_outside_window(cfg):
     if not cfg.has_swa or cfg.has_mamba:
         pytest.skip("requires SWA without Mamba")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, _ = fixture(cfg)
+    allocator = cache.token_to_kv_pool_allocator
+    engine = cache.engine
     tokens = seq(cfg, 1, 2)
     value = alloc(cfg, allocator, len(tokens))
     full_before = allocator.full_attn_allocator.available_size()
@@ -263,7 +272,8 @@ def test_swa_insert_keeps_full_leaf_when_entire_span_is_outside_window(cfg):
 
 
 def _swa_and_mamba_internal(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
+    engine = cache.engine
     a = seq(cfg, 1, cfg.sliding_window_size // cfg.page_size + 4)
     ab = a + seq(cfg, 7000, 2)
     insert(a)
@@ -275,7 +285,7 @@ def _swa_and_mamba_internal(cfg):
 def test_leaf_transition_swa_evict_spares_locked_full(cfg):
     if not cfg.has_swa or not cfg.has_mamba:
         pytest.skip("requires SWA and Mamba components")
-    cache, engine, a, ab = _swa_and_mamba_internal(cfg)
+    cache, _, a, ab = _swa_and_mamba_internal(cfg)
     node_a = node_of(cache, a)
     assert node_a.children
     swa, mamba, full = (node_a.component_data[ct] for ct in (CT.SWA, CT.MAMBA, CT.FULL))
@@ -298,7 +308,7 @@ def test_leaf_transition_swa_evict_spares_locked_full(cfg):
 def test_swa_early_release_drops_co_located_mamba_lock(cfg):
     if not cfg.has_swa or not cfg.has_mamba:
         pytest.skip("requires SWA and Mamba components")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     a = seq(cfg, 1, cfg.sliding_window_size // cfg.page_size + 4)
     insert(a)
     node_a = node_of(cache, a)
@@ -312,7 +322,7 @@ def test_swa_early_release_drops_co_located_mamba_lock(cfg):
 
 
 def _stranded_mamba_lock_trips_the_cascade(cfg, internal: bool):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     a = seq(cfg, 1, cfg.sliding_window_size // cfg.page_size + 4)
     insert(a)
     if internal:
@@ -323,7 +333,7 @@ def _stranded_mamba_lock_trips_the_cascade(cfg, internal: bool):
     assert mamba.value is not None
     cache.components[CT.MAMBA].acquire_component_lock(node_a, IncLockRefResult())
     assert mamba.lock_ref >= 1 and full.lock_ref == 0
-    tracker = {ct: 0 for ct in cache.tree_components}
+    tracker = dict.fromkeys(cache.tree_components, 0)
     frees: dict = {}
     cache.tree_core._evict_component_and_detach_lru(node_a, cache.components[CT.SWA], tracker=tracker,
                                                     device_frees=frees, host_frees={})
@@ -354,7 +364,7 @@ def test_swa_leaf_capped_to_window_on_insert(cfg, case):
         pytest.skip("requires SWA component")
     ps, window = cfg.page_size, cfg.sliding_window_size
     tail_size = -(-window // ps) * ps
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = seq(cfg, 1, tail_size // ps + 2 if case == "long_splits" else tail_size // ps)
     insert(s)
     cache.sanity_check()
@@ -373,7 +383,7 @@ def test_swa_leaf_capped_to_window_on_insert(cfg, case):
 
 
 def _chain_with_side(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     a = seq(cfg, 1, 8)
     ab = a + seq(cfg, 100, 8)
     abc = ab + seq(cfg, 200, 8)
@@ -388,7 +398,7 @@ def _chain_with_side(cfg):
 def test_swa_lru_walk_down_does_not_refresh_ancestors_during_insert(cfg):
     if not pinning_supported(cfg):
         pytest.skip("requires SWA-only config with node size >= cushion")
-    cache, insert, abc, side = _chain_with_side(cfg)
+    cache, insert, abc, _ = _chain_with_side(cfg)
     pre = swa_lru_order(cache)
     assert len(pre) == 8
     side_node, b_node, a_node = pre[0], pre[4], pre[6]
@@ -403,7 +413,7 @@ def test_swa_lru_walk_down_does_not_refresh_ancestors_during_insert(cfg):
 def test_swa_lru_match_only_refreshes_window_cushion(cfg):
     if not pinning_supported(cfg):
         pytest.skip("requires SWA-only config with node size >= cushion")
-    cache, insert, abc, side = _chain_with_side(cfg)
+    cache, _, abc, _ = _chain_with_side(cfg)
     pre = swa_lru_order(cache)
     assert len(pre) == 8
     side_node, c_node, b_node, a_node = pre[0], pre[2], pre[4], pre[6]
@@ -419,7 +429,7 @@ def test_swa_lru_match_only_refreshes_window_cushion(cfg):
 def test_swa_lru_old_ancestors_evict_first_under_pressure(cfg):
     if not pinning_supported(cfg):
         pytest.skip("requires SWA-only config with node size >= cushion")
-    cache, insert, abc, side = _chain_with_side(cfg)
+    cache, _, abc, side = _chain_with_side(cfg)
     assert hit(cache, abc) == len(abc)
     assert hit(cache, side) == len(side)
     cache.evict(EvictParams(num_tokens=0, swa_num_tokens=cfg.page_size))
@@ -431,7 +441,7 @@ def test_swa_lru_old_ancestors_evict_first_under_pressure(cfg):
 def test_swa_lru_fresh_leaf_cap_rebuilds_both_nodes(cfg):
     if not pinning_supported(cfg):
         pytest.skip("requires SWA-only config with node size >= cushion")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = seq(cfg, 1, 8)
     insert(s)
     order = swa_lru_order(cache)
@@ -450,7 +460,7 @@ def test_swa_lru_fresh_leaf_cap_rebuilds_both_nodes(cfg):
 def test_swa_sanity_check_passes_after_deep_match(cfg):
     if not pinning_supported(cfg):
         pytest.skip("requires SWA-only config with node size >= cushion")
-    cache, insert, abc, side = _chain_with_side(cfg)
+    cache, _, abc, _ = _chain_with_side(cfg)
     for _ in range(3):
         assert hit(cache, abc) == len(abc)
         cache.sanity_check()
@@ -458,7 +468,8 @@ def test_swa_sanity_check_passes_after_deep_match(cfg):
 
 @configs
 def test_tombstone_cleanup_respects_locked_parent(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, _ = fixture(cfg)
+    engine = cache.engine
     parent, deleted = new_node(1000), new_node(1001)
     parent.key, deleted.key = RadixKey(seq(cfg, 1, 1)), RadixKey(seq(cfg, 1000, 1))
     parent.parent, deleted.parent = cache.root_node, parent
@@ -466,7 +477,7 @@ def test_tombstone_cleanup_respects_locked_parent(cfg):
     parent.component_data[CT.FULL].lock_ref = 1
     parent_key = engine.child_key(parent.key)
     cache.root_node.children[parent_key] = parent
-    tracker = {ct: 0 for ct in cache.tree_components}
+    tracker = dict.fromkeys(cache.tree_components, 0)
     frees: dict = {}
     cache.tree_core._iteratively_delete_tombstone_leaf(deleted, tracker, frees, {})
     cache._drain_device_frees(frees)
@@ -480,7 +491,7 @@ def test_aux_evict_full_locked_leaf_tombstones_aux_only(cfg):
     if len(aux_types) != 1:
         pytest.skip("requires exactly one auxiliary component")
     aux = aux_types[0]
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = seq(cfg, 1, 1)
     insert(s)
     node = node_of(cache, s)
@@ -507,7 +518,7 @@ def test_aux_evict_full_locked_leaf_tombstones_aux_only(cfg):
 
 @configs
 def test_evict_leaf_frees_all_components(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     insert(seq(cfg, 1, 3))
     full_before = cache.full_evictable_size()
     assert full_before > 0
@@ -518,7 +529,7 @@ def test_evict_leaf_frees_all_components(cfg):
 
 @configs
 def test_evict_cascade_parent_becomes_d_leaf(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     base = seq(cfg, 1, 2)
     insert(base)
     insert(base + seq(cfg, 500, 2))
@@ -533,7 +544,7 @@ def test_evict_cascade_parent_becomes_d_leaf(cfg):
 
 @configs
 def test_evict_iterative_tombstone_cleanup(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     ps = cfg.page_size
     chain = seq(cfg, 1, 6)
     for n in (2 * ps, 4 * ps, 6 * ps):
@@ -546,7 +557,7 @@ def test_evict_iterative_tombstone_cleanup(cfg):
 
 @configs
 def test_evict_respects_lru_order(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     old, new = seq(cfg, 1, 2), seq(cfg, 500, 2)
     insert(old)
     insert(new)
@@ -572,7 +583,7 @@ def test_evict_respects_priority_policy(cfg):
 
 @configs
 def test_evict_multiple_independent_leaves(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     seqs = [seq(cfg, i * 100, 2) for i in range(4)]
     for s in seqs:
         insert(s)
@@ -590,7 +601,7 @@ def test_evict_multiple_independent_leaves(cfg):
 
 @configs
 def test_evict_shared_prefix_keeps_common_path(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     base = seq(cfg, 1, 2)
     a, b = base + seq(cfg, 100, 2), base + seq(cfg, 200, 2)
     insert(a)
@@ -605,7 +616,7 @@ def test_evict_shared_prefix_keeps_common_path(cfg):
 
 @configs
 def test_evict_result_accounting_matches_actual(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     for i in range(5):
         insert(seq(cfg, i * 100, 2))
     before = cache.full_evictable_size()
@@ -616,7 +627,7 @@ def test_evict_result_accounting_matches_actual(cfg):
 
 @configs
 def test_evict_reinsert_after_full_eviction(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     a = seq(cfg, 1, 2)
     insert(a)
     cache.evict(EvictParams(num_tokens=len(a) * 2))
@@ -631,7 +642,7 @@ def test_evict_reinsert_after_full_eviction(cfg):
 def test_swa_evict_internal_tombstone(cfg):
     if not cfg.has_swa:
         pytest.skip("requires SWA component")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     base = seq(cfg, 1, 3)
     insert(base)
     insert(base + seq(cfg, 500, 3))
@@ -642,7 +653,7 @@ def test_swa_evict_internal_tombstone(cfg):
 
 @configs
 def test_evict_d_leaf_set_consistency(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     seqs = [seq(cfg, i * 100, 2) for i in range(6)]
     for s in seqs:
         insert(s)
@@ -664,7 +675,7 @@ def _long_enough(cfg) -> list:
 
 @configs
 def test_match_prefix_best_and_device_node_without_hicache(cfg):
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = _long_enough(cfg)
     insert(s)
     result = cache.match_prefix(MatchPrefixParams(key=RadixKey(s)))
@@ -677,7 +688,7 @@ def test_match_prefix_best_and_device_node_without_hicache(cfg):
 def test_full_kv_hit_length_counts_the_split_fragment(cfg):
     if cfg.page_size != 1:
         pytest.skip("page_size=1 keeps the split boundary mid-node")
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     insert(list(range(1, 9)))
     assert cache.match_prefix(MatchPrefixParams(key=RadixKey([1, 2, 3, 4, 99]))).full_kv_hit_length == 4
 
@@ -685,7 +696,7 @@ def test_full_kv_hit_length_counts_the_split_fragment(cfg):
 @configs
 def test_zero_match_result_carries_node_id_handles(cfg):
     # zero_match_result (base_prefix_cache.py) answers with the root's id; a lock on it must work
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     s = _long_enough(cfg)
     insert(s)
     cache.match_prefix(MatchPrefixParams(key=RadixKey(s)))
@@ -715,7 +726,7 @@ def _order(lru) -> list:
 
 
 def test_bounded_refresh_skips_non_included():
-    root, (a, b, c, d) = _chain([2, 2, 2, 2])
+    root, (a, _, c, d) = _chain([2, 2, 2, 2])
     lru = UnifiedLRUList(CT.SWA)
     for n in (a, c, d):
         lru.insert_mru(n)
@@ -755,7 +766,7 @@ def test_bounded_refresh_window_zero_is_noop():
 
 def test_match_refreshes_only_used_node():
     cfg = CacheConfig(page_size=1, components=(CT.FULL, CT.MAMBA))
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
     for tokens in ([1, 2, 3], [1, 2, 3, 4, 5, 6], [7, 8, 9], [7, 8, 9, 10, 11, 12]):
         insert(tokens)
 
@@ -789,7 +800,8 @@ def test_grid_is_the_chunk_size_without_widening():
 
 def test_insert_abort_drains_pending_deferred_frees(monkeypatch):
     cfg = CacheConfig()
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
+    allocator = cache.token_to_kv_pool_allocator
     insert([1, 2, 3, 4])
     available = allocator.available_size()
 
@@ -804,9 +816,9 @@ def test_insert_abort_drains_pending_deferred_frees(monkeypatch):
 
 
 def test_deferrable_actions_ride_final_step_without_suspension():
-    from radixviz.engines.unified.cache_actions import FreeDeviceKV
     cfg = CacheConfig()
-    cache, allocator, engine, insert = fixture(cfg)
+    cache, insert = fixture(cfg)
+    allocator = cache.token_to_kv_pool_allocator
     insert([1, 2, 3, 4])
     step = cache.tree_core.begin_insert(InsertParams(key=RadixKey(range(1, 9)), value=allocator.alloc(8)).for_engine())
     assert step.result is not None
@@ -821,7 +833,8 @@ SWA8 = CacheConfig(components=(CT.FULL, CT.SWA), sliding_window_size=8)
 
 def test_swa_recovery_keeps_recovered_node_below_window_nodes():
     sw = SWA8.sliding_window_size
-    cache, allocator, engine, insert = fixture(SWA8)
+    cache, _ = fixture(SWA8)
+    allocator = cache.token_to_kv_pool_allocator
     key = RadixKey(range(1, 2 * sw + 1))
     first = allocator.alloc(len(key))
     allocator.free_swa_segment(first[:sw])  # the request's own SWA KV before the window is gone
@@ -839,7 +852,7 @@ def test_swa_recovery_keeps_recovered_node_below_window_nodes():
 
 
 def test_dec_swa_lock_only_early_release_keeps_full_lock():
-    cache, allocator, engine, insert = fixture(SWA8)
+    cache, insert = fixture(SWA8)
     s = seq(SWA8, 1, SWA8.sliding_window_size + 4)
     insert(s)
     node = node_of(cache, s)
