@@ -6,10 +6,12 @@ SGLang's functions.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 
 from ...cache.keys import as_key, get_child_key
+from .cache_component import CacheView
 from .cache_full import FullComponent
 from .cache_kinds import WingTracer
 from .cache_mamba import MambaComponent
@@ -72,13 +74,15 @@ class CacheChecks:
             self.token_to_kv_pool_allocator = TokenToKVPoolAllocator(kv_size, page_size, self.device)
         self.mamba_pool = MambaPool(_whole("mamba_size", mamba_size), self.device) if self.mamba_enabled else None
         built: dict = {}
+        # the components get the whole cache (UnifiedRadixCache, which has the lock calls)
+        owner = cast(CacheView, self)
         for ct in self.tree_components:
             if ct == ComponentType.FULL:
-                built[ct] = FullComponent(self)
+                built[ct] = FullComponent(owner)
             elif ct == ComponentType.SWA:
-                built[ct] = SWAComponent(self, self.sliding_window_size)  # type: ignore[arg-type]
+                built[ct] = SWAComponent(owner, self.sliding_window_size)  # type: ignore[arg-type]
             else:
-                built[ct] = MambaComponent(self, chunk, page_size, mamba_max_states_per_path)
+                built[ct] = MambaComponent(owner, chunk, page_size, mamba_max_states_per_path)
         self.tracer = WingTracer("radixviz.engines.unified.cache", self.snapshot)
         self.tree_core = UnifiedTreeCore(built, page_size, eviction_policy, self.tracer, self.device)
         self._lru_orders: dict = {}

@@ -7,25 +7,104 @@ split does to its data, what an insert over an existing node or a new leaf does,
 it evicts next and how, how far a lock reaches. Full, SWA and Mamba (cache_full.py,
 cache_swa.py, cache_mamba.py) answer them differently; the tree calls them all the same way.
 Left out with the host tier: host values and locks, transfers, and session coverage.
+
+The two seams are written here too: ``TreeView``, the tree as its components (and its own
+insert and eviction halves) see it, and ``CacheView``, what a component asks of its cache.
 """
 from __future__ import annotations
 
 import abc
 import enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .cache_kinds import WingBranch
 from .node import ComponentType
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import torch
 
-    from .cache_checks import CacheChecks
     from .cache_kinds import WingTracer
-    from .cache_params import (DecLockRefParams, IncLockRefResult, InsertParams, InsertResult,
-                               MatchPrefixParams, MatchResult)
-    from .cache_tree import UnifiedTreeCore
+    from .cache_lru import UnifiedLRUList
+    from .cache_params import (DecLockRefParams, EvictParams, EvictResult, IncLockRefResult, InsertParams,
+                               InsertResult, MatchPrefixParams, MatchResult)
+    from .cache_pools import MambaPool
     from .node import UnifiedTreeNode
+
+
+class CacheView(Protocol):
+    """What a component asks of the cache that owns it (the Mamba copy-on-write)."""
+
+    mamba_pool: MambaPool | None
+
+    def inc_lock_ref(self, node_id: int, skip_lock_components: tuple = ()) -> IncLockRefResult: ...
+
+    def dec_lock_ref(self, node_id: int, params: DecLockRefParams, skip_swa: bool = False) -> None: ...
+
+    def evict_for_alloc(self, params: EvictParams) -> EvictResult: ...
+
+
+class TreeView(abc.ABC):
+    """The unified tree as its components, and its insert and eviction halves, use it
+    (cache_tree.py builds the whole: UnifiedTreeCore)."""
+
+    page_size: int
+    device: torch.device
+    root_node: UnifiedTreeNode
+    component_types: tuple
+    components: tuple[TreeComponent, ...]
+    components_by_type: dict[ComponentType, TreeComponent]
+    lru_lists: dict[ComponentType, UnifiedLRUList]
+    component_evictable_size_: dict[ComponentType, int]
+    component_protected_size_: dict[ComponentType, int]
+    evictable_device_leaves: set[UnifiedTreeNode]
+    eviction_strategy: Callable
+    eviction_policy: str
+    _node_arena: dict[int, UnifiedTreeNode]
+    tr: WingBranch
+
+    @abc.abstractmethod
+    def tick(self) -> int: ...
+
+    @abc.abstractmethod
+    def next_component_uuid(self) -> int: ...
+
+    @abc.abstractmethod
+    def node_by_id(self, node_id: int) -> UnifiedTreeNode: ...
+
+    @abc.abstractmethod
+    def child_key(self, key: tuple, start: int = 0) -> object: ...
+
+    @abc.abstractmethod
+    def key_match(self, edge: tuple, key: tuple, start: int = 0) -> int: ...
+
+    @abc.abstractmethod
+    def _split_node(self, key: tuple, child: UnifiedTreeNode, split_len: int) -> UnifiedTreeNode: ...
+
+    @abc.abstractmethod
+    def _add_new_node(self, parent: UnifiedTreeNode, key: tuple, value: torch.Tensor,
+                      priority: int = 0) -> UnifiedTreeNode: ...
+
+    @abc.abstractmethod
+    def _touch_node(self, node: UnifiedTreeNode) -> None: ...
+
+    @abc.abstractmethod
+    def set_component_device_value(self, node_id: int, component_type: ComponentType, value: torch.Tensor) -> None: ...
+
+    @abc.abstractmethod
+    def _is_device_leaf(self, node: UnifiedTreeNode) -> bool: ...
+
+    @abc.abstractmethod
+    def _update_evictable_leaf_sets(self, node: UnifiedTreeNode) -> None: ...
+
+    @abc.abstractmethod
+    def _evict_component_and_detach_lru(self, node: UnifiedTreeNode, component: TreeComponent,
+                                        device_frees: dict, cache_actions: list, tracker: dict | None = None) -> int: ...
+
+    @abc.abstractmethod
+    def _cascade_evict(self, node: UnifiedTreeNode, trigger: TreeComponent, tracker: dict,
+                       device_frees: dict, cache_actions: list) -> None: ...
 
 
 class LRURefreshPhase(str, enum.Enum):
@@ -47,9 +126,9 @@ class Validator(abc.ABC):
 class TreeComponent(abc.ABC):
     component_type: ComponentType  # set by each subclass, as a class attribute
 
-    def __init__(self, cache: CacheChecks) -> None:
+    def __init__(self, cache: CacheView) -> None:
         self.cache = cache
-        self.tree_core: UnifiedTreeCore = None  # type: ignore[assignment]  # set by the tree
+        self.tree_core: TreeView = None  # type: ignore[assignment]  # set by the tree
         self.is_evict_device_ongoing = False
         self.tr: WingBranch = None  # type: ignore[assignment]              # set by the tree
 

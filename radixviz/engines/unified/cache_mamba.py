@@ -9,19 +9,17 @@ state (copy-on-write): its own slot, which it then runs on. A lock holds the one
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
 from .cache_actions import MambaEvictExcessPathStates
-from .cache_component import LRURefreshPhase, TreeComponent, Validator
+from .cache_component import CacheView, LRURefreshPhase, TreeComponent, Validator
 from .cache_kinds import UnifiedKind as UK
 from .cache_params import EvictParams
 from .node import ComponentType
 
 if TYPE_CHECKING:
-    from .cache import UnifiedRadixCache
-    from .cache_checks import CacheChecks
     from .cache_params import (DecLockRefParams, IncLockRefResult, InsertParams, InsertResult,
                                MatchPrefixParams, MatchResult)
     from .node import UnifiedTreeNode
@@ -38,7 +36,7 @@ class _MambaValidator(Validator):
 class MambaComponent(TreeComponent):
     component_type = ComponentType.MAMBA
 
-    def __init__(self, cache: CacheChecks, mamba_cache_chunk_size: int, page_size: int,
+    def __init__(self, cache: CacheView, mamba_cache_chunk_size: int, page_size: int,
                  mamba_max_states_per_path: int = -1) -> None:
         super().__init__(cache)
         self.mamba_cache_chunk_size = mamba_cache_chunk_size
@@ -67,7 +65,7 @@ class MambaComponent(TreeComponent):
         """The copy-on-write: the request gets its own slot holding the matched state."""
         if not params.cow_mamba:
             return result
-        core, cache = self.tree_core, cast("UnifiedRadixCache", self.cache)
+        core, cache = self.tree_core, self.cache
         best = core.node_by_id(result.best_match_node)
         src_index = best.component_data[self.component_type].value
         if src_index is None:

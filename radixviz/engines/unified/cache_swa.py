@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
 from .cache_actions import FreeDeviceKVFullOnly, RecoverSWAWithLockedFull, SWARebuild
-from .cache_component import LRURefreshPhase, Validator
+from .cache_component import CacheView, LRURefreshPhase, Validator
 from .cache_kinds import UnifiedKind as UK
 from .cache_swa_evict import SWAComponentEviction
 from .node import BASE_COMPONENT_TYPE, ComponentType
@@ -22,7 +22,6 @@ from .node import BASE_COMPONENT_TYPE, ComponentType
 if TYPE_CHECKING:
     import torch
 
-    from .cache_checks import CacheChecks
     from .cache_params import InsertParams, InsertResult, MatchResult
     from .node import UnifiedTreeNode
 
@@ -47,7 +46,7 @@ class _SWAValidator(Validator):
 class SWAComponent(SWAComponentEviction):
     component_type = ComponentType.SWA
 
-    def __init__(self, cache: CacheChecks, sliding_window_size: int) -> None:
+    def __init__(self, cache: CacheView, sliding_window_size: int) -> None:
         super().__init__(cache)
         self.sliding_window_size = sliding_window_size
 

@@ -25,8 +25,9 @@ from ...cache.evict_policy import eviction_key
 from ...cache.keys import get_child_key, match
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
-from . import cache_evict, cache_insert
 from .cache_component import LRURefreshPhase
+from .cache_evict import TreeEvict
+from .cache_insert import InsertWalkState, TreeInsert
 from .cache_kinds import UnifiedKind as UK, WingBranch
 from .cache_lru import UnifiedLRUList
 from .cache_params import IncLockRefResult, MatchResult, MatchStop
@@ -41,32 +42,7 @@ if TYPE_CHECKING:
 TICK = 100_000  # one read of SGLang's clock (1.0); a match's path is stamped 1 (0.00001) apart
 
 
-class UnifiedTreeCore:
-    # the insert walk, written in cache_insert.py
-    begin_insert = cache_insert.begin_insert
-    resume_insert = cache_insert.resume_insert
-    end_insert = cache_insert.end_insert
-    _advance_insert = cache_insert._advance_insert
-    _insert_walk_step = cache_insert._insert_walk_step
-    _insert_overlap_step = cache_insert._insert_overlap_step
-    _finish_insert_walk_node = cache_insert._finish_insert_walk_node
-    _insert_commit_step = cache_insert._insert_commit_step
-    _insert_tail_step = cache_insert._insert_tail_step
-    # eviction, written in cache_evict.py
-    evict_device_start = cache_evict.evict_device_start
-    evict_device_next_node = cache_evict.evict_device_next_node
-    evict_device_end = cache_evict.evict_device_end
-    evict_device_leaf = cache_evict.evict_device_leaf
-    _delete_unbacked_device_leaf = cache_evict._delete_unbacked_device_leaf
-    _release_all_component_layers = cache_evict._release_all_component_layers
-    _cascade_evict = cache_evict._cascade_evict
-    _should_cascade_evict_component = staticmethod(cache_evict._should_cascade_evict_component)
-    _remove_leaf_from_parent = cache_evict._remove_leaf_from_parent
-    _evict_component_and_detach_lru = cache_evict._evict_component_and_detach_lru
-    _iteratively_delete_tombstone_ancestors = cache_evict._iteratively_delete_tombstone_ancestors
-    evict_excess_path_states = cache_evict.evict_excess_path_states
-    dec_swa_lock_only = cache_evict.dec_swa_lock_only
-
+class UnifiedTreeCore(TreeInsert, TreeEvict):
     def __init__(self, components: dict[ComponentType, TreeComponent], page_size: int,
                  eviction_policy: str, tracer: WingTracer, device: torch.device) -> None:
         self.page_size = page_size
@@ -78,8 +54,8 @@ class UnifiedTreeCore:
         self.tracer = tracer
         self.tr = WingBranch(tracer, __name__)
         # the steps written in the insert and eviction files carry those files as their source
-        self.tr_insert = WingBranch(tracer, cache_insert.__name__)
-        self.tr_evict = WingBranch(tracer, cache_evict.__name__)
+        self.tr_insert = WingBranch(tracer, TreeInsert.__module__)
+        self.tr_evict = WingBranch(tracer, TreeEvict.__module__)
         for component in self.components:
             component.tree_core = self
             component.attach_tracer(tracer)
@@ -95,7 +71,7 @@ class UnifiedTreeCore:
         self._next_id = 0
         self._next_uuid = 0
         self._node_arena: dict[int, UnifiedTreeNode] = {}
-        self._ongoing_insert_walk_state: cache_insert.InsertWalkState | None = None
+        self._ongoing_insert_walk_state: InsertWalkState | None = None
         self.root_node = self._new_node()
         self.root_node.priority = -sys.maxsize  # any insert's priority replaces it
         self.root_node.key = ()

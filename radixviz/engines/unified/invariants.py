@@ -6,7 +6,9 @@ the pairing of its node's Full slots, and (given what requests hold) every slot 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+
+import torch
 
 from ...cache.invariants import InvariantError, check_lock_flows, node_label
 from ...cache.keys import get_child_key
@@ -14,10 +16,21 @@ from .cache_pools import SWATokenToKVPoolAllocator
 from .node import BASE_COMPONENT_TYPE, ComponentType
 
 if TYPE_CHECKING:
-    from .cache_checks import CacheChecks as UnifiedRadixCache
+    from .cache_pools import MambaPool, TokenToKVPoolAllocator
+    from .cache_tree import UnifiedTreeCore
     from .node import UnifiedTreeNode
 
 FULL, SWA, MAMBA = ComponentType.FULL, ComponentType.SWA, ComponentType.MAMBA
+
+
+class UnifiedRadixCache(Protocol):
+    """The parts of the cache (cache.py) these checks read."""
+
+    tree_core: UnifiedTreeCore
+    page_size: int
+    tree_components: tuple
+    token_to_kv_pool_allocator: TokenToKVPoolAllocator | SWATokenToKVPoolAllocator
+    mamba_pool: MambaPool | None
 
 
 def check_unified_invariants(cache: UnifiedRadixCache, held: dict | None = None) -> None:
@@ -128,7 +141,7 @@ def _check_pools(cache: UnifiedRadixCache, owned: dict, held: dict | None) -> No
             continue
         uses = Counter(owned[ct]) + free_count
         for slots in held.get(ct, ()):
-            uses.update(slots.tolist() if hasattr(slots, "tolist") else list(slots))
+            uses.update(slots.reshape(-1).tolist() if isinstance(slots, torch.Tensor) else list(slots))
         if ct == SWA:  # a request's SWA slots are the live pairings of its own Full slots
             for slots in held.get(FULL, ()):
                 peers = alloc.translate_loc_from_full_to_swa(slots).tolist()  # type: ignore[union-attr]
