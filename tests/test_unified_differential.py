@@ -244,7 +244,7 @@ class Pair:
         assert leaves == {path_of(n) for n in ref.core.leaves}
         # the cached snapshot is the one a fresh walk would build
         cached = engine.snapshot().root
-        _clear(engine.root_node)
+        clear_snapshots(engine.root_node)
         assert engine.snapshot().root == cached
 
 
@@ -252,7 +252,8 @@ def _norm(ref_uuid):
     return None if ref_uuid is None else ref_uuid - 100_000_000_000_000
 
 
-def _clear(root) -> None:
+def clear_snapshots(root) -> None:
+    """Drop every cached snapshot, so the next one is built from the live nodes."""
     stack = [root]
     while stack:
         node = stack.pop()

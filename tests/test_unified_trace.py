@@ -8,15 +8,7 @@ import pytest
 from radixviz.engines.unified.cache_kinds import UnifiedKind
 from radixviz.engines.unified.snapshot import UnifiedTreeSnapshot
 from radixviz.render.source_map import markers, source_file
-from test_unified_differential import Pair
-
-
-def clear(root) -> None:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        node._snap = None
-        stack.extend(node.children.values())
+from test_unified_differential import Pair, clear_snapshots as clear
 
 
 @pytest.mark.parametrize("mix, page", [("full+swa+mamba", 1), ("full+swa", 2), ("full+mamba", 4)])

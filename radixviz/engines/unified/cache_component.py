@@ -123,6 +123,19 @@ class Validator(abc.ABC):
     def __call__(self, node: UnifiedTreeNode) -> bool: ...
 
 
+class DataValidator(Validator):
+    """Accepts a node that holds the component's data (Full: its KV; Mamba: a state)."""
+
+    def __init__(self, component_type: ComponentType, reason: str) -> None:
+        self.component_type, self.refusal = component_type, reason
+
+    def __call__(self, node: UnifiedTreeNode) -> bool:
+        if node.component_data[self.component_type].value is not None:
+            return True
+        self.reason = self.refusal
+        return False
+
+
 class TreeComponent(abc.ABC):
     component_type: ComponentType  # set by each subclass, as a class attribute
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
-from .cache_component import TreeComponent, Validator
+from .cache_component import DataValidator, TreeComponent, Validator
 from .node import ComponentType
 
 if TYPE_CHECKING:
@@ -19,19 +19,11 @@ if TYPE_CHECKING:
     from .node import UnifiedTreeNode
 
 
-class _FullValidator(Validator):
-    def __call__(self, node: UnifiedTreeNode) -> bool:
-        if node.component_data[ComponentType.FULL].value is not None:
-            return True
-        self.reason = "its Full KV is gone"
-        return False
-
-
 class FullComponent(TreeComponent):
     component_type = ComponentType.FULL
 
     def create_match_validator(self) -> Validator:
-        return _FullValidator()
+        return DataValidator(self.component_type, "its Full KV is gone")
 
     def redistribute_on_node_split(self, new_parent: UnifiedTreeNode, child: UnifiedTreeNode) -> None:
         ct = self.component_type

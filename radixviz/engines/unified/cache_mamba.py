@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
 from .cache_actions import MambaEvictExcessPathStates
-from .cache_component import CacheView, LRURefreshPhase, TreeComponent, Validator
+from .cache_auxiliary import AuxiliaryComponent
+from .cache_component import CacheView, DataValidator, LRURefreshPhase, Validator
 from .cache_kinds import UnifiedKind as UK
 from .cache_params import EvictParams
 from .node import ComponentType
@@ -25,15 +26,7 @@ if TYPE_CHECKING:
     from .node import UnifiedTreeNode
 
 
-class _MambaValidator(Validator):
-    def __call__(self, node: UnifiedTreeNode) -> bool:
-        if node.component_data[ComponentType.MAMBA].value is not None:
-            return True
-        self.reason = "no Mamba state was kept at its end"
-        return False
-
-
-class MambaComponent(TreeComponent):
+class MambaComponent(AuxiliaryComponent):
     component_type = ComponentType.MAMBA
 
     def __init__(self, cache: CacheView, mamba_cache_chunk_size: int, page_size: int,
@@ -50,7 +43,7 @@ class MambaComponent(TreeComponent):
             self.tree_core.lru_lists[self.component_type].reset_node_mru(node)
 
     def create_match_validator(self) -> Validator:
-        return _MambaValidator()
+        return DataValidator(self.component_type, "no Mamba state was kept at its end")
 
     def finalize_match_result_in_tree_core(self, result: MatchResult, value_chunks: list,
                                            best_value_len: int) -> MatchResult:
@@ -168,32 +161,6 @@ class MambaComponent(TreeComponent):
         invalidate(node)
         if self.tr.active: self.tr.emit("evict.mamba.tombstone", UK.TOMBSTONE, (node,), component="mamba", freed=freed)
         return freed
-
-    def _evict_device_start(self, request_cnt: int) -> None:
-        self._evict_device_request_cnt = request_cnt
-        self._evict_device_cursor = self.tree_core.lru_lists[self.component_type].get_lru_no_lock()
-
-    def _evict_device_next_node(self, tracker: dict, device_frees: dict, cache_actions: list) -> int | None:
-        ct, core, tr = self.component_type, self.tree_core, self.tr
-        lru = core.lru_lists[ct]
-        if self._evict_device_cursor is not None and not lru.in_list(self._evict_device_cursor):
-            self._evict_device_cursor = lru.get_lru_no_lock()
-        if (tracker[ct] >= self._evict_device_request_cnt or self._evict_device_cursor is None
-                or not lru.in_list(self._evict_device_cursor)):
-            return None
-        x = self._evict_device_cursor  # step: evict.mamba.pick
-        assert x.component_data[ct].value is not None
-        self._evict_device_cursor = lru.get_prev_no_lock(x)
-        leaf = x in core.evictable_device_leaves
-        if tr.active: tr.emit("evict.mamba.pick", K.POP, (x,), component="mamba", leaf=leaf)
-        if leaf:
-            return x.id
-        core._evict_component_and_detach_lru(x, self, device_frees, cache_actions, tracker)
-        core._cascade_evict(x, self, tracker, device_frees, cache_actions)
-        return None
-
-    def _evict_device_end(self) -> None:
-        self._evict_device_cursor = None
 
     # ---- locks: the node alone
 

@@ -1,7 +1,6 @@
 """The SWA component's eviction and locks (v0.5.23's ``components/swa.py``, second half).
 
-Eviction walks the SWA LRU list from its least recent end, skipping nodes whose SWA is
-locked. A leaf goes whole (the cache deletes it, every component with it); an inside node
+Eviction walks the SWA LRU list (cache_auxiliary.py): a leaf goes whole, an inside node
 becomes an SWA tombstone, and its Mamba state goes with it (cascade: a state below a broken
 window can never be matched). A lock covers the node and its ancestors until their edges
 cover a window, tombstones included, and stamps the last one (the receipt keeps the stamp,
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
-from .cache_component import TreeComponent
+from .cache_auxiliary import AuxiliaryComponent
 from .cache_kinds import UnifiedKind as UK, WingBranch
 from .node import BASE_COMPONENT_TYPE
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from .node import UnifiedTreeNode
 
 
-class SWAComponentEviction(TreeComponent):
+class SWAComponentEviction(AuxiliaryComponent):
     """The hooks of the SWA component that evict and lock (its class is in cache_swa.py)."""
 
     sliding_window_size: int
@@ -48,32 +47,6 @@ class SWAComponentEviction(TreeComponent):
 
     def eviction_priority(self, is_leaf: bool) -> int:
         return 0 if is_leaf else 1
-
-    def _evict_device_start(self, request_cnt: int) -> None:
-        self._evict_device_request_cnt = request_cnt
-        self._evict_device_cursor = self.tree_core.lru_lists[self.component_type].get_lru_no_lock()
-
-    def _evict_device_next_node(self, tracker: dict, device_frees: dict, cache_actions: list) -> int | None:
-        ct, core, tr = self.component_type, self.tree_core, self.tr_evict
-        lru = core.lru_lists[ct]
-        if self._evict_device_cursor is not None and not lru.in_list(self._evict_device_cursor):
-            self._evict_device_cursor = lru.get_lru_no_lock()  # the last step took it: start over
-        if (tracker[ct] >= self._evict_device_request_cnt or self._evict_device_cursor is None
-                or not lru.in_list(self._evict_device_cursor)):
-            return None
-        x = self._evict_device_cursor  # step: evict.swa.pick
-        assert x.component_data[ct].value is not None
-        self._evict_device_cursor = lru.get_prev_no_lock(x)
-        if x in core.evictable_device_leaves:
-            if tr.active: tr.emit("evict.swa.pick", K.POP, (x,), component="swa", leaf=True)
-            return x.id  # a leaf: the cache deletes the node
-        if tr.active: tr.emit("evict.swa.pick", K.POP, (x,), component="swa", leaf=False)
-        core._evict_component_and_detach_lru(x, self, device_frees, cache_actions, tracker)
-        core._cascade_evict(x, self, tracker, device_frees, cache_actions)
-        return None
-
-    def _evict_device_end(self) -> None:
-        self._evict_device_cursor = None
 
     # ---- locks: one window up from the node
 
