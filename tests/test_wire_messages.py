@@ -36,7 +36,7 @@ def test_sequence_numbers_are_eight_bytes_big_endian_and_minus_one_ends_a_replay
 def test_a_message_round_trips():
     batch = EventBatch(0.0, [BlockStored([1, 2], 9, [1, 2, 3, 4], 2, 5, "CPU_PINNED")], 3)
     message = parse_message(encode_message(b"kv-events", 7, batch))
-    assert message == Message(b"kv-events", 7, batch)
+    assert message == Message(b"kv-events", 7, batch, "9fbe6800a")
 
 
 BAD = {

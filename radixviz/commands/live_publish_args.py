@@ -39,7 +39,8 @@ def live_publisher(args: argparse.Namespace) -> Iterator:
     from radixviz.wire.live_publish import LivePublisher  # pyzmq and msgspec, as above
     try:
         live = LivePublisher(args.publish, args.publish_replay, args.publish_topic,
-                             wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0)
+                             wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0,
+                             wire=args.publish_wire)
     except zmq.ZMQError as exc:
         raise UsageError(f"cannot open {args.publish}: {exc}") from None
     try:
