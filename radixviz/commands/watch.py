@@ -22,6 +22,7 @@ from radixviz.wire.core import WatchCore
 from radixviz.wire.messages import DEFAULT_MAX_FRAME
 from radixviz.wire.playback import core_for, play
 from radixviz.wire.events import WIRE_WORDS
+from radixviz.wire.tiers import tier_name, tier_rank
 from radixviz.wire.recording import Recorder, RecordingError, read_records, recorded_wires
 from radixviz.wire.subscriber import Watcher
 
@@ -244,8 +245,8 @@ class LineWriter:
                                "blocks": [block_json(b) for b in tree.sorted_blocks()],
                                "problems": core.problems.as_dict()})
         else:
-            tiers = ", ".join(f"{m or 'no medium'} {n:,} blocks {t:,} tokens"
-                              for m, (n, t) in sorted(tree.tier_figures().items(), key=lambda x: x[0] or ""))
+            tiers = ", ".join(f"{tier_name(m)} {n:,} blocks {t:,} tokens"
+                              for m, (n, t) in sorted(tree.tier_figures().items(), key=lambda x: tier_rank(x[0])))
             line = f"seq {item.seq} rank {item.rank}: {len(item.message.batch.events)} events; " \
                    f"{tiers or 'nothing held'}"
         print(line, flush=True)
