@@ -41,6 +41,7 @@ class RunObserver:
         self._pending: dict = {}         # rid -> the request, admitted in the pass under way
         self._running: dict = {}         # rid -> request, admitted and not finished (live window)
         self.dropped_events = 0
+        self.timed = False               # a request arrived at a pass of its own (drive sets it)
         submit, admit = sched.submit, sched.admit
 
         def watched_submit(specs: Iterable[RequestSpec]):
@@ -89,7 +90,8 @@ class RunObserver:
     def report(self, hit_rate: float) -> dict:
         out: dict = {"latency": self.latency.report()}
         if self.tree is not None:
-            out["optimum"] = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate)
+            out["optimum"] = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate,
+                                              self.timed)
         if self.dropped_events:
             out["events_dropped"] = self.dropped_events
         return out
@@ -106,6 +108,7 @@ def drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable |
     while True:
         clock = observer.clock()
         while upcoming is not None and (upcoming[0] is None or upcoming[0] <= clock):
+            observer.timed = observer.timed or (upcoming[0] is not None and upcoming[0] > 0)
             sched.submit(upcoming[1])
             upcoming = next(pending, None)
         observer.in_step = True
