@@ -90,3 +90,43 @@ def test_hrrn_and_shortest_prefill_first_order_by_their_own_rules():
     for policy in ("hrrn", "shortest-prefill-first"):
         difference, _ = compare("tree-of-thought", 120, policy, 4096, 3)
         assert difference is None, difference
+
+
+def test_simulate_takes_the_scheduler_and_a_logprob_start_from_the_command_line(cli):
+    import json
+    code, out, err = cli("simulate", "--scheduler", "v0.5.23", "--json", "--requests", "24")
+    settings = json.loads(out)["settings"]
+    assert code == 0, err
+    assert settings["scheduler_loop"] == "v0.5.23" and settings["policy"] == "fcfs"
+    code, out, _ = cli("simulate", "--scheduler", "v0.5.23", "--policy", "lpm", "--logprob-start", "0",
+                       "--json", "--requests", "24")
+    assert code == 0 and json.loads(out)["stats"]["hit_tokens"] == 0     # nothing may be matched
+    code, _, err = cli("simulate", "--policy", "hrrn")
+    assert code == 2 and "add --scheduler v0.5.23" in err
+    code, _, err = cli("simulate", "--scheduler", "v0.5.23", "--workers", "2")
+    assert code == 2 and "--scheduler v0.5.23" in err
+
+
+def test_lessons_7_and_11_quote_the_v0523_runs():
+    from pathlib import Path
+
+    from radixviz.sim.engines.v2026 import todays_cache
+    from radixviz.sim.runner import replay, simulate
+    lessons = Path(__file__).resolve().parent.parent / "lessons"
+    seven = " ".join((lessons / "07-scheduling-policies.md").read_text().split())
+    for n in (100, 200, 400):
+        fcfs, lpm = (simulate("few-shot", p, requests=n, pool_size=1024, seed=0, scheduler="v0.5.23")
+                     for p in ("fcfs", "lpm"))
+        assert (f"| {n} requests | {fcfs.stats.hit_rate:.1%} | {lpm.stats.hit_rate:.1%} | "
+                f"{lpm.stats.fallback_rounds} |").replace("%", " %") in seven
+    eleven = " ".join((lessons / "11-eviction-policies.md").read_text().split())
+    specs = make_workload("priority-mix", 200, 0)
+    rates = {}
+    for eviction in ("lru", "lfu", "priority", "slru"):
+        stats = replay(specs, None, 3072, 0, scheduler="v0.5.23",
+                       cache_factory=todays_cache(1, eviction)).stats
+        rates[eviction] = (f"{stats.hit_rate:.1%}", f"{stats.priority_hit_rate(1):.1%}")
+    assert rates["lfu"] == rates["priority"] == rates["slru"]
+    lru, rest = (f"{a} ({b} for priority 1)".replace("%", " %") for a, b in (rates["lru"], rates["lfu"]))
+    assert f"LRU reaches {lru}" in eleven
+    assert f"`slru` {rest.split(' (')[0]} ({rates['lfu'][1].replace('%', ' %')})" in eleven

@@ -70,6 +70,10 @@ class EngineSpec:
     host_tier: bool = False
     namespaces: bool = False
     kv_events: bool = False
+    # the SGLang whose scheduler ``simulate`` runs this engine under by default (sim/
+    # schedule_v0523.py): the release's loop for the engines of 2024 and March 2026; an engine
+    # of v0.5.23's own (the unified tree) names "v0.5.23"; ``--scheduler`` overrides it
+    scheduler: str = "2024"
 
     def has(self, capability: str) -> bool:
         """Whether this engine has ``capability`` (one of the flags above, by name)."""

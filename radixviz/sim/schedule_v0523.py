@@ -133,6 +133,7 @@ def order_for(policy: str, s) -> Callable:
     def order(queue, cache, rng, last=()):
         active = active_policy(policy, len(queue))
         s.round_policy = active
+        s.stats.fallback_rounds += active != policy
         if active == "fcfs":
             return list(queue)
         if active == "random":

@@ -27,7 +27,8 @@ def match_key(s, req: Request) -> tuple:
     so the edge memo (edge_memo.py) answers its comparisons again until it finishes."""
     if req.match_key is None:
         # v0.5.23 matches at most the prompt's length minus one (or up to its logprob start)
-        limit = len(req.input_ids) if s.prefix_limit is None else s.prefix_limit(req)
+        cap = getattr(s, "prefix_limit", None)   # a Scheduler's; a test's stand-in may have none
+        limit = len(req.input_ids) if cap is None else cap(req)
         req.match_key = req.input_ids[:s.engine.whole_pages(limit)]
         if s.edge_memo is not None:
             s.edge_memo.watch(req.match_key)
