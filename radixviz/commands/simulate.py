@@ -27,7 +27,8 @@ from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, 
 from radixviz.sim import defaults as D
 from radixviz.sim.engines.simulate import SimulateArgs, simulation
 from radixviz.sim.policies import POLICIES
-from radixviz.sim.schedule_v0523 import DEFAULT_POLICY as TODAYS_POLICY, POLICIES_0523, SCHEDULERS
+from radixviz.sim.schedule_v0523 import (DEFAULT_POLICY as TODAYS_POLICY, POLICIES_0523, RELEASE_LOOP,
+                                         SCHEDULERS, TODAYS_LOOP)
 from radixviz.sim.workloads import WORKLOADS
 
 from .capacity_charts import add_capacity_args, check_figure
@@ -198,7 +199,7 @@ def parse_options(args: argparse.Namespace) -> dict:
         options["grid"] = parse_grid_option(args.sweep)
     elif args.sweep is not None:
         options["sweep"] = parse_sweep_option(args)
-    today = getattr(args, "scheduler", None) == "v0.5.23"
+    today = getattr(args, "scheduler", None) == TODAYS_LOOP
     known = list(POLICIES_0523) if today else list(POLICIES)
     default = known if args.sweep is not None else [TODAYS_POLICY if today else D.POLICY]
     names = args.compare.split(",") if args.compare is not None else (
@@ -251,7 +252,7 @@ def _run(args: argparse.Namespace) -> int:
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
     given_scheduler = args.scheduler
     args.scheduler = args.scheduler or engine_spec(args.engine).scheduler
-    if args.scheduler != "2024" and (args.workers is not None or getattr(args, "app", False)):
+    if args.scheduler != RELEASE_LOOP and (args.workers is not None or getattr(args, "app", False)):
         raise UsageError(f"--workers and --app run the release's loop: drop "
                          f"{'--scheduler ' + args.scheduler if given_scheduler else '--workers and --app'}")
     options = parse_options(args)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from radixviz.sim.schedule_v0523 import RELEASE_LOOP, TODAYS_LOOP
+
 if TYPE_CHECKING:
     from collections.abc import Collection
     from radixviz.sim.records import SimResult, SimStats
@@ -33,7 +35,7 @@ _ROWS = [  # (label, SimStats attribute); counts get thousands separators, the r
 
 def _loop_rows(table: Table, results: list) -> None:
     """v0.5.23's scheduler: the rounds its lpm or hrrn sorted nothing (more than 128 waiting)."""
-    if any(r.settings.get("scheduler_loop") == "v0.5.23" for r in results):
+    if any(r.settings.get("scheduler_loop") == TODAYS_LOOP for r in results):
         table.add_row("rounds run as fcfs (128+ waiting)", *(f"{r.stats.fallback_rounds:,}" for r in results))
 
 
@@ -99,9 +101,9 @@ IGNORED_PRIORITIES = ("these requests carry priorities; the 2024 engine has no p
 
 
 def _title(workload: str, settings: dict) -> str:
-    loop = settings.get("scheduler_loop", "2024")
+    loop = settings.get("scheduler_loop", RELEASE_LOOP)
     return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
-            f"seed {settings['seed']}" + (f", {loop}'s scheduler" if loop != "2024" else ""))
+            f"seed {settings['seed']}" + (f", {loop}'s scheduler" if loop != RELEASE_LOOP else ""))
 
 
 def print_single(workload: str, result: SimResult) -> None:

@@ -41,7 +41,8 @@ from .policies import in_batch_deprioritized, shuffled
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEDULERS = ("2024", "v0.5.23")
+RELEASE_LOOP, TODAYS_LOOP = "2024", "v0.5.23"   # the schedulers, by the SGLang they follow
+SCHEDULERS = (RELEASE_LOOP, TODAYS_LOOP)
 DEFAULT_POLICY = "fcfs"
 WAITING_QUEUE_PREFIX_MATCH_MAX = 128
 IN_BATCH_THRESHOLD = 32      # IN_BATCH_PREFIX_CACHING_CHECK_ and _DEPRIORITIZE_THRESHOLD

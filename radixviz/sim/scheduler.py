@@ -76,7 +76,7 @@ class Scheduler:
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
                  engine: str = "2024", engine_options: dict | None = None,
-                 remember_edges: bool = True, scheduler: str = "2024",
+                 remember_edges: bool = True, scheduler: str = schedule_v0523.RELEASE_LOOP,
                  logprob_start_len: int | None = None):
         """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
@@ -103,7 +103,7 @@ class Scheduler:
         if logprob_start_len is not None and (isinstance(logprob_start_len, bool) or not isinstance(
                 logprob_start_len, int) or logprob_start_len < 0):
             raise ValueError(f"logprob_start_len must be 0 or more, not {logprob_start_len!r}")
-        today = scheduler == "v0.5.23"
+        today = scheduler == schedule_v0523.TODAYS_LOOP
         policy = policy or (schedule_v0523.DEFAULT_POLICY if today else "lpm")
         self.insert = insert
         self.policy = policy
@@ -295,7 +295,7 @@ class Scheduler:
         delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
         return admit(ordered, self.engine, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
-                     explain=self.record, sorted_last=last, stop_at_misfit=self.scheduler == "v0.5.23",
+                     explain=self.record, sorted_last=last, stop_at_misfit=self.scheduler == schedule_v0523.TODAYS_LOOP,
                      **self.hooks.admission())
 
     def alloc_rows(self, n: int) -> list | None:

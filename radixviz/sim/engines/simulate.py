@@ -21,6 +21,7 @@ from radixviz.cache.engines import EngineSpec, engines_with
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
+from ..schedule_v0523 import RELEASE_LOOP
 from ..workloads import make_workload, request_count
 from . import hooks_class
 
@@ -197,7 +198,7 @@ def later_options(args: Any) -> dict:
     return {"delay_shared_prefix": args.delay_shared_prefix,
             "cache_unfinished": args.cache_unfinished,
             "hold_back_shared_prefix": args.hold_back_shared_prefix,
-            "scheduler": getattr(args, "scheduler", None) or "2024",
+            "scheduler": getattr(args, "scheduler", None) or RELEASE_LOOP,
             "logprob_start_len": getattr(args, "logprob_start", None)}
 
 
