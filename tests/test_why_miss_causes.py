@@ -152,3 +152,26 @@ def test_two_chat_turns_part_where_the_template_drops_the_reasoning(cli, tmp_pat
     assert code == 0, err
     assert doc["causes"][0]["kind"] == "differ" and doc["parting"]["message"] == "message 3 (assistant)"
     assert "reasoning" in doc["parting"]["reason"] and doc["parting"]["a_after"].startswith("<think>")
+
+
+def test_lesson_20_checks_out_and_walks_through_every_cause(cli):
+    from pathlib import Path
+
+    from radixviz.lessons import check_lesson, load_lessons
+    lesson = next(lesson for lesson in load_lessons() if lesson.number == 20)
+    assert lesson.id == "why-miss" and check_lesson(lesson) == []
+    text = " ".join(lesson.path.read_text(encoding="utf-8").split())
+    for heading in ("One token short", "Another namespace", "Evicted in between", "too little to load back",
+                    "Not inserted yet", "Another worker, another rank", "A prompt that changed",
+                    "A sliding window or a Mamba state", "On a server's recording", "How a server reports its hits"):
+        assert heading in text
+    for fact in ("`usage.prompt_tokens_details.cached_tokens`", "`--enable-cache-report`",
+                 "`sglang:cache_hit_rate`", "`/flush_cache`"):
+        assert fact in text
+    # the recording's figures the lesson quotes
+    shipped = Path(__file__).resolve().parent.parent / "examples" / "kv-events-v0.5.23.rvkv"
+    prompt = "The capital of Spain is Madrid. Yes"
+    end, before = (json.loads(cli("why-miss", "--recording", str(shipped), prompt, "--json", *more)[1])
+                   for more in ((), ("--at-seq", "5")))
+    assert f"It reuses {end['reused']} of {end['b_tokens']} tokens" in text and "batch 6" in text
+    assert before["reused"] > end["reused"]
