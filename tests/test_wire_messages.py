@@ -76,8 +76,10 @@ def test_a_vllm_batch_is_read_as_sglangs():
          "token_ids": [1, 2, 3, 4], "block_size": 2, "lora_id": None, "medium": "GPU", "lora_name": None,
          "extra_keys": [None, None], "group_idx": 0, "kv_cache_spec_kind": "full"},
         {"type": "BlockRemoved", "block_hashes": [6], "medium": "CPU", "group_idx": 0}]})
-    assert decode_batch(payload) == EventBatch(3.0, [
+    batch = decode_batch(payload)
+    assert (batch.ts, batch.events, batch.attn_dp_rank) == (3.0, [
         AllBlocksCleared(), BlockStored([5, 6], None, [1, 2, 3, 4], 2, None, "GPU"),
         BlockRemoved([6], "CPU")], 1)
+    assert batch.wire == "vllm"
     bad = msgspec.msgpack.encode({"ts": 1.0, "events": [{"type": "BlockMoved"}]})
     assert isinstance(decode_batch(bad), WireError)

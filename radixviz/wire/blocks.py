@@ -85,6 +85,7 @@ class BlockTree:
         if parent is not None and not self.holds(parent):
             self.problems.missing_parents += 1
             _met(met, "parent", parent)
+        meta = stored_metadata(event)
         for index, block_hash in enumerate(event.block_hashes):
             key = (event.medium, block_hash)
             tokens = tuple(event.token_ids[index * size:(index + 1) * size])
@@ -97,7 +98,7 @@ class BlockTree:
                 _met(met, "full", block_hash)
             else:
                 self.blocks[key] = Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id,
-                                         1, *stored_metadata(event))
+                                         1, *meta)
                 self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
                 self.seen_media.add(event.medium)
             parent = block_hash

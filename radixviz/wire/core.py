@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 from .blocks import DEFAULT_MAX_BLOCKS, BlockTree, Problems
 from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, decode_seq,
-                       parse_message, parse_replay, payload_wire)
-from .events import WIRE_WORDS
+                       parse_message, parse_replay)
+from .events import WIRE_WORDS, batch_wire
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -155,7 +155,7 @@ class WatchCore:
             self.problems.bad_frames += 1
             self.note(f"stream {stream}: replay seq {seq}: {batch.text}")
         elif seq >= state.replay_start and len(state.got) < MAX_HELD:
-            state.got[seq] = Message(reply.topic or b"", seq, batch, self.wire or payload_wire(reply.payload))
+            state.got[seq] = Message(reply.topic or b"", seq, batch, self.wire or batch_wire(batch))
         return [], []
 
     def finish_replay(self, stream: int, why: str = "",

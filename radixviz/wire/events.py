@@ -86,6 +86,16 @@ class EventBatchMaps(EventBatch):
     wire: ClassVar[str] = WIRE_MAPS
 
 
+class EventBatchVllm(EventBatch):
+    """A vLLM batch, read into SGLang's shapes (vllm.py)."""
+    wire: ClassVar[str] = WIRE_VLLM
+
+
+def batch_wire(batch: EventBatch) -> str | None:
+    """The wire a decoded batch came in; None for a batch with no event to tell by."""
+    return batch.wire if batch.events else None
+
+
 def stored_metadata(event: BlockStored) -> tuple[str | None, str | None, str | None]:
     """``(cache_salt, session_id, lora_name)`` of a stored event of any wire."""
     if isinstance(event, BlockStoredMap):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import msgspec
 
 from .events import (WIRE_ARRAYS, WIRE_MAPS, WIRE_VLLM, AllBlocksCleared, BlockRemoved, BlockStored,
-                     EventBatch, EventBatchMaps, WireEvent)
+                     EventBatch, EventBatchMaps, WireEvent, batch_wire)
 from .vllm import decode_vllm, is_map
 
 __all__ = ["AllBlocksCleared", "BlockRemoved", "BlockStored", "EventBatch", "WireEvent", "WireError",
@@ -67,6 +67,9 @@ class Reply:
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODERS: dict[str, msgspec.msgpack.Decoder] = {WIRE_ARRAYS: msgspec.msgpack.Decoder(EventBatch),
                                                   WIRE_MAPS: msgspec.msgpack.Decoder(EventBatchMaps)}
+# the SGLang wire the last payload read in is tried first: a stream keeps its wire, so the
+# other is tried only when a payload fails (a first batch, a server upgraded under a watcher)
+_FIRST_TRY = [WIRE_ARRAYS]
 
 
 def encode_batch(batch: EventBatch) -> bytes:
@@ -120,16 +123,34 @@ def decode_batch(payload: bytes, max_bytes: int = DEFAULT_MAX_FRAME, wire: str |
     ``wire`` reads it as that wire (``--wire``); None tells it from the payload."""
     if len(payload) > max_bytes:
         return WireError(f"payload of {len(payload):,} bytes is over the {max_bytes:,}-byte limit: skipped")
-    chosen = wire or payload_wire(payload) or WIRE_ARRAYS
     try:
-        if chosen == WIRE_VLLM:
+        if wire is None and is_map(payload):
             return decode_vllm(payload)
-        return _DECODERS[chosen].decode(payload)
+        if wire is not None:
+            return decode_vllm(payload) if wire == WIRE_VLLM else _DECODERS[wire].decode(payload)
+        return _decode_sglang(payload)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         said = f" (read as {wire}'s wire, as --wire says)" if wire else ""
         return WireError(f"bad payload ({len(payload):,} bytes){said}: {_one_line(exc)}")
     except Exception as exc:  # noqa: BLE001 - msgspec on a hostile frame: never let it out
         return WireError(f"bad payload ({len(payload):,} bytes): {type(exc).__name__}: {_one_line(exc)}")
+
+
+def _decode_sglang(payload: bytes) -> EventBatch:
+    """An SGLang payload of either wire: the last good one's decoder first, then the other;
+    when both fail, the error of the one the payload's bytes point to."""
+    first = _FIRST_TRY[0]
+    try:
+        return _DECODERS[first].decode(payload)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        other = WIRE_MAPS if first == WIRE_ARRAYS else WIRE_ARRAYS
+        try:
+            batch = _DECODERS[other].decode(payload)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            _DECODERS[payload_wire(payload) or first].decode(payload)   # raises: the error to report
+            raise
+        _FIRST_TRY[0] = other
+        return batch
 
 
 def encode_seq(seq: int) -> bytes:
@@ -183,7 +204,7 @@ def parse_message(frames: list[bytes], max_bytes: int = DEFAULT_MAX_FRAME,
     batch = decode_batch(payload, max_bytes, wire)
     if isinstance(batch, WireError):
         return WireError(f"seq {seq}: {batch.text}")
-    return Message(bytes(topic), seq, batch, wire or payload_wire(payload))
+    return Message(bytes(topic), seq, batch, wire or batch_wire(batch))
 
 
 def _one_line(exc: BaseException) -> str:

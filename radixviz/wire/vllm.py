@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import msgspec
 
-from .events import AllBlocksCleared, BlockRemoved, BlockStored, BlockStoredMap, EventBatch
+from .events import AllBlocksCleared, BlockRemoved, BlockStored, BlockStoredMap, EventBatchVllm
 
 Hash = Union[int, bytes]
 
@@ -59,7 +59,7 @@ def as_int(value: Hash) -> int:
     return value
 
 
-def decode_vllm(payload: bytes) -> EventBatch:
+def decode_vllm(payload: bytes) -> EventBatchVllm:
     """SGLang's EventBatch for a vLLM payload; msgspec's errors pass through (the caller
     turns them into a WireError)."""
     raw = DECODER.decode(payload)
@@ -77,7 +77,7 @@ def decode_vllm(payload: bytes) -> EventBatch:
             events.append(BlockRemoved([as_int(h) for h in e.block_hashes], e.medium))
         else:
             events.append(AllBlocksCleared())
-    return EventBatch(raw.ts, events, raw.data_parallel_rank)
+    return EventBatchVllm(raw.ts, events, raw.data_parallel_rank)
 
 
 def is_map(payload: bytes) -> bool:
