@@ -63,3 +63,19 @@ def test_a_whole_prompt_of_ten_tokens_is_not_said_to_load_ten_back():
     text = folded(LESSONS[17].path.read_text(encoding="utf-8"))
     assert 'A request for "greetings!" now arrives: a host hit of ten tokens' not in text
     assert "a request matches at most its length minus one token" in text
+
+
+@pytest.mark.parametrize("number, fact", [
+    (13, "its cache salt, then its own `extra_key` if it gave one, then the LoRA adapter's id"),
+    (13, "joined end to end with no separator"),
+    (14, "0 for every replica started with plain `--dp-size`"),
+    (14, "`prefix_hash` (#15935, 2025-12-27)"),
+    (15, "in gigabytes with `--hicache-size`"),
+    (15, "#28614 (opened 2026-06-18, merged) lifted that rule"),
+    (15, "in the order of the cache's eviction policy"),
+    (17, "the second is a wrong rule that the default `write_through` reaches too"),
+    (17, "a device-to-host write in flight under `write_through` is guarded by the node's lock instead"),
+])
+def test_the_reviews_smaller_items_and_gaps_are_taught(number, fact):
+    # each with its source in docs/history-sources.md ("Issue 55")
+    assert fact in folded(LESSONS[number].path.read_text(encoding="utf-8"))
