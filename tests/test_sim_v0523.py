@@ -110,7 +110,7 @@ def test_simulate_takes_the_scheduler_and_a_logprob_start_from_the_command_line(
 def test_lessons_7_and_11_quote_the_v0523_runs():
     from pathlib import Path
 
-    from radixviz.sim.engines.v2026 import todays_cache
+    from radixviz.engines.v2026.sim import todays_cache
     from radixviz.sim.runner import replay, simulate
     lessons = Path(__file__).resolve().parent.parent / "lessons"
     seven = " ".join((lessons / "07-scheduling-policies.md").read_text().split())
