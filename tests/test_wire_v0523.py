@@ -179,3 +179,12 @@ def test_radixviz_publishes_v0523s_wire_as_the_server_does():
     theirs = v0523.DECODER.decode(data)
     assert theirs.events[0].block_hashes == stored[0].block_hashes
     assert msgspec.msgpack.encode(theirs) == data
+
+
+def test_an_engine_names_the_wire_it_publishes_and_the_scheduler_it_runs_under():
+    # the hooks an engine of v0.5.23's own (the unified tree) sets; --wire and --scheduler override
+    from radixviz.cache.engines import engine_spec
+    from radixviz.commands.wire_args import wire_for
+    assert [engine_spec(n).wire for n in ("2024", "2026", "hicache")] == ["9fbe6800a"] * 3
+    assert [engine_spec(n).scheduler for n in ("2024", "2026", "hicache")] == ["2024"] * 3
+    assert wire_for(None, "2026") == "9fbe6800a" and wire_for("v0.5.23", "2026") == "v0.5.23"

@@ -66,7 +66,7 @@ def publish(args: argparse.Namespace) -> int:
     args.events = args.kv_events = True   # the flag's name before and after the option registry
     session = new_session(args)
     pub = open_publisher(args.endpoint, args.replay, args.topic, buffer_steps=args.buffer_steps,
-                         rank=args.rank, drop=args.drop, wire=args.wire)
+                         rank=args.rank, drop=args.drop, wire=args.wire or session.engine.spec.wire)
     try:
         where = f"publishing on {pub.endpoint}" + (f", replay on {pub.replay_endpoint}" if pub.replay else "")
         print(f"{where}, topic {excerpt(args.topic, 200)}", file=sys.stderr, flush=True)   # typed: cut if long
