@@ -97,6 +97,11 @@ def page_floor(shared: int, length: int, page: int, limit: int | None = None) ->
     return usable - usable % page
 
 
+def _shown(token) -> str:
+    """A token id, with its character when it is printable ASCII (text prompts are bytes)."""
+    return f"{token} ({chr(token)!r})" if isinstance(token, int) and 32 <= token < 127 else repr(token)
+
+
 def _namespace_words(a: Sent, b: Sent) -> str:
     parts = [(name, x, y) for name, x, y in (("adapter", a.adapter, b.adapter), ("extra_key", a.extra_key,
              b.extra_key), ("cache salt", a.salt, b.salt)) if x != y]
@@ -154,8 +159,8 @@ def _static_causes(out: Explanation, a: Sent, b: Sent, common: int, page: int) -
     n = len(b.tokens)
     if common < min(len(a.tokens), n):
         out.causes.append(Cause("differ", n - common, f"the prompts part at token {common}: A has "
-                                f"{a.tokens[common]!r}, B has {b.tokens[common]!r}; nothing after it can "
-                                "be shared"))
+                                f"{_shown(a.tokens[common])}, B has {_shown(b.tokens[common])}; nothing "
+                                "after it can be shared"))
     if common >= n:
         out.causes.append(Cause("last_token", 1, f"B ({n} tokens) is all in the cache, but a request "
                                 "matches at most its length minus one: its last token is computed anyway, "
