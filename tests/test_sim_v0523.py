@@ -107,6 +107,7 @@ def test_simulate_takes_the_scheduler_and_a_logprob_start_from_the_command_line(
     assert code == 2 and "--scheduler v0.5.23" in err
 
 
+@pytest.mark.slow   # eleven runs of up to 400 requests: about 6 s
 def test_lessons_7_and_11_quote_the_v0523_runs():
     from pathlib import Path
 
