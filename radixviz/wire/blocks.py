@@ -28,10 +28,21 @@ class Block:
     medium: str | None
     lora_id: int | None
     copies: int = 1
-    # v0.5.23's BlockStored adds these (None on 9fbe6800a's wire and vLLM's)
-    cache_salt: str | None = None
-    session_id: str | None = None
-    lora_name: str | None = None
+    # v0.5.23's (cache_salt, session_id, lora_name); None for a block that came without them,
+    # as every block of 9fbe6800a's wire does (one field: a block is made per page stored)
+    meta: tuple | None = None
+
+    @property
+    def cache_salt(self) -> str | None:
+        return self.meta[0] if self.meta else None
+
+    @property
+    def session_id(self) -> str | None:
+        return self.meta[1] if self.meta else None
+
+    @property
+    def lora_name(self) -> str | None:
+        return self.meta[2] if self.meta else None
 
 
 @dataclass
@@ -98,7 +109,7 @@ class BlockTree:
                 _met(met, "full", block_hash)
             else:
                 self.blocks[key] = Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id,
-                                         1, *meta)
+                                         1, meta)
                 self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
                 self.seen_media.add(event.medium)
             parent = block_hash

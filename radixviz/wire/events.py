@@ -96,11 +96,12 @@ def batch_wire(batch: EventBatch) -> str | None:
     return batch.wire if batch.events else None
 
 
-def stored_metadata(event: BlockStored) -> tuple[str | None, str | None, str | None]:
-    """``(cache_salt, session_id, lora_name)`` of a stored event of any wire."""
-    if isinstance(event, BlockStoredMap):
+def stored_metadata(event: BlockStored) -> tuple[str | None, str | None, str | None] | None:
+    """``(cache_salt, session_id, lora_name)`` of a stored event, None when it has none of them
+    (every event of 9fbe6800a's wire)."""
+    if isinstance(event, BlockStoredMap) and (event.cache_salt or event.session_id or event.lora_name):
         return event.cache_salt, event.session_id, event.lora_name
-    return None, None, None
+    return None
 
 
 def batch_of(wire: str, ts: float, events: list, rank: int | None) -> EventBatch:
