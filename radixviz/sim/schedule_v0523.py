@@ -53,6 +53,13 @@ POLICIES_0523 = {"fcfs": 0.5, "lpm": 0.4, "random": 0.4, "weight": 0.4, "hrrn": 
                  "shortest-prefill-first": 0.4}
 
 
+def loop_words(scheduler: str | None) -> str:
+    """The scheduler a run used, in words for a report's first line."""
+    if scheduler == TODAYS_LOOP:
+        return "SGLang v0.5.23's (2026-10-30: its orders, match cap and admission)"
+    return "SGLang's first release (January 2024)"
+
+
 def max_prefix_len(req) -> int:
     """The most a request may match: its length minus one, or its logprob start when it
     asks for input logprobs from a position (``logprob_start_len`` >= 0)."""
