@@ -20,11 +20,10 @@ from radixviz.render.jsondoc import session_document
 from radixviz.render.json_out import write_json
 from radixviz.render.log import step_line
 from radixviz.render.pool import PoolGrid
-from radixviz.render.head_bugs import damage_lines
-from radixviz.render.pool_host import HostPoolGrid
 from radixviz.render.source_map import locate
 from radixviz.render.summary import op_result, op_summary
 from radixviz.render.tree import TreeView
+from radixviz.render.views import load_views, more_pools
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.script.kv_text import event_line
 from radixviz.cache.options import EVICTION, PAGE
@@ -32,7 +31,7 @@ from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
 from .engine_args import add_engine_args, session_settings
 
-from .wire_args import ENDPOINT, add_publisher_args, open_publisher
+from .wire_args import ENDPOINT, add_publisher_args, open_publisher, wire_for
 
 if TYPE_CHECKING:
     import argparse
@@ -215,15 +214,16 @@ def publish_records(args: argparse.Namespace, records) -> None:
     has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
     # msgspec (the wire's messages) and pyzmq: only for a run that publishes, not for the
     # sandbox and lesson commands that import this module
-    from radixviz.wire.from_engine import wire_event
-    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic)
+    from radixviz.wire.from_engine import wire_events
+    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic,
+                         wire=wire_for(args.publish_wire, getattr(args, "engine", None)))
     try:
         if not pub.wait_for_subscriber(args.publish_wait):
             print(f"note: no subscriber on {pub.endpoint} after {args.publish_wait:g} s; publishing anyway",
                   file=sys.stderr)
         for record in records:
             if record.kv_events:
-                pub.publish([wire_event(e) for e in record.kv_events])
+                pub.publish(wire_events(record.kv_events, pub.wire))
         pub.serve(args.publish_wait if pub.replay else 0)
     finally:
         pub.close()
@@ -265,11 +265,9 @@ def print_human(session, args: argparse.Namespace) -> None:
         console.print(TreeView(final.tree, final.marks, legend=True))
         console.print()
         console.print(PoolGrid(final.pool, final.marks))
-        if final.pool.host:
-            console.print(Text("host pool (CPU)", style="bold"))
-            console.print(HostPoolGrid(final.pool, final.marks))
-            for line in damage_lines(final.tree):   # SGLang's 9fbe6800a bugs on: what they broke
-                console.print(line)
+        load_views(final.tree)
+        for shown in more_pools(final.tree, final.pool, final.marks):   # the host tier's grid
+            console.print(shown)
 
 
 def check(session) -> int:

@@ -1,10 +1,11 @@
 """The blocks a KV-event stream says a rank holds, rebuilt from the events alone.
 
 A ``BlockStored`` names its pages by hash, the first under ``parent_block_hash`` and each
-next one under the page before it (SGLang sends one page an event, vLLM several). Blocks are
-kept by (medium, hash): the same page on the GPU and in host memory is two blocks, and the
-same page stored twice on one medium (SGLang's hash leaves the namespace out, so a prompt in
-two namespaces arrives twice) is one block with ``copies`` 2, which one ``BlockRemoved``
+next one under the page before it (9fbe6800a's SGLang sends one page an event; v0.5.23 joins
+a chain of them into one, as vLLM does). Blocks are kept by (medium, hash): the same page on
+the GPU and in host memory is two blocks, and the same page stored twice on one medium (the
+same prompt under two extra keys that leave the hash alone: every extra key at 9fbe6800a,
+any but an adapter's in v0.5.23) is one block with ``copies`` 2, which one ``BlockRemoved``
 brings back to 1. A removal of a block not held, a parent that never arrived and a stored
 block past ``max_blocks`` are counted in ``Problems``, never raised.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
+from .events import stored_metadata
+from .tiers import namespace_name
 from .messages import AllBlocksCleared, BlockRemoved, BlockStored, EventBatch
 
 DEFAULT_MAX_BLOCKS = 2_000_000   # blocks held per rank before new ones are counted, not kept
@@ -29,6 +32,21 @@ class Block:
     medium: str | None
     lora_id: int | None
     copies: int = 1
+    # v0.5.23's (cache_salt, session_id, lora_name); None for a block that came without them,
+    # as every block of 9fbe6800a's wire does (one field: a block is made per page stored)
+    meta: tuple | None = None
+
+    @property
+    def cache_salt(self) -> str | None:
+        return self.meta[0] if self.meta else None
+
+    @property
+    def session_id(self) -> str | None:
+        return self.meta[1] if self.meta else None
+
+    @property
+    def lora_name(self) -> str | None:
+        return self.meta[2] if self.meta else None
 
 
 @dataclass
@@ -76,6 +94,8 @@ class BlockTree:
     kids: dict = field(default_factory=dict)       # (medium, parent hash) -> {hash: None}, in order
     loose: set = field(default_factory=set)        # keys of ``kids`` whose parent is not held there
     counts: dict = field(default_factory=dict)     # medium -> [blocks, tokens] held there
+    spaces: dict = field(default_factory=dict)     # namespace (tiers.namespace_name) -> blocks held
+    sessions: dict = field(default_factory=dict)   # session_id -> blocks held
     seen_media: set = field(default_factory=set)
     tokens: int = 0                                # tokens held, every medium
     unprintable: int = 0                           # held blocks with a token that is not printable ASCII
@@ -106,6 +126,7 @@ class BlockTree:
         if parent is not None and not self.holds(parent):
             self.problems.missing_parents += 1
             _met(met, "parent", parent)
+        meta = stored_metadata(event)
         for index, block_hash in enumerate(event.block_hashes):
             key = (event.medium, block_hash)
             tokens = tuple(event.token_ids[index * size:(index + 1) * size])
@@ -120,7 +141,7 @@ class BlockTree:
                 self.problems.over_capacity += 1
                 _met(met, "tokens", block_hash)
             else:
-                self._put(key, Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id))
+                self._put(key, Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id, 1, meta))
             parent = block_hash
 
     def _removed(self, event: BlockRemoved, met: dict) -> None:
@@ -156,7 +177,7 @@ class BlockTree:
                 loose.discard(under)
             if key in kids:
                 loose.add(key)      # its children lost their parent
-            self._count(medium, old.token_ids, -1)
+            self._count(medium, old, -1)
         if block is not None:
             blocks[key] = block
             self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
@@ -169,9 +190,13 @@ class BlockTree:
             siblings[block_hash] = None
             loose.discard(key)
             self.seen_media.add(medium)
-            self._count(medium, block.token_ids, 1)
+            self._count(medium, block, 1)
 
-    def _count(self, medium: str | None, token_ids: tuple, sign: int) -> None:
+    def _count(self, medium: str | None, block: Block, sign: int) -> None:
+        token_ids = block.token_ids
+        if block.meta is not None or block.lora_id is not None:   # a namespace, a session
+            _tally(self.spaces, namespace_name(block), sign)
+            _tally(self.sessions, block.session_id, sign)
         count = self.counts.get(medium)
         if count is None:
             count = self.counts[medium] = [0, 0]
@@ -220,7 +245,8 @@ class BlockTree:
         # the copy is a view of this tree: it counts against no limit
         return BlockTree(self.problems, self.max_blocks, Budget(2 ** 62, self.tokens), dict(self.blocks),
                          dict(self.tiers), {k: dict(v) for k, v in self.kids.items()}, set(self.loose),
-                         {m: list(c) for m, c in self.counts.items()}, set(self.seen_media), self.tokens,
+                         {m: list(c) for m, c in self.counts.items()}, dict(self.spaces), dict(self.sessions),
+                         set(self.seen_media), self.tokens,
                          self.unprintable, self.stored_total, self.removed_total, self.last_seq)
 
     def sorted_blocks(self) -> list[Block]:
@@ -246,6 +272,16 @@ _PROBLEM_LINES = {
 }
 
 
+def _tally(counts: dict, name, sign: int) -> None:
+    if name is None:
+        return
+    left = counts.get(name, 0) + sign
+    if left:
+        counts[name] = left
+    else:
+        counts.pop(name, None)
+
+
 def _met(met: dict, kind: str, block_hash: int) -> None:
     if kind in met:
         met[kind][0] += 1
@@ -256,4 +292,5 @@ def _met(met: dict, kind: str, block_hash: int) -> None:
 def block_json(block: Block) -> dict:
     return {"hash": block.hash, "parent": block.parent, "token_ids": list(block.token_ids),
             "block_size": block.block_size, "medium": block.medium, "lora_id": block.lora_id,
-            "copies": block.copies}
+            "copies": block.copies, "cache_salt": block.cache_salt, "session_id": block.session_id,
+            "lora_name": block.lora_name}

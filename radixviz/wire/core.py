@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING
 from collections.abc import Callable
 
 from .blocks import DEFAULT_MAX_BLOCKS, DEFAULT_MAX_TOKENS, BlockTree, Budget, Problems
-from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, decode_seq,
-                       parse_message)
+from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, parse_message,
+                       parse_replay)
+from .events import WIRE_WORDS, batch_wire
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -88,8 +89,10 @@ class _Stream:
 class WatchCore:
     def __init__(self, ranks: int = 1, replay: bool = False, max_frame: int = DEFAULT_MAX_FRAME,
                  max_blocks: int = DEFAULT_MAX_BLOCKS, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 max_ranks: int = DEFAULT_MAX_RANKS) -> None:
+                 max_ranks: int = DEFAULT_MAX_RANKS, wire: str | None = None) -> None:
         self.problems = Problems()
+        self.wire = wire                    # read every payload as this wire (None: tell each's)
+        self.wires: dict[int, str] = {}     # stream -> the wire its last batch came in
         self.max_frame, self.max_blocks, self.max_ranks = max_frame, max_blocks, max_ranks
         self.budget = Budget(max_tokens)   # tokens held by every rank's tree together
         self.streams = [_Stream(rank, replay) for rank in range(ranks)]
@@ -130,7 +133,7 @@ class WatchCore:
     def live(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
         """Take one message from stream ``stream``'s SUB socket."""
         state = self.streams[stream]
-        message = parse_message(frames, self.max_frame)
+        message = parse_message(frames, self.max_frame, self.wire)
         if isinstance(message, WireError):
             self.problems.bad_frames += 1
             self.note(f"stream {stream}: {message.text}")
@@ -197,20 +200,16 @@ class WatchCore:
     # ------------------------------------------------------------------ replay
 
     def replayed(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
-        """Take one reply from stream ``stream``'s replay socket: ``[b"", seq, payload]``.
-        A reply in order is applied at once; the batches applied are returned."""
+        """Take one reply from stream ``stream``'s replay socket: ``[b"", seq, payload]``
+        (9fbe6800a) or ``[b"", topic, seq, payload]`` (v0.5.23). A reply in order is applied
+        at once; the batches applied are returned."""
         state = self.streams[stream]
-        if frames and frames[0] == b"":
-            frames = frames[1:]
-        if len(frames) != 2:
+        reply = parse_replay(frames)
+        if isinstance(reply, WireError):
             self.problems.bad_frames += 1
-            self.note(f"stream {stream}: replay reply of {len(frames)} frames, not 2 (seq, payload)")
+            self.note(f"stream {stream}: {reply.text}")
             return [], []
-        seq = decode_seq(frames[0])
-        if isinstance(seq, WireError):
-            self.problems.bad_frames += 1
-            self.note(f"stream {stream}: replay: {seq.text}")
-            return [], []
+        seq = reply.seq
         start = state.replay_start
         if start is None:
             return [], []              # a late reply to a replay already given up on
@@ -223,7 +222,7 @@ class WatchCore:
             self.note(f"stream {stream}: replay seq {seq:,} is far past the seq {start:,} asked for: left out")
             return [], []
         state.replied_to = max(seq, state.replied_to or 0)
-        batch = decode_batch(frames[1], self.max_frame)
+        batch = decode_batch(reply.payload, self.max_frame, self.wire)
         if isinstance(batch, WireError):
             self.problems.bad_frames += 1
             self.note(f"stream {stream}: replay seq {seq}: {batch.text}")
@@ -236,7 +235,8 @@ class WatchCore:
             self._take_held(state, below=seq + 1)
         else:
             self.problems.recovered += 1
-        return applied + self._in_order(state, stream, [Message(b"", seq, batch)]), []
+        message = Message(reply.topic or b"", seq, batch, self.wire or batch_wire(batch))
+        return applied + self._in_order(state, stream, [message]), []
 
     def _first_reply(self, state: _Stream, stream: int, seq: int) -> list:
         """Before the first reply of a replay is applied: the history a joining watcher asked
@@ -320,6 +320,7 @@ class WatchCore:
                           "keep some that are gone)")
             state.expected = message.seq + 1
             state.last_applied_at = time.monotonic()
+            self._heard_wire(stream, message.wire)
             rank = message.batch.attn_dp_rank
             rank = state.rank if rank is None else rank
             if rank not in self.trees and len(self.trees) >= self.max_ranks:
@@ -333,6 +334,13 @@ class WatchCore:
             for listener in self.listeners:
                 listener(done)
         return applied
+
+    def _heard_wire(self, stream: int, wire: str | None) -> None:
+        # the first wire a stream speaks is shown, not logged; a change is news (a server upgraded)
+        if wire is not None and self.wires.get(stream) != wire:
+            if stream in self.wires:
+                self.note(f"stream {stream}: now {WIRE_WORDS.get(wire, wire)}")
+            self.wires[stream] = wire
 
     def _refuse_rank(self, rank: int) -> None:
         self.problems.ranks_refused += 1

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .blocks import BlockTree
+from .events import WIRE_WORDS
+from .tiers import tier_name, tier_rank
 from .tree_snapshot import Decode, TreeBuilder, largest_subtrees, shared_prefixes
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ class Entry:
     events: int
     changes: list
     seed: BlockTree | None  # the rank's tree after it, for the first batch of a rank
+    wire: str | None = None  # the wire it came in (events.py's names)
     size: int = 0
 
 
@@ -103,7 +106,8 @@ class LiveView:
             self._seeded.add(item.rank)
             seed = tree.copy()
         self._numbers += 1
-        self.inbox.append(Entry(self._numbers, item.seq, item.rank, len(item.message.batch.events), changes, seed))
+        self.inbox.append(Entry(self._numbers, item.seq, item.rank, len(item.message.batch.events), changes, seed,
+                                item.message.wire))
 
     # ------------------------------------------------------------------ the app's thread
 
@@ -235,11 +239,12 @@ class LiveView:
             number = newest.number if newest is not None else 0
         entry = self._entry(number)
         seq = entry.seq if entry is not None else (tree.last_seq or 0)
+        wire = entry.wire if entry is not None else None
         key = (rank, number, cursor is not None, self.core.batches, self.quiet_for(arrived_at) // 1)
         if self._shown is not None and self._shown[0] == key:
             return self._shown[1]
         snapshot = builder.snapshot()
-        moment = Moment(seq, rank, snapshot, self.figures(seq, rank, tree, snapshot, arrived_at))
+        moment = Moment(seq, rank, snapshot, self.figures(seq, rank, tree, snapshot, arrived_at, wire))
         self._shown = (key, moment)
         return moment
 
@@ -260,7 +265,8 @@ class LiveView:
         span = now - t0
         return ((stored - s0) / span, (removed - r0) / span) if span > 0 else (0.0, 0.0)
 
-    def figures(self, seq: int, rank: int, tree: BlockTree, snapshot, arrived_at: float | None) -> tuple:
+    def figures(self, seq: int, rank: int, tree: BlockTree, snapshot, arrived_at: float | None,
+                wire: str | None = None) -> tuple:
         problems = self.core.problems
         stored_s, removed_s = self.per_second()
         lines = [f"seq {seq} · rank {rank} of {sorted(self.trees)}",
@@ -268,10 +274,14 @@ class LiveView:
         quiet = self.quiet_for(arrived_at)
         if quiet >= QUIET_S:
             lines.append(f"nothing from the publisher for {quiet:,.0f} s")
-        for medium, (blocks, tokens) in sorted(tree.tier_figures().items(), key=lambda x: x[0] or ""):
-            lines.append(f"{medium or 'no medium'}: {blocks:,} blocks, {tokens:,} tokens")
+        if wire is not None:
+            lines.append(f"wire: {WIRE_WORDS.get(wire, wire)}")
+        for medium, (blocks, tokens) in sorted(tree.tier_figures().items(), key=lambda x: tier_rank(x[0])):
+            lines.append(f"{tier_name(medium)}: {blocks:,} blocks, {tokens:,} tokens")
         if not tree.blocks:
             lines.append("nothing held")
+        lines.extend(namespace_lines(tree))
+        lines.extend(namespace_lines(tree))
         lines.append("deepest shared prefixes: " + (", ".join(
             f"{depth} tokens ({branches} ways)" for depth, branches in shared_prefixes(snapshot)) or "none"))
         lines.append("largest subtrees: " + (", ".join(
@@ -282,6 +292,20 @@ class LiveView:
         if self.dropped:
             lines.append(f"history: the oldest {self.dropped:,} batches dropped (--history-mb)")
         return tuple(lines)
+
+
+def namespace_lines(tree: BlockTree) -> list[str]:
+    """A line for the namespaces held (adapters, salts) and one for the sessions that
+    stored blocks (v0.5.23's fields), each with its block count; none when there are none.
+    The tree counts them as blocks come and go."""
+    lines = []
+    if tree.spaces:
+        lines.append("namespaces: " + ", ".join(f"{name} {n:,}" for name, n in sorted(tree.spaces.items())))
+    if tree.sessions:
+        shown = sorted(tree.sessions.items(), key=lambda x: -x[1])[:5]
+        more = f" (+{len(tree.sessions) - 5} more)" if len(tree.sessions) > 5 else ""
+        lines.append("stored by sessions: " + ", ".join(f"{s} {n:,}" for s, n in shown) + more)
+    return lines
 
 
 def _removed_bytes(before, after) -> int:

@@ -40,7 +40,9 @@ class Watcher:
         self.sockets: dict = {}            # socket -> (stream, "pub" | "replay" | "joined")
         self.monitors: list = []
         self.topic = topic.encode("utf-8")
-        self.received = 0                  # messages read, good or bad, on every socket
+        # message frames read so far (published or replayed, readable or not): what
+        # --exit-after-idle waits on, so a stream of batches it cannot read still counts as busy
+        self.received = 0
         self.last_received_at: float | None = None
         self.dropped = 0                   # connections ZeroMQ dropped
         self.reader: threading.Thread | None = None   # the thread that reads (and closes) it, if not ours
@@ -66,6 +68,9 @@ class Watcher:
             self.close()
             raise
         self.endpoints = [s.getsockopt_string(zmq.LAST_ENDPOINT) for s in self.subs]
+        if recorder is not None and self.core.wire is not None:
+            for stream in range(ranks):
+                recorder.note_wire(stream, self.core.wire, "given")
 
     def _socket(self, kind):
         sock = self.ctx.socket(kind)
@@ -136,6 +141,8 @@ class Watcher:
         take = self.core.live if channel == "pub" else self.core.replayed
         applied, requests = take(stream, frames)
         self._ask(requests)
+        if self.recorder is not None and self.core.wire is None and stream in self.core.wires:
+            self.recorder.note_wire(stream, self.core.wires[stream])
         return applied
 
     def _overdue(self) -> list[Applied]:

@@ -2,8 +2,9 @@
 
 Blocks chain by parent hash; a chain of blocks each with one child is one edge, so the
 picture has a node where prompts branch, as the server's own tree does. Blocks on a second
-medium, under a LoRA id, or whose parent never arrived hang under a label node of their
-own ("[CPU_PINNED]", "[lora 3]", "[? parent not held]"), whose key is the label's characters.
+medium, in a namespace (an adapter, a cache salt), or whose parent never arrived hang under
+a label node of their own ("[host (CPU_PINNED)]", "[adapter math · salt s1]", "[? parent not
+held]"), whose key is the label's characters.
 A token shows as its character when every token held is printable ASCII (radixviz's own
 engines send code points), as its tokenizer piece when a tokenizer is given, else as its id.
 
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
 from .blocks import BlockTree
+from .tiers import namespace_name, tier_name, tier_rank
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -109,8 +111,8 @@ class TreeBuilder:
     def _top_level(self) -> tuple[list, dict]:
         """The keys of the blocks under the root, and those under each label node."""
         tree = self.tree
-        media = tree.media()
-        main = "GPU" if "GPU" in media else (media[0] if media else None)
+        media = sorted(tree.media(), key=tier_rank)
+        main = media[0] if media else None   # the device tier when there is one
         top: list = []
         groups: dict = {}
         for medium, parent in tree.loose:
@@ -120,11 +122,11 @@ class TreeBuilder:
                 if parent is not None and not tree.holds(parent):
                     name = UNKNOWN_PARENT
                 elif parent is not None:
-                    name = f"[{medium} under another tier]"
-                elif block.lora_id is not None:
-                    name = f"[lora {block.lora_id}]"
+                    name = f"[{tier_name(medium)} under another tier]"
+                elif (space := namespace_name(block)) is not None:
+                    name = f"[{space}]" if medium == main else f"[{tier_name(medium)} · {space}]"
                 elif medium != main:
-                    name = f"[{medium or 'no medium'}]"
+                    name = f"[{tier_name(medium)}]"
                 else:
                     top.append(key)
                     continue

@@ -4,7 +4,7 @@ make, in the engine's sim module (``EngineSpec.sim``) as the class ``SIMULATION`
 ``Simulation`` is the shared path, the first release's cache in its own loop (and a plug-in
 engine without a module of its own): one run per scheduling policy, ``--sweep pool=`` or
 ``requests=``, and ``--insert release`` where the engine's hooks take it. Today's cache
-(engines/v2026.py) adds pages and eviction policies, the host tier (engines/hicache.py) its
+(engines/v2026/sim.py) adds pages and eviction policies, the host tier (engines/hicache/sim.py) its
 host pool beside the GPU-only cache. The command (commands/simulate.py) builds the engine's
 ``Simulation`` on its arguments and asks it in a fixed order: ``check_sweep`` while the
 options are parsed, ``cluster_cache`` for ``--workers``, ``check`` and ``prepare`` before
@@ -21,6 +21,7 @@ from radixviz.cache.engines import EngineSpec, engines_with
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
+from ..schedule_v0523 import RELEASE_LOOP
 from ..workloads import make_workload, request_count
 from . import hooks_class
 
@@ -57,6 +58,8 @@ class SimulateArgs:
     delay_shared_prefix: bool
     cache_unfinished: bool
     hold_back_shared_prefix: bool
+    scheduler: str | None         # --scheduler (the command resolves None to the engine's own)
+    logprob_start: int | None     # --logprob-start
 
     @classmethod
     def from_namespace(cls, args: Any) -> SimulateArgs:
@@ -194,7 +197,9 @@ def later_options(args: Any) -> dict:
     SimulateArgs, or the command's parsed arguments)."""
     return {"delay_shared_prefix": args.delay_shared_prefix,
             "cache_unfinished": args.cache_unfinished,
-            "hold_back_shared_prefix": args.hold_back_shared_prefix}
+            "hold_back_shared_prefix": args.hold_back_shared_prefix,
+            "scheduler": getattr(args, "scheduler", None) or RELEASE_LOOP,
+            "logprob_start_len": getattr(args, "logprob_start", None)}
 
 
 def run_sweep(engine: str, name: str, sweep: tuple, policies: list, specs: Sequence[RequestSpec] | None,
