@@ -235,6 +235,7 @@ def snapshot_subtree(node: Any, make: Callable[[Any, tuple], Any]):
     if node._snap is not None:
         return node._snap
     # iterative post-order: deep trees must not hit the recursion limit
+    built = 0
     stack = [(node, False)]
     while stack:
         current, expanded = stack.pop()
@@ -244,7 +245,9 @@ def snapshot_subtree(node: Any, make: Callable[[Any, tuple], Any]):
             stack.append((current, True))
             stack.extend([(c, False) for c in current.children.values() if c._snap is None])
             continue
-        current._snap = make(current, tuple([c._snap for c in current.children.values()]))
+        made = current._snap = make(current, tuple([c._snap for c in current.children.values()]))
+        built += getsizeof(made) + getsizeof(made.children) + getsizeof(made.value)
+    _BUILT[0] += built
     return node._snap
 
 
@@ -279,6 +282,7 @@ PENDING: Any = object()          # the root of a tree whose header was asked for
 # the nodes invalidated since a tracer's last step (None: not counted, or too many to count)
 _TOUCHED: list = [None]
 _ROOT: list = [None]             # the live node snapshot_subtree was last asked to picture
+_BUILT: list = [0]               # bytes of node snapshots snapshot_subtree made (built_bytes)
 _HEADER: list = [None]           # while header_of runs: () until snapshot_subtree notes (node, make)
 
 
@@ -372,3 +376,12 @@ def touched_since() -> list | None:
 def root_noted() -> Any:
     """The live node the last snapshot_subtree call pictured (a tracer's: its cache's root)."""
     return _ROOT[0]
+
+
+def built_bytes() -> int:
+    """Bytes of the node snapshots made since the last call: what the pictures taken since
+    cost on top of what they share (everything else came from the cache of the one before).
+    Counted as they are made: comparing two trees misses a subtree that moved whole under a
+    node of its own (a split near the root), and walked it all."""
+    made, _BUILT[0] = _BUILT[0], 0
+    return made

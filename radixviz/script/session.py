@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.options import EngineSettings
 from radixviz.cache.engines import all_options, engine_spec, engines_with, op_owners, option_ops, option_owners
-from radixviz.cache.snapshot import LazyTree, unshared_bytes
+from radixviz.cache.snapshot import LazyTree, built_bytes, unshared_bytes
 from radixviz.cache.trace import EventKind
 
 from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
@@ -349,10 +349,12 @@ class Session:
         version = (id(self.pool), self.pool.mem_state._version)
         # what keeping this frame costs: its own objects, and what it shares with no frame before
         cost = FRAME_BYTES + 8 * (len(nodes) + len(slots))
+        made = built_bytes()   # the node snapshots made since the last frame: this one's own
         if isinstance(tree, LazyTree):   # its header and the one node it changed
-            cost += LAZY_BYTES + (unshared_bytes(tree.changed, None) if tree.changed is not None else 0)
+            cost += LAZY_BYTES + made + (unshared_bytes(tree.changed, None) if tree.changed is not None else 0)
         else:
-            cost += unshared_bytes(tree.root, self._last_root)
+            # an engine whose snapshot does not go through snapshot_subtree: compare the trees
+            cost += made if made or tree.root is self._last_root else unshared_bytes(tree.root, self._last_root)
             self._last_root = tree.root
         if version != self._pool_version:
             # chunks of slots that did not change are shared with the picture before
