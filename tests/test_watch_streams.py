@@ -286,6 +286,42 @@ class TestLimits:
         assert "rank 5: not kept" in err
 
 
+class TestFailures:
+    @pytest.mark.slow
+    def test_a_message_over_zeromqs_limit_is_said_in_one_line(self):
+        # ZeroMQ drops the connection of a peer whose message is over the socket's limit
+        # (256 MiB), without a word to the program: the watcher's socket monitor says it
+        pub = Publisher(LOCAL, None, "kv-events")
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        watch = subprocess.Popen([sys.executable, "-m", "radixviz", "watch", pub.endpoint, "--topic", "kv-events",
+                                  "--text", "--exit-after", "8"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            assert pub.wait_for_subscriber(HANG_GUARD_S)
+            pub.publish([BlockStored([1], None, [1], 1, None, "GPU")])
+            pub.pub.send_multipart([b"kv-events", encode_seq(1), bytes(257 * 2 ** 20)], copy=False)
+            out, err = watch.communicate(timeout=HANG_GUARD_S)
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+            close(pub)
+        dropped = [line for line in err.decode().splitlines() if "connection to the publisher dropped" in line]
+        assert len(dropped) == 1 and "over 256 MiB" in dropped[0]
+        assert watch.returncode == 0 and b"seq 0" in out
+
+    @pytest.mark.slow
+    def test_an_app_that_crashes_exits_non_zero(self):
+        # a fault planted in the screen from outside the package: the app prints its
+        # traceback and the command's exit code says it failed (Textual's run() returns None)
+        plant = ("import radixviz.tui.screens.watch as w\n"
+                 "def boom(self):\n    raise RuntimeError('planted')\n"
+                 "w.WatchScreen.refresh_view = boom\n"
+                 "from radixviz.cli import main\n"
+                 f"main(['watch', '--file', {str(ROOT / 'examples' / 'kv-events.rvkv')!r}, '--speed', '0'])\n")
+        code, output = _in_terminal(["-c", plant], lambda: None, module=False)
+        assert code != 0 and "planted" in output
+
+
 class TestSilence:
     @pytest.mark.slow
     async def test_nothing_from_the_publisher_is_said_on_screen(self):
@@ -307,13 +343,14 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _in_terminal(argv: list, then) -> tuple[int, str]:
-    """Run ``radixviz ARGV`` in a pseudo-terminal of its own (the app needs one), call
-    ``then()`` once it runs, read everything it draws; its exit code and what it drew."""
+def _in_terminal(argv: list, then, module: bool = True) -> tuple[int, str]:
+    """Run ``radixviz ARGV`` (``module=False``: ``python ARGV``) in a pseudo-terminal of its
+    own (the app needs one), call ``then()`` once it runs, read everything it draws; its exit
+    code and what it drew."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
     main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "radixviz", *argv], stdin=child, stdout=child, stderr=child,
-                            env=env, close_fds=True)
+    command = [sys.executable, "-m", "radixviz", *argv] if module else [sys.executable, *argv]
+    proc = subprocess.Popen(command, stdin=child, stdout=child, stderr=child, env=env, close_fds=True)
     os.close(child)
     drawn = bytearray()
     started = False

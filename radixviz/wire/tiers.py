@@ -9,10 +9,17 @@ each namespace is a tree of its own (docs/wire.md).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .blocks import Block
+
+class Namespaced(Protocol):
+    """What ``namespace_name`` reads of a block (blocks.Block has it; blocks.py imports this)."""
+    @property
+    def lora_name(self) -> str | None: ...
+    @property
+    def lora_id(self) -> int | None: ...
+    @property
+    def cache_salt(self) -> str | None: ...
 
 TIERS = {"GPU": "device", "CPU_PINNED": "host", "CPU": "host", "DISK": "disk", "EXTERNAL": "external"}
 TIER_ORDER = ("device", "host", "disk", "external")
@@ -32,7 +39,7 @@ def tier_rank(medium: str | None) -> int:
     return TIER_ORDER.index(tier) if tier else len(TIER_ORDER)
 
 
-def namespace_name(block: Block) -> str | None:
+def namespace_name(block: Namespaced) -> str | None:
     """``"adapter math · salt s1"``, or None for a block in no namespace the stream names."""
     parts = []
     if block.lora_name is not None:
