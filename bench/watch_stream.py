@@ -93,7 +93,7 @@ def figures(app) -> str:
 
 def gpu_blocks(app) -> int:
     """The blocks the figures count on the GPU (0 before they show any)."""
-    found = re.search(r"GPU: ([0-9,]+) blocks", figures(app))
+    found = re.search(r"\(GPU\): ([0-9,]+) blocks", figures(app))
     return int(found.group(1).replace(",", "")) if found else 0
 
 
@@ -116,8 +116,8 @@ async def measure(args, records: list) -> dict:
     out: dict = {}
     async with app.run_test(size=(120, 40)) as pilot:
         started = app.started   # the feeder starts when the app is mounted, just after this
-        await until(pilot, lambda: "GPU: " in figures(app), args.limit, 0.002)
-        out["first_paint_s"] = time.monotonic() - started if "GPU: " in figures(app) else None
+        await until(pilot, lambda: gpu_blocks(app) > 0, args.limit, 0.002)
+        out["first_paint_s"] = time.monotonic() - started if gpu_blocks(app) > 0 else None
         await until(pilot, lambda: gpu_blocks(app) >= held, args.limit)
         out["all_blocks_s"] = time.monotonic() - started if gpu_blocks(app) >= held else None
         if not args.comb and out["all_blocks_s"] is not None:

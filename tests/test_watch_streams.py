@@ -81,17 +81,19 @@ class TestADeepComb:
         try:
             async with app.run_test(size=(120, 40)) as pilot:
                 pub.publish(comb(levels))
-                await wait_for(pilot, lambda: f"GPU: {2 * levels:,} blocks" in figures(app), "the comb's figures")
+                held = f"device (GPU): {2 * levels:,} blocks"
+                await wait_for(pilot, lambda: held in figures(app), "the comb's figures")
                 painted = screen_text(app)
                 assert f"deepest shared prefixes: {levels - 1} tokens (2 ways)" in figures(app)
                 assert "more nodes" in painted          # folded past the view's depth
                 if not step:
                     return
                 pub.publish([BlockStored([7 * 10 ** 9], levels, [90], 1, None, "GPU")])   # one more leaf, at the bottom
-                await wait_for(pilot, lambda: f"GPU: {2 * levels + 1:,} blocks" in figures(app), "the next batch")
+                one_more = f"device (GPU): {2 * levels + 1:,} blocks"
+                await wait_for(pilot, lambda: one_more in figures(app), "the next batch")
                 await pilot.press("left")
                 await wait_for(pilot, lambda: "batch 1 of 2 kept" in figures(app), "a step back")
-                assert f"GPU: {2 * levels:,} blocks" in figures(app)
+                assert held in figures(app)
                 await pilot.press("right")
                 await wait_for(pilot, lambda: "live" in figures(app), "following again")
         finally:
@@ -130,7 +132,7 @@ class TestAServersStream:
         app = WatchApp(app_args(endpoint=None, file=str(path), speed=0.0), core_for(records), records=records)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(pilot, lambda: f"seq {len(records) - 1} " in figures(app), "the last batch")
-            assert "GPU: 101,000 blocks, 101,000 tokens" in figures(app)
+            assert "device (GPU): 101,000 blocks, 101,000 tokens" in figures(app)
             assert "1,002 batches" in figures(app)
             await pilot.press("q")
         assert app.return_code in (None, 0)
@@ -330,7 +332,7 @@ class TestSilence:
         try:
             async with app.run_test(size=(120, 40)) as pilot:
                 pub.publish([AllBlocksCleared(), BlockStored([1], None, [1], 1, None, "GPU")])
-                await wait_for(pilot, lambda: "GPU: 1 blocks" in figures(app), "the batch")
+                await wait_for(pilot, lambda: "device (GPU): 1 blocks" in figures(app), "the batch")
                 await wait_for(pilot, lambda: "nothing from the publisher for" in figures(app), "the silence said")
         finally:
             close(pub)

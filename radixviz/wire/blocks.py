@@ -91,18 +91,20 @@ class BlockTree:
     budget: Budget = field(default_factory=Budget)
     blocks: dict = field(default_factory=dict)     # (medium, hash) -> Block
     tiers: dict = field(default_factory=dict)      # hash -> how many media hold it
-    kids: dict = field(default_factory=dict)       # (medium, parent hash) -> {hash: None}, in order
-    loose: set = field(default_factory=set)        # keys of ``kids`` whose parent is not held there
     counts: dict = field(default_factory=dict)     # medium -> [blocks, tokens] held there
-    spaces: dict = field(default_factory=dict)     # namespace (tiers.namespace_name) -> blocks held
-    sessions: dict = field(default_factory=dict)   # session_id -> blocks held
     seen_media: set = field(default_factory=set)
     tokens: int = 0                                # tokens held, every medium
-    unprintable: int = 0                           # held blocks with a token that is not printable ASCII
     stored_total: int = 0
     removed_total: int = 0
     last_seq: int | None = None
     changes: list | None = None                    # appended to by _put when a list
+    # kept once ensure_index asked for them (a view)
+    indexed: bool = False
+    kids: dict = field(default_factory=dict)       # (medium, parent hash) -> {hash: None}, in order
+    loose: set = field(default_factory=set)        # keys of ``kids`` whose parent is not held there
+    spaces: dict = field(default_factory=dict)     # namespace (tiers.namespace_name) -> blocks held
+    sessions: dict = field(default_factory=dict)   # session_id -> blocks held
+    unprintable: int = 0                           # held blocks with a token that is not printable ASCII
 
     def apply(self, batch: EventBatch, seq: int | None = None) -> list[str]:
         """Apply every event of ``batch``; return one line for each kind of problem it met
@@ -156,56 +158,81 @@ class BlockTree:
             self._put(key, replace(block, copies=block.copies - 1) if block.copies > 1 else None)
 
     def _put(self, key: tuple, block: Block | None) -> None:
-        """Hold ``block`` under ``key`` (None: hold nothing there), indexes and counts kept."""
-        blocks, kids, loose = self.blocks, self.kids, self.loose
+        """Hold ``block`` under ``key`` (None: hold nothing there), indexes and counts kept.
+        (Every page of every batch passes here: the counting is written out, not called.)"""
+        blocks = self.blocks
         old = blocks.get(key)
         if old is block:
             return
         if self.changes is not None:
             self.changes.append((key, old, block))
         medium, block_hash = key
+        count = self.counts.get(medium)
+        if count is None:
+            count = self.counts[medium] = [0, 0]
         if old is not None:
             del blocks[key]
             left = self.tiers.pop(block_hash) - 1
             if left:
                 self.tiers[block_hash] = left
-            under = (medium, old.parent)
-            siblings = kids[under]
-            del siblings[block_hash]
-            if not siblings:
-                del kids[under]
-                loose.discard(under)
-            if key in kids:
-                loose.add(key)      # its children lost their parent
-            self._count(medium, old, -1)
+            count[0] -= 1
+            count[1] -= len(old.token_ids)
+            self.tokens -= len(old.token_ids)
+            self.budget.held -= len(old.token_ids)
+            if self.indexed:
+                self._unindex(key, old)
         if block is not None:
             blocks[key] = block
             self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
-            under = (medium, block.parent)
-            siblings = kids.get(under)
-            if siblings is None:
-                siblings = kids[under] = {}
-                if under not in blocks:
-                    loose.add(under)
-            siblings[block_hash] = None
-            loose.discard(key)
             self.seen_media.add(medium)
-            self._count(medium, block, 1)
+            count[0] += 1
+            count[1] += len(block.token_ids)
+            self.tokens += len(block.token_ids)
+            self.budget.held += len(block.token_ids)
+            if self.indexed:
+                self._index(key, block)
 
-    def _count(self, medium: str | None, block: Block, sign: int) -> None:
-        token_ids = block.token_ids
+    # -------------------------------------------------------- what only a view needs
+
+    def ensure_index(self) -> None:
+        """Keep, from now on, what drawing the tree needs: the children of each block, the
+        blocks whose parent is not held, the namespaces and sessions held, whether every
+        token is printable. Made on a view's first look (watch --json never makes it)."""
+        if self.indexed:
+            return
+        self.indexed = True
+        self.kids, self.loose, self.spaces, self.sessions, self.unprintable = {}, set(), {}, {}, 0
+        for key, block in self.blocks.items():
+            self._index(key, block)
+
+    def _index(self, key: tuple, block: Block) -> None:
+        kids, medium = self.kids, key[0]
+        under = (medium, block.parent)
+        siblings = kids.get(under)
+        if siblings is None:
+            siblings = kids[under] = {}
+            if under not in self.blocks:
+                self.loose.add(under)
+        siblings[key[1]] = None
+        self.loose.discard(key)
+        self._view_count(block, 1)
+
+    def _unindex(self, key: tuple, block: Block) -> None:
+        kids, under = self.kids, (key[0], block.parent)
+        siblings = kids[under]
+        del siblings[key[1]]
+        if not siblings:
+            del kids[under]
+            self.loose.discard(under)
+        if key in kids:
+            self.loose.add(key)      # its children lost their parent
+        self._view_count(block, -1)
+
+    def _view_count(self, block: Block, sign: int) -> None:
         if block.meta is not None or block.lora_id is not None:   # a namespace, a session
             _tally(self.spaces, namespace_name(block), sign)
             _tally(self.sessions, block.session_id, sign)
-        count = self.counts.get(medium)
-        if count is None:
-            count = self.counts[medium] = [0, 0]
-        tokens = sign * len(token_ids)
-        count[0] += sign
-        count[1] += tokens
-        self.tokens += tokens
-        self.budget.held += tokens
-        # min and max, not a loop in Python: a batch of 100,000 blocks passes through here
+        token_ids = block.token_ids   # min and max, not a loop in Python: 100,000 blocks a batch
         if token_ids and (min(token_ids) < 32 or max(token_ids) > 126):
             self.unprintable += sign
 
@@ -244,10 +271,10 @@ class BlockTree:
         """Another tree holding the same blocks (shared: a block is never changed in place)."""
         # the copy is a view of this tree: it counts against no limit
         return BlockTree(self.problems, self.max_blocks, Budget(2 ** 62, self.tokens), dict(self.blocks),
-                         dict(self.tiers), {k: dict(v) for k, v in self.kids.items()}, set(self.loose),
-                         {m: list(c) for m, c in self.counts.items()}, dict(self.spaces), dict(self.sessions),
-                         set(self.seen_media), self.tokens,
-                         self.unprintable, self.stored_total, self.removed_total, self.last_seq)
+                         dict(self.tiers), {m: list(c) for m, c in self.counts.items()}, set(self.seen_media),
+                         self.tokens, self.stored_total, self.removed_total, self.last_seq, None,
+                         self.indexed, {k: dict(v) for k, v in self.kids.items()}, set(self.loose),
+                         dict(self.spaces), dict(self.sessions), self.unprintable)
 
     def sorted_blocks(self) -> list[Block]:
         return [self.blocks[k] for k in sorted(self.blocks, key=lambda k: (k[0] or "", k[1]))]

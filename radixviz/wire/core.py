@@ -109,8 +109,10 @@ class WatchCore:
 
     def tree(self, rank: int) -> BlockTree:
         if rank not in self.trees:
+            # the app draws these (through copies): they keep what drawing needs as they go
             self.trees[rank] = BlockTree(self.problems, self.max_blocks, budget=self.budget,
-                                         changes=[] if self.record_changes else None)
+                                         changes=[] if self.record_changes else None,
+                                         indexed=self.record_changes)
         return self.trees[rank]
 
     def note(self, text: str) -> None:

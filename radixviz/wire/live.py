@@ -281,7 +281,6 @@ class LiveView:
         if not tree.blocks:
             lines.append("nothing held")
         lines.extend(namespace_lines(tree))
-        lines.extend(namespace_lines(tree))
         lines.append("deepest shared prefixes: " + (", ".join(
             f"{depth} tokens ({branches} ways)" for depth, branches in shared_prefixes(snapshot)) or "none"))
         lines.append("largest subtrees: " + (", ".join(
@@ -297,7 +296,8 @@ class LiveView:
 def namespace_lines(tree: BlockTree) -> list[str]:
     """A line for the namespaces held (adapters, salts) and one for the sessions that
     stored blocks (v0.5.23's fields), each with its block count; none when there are none.
-    The tree counts them as blocks come and go."""
+    The tree counts them as blocks come and go, once a view has asked (its index)."""
+    tree.ensure_index()
     lines = []
     if tree.spaces:
         lines.append("namespaces: " + ", ".join(f"{name} {n:,}" for name, n in sorted(tree.spaces.items())))

@@ -8,6 +8,7 @@ SGLang's rank R publishes there. Replay requests go out from a DEALER as ``[b"",
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -24,6 +25,7 @@ HARD_MAX_MSG = 256 * 2 ** 20   # ZeroMQ drops the connection of a peer sending a
 REPLAY_HWM = 256               # replies queued unread: a 15 MB reply each is the most it holds
 # what the monitor of a socket reports: a drop is said, a publisher's (re)joining subscribed
 MONITORED = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+_MONITOR_NAMES = itertools.count()
 
 
 class Watcher:
@@ -91,7 +93,9 @@ class Watcher:
     def _monitor(self, sock, rank: int, subscribe: bool = False) -> None:
         # ZeroMQ drops a connection without a word when a message is over MAXMSGSIZE (and
         # the batches behind it with it): its monitor is the only one to tell
-        monitor = sock.get_monitor_socket(MONITORED)
+        # a name of its own: pyzmq's default names it by the socket's descriptor, which a
+        # socket opened just after this one closes may be given again
+        monitor = sock.get_monitor_socket(MONITORED, f"inproc://radixviz-monitor-{next(_MONITOR_NAMES)}")
         self.monitors.append(monitor)
         self._watch(monitor, rank, "joined" if subscribe else "monitor")
 
@@ -164,6 +168,14 @@ class Watcher:
         """Close the sockets (again: nothing); not while another thread reads them."""
         if self.reader is not None and self.reader.is_alive() and self.reader is not threading.current_thread():
             return
-        for sock, _ in list(self.sockets.items()) + [(m, None) for m in self.monitors]:
-            sock.close(linger=0)
+        # each watched socket stops its monitor before it and its monitor's reader close: closed
+        # the other way round (libzmq 4.3.5), one close in a few dozen left the context's I/O
+        # thread stuck, and no later socket of the process saw its peer (tests/test_watch_streams.py)
+        monitors = set(self.monitors)
+        for sock in self.sockets:
+            if sock not in monitors:
+                sock.disable_monitor()
+                sock.close(linger=0)
+        for monitor in monitors:
+            monitor.close(linger=0)
         self.subs, self.dealers, self.monitors, self.sockets = [], [], [], {}

@@ -44,6 +44,7 @@ class TreeBuilder:
     """The snapshot of one BlockTree, made again only where the tree changed."""
 
     def __init__(self, tree: BlockTree, decode: Decode | None = None) -> None:
+        tree.ensure_index()
         self.tree, self.decode = tree, decode
         self.made: dict = {}      # head block's key -> (tokens above it, its edge's node)
         self.dirty: set = set()   # keys whose edge must be made again, and every key above them
@@ -54,6 +55,7 @@ class TreeBuilder:
 
     def forget(self, tree: BlockTree) -> None:
         """Draw ``tree`` from now on, making every edge again (ids kept where blocks are)."""
+        tree.ensure_index()
         self.tree = tree
         self.made.clear()
         self.dirty.clear()
@@ -61,7 +63,7 @@ class TreeBuilder:
 
     def copy(self, tree: BlockTree) -> TreeBuilder:
         """A builder for ``tree``, a copy of this one's tree: what this one made is reused."""
-        twin = TreeBuilder(tree, self.decode)
+        twin = TreeBuilder(tree, self.decode)   # (the copy's index came with it)
         twin.made, twin.dirty, twin.ids = dict(self.made), set(self.dirty), dict(self.ids)
         twin.next_id, twin.pieces, twin.mode = self.next_id, dict(self.pieces), self.mode
         return twin
