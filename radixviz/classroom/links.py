@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from .guards import same_secret
 from .pages import page
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class LinkRoutes:
         student's key bound at once only when safe, else asked (``_confirm_page``)."""
         query = request.query
         code = query.get("class")
-        if self.token is not None and code is not None and not secrets.compare_digest(code, self.token):
+        if self.token is not None and code is not None and not same_secret(code, self.token):
             return self._refused(403, "Wrong class link", "This link's class code is not this class's.")
         key = query.get("student")
         wanted = None if key is None else self.roster.get(key)

@@ -14,6 +14,8 @@ as soon as a new textual-serve renames one or changes its signature:
   stderr's tail (textual-serve's echoes stderr to the server's output, and says nothing of
   a first frame);
 - ``stop()``: quit, then a kill for an app that does not;
+- ``on_meta``: an app's "exit" no longer closes the tab at once (with code 1000 and no
+  reason, whatever the app died of): the session's watchers close it, saying why;
 - ``_process``, ``_task``, ``_stdin``: the app process, the reader's task, its stdin (here
   the keeper's socket, which passes whole packets on to the app's stdin).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -45,6 +48,7 @@ PRIVATE = [
     (AppService, "run", "(self) -> 'None'"),
     (AppService, "start", "(self, width: 'int', height: 'int') -> 'None'"),
     (AppService, "stop", "(self) -> 'None'"),
+    (AppService, "on_meta", "(self, data: 'bytes') -> 'None'"),
     (AppService, "_process", None),
     (AppService, "_task", None),
     (AppService, "_stdin", None),
@@ -84,11 +88,11 @@ class ServedApp(AppService):
     def __init__(self, command: str, *, write_bytes: Callable[[bytes], Awaitable[None]],
                  write_str: Callable[[str], Awaitable[None]], close: Callable[..., Awaitable[object]],
                  download_manager: DownloadManager, debug: bool = False, student: str, env: dict[str, str],
-                 folder: Path | None = None, idle: float = IDLE_SECONDS) -> None:
+                 folder: Path | None = None, idle: float = IDLE_SECONDS, memory: int = 0) -> None:
         super().__init__(command, write_bytes=write_bytes, write_str=write_str, close=close,  # type: ignore[arg-type]
                          download_manager=download_manager, debug=debug)
         self.student, self.extra_env = student, env
-        self.folder, self.idle = folder, idle
+        self.folder, self.idle, self.memory = folder, idle, memory
         self.drew = asyncio.Event()
         self.stderr_tail = b""
         self.kept: KeptApp | None = None
@@ -111,7 +115,7 @@ class ServedApp(AppService):
         that dies leaves it running, for the next front to attach to."""
         assert self.folder is not None
         sock, keeper = await start_keeper(self.command, self._build_environment(width=width, height=height),
-                                          self.folder, self.idle)
+                                          self.folder, self.idle, self.memory)
         try:
             return self._adopt(await attach(sock))
         except BaseException:       # not attached (cancelled, refused): nobody would stop it but its idle timeout
@@ -134,6 +138,16 @@ class ServedApp(AppService):
     async def on_data(self, payload: bytes) -> None:
         self.drew.set()
         await super().on_data(payload)
+
+    async def on_meta(self, data: bytes) -> None:
+        """textual-serve's, but "exit" is left to the session's watchers (starts.py): they
+        close the tab once the app's exit code says how it ended."""
+        try:
+            if json.loads(data).get("type") == "exit":
+                return
+        except (ValueError, AttributeError):
+            return
+        await super().on_meta(data)
 
     async def stop(self) -> None:
         """textual-serve's (quit, then wait for the app), but an app that does not quit
