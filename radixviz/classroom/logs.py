@@ -12,11 +12,37 @@ import logging
 import logging.handlers
 import queue
 import sys
+import time
 
 from radixviz.errors import excerpt
 
 FORMAT = "%(levelname)-8s %(message)s"
 MAX_LINE = 400            # characters of one record's message
+THINNED = ("aiohttp.server", "aiohttp.web", "aiohttp.websocket")   # a client's malformed request
+THIN_SECONDS = 60.0
+
+
+class Thinned(logging.Filter):
+    """aiohttp's own line for each malformed request (a raw byte in a URL, a bad header)
+    passes once a minute, with how many were held back: a client sending them as fast as it
+    can must not fill the teacher's terminal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passed_at = -THIN_SECONDS
+        self.held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(THINNED):
+            return True
+        now = time.monotonic()
+        if now - self.passed_at < THIN_SECONDS:
+            self.held += 1
+            return False
+        if self.held:
+            record.msg, record.args = f"{record.getMessage()} (and {self.held} more in the last minute)", None
+        self.passed_at, self.held = now, 0
+        return True
 
 
 class OneLineQueue(logging.handlers.QueueHandler):
@@ -51,7 +77,9 @@ def start_logging(debug: bool) -> logging.handlers.QueueListener:
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    root.addHandler(OneLineQueue(sink, keep_traceback=debug))
+    handler = OneLineQueue(sink, keep_traceback=debug)
+    handler.addFilter(Thinned())
+    root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.INFO)
     listener.start()
     return listener
