@@ -71,6 +71,10 @@ class SessionCaps:
     history_mb: int = 400            # a sandbox's history of frames
     sim_requests: int = 500          # the scheduler screen's requests
     script_bytes: int = 100_000      # an uploaded script
+    # a file delivered to the browser (a save, an export) waits in the app, and on the server,
+    # until the browser fetches it: at most this many at once, for at most this long
+    deliveries: int = 4
+    delivery_seconds: float = 60.0
 
     def host_refusal(self, host_size: int | None, pool_size: int = 128) -> str | None:
         """Why a host pool of ``host_size`` slots beside ``pool_size`` device slots is past

@@ -55,7 +55,7 @@ from .links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
 from .students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
 from .sessions import SessionRoutes, bounded_int
 from .teacher import TeacherRoutes
-from .textual_serve_adapter import Server
+from .textual_serve_adapter import ClassroomDownloads, Server
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
@@ -104,6 +104,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         # apps use CUDA, which reserves far more address space than any budget
         self.memory_mb, self.confine_memory = memory_mb, confine_memory
         self.caps = session_caps(memory_mb)
+        self.download_manager = ClassroomDownloads(self.caps)
         self.lesson_dirs = tuple(str(d) for d in lesson_dirs)     # the report names their lessons
         self.last_keystroke: dict[str, float] = {}                 # student id -> when (time.time())
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)

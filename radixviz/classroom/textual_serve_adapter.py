@@ -19,6 +19,12 @@ as soon as a new textual-serve renames one or changes its signature:
 - ``_process``, ``_task``, ``_stdin``: the app process, the reader's task, its stdin (here
   the keeper's socket, which passes whole packets on to the app's stdin).
 
+Its download manager keeps every delivery an app announced until the browser fetches it
+(with the app session behind it), and a fetch that waits past its timeout raises inside
+its generator, leaving the response half sent: ``ClassroomDownloads`` keeps an app's newest
+few for a minute, as the app itself does (radixviz/tui/browser_tab.py), forgets an app's
+when it stops, and ends such a fetch cleanly. It reads ``DownloadManager._active_downloads``.
+
 Nothing else in radixviz imports textual_serve.
 """
 from __future__ import annotations
@@ -26,8 +32,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+from radixviz.settings import SERVED_CAPS, SessionCaps
 
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
@@ -36,7 +47,7 @@ from textual_serve.server import Server
 from .keeper import STDERR_KEPT, read_packet
 from .keepers import IDLE_SECONDS, Attached, attach, start_keeper, stop_keeper
 
-__all__ = ["PRIVATE", "DownloadManager", "KeptApp", "Server", "ServedApp"]
+__all__ = ["PRIVATE", "ClassroomDownloads", "DownloadManager", "KeptApp", "Server", "ServedApp"]
 
 QUIT_SECONDS = 10          # an app told to quit that is still running then is killed
 
@@ -52,7 +63,39 @@ PRIVATE = [
     (AppService, "_process", None),
     (AppService, "_task", None),
     (AppService, "_stdin", None),
+    (DownloadManager, "_active_downloads", None),
+    (DownloadManager, "download", "(self, delivery_key: 'str') -> 'AsyncGenerator[bytes, None]'"),
 ]
+
+
+class ClassroomDownloads(DownloadManager):
+    """textual-serve's download manager, bounded as the apps bound their deliveries."""
+
+    def __init__(self, caps: SessionCaps = SERVED_CAPS, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.caps, self.clock = caps, clock
+        self.announced: dict[str, deque] = {}        # app service id -> (when, key), oldest first
+
+    async def create_download(self, *, app_service: AppService, delivery_key: str, **details: Any) -> None:
+        await super().create_download(app_service=app_service, delivery_key=delivery_key, **details)
+        mine = self.announced.setdefault(app_service.app_service_id, deque())
+        mine.append((self.clock(), delivery_key))
+        # a little before the app drops its own: a fetch then is refused (404), never left waiting
+        expired = self.clock() - self.caps.delivery_seconds + 2
+        while mine and (len(mine) > self.caps.deliveries or mine[0][0] < expired):
+            self._active_downloads.pop(mine.popleft()[1], None)
+
+    async def download(self, delivery_key: str) -> AsyncGenerator[bytes, None]:
+        try:
+            async for chunk in super().download(delivery_key):
+                yield chunk
+        except ValueError:     # its task_done() after a chunk that never came: the fetch ends here
+            self._active_downloads.pop(delivery_key, None)
+
+    def forget_app(self, app_service_id: str) -> None:
+        """The app stopped: its deliveries (and with them the session) are let go."""
+        for _, key in self.announced.pop(app_service_id, ()):
+            self._active_downloads.pop(key, None)
 
 
 class KeptApp:
@@ -156,6 +199,8 @@ class ServedApp(AppService):
             return
         try:
             await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+            if isinstance(self._download_manager, ClassroomDownloads):
+                self._download_manager.forget_app(self.app_service_id)
             await self.send_meta({"type": "quit"})
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), QUIT_SECONDS)

@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-DELIVERY_SECONDS = 60.0     # a browser asks for its download at once; this is room for a slow one
-MAX_DELIVERIES = 4          # waiting at once; a newer one drops the oldest
+from radixviz.settings import SERVED_CAPS
+
+# a browser asks for its download at once: a minute is room for a slow one; a newer one
+# drops the oldest past the count (the server keeps the same count: textual_serve_adapter)
+DELIVERY_SECONDS, MAX_DELIVERIES = SERVED_CAPS.delivery_seconds, SERVED_CAPS.deliveries
 
 
 class BrowserTab(App):
