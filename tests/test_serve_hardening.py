@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from serve_attack_helpers import join, stranger, teacher_key
+from serve_attack_helpers import teacher_key
 from serve_helpers import load, start, teacher_home
 
 pytestmark = pytest.mark.slow
@@ -94,29 +94,30 @@ class TestSecretsOfAnyBytes:
 class TestProtectiveHeaders:
     async def test_every_response_carries_them(self, classroom):
         base, _, _, key = classroom
-        http = stranger()
         cookie = f"Cookie: radixviz_class={CODE}".encode()
         as_teacher = f"Cookie: radixviz_teacher={key}".encode()
-        try:
-            await join(http, base, "Ada", Cookie=f"radixviz_class={CODE}")
-            answers = {
-                "the join page": await raw(base, get(base, b"/", cookie)),
-                "a refusal (no class code)": await raw(base, get(base, b"/")),
-                "the teacher's page refused": await raw(base, get(base, b"/teacher")),
-                "the teacher's page": await raw(base, get(base, b"/teacher", as_teacher)),
-                "the teacher's redirect": await raw(base, get(base, f"/teacher?key={key}".encode())),
-                "textual's script": await raw(base, get(base, b"/static/js/textual.js")),
-                "the page's script": await raw(base, get(base, b"/assets/app.js")),
-                "no such page": await raw(base, get(base, b"/nothing-here")),
-                "a refused form": await raw(base, post(base, b"/join", b"name=Bea")),
-            }
-        finally:
-            await http.close()
+        _, joined, _ = await raw(base, post(base, b"/join", b"name=Ada", cookie))
+        student = joined["set-cookie"].split(";")[0].encode()
+        answers = {
+            "the app's page": await raw(base, get(base, b"/", cookie + b"; " + student)),
+            "the join page": await raw(base, get(base, b"/", cookie)),
+            "a refusal (no class code)": await raw(base, get(base, b"/")),
+            "the teacher's page refused": await raw(base, get(base, b"/teacher")),
+            "the teacher's page": await raw(base, get(base, b"/teacher", as_teacher)),
+            "the teacher's redirect": await raw(base, get(base, f"/teacher?key={key}".encode())),
+            "textual's script": await raw(base, get(base, b"/static/js/textual.js")),
+            "the page's script": await raw(base, get(base, b"/assets/app.js")),
+            "no such page": await raw(base, get(base, b"/nothing-here")),
+            "a refused form": await raw(base, post(base, b"/join", b"name=Bea")),
+        }
+        assert b"data-session-websocket-url" in answers["the app's page"][2]
         host = urlsplit(base).netloc
         for name, (status, headers, _) in answers.items():
             policy = headers.get("content-security-policy", "")
-            assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, f"{name} ({status}): {headers}"
-            assert f"connect-src 'self' ws://{host} wss://{host}" in policy and "unsafe-inline" not in policy
+            assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy, f"{name} ({status})"
+            assert f"connect-src 'self' ws://{host} wss://{host}" in policy
+            # only the app's page lets its terminal write <style> elements; no page runs inline script
+            assert ("style-src 'self' 'unsafe-inline'" in policy) == (name == "the app's page"), name
             assert headers.get("x-frame-options") == "DENY", name
             assert headers.get("x-content-type-options") == "nosniff", name
             assert headers.get("referrer-policy") == "same-origin", name

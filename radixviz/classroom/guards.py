@@ -37,10 +37,13 @@ def same_secret(given: str | bytes | None, secret: str) -> bool:
     return hmac.compare_digest(given, secret.encode("utf-8", "surrogatepass"))
 
 
-def content_policy(request: web.Request) -> str:
-    """The Content-Security-Policy of a page from this server, as the browser reached it."""
+def content_policy(request: web.Request, inline_style: bool = False) -> str:
+    """The Content-Security-Policy of a page from this server, as the browser reached it.
+    ``inline_style``: the app's page, whose terminal (xterm.js, bundled by textual-serve)
+    writes ``<style>`` elements of its own; its scripts still come from this server only."""
     host = request.host
-    return ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    styles = "'self' 'unsafe-inline'" if inline_style else "'self'"
+    return (f"default-src 'self'; script-src 'self'; style-src {styles}; img-src 'self' data:; "
             f"font-src 'self'; connect-src 'self' ws://{host} wss://{host}; object-src 'none'; "
             "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
@@ -53,8 +56,8 @@ PROTECTIVE = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
 
 async def protect(request: web.Request, response: web.StreamResponse) -> None:
     """``on_response_prepare``: the protective headers on every response, refusals and
-    static files included."""
-    response.headers["Content-Security-Policy"] = content_policy(request)
+    static files included (a handler may have set its page's own policy: it stays)."""
+    response.headers.setdefault("Content-Security-Policy", content_policy(request))
     for name, value in PROTECTIVE.items():
         response.headers[name] = value
 

@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
 CONFIRM_SECONDS = 600       # a confirmation page's token lasts this long
 MAX_PENDING = 1000          # tokens kept at once (the oldest dropped first): each is a page load
-NO_FRAMES = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
-             "Cache-Control": "no-store", "Referrer-Policy": "same-origin"}   # no-referrer would send Origin: null
+UNCACHED = {"Cache-Control": "no-store"}     # not framed, not sniffed: every page's headers (guards.py)
 
 
 class LinkRoutes:
@@ -81,7 +80,7 @@ class LinkRoutes:
         token = secrets.token_urlsafe(24)
         pending[token] = (wanted.id, now + CONFIRM_SECONDS)
         self._pending = pending
-        return web.Response(content_type="text/html", headers=NO_FRAMES, text=page(
+        return web.Response(content_type="text/html", headers=UNCACHED, text=page(
             "confirm", title=self.title, wanted=wanted.name, current=current.name if current else "",
             token=token))
 

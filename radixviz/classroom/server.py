@@ -44,7 +44,7 @@ from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
 from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, request_rate
 from .connections import serve_forever
-from .guards import contain_errors, protect, same_secret
+from .guards import contain_errors, content_policy, protect, same_secret
 from .logs import start_logging
 from .keepers import IDLE_SECONDS, is_keeper, left_behind, stop_keeper, wait_gone
 from .pages import app_page, full_page, page
@@ -262,7 +262,9 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         ticket = self.issue_ticket(student.id, self.client_of(request))
         # addresses from the Host the browser used, so the page works on every interface
         scheme = "wss" if request.secure else "ws"
-        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=app_page(
+        policy = content_policy(request, inline_style=True)      # the terminal's own <style> elements
+        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store",
+                                                               "Content-Security-Policy": policy}, text=app_page(
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
             font_size=bounded_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
