@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -62,7 +64,8 @@ async def flood(base: str, requests: int, concurrency: int) -> Counter:
 
 
 async def run(requests: int, concurrency: int) -> dict:
-    proc, base = load.start_server(2)
+    folder = tempfile.mkdtemp(prefix="radixviz-bench-class-")      # a class of its own
+    proc, base = load.start_server(2, "--class-dir", folder)
     lines: list = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
@@ -85,6 +88,7 @@ async def run(requests: int, concurrency: int) -> dict:
         logged = len(lines) - logged_before
     finally:
         load.stop_server(proc)
+        shutil.rmtree(folder, ignore_errors=True)
     return {"requests": requests, "concurrency": concurrency, "statuses": dict(statuses),
             "flood_s": round(took, 2), "log_lines_during_flood": logged,
             "page_alone": spread(alone), "page_during_flood": spread(loaded or [float("nan")]),

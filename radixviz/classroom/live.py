@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from radixviz.lessons import LessonError, load_lessons
-from radixviz.lessons.lesson.model import Predict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,8 +34,7 @@ def lesson_index(dirs: tuple[str, ...] = ()) -> dict[str, Known]:
         lessons = load_lessons(list(dirs))
     except LessonError:
         return {}
-    return {lesson.id: Known(lesson.number, lesson.title, sum(isinstance(b, Predict) for b in lesson.blocks))
-            for lesson in lessons}
+    return {lesson.id: Known(lesson.number, lesson.title, lesson.predictions) for lesson in lessons}
 
 
 def seconds(stamp: object) -> float | None:

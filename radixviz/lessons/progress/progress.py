@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from radixviz.files import ReadError, atomic_write
-from radixviz.lessons.lesson.model import Predict
 
 from .places import ENV_VAR, data_dir  # noqa: F401 - re-exported
 from .progress_file import (VERSION, ProgressError, locked, parse_document,  # noqa: F401 - re-exported
@@ -181,7 +180,7 @@ def mark_lesson_completed(lesson, right: int | None = None, asked: int | None = 
 
 def save_lesson_position(lesson, block: int, right: int = 0, asked: int = 0) -> str | None:
     """Remember where the app's player left ``lesson``: the last warning, or None."""
-    of = sum(isinstance(b, Predict) for b in getattr(lesson, "blocks", ()))
+    of = getattr(lesson, "predictions", None)      # a Lesson's (lesson/model.py)
     _, warnings = update_progress(lambda p: p.remember_position(lesson.id, block, right, asked, of))
     return warnings[-1] if warnings else None
 
