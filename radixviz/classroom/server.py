@@ -33,17 +33,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from radixviz.files import ReadError, atomic_write, decode_text, free_name
-from radixviz.script import ScriptError, parse_script
 from radixviz.settings import DEFAULT_SESSION_MB, session_caps
-from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
 
 from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, request_rate
 from .connections import serve_forever
+from .file_routes import MAX_UPLOAD, FileRoutes
 from .guards import contain_errors, content_policy, protect, same_secret
 from .logs import start_logging
 from .keepers import IDLE_SECONDS, is_keeper, left_behind, stop_keeper, wait_gone
@@ -60,7 +58,6 @@ from .textual_serve_adapter import ClassroomDownloads, Server
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
-MAX_UPLOAD = 100_000      # bytes in an uploaded script
 JOINS_PER_MINUTE = 10     # joins one address may make in a minute (serve --joins-per-minute)
 DISK_MB = 300             # the class folder's budget (serve --disk-mb), shared out by --max-students
 COOKIE_SECONDS = 365 * 24 * 3600
@@ -76,7 +73,7 @@ class Ticket:
     until: float
 
 
-class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
+class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, FileRoutes, Server):
     """textual-serve's server with students, a class code, checked origins and caps."""
 
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
@@ -303,48 +300,6 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
                                 text=page("welcome", title=self.title, name=student.name, link=link))
         self._cookie(response, request, STUDENT_COOKIE, student.id)
         return response
-
-    async def handle_download(self, request: web.Request) -> web.StreamResponse:
-        """A file a session delivers (a saved script, an export): only to its own student."""
-        refusal = self._gate(request)
-        if refusal is not None:
-            return refusal
-        student = self.student_of(request)
-        try:
-            download = await self.download_manager.get_download_metadata(request.match_info["key"])
-        except KeyError:
-            raise web.HTTPNotFound(text="no such download") from None
-        if student is None or getattr(download.app_service, "student", None) != student.id:
-            raise web.HTTPNotFound(text="no such download")
-        return await super().handle_download(request)
-
-    async def handle_upload(self, request: web.Request) -> web.StreamResponse:
-        """A script from the student's computer into their own folder (ctrl+o opens it)."""
-        refusal = self._gate(request, post=True)
-        if refusal is not None:
-            return refusal
-        student = self.student_of(request)
-        if student is None:
-            return web.Response(status=403, text="join the class first")
-        data = await request.read()      # read already, within its deadline (body_deadline)
-        most = min(MAX_UPLOAD, self.caps.script_bytes)
-        if len(data) > most:
-            return web.Response(status=413, text=f"not uploaded: a script has at most {most:,} bytes here")
-        try:
-            parse_script(decode_text(data), "the upload")
-        except (ReadError, ScriptError) as exc:
-            return web.Response(status=400, text=f"not uploaded: {exc}")
-        full = await asyncio.get_running_loop().run_in_executor(None, self.budget.refusal, student, len(data))
-        if full is not None:
-            return web.Response(status=507, text=f"not uploaded: {full}")
-        folder = self.roster.home(student) / "scripts"
-        folder.mkdir(parents=True, exist_ok=True)
-        if len(list(folder.glob(f"*{SUFFIX}"))) >= MAX_SCRIPTS:
-            return web.Response(status=507, text=f"not uploaded: your folder already holds {MAX_SCRIPTS} scripts")
-        target = free_name(folder / safe_name(unquote(request.headers.get("X-File-Name", ""))[:200]))
-        atomic_write(target, data)
-        self.budget.added(student, len(data))
-        return web.Response(text=f"uploaded {target.name}: in the sandbox, ctrl+o opens it")
 
     # ---------------------------------------------------------------- running
 
