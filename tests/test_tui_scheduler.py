@@ -165,6 +165,18 @@ async def test_form_refuses_bad_input_inline():
         assert screen.timeline.settings["seed"] == 1 and screen.timeline.settings["requests"] == 6
 
 
+async def test_a_served_session_keeps_the_run_within_its_memory_budget(monkeypatch):
+    # a served app (radixviz serve) with the smallest budget: 65 requests at most (issue 53)
+    monkeypatch.setenv("RADIXVIZ_SERVED", "1")
+    monkeypatch.setenv("RADIXVIZ_SESSION_MB", "1024")
+    async with scheduler(autorun=False) as (app, pilot):
+        screen = app.screen
+        await pilot.press("tab", "tab", "tab", "ctrl+a", "ctrl+k", *"300", "enter")   # the requests
+        await _settle(pilot)
+        assert "requests 300: the scheduler here keeps at most 65" in text(app, "#sched-form-error")
+        assert screen.timeline is None and screen.form_open
+
+
 async def test_a_run_where_nothing_fits_is_refused_inline():
     tiny_pool = SimSettings("few-shot", "fcfs", seed=0, requests=3, pool_size=16)
     async with scheduler(tiny_pool) as (app, _pilot):

@@ -140,3 +140,8 @@ class Lesson:
     def script(self) -> str:
         """The lesson's operations as one script (for the stepper or ``radixviz run``)."""
         return "\n".join(b.text for b in self.blocks if isinstance(b, Operations))
+
+    @property
+    def predictions(self) -> int:
+        """How many predictions the lesson asks."""
+        return sum(isinstance(b, Predict) for b in self.blocks)
