@@ -17,7 +17,8 @@ the same text again.
 
 The walk never changes the lesson's operations: the app takes typing and undo into a
 sandbox copy, so every prediction is answered on the lesson's own tree, which
-``lessons --check`` holds to the engine (and the ``answer`` stop checks again).
+``lessons --check`` holds to the engine; the ``answer`` stop asks the same judge
+(``checker.hold_to_engine``), so what it says here is what ``--check`` and ``--read`` say.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from radixviz.lessons import Narrative
-from radixviz.lessons.lesson.checker import engine_disagrees
+from radixviz.lessons.lesson.checker import hold_to_engine
 from radixviz.lessons.lesson.reader import answer_text
 
 if TYPE_CHECKING:
@@ -94,8 +95,8 @@ class LessonWalk:
         self.replies: dict[int, Reply] = {}          # prediction block -> the learner's reply
         self.ran: dict[int, tuple[int, int]] = {}    # ops stop -> (first frame, last frame)
         self.records: dict[int, list[OpRecord]] = {}         # ops stop -> the records of its operations
-        self.engine_says: dict[int, str] = {}        # prediction block -> the engine's value, where
-        #                                              it is not the file's answer (a wrong lesson)
+        self.engine_warnings: dict[int, str] = {}        # prediction block -> the warning, where the
+        #                                              engine's value is not the file's answer
         self.error: str | None = None                # a refused operation (a teacher's lesson)
         self.right = self.asked = 0
         self.completed = False
@@ -194,9 +195,10 @@ class LessonWalk:
             # the operations have just run: the engine's own value for each prediction
             records = self.records.get(self.at - 1, [])
             for block in stop.asks:
-                said = engine_disagrees(self.lesson.blocks[block], records, model.session)
-                if said is not None:
-                    self.engine_says[block] = said
+                warning = hold_to_engine(self.lesson.blocks[block], records, model.session) \
+                    .warning(self.lesson.blocks[block])
+                if warning is not None:
+                    self.engine_warnings[block] = warning
 
     # ------------------------------------------------------------------ replies
 
@@ -263,10 +265,8 @@ class LessonWalk:
                 lines.append(answer_text(predict, reply.verdict))
                 verdict = "skipped" if reply.verdict is None else \
                     "right" if reply.verdict.correct else "wrong"
-            if block in self.engine_says:
-                lines.append(f"⚠ The engine gives {self.engine_says[block]} here, not the lesson's "
-                             f"answer {predict.answer}: the lesson file is wrong "
-                             "(radixviz lessons --check finds it).")
+            if block in self.engine_warnings:
+                lines.append(self.engine_warnings[block])
         return Part("reply", "\n".join(lines), verdict)
 
     def end_text(self) -> str:

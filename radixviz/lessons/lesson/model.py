@@ -51,11 +51,12 @@ class Predict:
     """A pause before the next operations: the learner guesses, then the engine shows.
 
     ``choices`` may be empty (a free answer). ``answer`` is the expected answer as text.
-    ``check``, when set, names what ``--check`` compares the answer with after running the
-    next operations block: a field of the first operation's result (``matched``,
-    ``prefix_len``, ``delta``, ``evicted``, ``matched_text``, ``last_node``,
-    ``disagreement.buggy``...), ``evicted_leaves`` (the edges that operation deleted, in
-    order) or a state after the whole block (``evictable_size``, ``total_size``,
+    ``check`` names what the engine's answer is read from once the next operations block
+    has run (``checker.hold_to_engine``; ``--check`` refuses a prediction without one): a
+    field of the first operation's result (``matched``, ``prefix_len``, ``delta``,
+    ``evicted``, ``matched_text``, ``last_node``, ``disagreement.buggy``...), the frames of
+    that operation (``evicted_leaves``, ``host_deleted``, ``loaded_wrong_kv``...)
+    or a state after the whole block (``evictable_size``, ``total_size``,
     ``free_slots``, ``nodes``). Lists compare as space-separated text.
     """
     question: str
@@ -103,12 +104,13 @@ CHECK_KINDS = {
                      "evictable_size", "free_slots", "disagreement.buggy", "disagreement.fixed",
                      "host_hit_length", "loaded", "acknowledged", "acknowledged_first", "host_used",
                      "in_flight", "host_only_nodes", "protected_size", "host_leaves",
-                     "stray_host_slots", "double_freed"),
+                     "stray_host_slots", "double_freed", "loaded_wrong_kv"),
                     "number"),
     **dict.fromkeys(("slots", "new_slots", "freed_duplicates", "freed_slots",
                      "disagreement.wrong_slots"), "slots"),
     "evicted_leaves": "list",
     "demoted_leaves": "list",
+    "host_deleted": "list",
     "split_edges": "list",
     "matched_text": "text",
 }
