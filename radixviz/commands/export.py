@@ -102,7 +102,8 @@ def _run_pages(args: argparse.Namespace) -> int:
     error = apply_all(session, ops)
     if error is not None and not session.frames:
         return refused(error)    # the first operation was refused: nothing to show
-    title = f"radixviz · {args.script or 'operations'}"
+    # the script's name: a page a teacher shares must not carry the folders of their machine
+    title = f"radixviz · {Path(args.script).name if args.script else 'operations'}"
     print(write_output(session, args, title=title))
     note_dropped(session)
     return refused(error) if error is not None else EXIT_OK
