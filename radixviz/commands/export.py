@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         try:
             format_for(args.output)      # refuse a bad extension before any work
-        except GraphvizError as exc:
-            raise UsageError(str(exc)) from None
+        except GraphvizError:
+            raise UsageError(f"cannot tell the format of {args.output}: use .dot, .svg, .png or .pdf (a "
+                             "diagram), .html (a page stepping through every step) or .gif (animated)") from None
     ops = read_ops(args)
     if args.compare:
         return _export_compare(args, ops)

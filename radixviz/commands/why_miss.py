@@ -18,7 +18,7 @@ from radixviz.settings import PAGE_SIZE, SIM_POOL_SLOTS
 from radixviz.sim.trace import TraceError
 from radixviz.sim.traces import local_tokenizer, open_trace
 
-from .why_miss_view import draw
+from .why_miss_view import draw, token_words
 
 if TYPE_CHECKING:
     import argparse
@@ -66,8 +66,10 @@ def _from_trace(args: argparse.Namespace) -> tuple:
         first, second = int(args.a), int(args.b)
     except ValueError:
         raise UsageError("with --trace, PROMPT_A and PROMPT_B are request numbers (from 1)") from None
-    if not 1 <= first < second:
-        raise UsageError(f"with --trace, A must come before B (1 <= A < B), not {first} and {second}")
+    if min(first, second) < 1:
+        raise UsageError(f"with --trace, requests are numbered from 1: {min(first, second)} is none of them")
+    if first >= second:
+        raise UsageError(f"with --trace, A must come before B (A < B), not {first} and {second}")
     try:
         trace = open_trace(args.trace, tokenizer=args.tokenizer, block_size=args.block_size)
         specs = list(trace)   # a list, or a streamed trace's requests in file order
@@ -102,13 +104,14 @@ def run(args: argparse.Namespace) -> int:
     if not a or not b:
         raise UsageError("both prompts need at least one token")
     try:
+        text = args.trace is None and args.tokenizer is None   # one token per UTF-8 byte
         result = explain(a, b, page_size=args.page_size, namespace_a=args.namespace_a,
                          namespace_b=args.namespace_b, between=between, pool_size=args.pool_size,
-                         eviction=args.eviction_policy)
+                         eviction=args.eviction_policy, token_words=token_words if text else repr)
     except ValueError as error:
         raise UsageError(str(error)) from None
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
-    draw(result, text=args.trace is None and args.tokenizer is None, svg=args.output)
+    draw(result, text=text, svg=args.output)
     return 0

@@ -14,6 +14,13 @@ def _token(t, text: bool) -> str:
     return f"⟨{t}⟩" if text else f"{t} "
 
 
+def token_words(token) -> str:
+    """A token of a text prompt (a UTF-8 byte) as a person reads it: 'w', a space, ⟨195⟩."""
+    if token == 32:
+        return "a space"
+    return repr(chr(token)) if isinstance(token, int) and 32 < token < 127 else f"⟨{token}⟩"
+
+
 def _row(tokens, start: int, common: int, reused: int, page: int, text: bool) -> Text:
     """Tokens from ``start``: reused green, shared but recomputed yellow, the rest red for
     the first differing token, plain after; a ``|`` at each page boundary."""

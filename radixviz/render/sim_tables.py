@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from radixviz.sim.workloads import WORKLOADS
+
 if TYPE_CHECKING:
     from collections.abc import Collection
     from radixviz.sim.records import SimResult, SimStats
@@ -93,8 +95,10 @@ IGNORED_PRIORITIES = ("these requests carry priorities; the 2024 engine has no p
 
 
 def _title(workload: str, settings: dict) -> str:
+    # a trace brings its own requests: its seed only drives the sampler of the output tokens
+    seed = "seed" if workload in WORKLOADS else "sampler seed"
     return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
-            f"seed {settings['seed']}")
+            f"{seed} {settings['seed']}")
 
 
 def print_single(workload: str, result: SimResult) -> None:

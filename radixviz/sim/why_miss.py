@@ -96,10 +96,15 @@ class _Replay:
         return evicted
 
 
+def _sent_in(namespace) -> str:
+    return "without a namespace" if namespace is None else f"in namespace {namespace!r}"
+
+
 def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, between=(),
-            pool_size: int | None = None, eviction: str = "lru") -> Explanation:
+            pool_size: int | None = None, eviction: str = "lru", token_words=repr) -> Explanation:
     """Why ``b`` (token ids) reuses less than ``a`` shares with it; ``between`` lists
-    ``(tokens, namespace)`` of the requests sent in between."""
+    ``(tokens, namespace)`` of the requests sent in between. ``token_words(token)`` names a
+    token in the causes (a text prompt's caller gives its character)."""
     a, b = tuple(a), tuple(b)
     if not a or not b:
         raise ValueError("both prompts need at least one token")
@@ -115,16 +120,18 @@ def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, bet
     out.page_floors = {p: page_floor(shareable, len(b), p) for p in sorted({*PAGE_SIZES, page_size})}
 
     if not same_space:
-        out.causes.append(Cause("namespace", common, f"A was sent in namespace {namespace_a!r} and B in "
-                                f"{namespace_b!r}: namespaces never share nodes, so the {common} tokens "
-                                "they have in common are computed again"))
+        out.causes.append(Cause("namespace", common, f"A was sent {_sent_in(namespace_a)} and B "
+                                f"{_sent_in(namespace_b)}: namespaces never share nodes, so the {common} "
+                                "tokens they have in common are computed again"))
     if common < min(len(a), len(b)):
         out.causes.append(Cause("differ", len(b) - common, f"the prompts part at token {common}: A has "
-                                f"{a[common]!r}, B has {b[common]!r}; nothing after it can be shared"))
+                                f"{token_words(a[common])}, B has {token_words(b[common])}; nothing after "
+                                "it can be shared"))
     elif common == len(b) and same_space:
-        out.causes.append(Cause("last_token", 1, f"B ({len(b)} tokens) is all in the cache, but its last "
-                                "token is computed anyway: the scheduler needs that token's output "
-                                "to sample the first new one"))
+        # B is all in A's prompt; whether it is still all in the cache is the eviction's to say
+        out.causes.append(Cause("last_token", 1, f"B's {len(b)} tokens are all in A, yet even with all "
+                                "of them cached its last token is computed: the scheduler needs that "
+                                "token's output to sample the first new one"))
     whole = page_floor(shareable, len(b), 1)
     floored = out.page_floors[page_size]
     if floored < whole:

@@ -64,16 +64,13 @@ class Reply:
 def plan_of(lesson: Lesson) -> tuple[Stop, ...]:
     """The stops of ``lesson`` in walking order (see the module's docstring)."""
     stops: list[Stop] = []
-    page, after_ops = 0, False
     pending: list[int] = []
-    for index, block in enumerate(lesson.blocks):
+    pages = lesson.pages   # one rule for the app's pages and the places saved in words
+    for index, (block, page) in enumerate(zip(lesson.blocks, pages)):
         kind = type(block).__name__
         if kind == "Narrative":
-            page += after_ops
-            after_ops = False
             stops.append(Stop("read", page, index))
         elif kind == "Predict":
-            after_ops = False      # the question's lead-in and the question share a page
             pending.append(index)
             stops.append(Stop("ask", page, index))
         elif kind == "Operations":
@@ -81,8 +78,7 @@ def plan_of(lesson: Lesson) -> tuple[Stop, ...]:
             if pending:
                 stops.append(Stop("answer", page, index, tuple(pending)))
                 pending = []
-            after_ops = True
-    stops.append(Stop("end", page, len(lesson.blocks)))
+    stops.append(Stop("end", pages[-1] if pages else 0, len(lesson.blocks)))
     return tuple(stops)
 
 
@@ -136,6 +132,21 @@ class LessonWalk:
     def resume_block(self) -> int:
         """The block to come back to: that of the furthest stop reached."""
         return self.plan[self.reached].block if self.reached >= 0 else 0
+
+    def pointers(self, at: int | None = None) -> tuple:
+        """What the paragraphs shown at stop ``at`` point at on screen (``Pointer``s): those
+        read since the operations before them, while the picture is the one they were
+        written beside; none while operations step or are answered."""
+        at = self.at if at is None else at
+        if at < 0 or self.plan[at].kind not in ("read", "ask"):
+            return ()
+        found: tuple = ()
+        for stop in self.plan[:at + 1]:
+            if stop.kind in ("ops", "answer"):
+                found = ()
+            elif stop.kind == "read":
+                found += self.lesson.blocks[stop.block].pointers
+        return found
 
     def frames(self, at: int | None = None) -> tuple[int, int] | None:
         """(first, last) frame of an ops stop that ran; None for other stops."""

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from radixviz.script.parser import ScriptError
 
 from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
-from .model import Lesson, LessonError, Operations, Predict
+from .model import Lesson, LessonError, Narrative, Predict
+from .pointers import pointer_problem
 from ..scenario import edge_text
 
 if TYPE_CHECKING:
@@ -136,7 +137,9 @@ def check_lesson(lesson: Lesson, device: str = "cpu") -> list[LessonError]:
         if isinstance(block, Predict):
             pending.append(block)
             continue
-        if not isinstance(block, Operations):
+        if isinstance(block, Narrative):   # shown beside the frame of the operations before
+            problems.extend(LessonError(name, pointer.line, problem) for pointer in block.pointers
+                            if (problem := pointer_problem(pointer, session.live_frame())))
             continue
         records, stop = [], False
         for op in block.ops:

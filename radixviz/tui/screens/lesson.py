@@ -44,6 +44,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     # below either size a paragraph gets the whole screen (the reading layout)
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
     PANES_BEFORE_ENGINE = False   # a lesson's panes need its session: the loading line stays
+    SCROLLED_FIRST = "#lesson-pane"   # ↑ ↓ pgup pgdn: the lesson's text while tab has picked no pane
 
     def __init__(self, lesson: Lesson, load: Callable[[], tuple[Session, str | None]],
                  export_dir: Path | None = None):
@@ -114,8 +115,11 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         stop, waiting = self.walk.stop, self.walk.waiting
         stepping = self.walk.frames() is not None
         parts, own = self.walk.page()
+        pointers = self.walk.pointers()
+        # a paragraph that points at the picture is read beside it, on any screen
         reading = self.reading if self.reading is not None else \
-            self.small and not stepping and waiting is None and not self._fits_beside(parts[own or 0:])
+            self.small and not stepping and waiting is None and not pointers \
+            and not self._fits_beside(parts[own or 0:])
         panes.choose_layout(reading=reading, asking=waiting is not None, stepping=stepping, small=self.small)
         dock = panes.query_one(PredictionDock)
         if waiting is not None and dock.predict is not waiting:
@@ -125,7 +129,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             if self.focused is not None and dock in self.focused.ancestors_with_self:
                 self.set_focus(None)   # the stepping keys need no focus
         title = "lesson · the end" if stop.kind == "end" else f"lesson {self.lesson.number}"
-        panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before)
+        panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before,
+                   () if reading else pointers)
 
     def _fits_beside(self, parts: list[Part]) -> bool:
         """Whether ``parts`` fit in the lesson pane beside the tree, with no scrolling: a small
@@ -262,10 +267,6 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self.reading = not shown
         self.refresh_view()
 
-    def action_scroll_page(self, direction: int) -> None:
-        for page in self.query(LessonPage):
-            page.page_down() if direction > 0 else page.page_up()
-
     # ------------------------------------------------------------ predictions
 
     def on_prediction_dock_replied(self, message: PredictionDock.Replied) -> None:
@@ -306,6 +307,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def action_toggle_matcher(self) -> None:
         self._sandbox_copy("toggle_matcher")
 
+    def action_toggle_head_bugs(self) -> None:
+        self._sandbox_copy("toggle_head_bugs")
+
     def action_open_script(self) -> None:
         self._sandbox_copy("open_script")
 
@@ -314,7 +318,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self._sandbox_copy(("node", choice))
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(LESSON_KEYS, LESSON_GUIDE))
+        self.app.push_screen(HelpScreen(self.shown_keys(LESSON_KEYS), LESSON_GUIDE))
 
     # ------------------------------------------------------------ progress
 

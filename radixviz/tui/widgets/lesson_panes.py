@@ -27,6 +27,7 @@ from .tree_pane import TreePane
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from textual.widget import Widget
+    from radixviz.lessons.lesson.model import Pointer
     from radixviz.script.frames import Frame
     from radixviz.tui.stepper_model import StepperModel
 
@@ -58,17 +59,18 @@ class LessonPanes(Vertical):
         self.set_class(stepping and not asking, "-stepping")
 
     def show(self, model: StepperModel, frame: Frame | None, parts: list, own: int | None,
-             notes: Sequence[tuple[str, str]], title: str, before: Frame | None = None) -> None:
+             notes: Sequence[tuple[str, str]], title: str, before: Frame | None = None,
+             pointers: Sequence[Pointer] = ()) -> None:
         """Draw ``frame`` of ``model`` (None: ``before``, the cache as it was before the
         lesson's first operations) and the page ``parts``, opened at part ``own``; ``notes``
-        end the status line."""
+        end the status line; what ``pointers`` name is brought into view in its pane."""
         page = self.query_one(LessonPage)
         page.border_title = title
         page.show(parts, own)
         status = self.query_one(StatusLine)
         shown = frame if frame is not None else before or model.session.live_frame()
-        self.query_one(TreePane).show(shown)
-        self.query_one(PoolPane).show(shown)
+        self.query_one(TreePane).show(shown, [p for p in pointers if p.pane == "tree"])
+        self.query_one(PoolPane).show(shown, [p for p in pointers if p.pane == "pool"])
         if frame is None:
             status.show_empty(shown.tree, notes)
             return

@@ -71,7 +71,15 @@ class FramedRows(StylesCache):
         return strip
 
 
-class LinesView(ScrollView, can_focus=False):
+def line_holding(lines, text: str) -> list[int]:
+    """[the index of the first of ``lines`` whose text holds ``text``], or []."""
+    return next(([index] for index, line in enumerate(lines) if text in line.plain), [])
+
+
+class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
+    """Focusable so that tab reaches it and the screen's ↑ ↓ pgup pgdn scroll it; it has no
+    keys of its own (a scroll view's ← → home end would take the stepping keys)."""
+
     DEFAULT_CSS = "LinesView { height: 1fr; }"
     CUT_WITH_ELLIPSIS = False
     """True: a line wider than the view ends in "…" (for views that never scroll sideways)."""
@@ -87,6 +95,7 @@ class LinesView(ScrollView, can_focus=False):
         # node's line) renders it once, wherever it moves to
         self._by_line: OrderedDict = OrderedDict()   # (id(line), width) -> (line, strip)
         self._style: Style | None = None   # the widget's style, looked up once per set of lines
+        self.pointed: list[int] = []   # the lines a lesson points at (show_pointed)
 
     @property
     def lines(self):
@@ -136,6 +145,29 @@ class LinesView(ScrollView, can_focus=False):
         if self.scroll_y <= focus_line < self.scroll_y + height:
             return None
         return max(0, focus_line - height // 3)
+
+    def bring_into_view(self, first: int, last: int) -> None:
+        """Scroll so lines ``first`` to ``last`` are in view (as many as fit, from
+        ``first``), a third of the way down where there is room; no scroll if they are."""
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        if top <= first and last < top + height:
+            return
+        span = last - first + 1
+        target = first if span >= height else max(0, first - (height - span) // 3)
+        self.scroll_to(y=target, animate=False, immediate=True)
+
+    def show_pointed(self, lines: list[int]) -> None:
+        """Bring the lines a lesson points at into view, the border lit while it does;
+        ``pointed`` keeps them (for a reader of the screen to find them painted)."""
+        self.pointed = sorted(lines)
+        self.set_class(bool(lines), "-pointed")
+        if lines:
+            self.bring_into_view(self.pointed[0], self.pointed[-1])
+
+    def scroll_rows(self, rows: int) -> None:
+        """Scroll ``rows`` down (up when negative): the screen's ↑ ↓ pgup pgdn."""
+        self.scroll_to(y=self.scroll_offset.y + rows, animate=False, immediate=True)
 
     def prefetch_lines(self, lines, focus_line: int | None, width: int) -> None:
         """Draw ahead the strips of the rows that ``set_lines(lines, focus_line, width)``
