@@ -85,4 +85,7 @@ def wrap_words(line: Text, width: int) -> list[Text]:
         return [line]
     free = line.copy()
     free.no_wrap, free.overflow = False, "fold"
-    return list(free.wrap(_CONSOLE, width))
+    rows = list(free.wrap(_CONSOLE, width))
+    for row in rows:
+        row.rstrip()   # the space a row was broken at
+    return rows
