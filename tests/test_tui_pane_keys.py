@@ -65,7 +65,7 @@ async def test_help_lists_the_keys_that_scroll_a_pane(tmp_path):
 
 
 async def test_in_a_lesson_pgdn_scrolls_the_text_until_tab_picks_a_pane():
-    async with lesson_stepper(size=(80, 24)) as (app, pilot, lesson):
+    async with lesson_stepper(size=(80, 24)) as (app, pilot, _lesson):
         page = app.screen.query_one("#lesson-pane")
         assert page.more_below
         before, after = await scrolled_by(pilot, app, "#lesson-pane", "pagedown")
@@ -75,3 +75,19 @@ async def test_in_a_lesson_pgdn_scrolls_the_text_until_tab_picks_a_pane():
         assert app.focused is page
         _, up = await scrolled_by(pilot, app, "#lesson-pane", "up")
         assert up[1:] == after[:-1]
+
+
+async def test_a_docked_questions_letter_picks_its_option_wherever_the_focus_is():
+    """With a question docked, ``a`` is its option a even once tab has moved the focus to a
+    pane (before, it started autoplay there)."""
+    from tui_helpers import dock_shown, walk_until
+    async with lesson_stepper(size=(120, 40)) as (app, pilot, lesson):
+        await walk_until(app, pilot, lambda: dock_shown(app))
+        asked = app.screen.walk.waiting
+        await pilot.press("tab", "tab")
+        await pilot.pause()
+        assert app.focused is not None and "pane" in app.focused.classes
+        await pilot.press("a")
+        await pilot.pause()
+        assert not app.screen.playing
+        assert app.screen.walk.replies[lesson.blocks.index(asked)].said == f"a) {asked.choices[0]}"

@@ -63,8 +63,8 @@ def _optimum_rows(table: Table, results) -> None:
     if not all(optima):
         return
     table.add_row("optimal hit rate (theorem)", *(f"{o['optimal_hit_rate']:.1%}" for o in optima))
-    table.add_row("% of optimal", *("-" if o["percent_of_optimal"] is None
-                                    else f"{o['percent_of_optimal']:.1%}" for o in optima))
+    table.add_row("% of optimal", *("-" if o["share_of_optimal"] is None
+                                    else f"{o['share_of_optimal']:.1%}" for o in optima))
 
 
 def _latency_rows(table: Table, results) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
@@ -268,6 +269,19 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self.refresh_view()
 
     # ------------------------------------------------------------ predictions
+
+    def on_key(self, event: events.Key) -> None:
+        """While a question with options is docked, its letters pick them even when the focus
+        is elsewhere (a pane tab picked, a click): a shown question's ``a`` is option a, never
+        autoplay. (The stepper's own key handling then does not run for the key.)"""
+        dock = self.query(PredictionDock)
+        if self.walk.waiting is None or not dock or not event.character:
+            return
+        if self.focused is not None and dock.first() in self.focused.ancestors_with_self:
+            return   # the dock has the keys: its own bindings pick
+        if dock.first().take_letter(event.character):
+            event.stop()
+            event.prevent_default()
 
     def on_prediction_dock_replied(self, message: PredictionDock.Replied) -> None:
         message.stop()
