@@ -108,7 +108,7 @@ def bare_engine_class():
     """RadixCache compiled from its own source with each trace statement replaced by ``pass``."""
     import ast
 
-    import radixviz.cache.v2024.cache as module
+    import radixviz.engines.v2024.cache as module
 
     path = module.__file__
     with open(path, encoding="utf-8") as f:
@@ -119,7 +119,7 @@ def bare_engine_class():
             lines[stmt.lineno - 1] = first[:len(first) - len(first.lstrip())] + "pass"
             for i in range(stmt.lineno, stmt.end_lineno):
                 lines[i] = ""
-    namespace = {"__name__": "radixviz.cache.v2024._bare", "__package__": "radixviz.cache.v2024"}
+    namespace = {"__name__": "radixviz.engines.v2024._bare", "__package__": "radixviz.engines.v2024"}
     exec(compile("\n".join(lines), f"{path} (trace lines removed)", "exec"), namespace)
     return namespace["RadixCache"]
 

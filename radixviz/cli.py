@@ -64,7 +64,22 @@ def _typed() -> list:
     return _TYPED or sys.argv[1:]
 
 
+def one_torch_thread() -> None:
+    """Run torch's operations on one thread unless the user set a count (OMP_NUM_THREADS).
+
+    Every tensor here is small (a pool of at most a few million slots, a few thousand
+    slots a step), so torch's default of a thread per core only splits tiny operations
+    and makes the threads wait on each other: on a busy 2-core machine a 10,000-request
+    trace took 162 s of CPU that way and 29 s on one thread, with the same results
+    (docs/benchmarks.md). Set before torch is imported, which reads it once."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch = sys.modules.get("torch")   # already loaded (a caller imported it first): tell it too
+    if torch is not None and os.environ["OMP_NUM_THREADS"] == "1":
+        torch.set_num_threads(1)
+
+
 def main(argv: list[str] | None = None) -> None:
+    one_torch_thread()
     _TYPED[:] = sys.argv[1:] if argv is None else [str(a) for a in argv]
     parser = build_parser(command_module(_TYPED))
     args = parser.parse_args(argv)
@@ -82,10 +97,18 @@ def main(argv: list[str] | None = None) -> None:
         # from complaining again when it flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = EXIT_CHECK_FAILED
+    except MemoryError:
+        if args.debug:
+            raise
+        # its message is empty: say what ran out, as a user error (the input was too big)
+        print(f"radixviz: error: out of memory running {args.command or 'radixviz'}: the input is "
+              "too large for this machine's memory", file=sys.stderr)
+        code = EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - one clear line unless --debug
         if args.debug:
             raise
-        print(f"radixviz: error: {shorten_typed(str(exc), _typed())} (run with --debug for the traceback)",
+        said = str(exc) or type(exc).__name__    # never an empty message
+        print(f"radixviz: error: {shorten_typed(said, _typed())} (run with --debug for the traceback)",
               file=sys.stderr)
         code = EXIT_BAD_INPUT if isinstance(exc, (ValueError, OSError)) else EXIT_CHECK_FAILED
     sys.exit(code or 0)

@@ -65,14 +65,15 @@ install_radixviz() {   # $1: "app" or "dev" (the test tools too)
       "${PIP[@]}" install "torch>=2.1,<3" numpy --index-url "$RADIXVIZ_TORCH_INDEX"
     else
       stage "2/3 installing torch $TORCH_VERSION from the default index (on Linux x86-64 PyPI's"
-      stage "    wheel is the CUDA build, several GB; for the CPU build see RADIXVIZ_TORCH_INDEX in README.md)"
+      stage "    wheel is the CUDA build, several GB; for the CPU build see RADIXVIZ_TORCH_INDEX in docs/getting-started.md)"
       "${PIP[@]}" install "torch==$TORCH_VERSION" numpy
     fi
     stage "    installed: $(torch_in_venv)"
   fi
 
   local target=. what=""
-  [ "$extras" = dev ] && target='.[dev]' what=" with its test tools"
+  # dev: the test tools and the documentation site's builder (the tests build the site)
+  [ "$extras" = dev ] && target='.[dev,docs]' what=" with its test and documentation tools"
   stage "3/3 installing radixviz$what and its dependencies (pip install -e '$target')"
   "${PIP[@]}" install -e "$target"
   install_stamp "$extras" > "$stamp_file"

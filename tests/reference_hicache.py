@@ -12,7 +12,7 @@ from collections import Counter
 from oracles.naive_hicache import NaiveHiRadixCache
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import open_engine
-from radixviz.cache.hicache import check_hicache_invariants
+from radixviz.engines.hicache.engine import check_hicache_invariants
 from reference_modern import path_keys
 
 __all__ = ["HiPair", "NaiveHiRadixCache", "hicache_structure"]

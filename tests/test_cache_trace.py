@@ -15,6 +15,11 @@ from radixviz.render.source_map import locate, markers, reporting_lines
 from reference_radix import fresh_snapshot
 
 CACHE_DIR = Path(__file__).resolve().parents[1] / "radixviz" / "cache"
+WINGS_DIR = CACHE_DIR.parent / "engines"
+# the files of the cache layer: the shared parts, and each wing's engine (tests/test_layers.py's roles)
+ENGINE_ROLES = ("__init__", "engine", "cache", "node", "invariants", "preview", "snapshot")
+CACHE_FILES = [*CACHE_DIR.rglob("*.py"),
+               *(p for p in WINGS_DIR.glob("*/*.py") if p.stem in ENGINE_ROLES or p.stem.startswith("cache_"))]
 
 
 def slots(start: int, stop: int) -> torch.Tensor:
@@ -146,7 +151,7 @@ class TestEventSteps:
         assert {e.kind for e in events} == set(K) - MODERN_ONLY_KINDS - KV_EVENT_KINDS - HOST_TIER_KINDS
         for event in events:
             site = locate(event.source, event.step)
-            assert event.source == "radixviz.cache.v2024.cache"
+            assert event.source == "radixviz.engines.v2024.cache"
             assert site.file.endswith("v2024/cache.py") and site.line is not None, event.step
             assert site.line not in reporting_lines(site.file), (event.kind, source(event))
             if event.kind in self.EXPECTED:
@@ -156,11 +161,11 @@ class TestEventSteps:
         cache, events = traced()
         cache.insert("ab", slots(0, 2))
         cache.inc_ref_counter(cache.match_prefix("ab")[1])
-        ref = locate("radixviz.cache.v2024.cache", next(e for e in events if e.kind is K.REF).step)
+        ref = locate("radixviz.engines.v2024.cache", next(e for e in events if e.kind is K.REF).step)
         assert "ref_counter += 1" in ref.text and ref.function == "inc_ref_counter"
 
     def test_every_emitted_label_is_marked_exactly_once(self):
-        file = CACHE_DIR / "v2024" / "cache.py"
+        file = WINGS_DIR / "v2024" / "cache.py"
         text = file.read_text(encoding="utf-8")
         emitted = set(re.findall(r"\.emit\(\"([\w.]+)\"", text))
         marked = re.findall(r"# step: ([\w.]+)", text)
@@ -169,7 +174,8 @@ class TestEventSteps:
 
     def test_the_cache_reads_no_source_and_no_call_frames(self):
         banned = re.compile(r"\b(ast|inspect|linecache|sys\._getframe|__code__|f_lineno|co_filename)\b")
-        for path in CACHE_DIR.rglob("*.py"):
+        assert any(p.parent.name == "hicache" and p.name == "cache_transfers.py" for p in CACHE_FILES)
+        for path in CACHE_FILES:
             code = [l for l in path.read_text(encoding="utf-8").splitlines() if not l.lstrip().startswith("#")]
             hits = [l for l in code if banned.search(l.split("#")[0])]
             assert not hits, (path.name, hits)

@@ -15,7 +15,7 @@ import torch
 from oracles.naive_hicache import NaiveHiRadixCache
 from radixviz.cache import InvariantError, TokenToKVPool
 from radixviz.cache.engines import engine_spec, open_engine
-from radixviz.cache.hicache import TreeNode, check_hicache_invariants, default_host_size
+from radixviz.engines.hicache.engine import TreeNode, check_hicache_invariants, default_host_size
 
 
 def engine(write_policy="write_through", size=32, page=1, host=None, eviction="lru"):

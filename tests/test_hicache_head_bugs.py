@@ -1,4 +1,4 @@
-"""SGLang's two 9fbe6800a write_back bugs, switched on (cache/hicache/head_bugs.py).
+"""SGLang's two 9fbe6800a write_back bugs, switched on (engines/hicache/cache_head_bugs.py).
 
 With a bug's switch on, the engine is held to the reference written in the shape of
 SGLang's file with that bug's lines (tests/oracles/naive_hicache.py: ``head_load_back``,
@@ -217,7 +217,7 @@ def test_a_host_leaf_with_a_child_orphans_it_then_frees_twice(mode):
     assert [(key, host) for _, key, _, host in tree.unreachable] == [((1, 2, 3), (0, 1, 2)), ((4, 5), (3, 4))]
     pool = session.frames[after_first.last_frame].pool
     assert [pool.host_state(s) for s in (3, 4)] == ["stray", "stray"]   # taken, no node reaches them
-    from radixviz.render.pool_host import pool_rows
+    from radixviz.engines.hicache.views_pool import pool_rows
     shown = [line.plain for line in pool_rows(pool, width=60)]
     assert any("? taken, no node reaches it" in line for line in shown)
     assert "'⟨4⟩⟨5⟩' is out of the tree, nobody can reach it; it still holds host slots 3–4" in " ".join(shown)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from radixviz.cache import TokenToKVPool
-from radixviz.sim.engines.hicache import run_host_sweep
+from radixviz.engines.hicache.sim import run_host_sweep
 from radixviz.sim.scheduler import Scheduler
 from radixviz.sim.tiny_model import TinyModel
 from radixviz.sim.workloads import make_workload

@@ -7,7 +7,7 @@ import its own layer and the layers below it, never one above:
     radixviz (the package), errors   exit codes and UsageError; import nothing of radixviz
     limits                           Limit: the bounds of a typed number (engine options use it)
     files                            safe reading (regular files, a byte limit) and atomic writes
-    cache                            the engines, pools, tracing, invariants
+    cache, engines                   shared engine parts, the registry; the wings' package (by role below)
     wire                             the KV-event wire: messages, block tree, sockets
     sim                              scheduler simulation, workloads, tiny KV model
     settings                         limits for the numbers and names people type
@@ -19,6 +19,16 @@ import its own layer and the layers below it, never one above:
     cli, __main__                    the entry point
 
 Packages that share a layer are siblings: neither imports the other.
+
+The engines' wings (``radixviz/engines/NAME/``, docs/architecture.md) cut across the layers:
+each file of a wing belongs to the layer of its role, told by its name (``WING_ROLES``): its
+cache, node, invariants, preview, snapshot and engine files are the cache layer (torch only, no
+Rich), its ``ops`` and ``narrate`` the script layer, its ``views`` the render layer (Rich, no
+Textual), its ``sim`` the simulation, its ``quiz`` and ``checks`` the lessons. A name made of a
+role and more words (``cache_heap.py``, ``views_tiers.py``) takes its first word's role; a wing
+file of no known role fails. Shared code (everything outside the wings) imports no wing: it asks
+the registry (``radixviz/cache/engines.py``), which loads a wing's modules by name; the cache
+package's lazy table of public names is the one place besides it that names a wing's modules.
 Further rules: only ``tui`` imports Textual; ``cache`` and every layer below the views
 import no Rich either; ``commands`` imports no TUI widget (``radixviz.tui.widgets``); and
 there is no import cycle between modules. A function-local import (inside a def) is allowed
@@ -31,9 +41,10 @@ markdown-it (0.03-0.05 s, until a lesson or challenge file is read), graphviz an
 the imports just above; elsewhere imports go at the top.
 An optional package that is not a dependency (``transformers``) is imported where it is used.
 
-To extend: a new file inside an existing package (``cache/v2026/cache.py``,
+To extend: a new file inside an existing package (``cache/pool.py``,
 ``commands/serve.py``, ``render/html.py``, ``lessons/quiz/generate_router.py``) joins that
-package's layer by itself. A new top-level module or package fails ``test_every_module_has_a_layer``
+package's layer by itself; a new wing file takes the layer of its role (``engines/v2026/views_x.py``:
+render). A new top-level module or package fails ``test_every_module_has_a_layer``
 until it is added to ``LAYERS`` below, at the height it belongs.
 """
 from __future__ import annotations
@@ -51,7 +62,7 @@ PACKAGE = ROOT / "radixviz"
 # lowest first; names in one tuple share a layer (as siblings when they are packages)
 LAYERS = [
     ("radixviz", "radixviz.errors", "radixviz.files", "radixviz.limits"),
-    ("radixviz.cache",),
+    ("radixviz.cache", "radixviz.engines"),   # radixviz.engines: the wings' package (its files: WING_ROLES)
     ("radixviz.wire",),
     ("radixviz.sim",),
     ("radixviz.settings",),
@@ -78,6 +89,37 @@ DEFER_WORDS = ("torch", "textual", "the app", "the engine", "web server", "jsons
                "markdown-it", "graphviz", "pillow", "pyzmq", "msgspec")
 
 
+WINGS = "radixviz.engines"
+# a wing's file name -> the layer of its role (a file ``ROLE_MORE.py`` takes ROLE's)
+WING_ROLES = {
+    "__init__": "radixviz.cache", "engine": "radixviz.cache", "cache": "radixviz.cache",
+    "node": "radixviz.cache", "invariants": "radixviz.cache", "preview": "radixviz.cache",
+    "snapshot": "radixviz.cache",
+    "ops": "radixviz.script", "narrate": "radixviz.script",
+    "views": "radixviz.render",
+    "sim": "radixviz.sim",
+    "quiz": "radixviz.lessons", "checks": "radixviz.lessons",
+}
+
+
+def wing_role(module: str) -> str | None:
+    """The role of a wing's module (``radixviz.engines.hicache.views_tiers``: ``views``), by
+    its file's name; None for a module outside the wings or a file of no known role."""
+    parts = module.split(".")
+    if not starts(module, WINGS) or len(parts) not in (3, 4):
+        return None
+    name = parts[3] if len(parts) == 4 else "__init__"
+    if name in WING_ROLES:
+        return name
+    first, _, more = name.partition("_")
+    return first if first in WING_ROLES and more else None
+
+
+def in_wing(module: str) -> bool:
+    """Whether ``module`` is in a wing (``radixviz.engines.NAME`` or below)."""
+    return starts(module, WINGS) and module != WINGS
+
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -96,7 +138,8 @@ class Import:
         self.local, self.type_only = local, type_only
 
     def __repr__(self) -> str:
-        return f"{MODULES[self.source].relative_to(ROOT)}:{self.line}: imports {self.target}"
+        where = MODULES[self.source].relative_to(ROOT) if self.source in MODULES else self.source
+        return f"{where}:{self.line}: imports {self.target}"
 
 
 @cache
@@ -111,19 +154,24 @@ def lazy_names(package: str) -> dict:
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
             # {"Session": "session"}, or {"ModernRadixCache": ("v2026.cache", "RadixCache")}
+            # (a wing's module by its whole name: {"HiRadixCache": ("radixviz.engines.hicache.cache", ...)})
             pairs = [(k, v.elts[0] if isinstance(v, ast.Tuple) and v.elts else v)
                      for k, v in zip(node.value.keys, node.value.values)]
             if pairs and all(isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
-                             and f"{package}.{v.value}" in MODULES for k, v in pairs):
-                names.update({k.value: f"{package}.{v.value}" for k, v in pairs})
+                             and _table_module(package, v.value) in MODULES for k, v in pairs):
+                names.update({k.value: _table_module(package, v.value) for k, v in pairs})
     return names
 
 
-def _targets(node, module: str) -> list[str]:
+def _table_module(package: str, name: object) -> str:
+    return name if isinstance(name, str) and name.startswith("radixviz.") else f"{package}.{name}"
+
+
+def _targets(node, module: str, is_package: bool) -> list[str]:
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if node.level:
-        base = module.split(".") if MODULES[module].name == "__init__.py" else module.split(".")[:-1]
+        base = module.split(".") if is_package else module.split(".")[:-1]
         base = base[:len(base) - node.level + 1]
         origin = ".".join(base + ([node.module] if node.module else []))
     else:
@@ -137,14 +185,21 @@ def _targets(node, module: str) -> list[str]:
 
 @cache
 def imports_of(module: str) -> tuple[Import, ...]:
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    path = MODULES[module]
+    return parse_imports(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+
+
+def parse_imports(source: str, module: str, is_package: bool = False) -> tuple[Import, ...]:
+    """Every import in ``source``, read as the text of module ``module`` (which need not exist:
+    the rules below are tried on made-up modules too)."""
+    tree = ast.parse(source)
     found = []
 
     def visit(node, local: bool, type_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 found.extend(Import(module, t, child.lineno, local, type_only)
-                             for t in _targets(child, module))
+                             for t in _targets(child, module, is_package))
             inner_local = local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             inner_type = type_only or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
             visit(child, inner_local, inner_type)
@@ -158,7 +213,11 @@ INTERNAL = [imp for imp in ALL_IMPORTS if imp.target.split(".")[0] == "radixviz"
 
 
 def home(module: str) -> str:
-    """The LAYERS entry a module belongs to (the longest that contains it), or ''."""
+    """The LAYERS entry a module belongs to (the longest that contains it; a wing's module:
+    its role's), or ''."""
+    if in_wing(module):
+        role = wing_role(module)
+        return WING_ROLES[role] if role else ""
     names = [name for layer in LAYERS for name in layer   # "radixviz" is its __init__ alone
              if module == name or (name != "radixviz" and module.startswith(name + "."))]
     return max(names, key=len, default="")
@@ -174,13 +233,88 @@ def starts(module: str, *prefixes: str) -> bool:
 
 
 def test_every_module_has_a_layer():
-    homeless = [m for m in MODULES if not home(m)]
+    homeless = [m for m in MODULES if not home(m) and not in_wing(m)]
     assert not homeless, f"add these to LAYERS in {Path(__file__).name}: {homeless}"
 
 
+def test_every_wing_file_has_a_role():
+    unknown = [str(MODULES[m].relative_to(ROOT)) for m in MODULES if in_wing(m) and wing_role(m) is None]
+    assert not unknown, (f"name these after a role of WING_ROLES in {Path(__file__).name} "
+                         f"({', '.join(WING_ROLES)}; ROLE_MORE.py takes ROLE's): {unknown}")
+
+
+def test_wing_roles_are_read_from_the_file_name():
+    # a made-up wing: each name's layer, and the names that have none
+    assert home("radixviz.engines.toy") == "radixviz.cache"           # its __init__
+    assert home("radixviz.engines.toy.cache_heap") == "radixviz.cache"
+    assert home("radixviz.engines.toy.views") == "radixviz.render"
+    assert home("radixviz.engines.toy.views_tiers") == "radixviz.render"
+    assert home("radixviz.engines.toy.quiz_head_bugs") == "radixviz.lessons"
+    assert home("radixviz.engines") == "radixviz.engines"
+    for nameless in ("radixviz.engines.toy.helpers", "radixviz.engines.toy.viewsx",
+                     "radixviz.engines.toy.sub.cache", "radixviz.engines.toy.cache_"):
+        assert wing_role(nameless) is None, nameless
+        assert home(nameless) == ""
+
+
+def upward(imports) -> list[Import]:
+    """The imports of ``imports`` that point up a layer."""
+    return [imp for imp in imports
+            if imp.target.split(".")[0] == "radixviz" and height(imp.target) > height(imp.source)]
+
+
 def test_imports_point_down():
-    upward = [imp for imp in INTERNAL if height(imp.target) > height(imp.source)]
-    assert not upward, "imports that point up a layer:\n" + "\n".join(map(repr, upward))
+    wrong = upward(INTERNAL)
+    assert not wrong, "imports that point up a layer:\n" + "\n".join(map(repr, wrong))
+
+
+def test_a_wing_file_keeps_to_the_layer_of_its_role():
+    # made up: a wing's cache may not import a view; its views may import the script layer
+    cache = parse_imports("from radixviz.render.pool import PoolGrid", "radixviz.engines.toy.cache_x")
+    views = parse_imports("from radixviz.script.narrate import node_name", "radixviz.engines.toy.views_x")
+    assert [imp.target for imp in upward(cache)] == ["radixviz.render.pool"]
+    assert upward(views) == []
+
+
+# shared modules that use the public contract (docs/architecture.md) by name (``from radixviz.cache import
+# RadixCache``), with the reason: for the registry's stage 2 to remove
+THROUGH_THE_FACE = {
+    # #2442's scratch tree is the first release's RadixCache, as SGLang's scheduler built one
+    ("radixviz.sim.policies", "radixviz.engines.v2024.cache"),
+}
+
+
+def shared_imports_of_wings(imports) -> list[Import]:
+    """The imports of ``imports`` by shared code (outside the wings) of a wing's module."""
+    return [imp for imp in imports if not in_wing(imp.source) and in_wing(imp.target)
+            and (imp.source, imp.target) not in THROUGH_THE_FACE]
+
+
+def test_shared_code_imports_no_wing():
+    # every kind of import counts: at the top, in a function, under TYPE_CHECKING, and a name
+    # of the cache package's lazy table (``from radixviz.cache import HiRadixCache``) too: a
+    # shared module asks the registry (engine_spec(name).part("views")), never a wing
+    wrong = shared_imports_of_wings(INTERNAL)
+    assert not wrong, "shared modules that import a wing:\n" + "\n".join(map(repr, wrong))
+
+
+def test_the_wing_rule_sees_every_way_of_importing_a_wing():
+    made_up = parse_imports(
+        "from typing import TYPE_CHECKING\n"
+        "from radixviz.engines.hicache.views_pool import pool_rows\n"
+        "import radixviz.engines.v2026.cache\n"
+        "from radixviz.cache import HiRadixCache\n"
+        "from radixviz.cache.pool import TokenToKVPool\n"
+        "if TYPE_CHECKING:\n    from radixviz.engines.v2026.node import TreeNode\n"
+        "def later():\n    from radixviz.engines import v2024\n",
+        "radixviz.render.made_up")
+    assert [(imp.line, imp.target) for imp in shared_imports_of_wings(made_up)] == [
+        (2, "radixviz.engines.hicache.views_pool"), (3, "radixviz.engines.v2026.cache"),
+        (4, "radixviz.engines.hicache.cache"), (7, "radixviz.engines.v2026.node"), (9, "radixviz.engines.v2024")]
+    # a wing importing shared code, or another wing (the host tier builds on today's), is fine
+    wing = parse_imports("from radixviz.cache.pool import TokenToKVPool\n"
+                         "from radixviz.engines.v2026.node import TreeNode", "radixviz.engines.hicache.node")
+    assert shared_imports_of_wings(wing) == []
 
 
 def test_siblings_do_not_import_each_other():
@@ -228,7 +362,7 @@ def test_the_lessons_subpackages_import_down_and_siblings_apart():
 
 
 def test_sim_does_not_import_script():
-    wrong = [imp for imp in INTERNAL if starts(imp.source, "radixviz.sim") and starts(imp.target, "radixviz.script")]
+    wrong = [imp for imp in INTERNAL if home(imp.source) == "radixviz.sim" and home(imp.target) == "radixviz.script"]
     assert not wrong, "\n".join(map(repr, wrong))
 
 
@@ -263,9 +397,22 @@ def test_only_the_tui_imports_textual():
     assert not wrong, "\n".join(map(repr, wrong))
 
 
+def rich_below_the_views(imports) -> list[Import]:
+    """The imports of Rich in ``imports`` by a module of a layer below the views (a wing's by
+    its role: its cache and node files are the cache layer)."""
+    return [imp for imp in imports if starts(imp.target, "rich") and starts(home(imp.source), *NO_RICH)]
+
+
 def test_model_layers_import_no_rich():
-    wrong = [imp for imp in ALL_IMPORTS if starts(imp.target, "rich") and starts(imp.source, *NO_RICH)]
+    wrong = rich_below_the_views(ALL_IMPORTS)
     assert not wrong, "\n".join(map(repr, wrong))
+
+
+def test_a_wing_cache_importing_rich_is_caught():
+    text = "from rich.text import Text"
+    assert len(rich_below_the_views(parse_imports(text, "radixviz.engines.toy.node"))) == 1
+    assert len(rich_below_the_views(parse_imports(text, "radixviz.engines.toy.cache_heap"))) == 1
+    assert rich_below_the_views(parse_imports(text, "radixviz.engines.toy.views")) == []
 
 
 def _cycle_through(start: str, edges: dict) -> list[str] | None:

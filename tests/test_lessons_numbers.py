@@ -1,4 +1,4 @@
-"""Numbers that challenge debriefs, quiz explanations and the README state, recomputed from
+"""Numbers that challenge debriefs, quiz explanations and the documentation pages state, recomputed from
 the engine or the simulation (the lessons' prose: test_lessons_claims.py)."""
 import re
 from pathlib import Path
@@ -13,7 +13,7 @@ from radixviz.script import Session
 from radixviz.sim.runner import simulate
 
 CHALLENGES = {c.id: c for c in load_challenges()}
-README = Path(__file__).resolve().parents[1] / "README.md"
+SIMULATOR_PAGE = Path(__file__).resolve().parents[1] / "docs" / "simulator.md"
 
 
 def folded(text: str) -> str:
@@ -98,10 +98,10 @@ def test_fixed_explanations_name_the_ratios_the_simulation_uses():
     assert POLICIES["random"][1] == POLICIES["lpm"][1]
 
 
-# ------------------------------------------------------------------ README
+# ------------------------------------------------------------------ the simulator's page
 
-def test_the_readme_few_shot_figures_are_measured():
-    text = folded(README.read_text(encoding="utf-8"))
+def test_the_simulator_page_few_shot_figures_are_measured():
+    text = folded(SIMULATOR_PAGE.read_text(encoding="utf-8"))
     found = re.search(r"On few-shot with (\d+) requests and a (\d+)-slot pool, lpm hits ([\d.]+)–([\d.]+) % "
                       r"of prompt tokens against fcfs's ([\d.]+)–([\d.]+) % \(seeds 0–2\)", text)
     assert found

@@ -29,8 +29,9 @@ def test_no_long_runs_copied_from_the_chapter():
     chapter = _runs(CHAPTER.read_text(encoding="utf-8"))
     texts = {str(l.path): l.path.read_text(encoding="utf-8") for l in load_lessons()}
     texts["fixed.py"] = Path(fixed.__file__).read_text(encoding="utf-8")
-    # the step narration and the README teach too
+    # the step narration, the README and the documentation site teach too
     texts["narrate.py"] = (ROOT / "radixviz/script/narrate.py").read_text(encoding="utf-8")
-    texts["README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        texts[str(page.relative_to(ROOT))] = page.read_text(encoding="utf-8")
     copied = {name: sorted(_runs(text) & chapter) for name, text in texts.items()}
     assert {k: v for k, v in copied.items() if v} == {}

@@ -163,9 +163,9 @@ def test_the_challenge_debrief_and_hints_hold():
         in " ".join(challenge.path.read_text(encoding="utf-8").split())
 
 
-def test_the_readme_router_table_is_measured(capsys):
+def test_the_simulator_page_router_table_is_measured(capsys):
     from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "simulator.md").read_text(encoding="utf-8")
     rows = {"multi-tenant": "multi-tenant: hit rate / balance", "multi-turn": "multi-turn",
             "hot-prefix": "hot-prefix"}
     for workload, label in rows.items():

@@ -38,7 +38,7 @@ async def test_the_next_step_is_built_while_the_learner_reads_this_one(tmp_path,
     import radixviz.tui.widgets.narration as narration
     import radixviz.tui.widgets.pool_pane as pool_pane
     built: list = []   # (what, the pool or frame it was built for)
-    for module, name in ((pool_pane, "pool_rows"), (narration, "narration_parts")):
+    for module, name in ((pool_pane, "pool_lines"), (narration, "narration_parts")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda first, *rest, _real=real, _name=name:
                             built.append((_name, first)) or _real(first, *rest))
@@ -50,5 +50,5 @@ async def test_the_next_step_is_built_while_the_learner_reads_this_one(tmp_path,
         shown = app.screen.model.frame
         assert app.screen.model.position == 2
         assert [name for name, what in built if what is shown or what is shown.pool] == [], built
-        assert {name for name, _ in built} == {"pool_rows", "narration_parts"}   # the next step's, ahead
+        assert {name for name, _ in built} == {"pool_lines", "narration_parts"}   # the next step's, ahead
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from radixviz.sim.scheduler import Scheduler
-from radixviz.sim.engines.v2026 import todays_cache
+from radixviz.engines.v2026.sim import todays_cache
 from radixviz.sim.workloads import make_workload
 
 

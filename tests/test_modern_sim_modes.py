@@ -6,7 +6,7 @@ import json
 import pytest
 
 from radixviz.sim.runner import replay
-from radixviz.sim.engines.v2026 import todays_cache
+from radixviz.engines.v2026.sim import todays_cache
 from radixviz.sim.trace import load_trace
 from radixviz.sim.workloads import make_workload
 from radixviz.tui.app import RadixvizApp

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from radixviz.cache import ModernRadixCache
-from radixviz.cache.v2026.snapshot import ModernNodeSnapshot
+from radixviz.engines.v2026.snapshot import ModernNodeSnapshot
 from radixviz.cache.trace import MODERN_ONLY_KINDS
 from radixviz.render.source_map import markers, source_file
 

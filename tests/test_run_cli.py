@@ -60,7 +60,7 @@ class TestRun:
 
     def test_broken_invariant_exits_1(self, cli, monkeypatch):
         from radixviz.cache import InvariantError
-        from radixviz.cache.v2024 import Engine
+        from radixviz.engines.v2024.engine import Engine
 
         def broken(*args, **kwargs):
             raise InvariantError("node #1 holds slot 3 twice")
@@ -75,7 +75,7 @@ class TestSteps:
         assert code == 0
         lines = out.split("\n\n")[0].splitlines()   # the steps, before the final tree
         split = lines.index("  19   split after 6 tokens: 'Hello_' above 'L.A.!'")
-        where = re.match(r"       (radixviz/cache/v2024/cache\.py):(\d+) _split_node: (.*)$", lines[split + 1])
+        where = re.match(r"       (radixviz/engines/v2024/cache\.py):(\d+) _split_node: (.*)$", lines[split + 1])
         assert where, lines[split + 1]
         source = linecache.getline(str(ROOT / where.group(1)), int(where.group(2))).strip()
         assert source.startswith(where.group(3).rstrip("…")) and source

@@ -36,9 +36,9 @@ def run_in(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_the_copy_really_has_no_sources(compiled):
     assert not list((compiled / "radixviz").rglob("*.py"))
-    done = run_in(compiled, "-c", "import radixviz.cache.v2024.cache as m; print(m.__file__)")
+    done = run_in(compiled, "-c", "import radixviz.engines.v2024.cache as m; print(m.__file__)")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(compiled / "radixviz" / "cache" / "v2024" / "cache.pyc")
+    assert done.stdout.strip() == str(compiled / "radixviz" / "engines" / "v2024" / "cache.pyc")
 
 
 def test_run_steps_names_each_step(compiled):
@@ -46,9 +46,9 @@ def test_run_steps_names_each_step(compiled):
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Traceback" not in done.stderr
-    assert "radixviz.cache.v2024.cache [match.compare]: step match.compare" in out
-    assert "radixviz.cache.v2024.cache [split]: step split" in out
-    assert "radixviz.cache.v2024.cache [evict.pop]: step evict.pop" in out
+    assert "radixviz.engines.v2024.cache [match.compare]: step match.compare" in out
+    assert "radixviz.engines.v2024.cache [split]: step split" in out
+    assert "radixviz.engines.v2024.cache [evict.pop]: step evict.pop" in out
     assert "radixviz.script.session [alloc]: step alloc" in out
     assert "split after 6 tokens: 'Hello_' above 'L.A.!'" in out   # the narration is unchanged
     assert "match_prefix returns 6 token(s)" in out
@@ -60,13 +60,13 @@ def test_run_json_steps_have_no_line_but_a_step(compiled):
     steps = [s for op in json.loads(done.stdout)["ops"] for s in op["steps"]]
     split = next(s for s in steps if s["kind"] == "split")
     assert (split["label"], split["file"], split["line"], split["source"]) == \
-        ("split", "radixviz.cache.v2024.cache", None, "step split")
+        ("split", "radixviz.engines.v2024.cache", None, "step split")
 
 
 def test_code_pane_shows_the_step_name(compiled):
     done = run_in(compiled, "-c", (
         "from rich.console import Console\n"
         "from radixviz.tui.widgets.code_pane import code_view\n"
-        "Console(width=100).print(code_view('radixviz.cache.v2024.cache', 'match.compare', 20))\n"))
+        "Console(width=100).print(code_view('radixviz.engines.v2024.cache', 'match.compare', 20))\n"))
     assert done.returncode == 0, done.stderr
     assert "step match.compare" in done.stdout and "no source file" in done.stdout

@@ -26,7 +26,7 @@ from radixviz.cli import main
 
 PACKAGE = Path(radixviz.__file__).resolve().parent
 PAGE = 7                               # a page size no default has, so a match is this run's
-START, END = "commands/run.py", "cache/v2026/cache.py"
+START, END = "commands/run.py", "engines/v2026/cache.py"
 MOST_FILES = 3
 
 

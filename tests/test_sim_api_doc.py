@@ -56,7 +56,7 @@ def test_the_trace_format_example_loads(tmp_path):
 
 def test_the_priority_example_prints_the_engines_numbers(capsys):
     from radixviz.sim import Scheduler, make_workload
-    from radixviz.sim.engines.v2026 import todays_cache
+    from radixviz.engines.v2026.sim import todays_cache
 
     exec(compile(python_blocks()[2], str(DOC), "exec"), {})
     shown = capsys.readouterr().out

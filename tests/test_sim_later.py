@@ -160,7 +160,7 @@ class TestInsertAfterPrefill:
         assert sched.cache.evictable_size() == sched.cache.total_size()
 
     def test_with_pages_only_whole_pages_go_in_and_the_tail_stays_the_requests(self):
-        from radixviz.sim.engines.v2026 import todays_cache
+        from radixviz.engines.v2026.sim import todays_cache
         sched = Scheduler(1024, "lpm", cache_unfinished=True, cache_factory=todays_cache(page_size=4))
         sched.submit([RequestSpec(tuple(range(22)), 8), RequestSpec(tuple(range(21)) + (99,), 8)])
         sched.step()

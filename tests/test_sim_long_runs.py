@@ -5,7 +5,7 @@ import io
 import pytest
 
 from radixviz.cli import main
-from radixviz.commands.simulate_progress import LONG, progress_for
+from radixviz.commands.simulate_progress import progress_for
 from radixviz.sim.defaults import MAX_REQUESTS
 
 
@@ -26,16 +26,21 @@ def test_a_trace_over_the_requests_cap_is_refused_at_its_line(tmp_path, capsys):
 def test_a_long_run_shows_its_progress_on_a_terminal(monkeypatch, capsys):
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setattr("radixviz.commands.simulate_progress.AFTER", 0.0)   # a long run, in short
     with pytest.raises(SystemExit) as info:
-        main(["simulate", "--workload", "no-sharing", "--requests", str(LONG), "--pool-size", "65536"])
+        main(["simulate", "--workload", "no-sharing", "--requests", "2000", "--pool-size", "65536"])
     shown = terminal.getvalue()
     assert info.value.code == 0
-    assert "\rsimulating lpm: " in shown and "of 2,000 requests finished" in shown
-    assert shown.endswith("\r")                      # the line is cleared before the results
+    assert "simulating lpm:" in shown and "of 2,000 requests finished" in shown
+    assert "requests/s" in shown and " MB" in shown       # the rate and the memory
     assert "simulating" not in capsys.readouterr().out
 
 
-def test_no_progress_when_stderr_is_not_a_terminal_or_the_run_is_short():
-    assert progress_for("lpm", LONG, io.StringIO()) is None
-    assert progress_for("lpm", LONG - 1, Terminal()) is None
-    assert progress_for("lpm", LONG, Terminal()) is not None
+def test_no_progress_when_stderr_is_not_a_terminal_and_none_in_a_runs_first_seconds():
+    assert progress_for("lpm", 2000, io.StringIO()) is None
+    terminal = Terminal()
+    progress = progress_for("lpm", 2000, terminal)
+    assert progress is not None
+    progress(10, 2000)                                    # the run is younger than AFTER
+    progress.done()
+    assert terminal.getvalue() == ""

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from radixviz.sim.scheduler import Scheduler
-from radixviz.sim.engines.v2026 import todays_cache
+from radixviz.engines.v2026.sim import todays_cache
 from radixviz.sim.workloads import make_workload, request_count
 
 REQUESTS, POOL = 200, 3072

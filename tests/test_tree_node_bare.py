@@ -4,8 +4,8 @@ ids from a class counter, no key, no value, nothing locked or hit, no host copy,
 import pytest
 import torch
 
-from radixviz.cache.hicache.node import TreeNode as HostNode
-from radixviz.cache.v2026.node import TreeNode as DeviceNode
+from radixviz.engines.hicache.node import TreeNode as HostNode
+from radixviz.engines.v2026.node import TreeNode as DeviceNode
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@ on (one operation, shown in the status line), and the host-leaf bug's damage is 
 the pool pane: the lost node named, its slots marked ``?``."""
 from __future__ import annotations
 
-from radixviz.render.pool_host import pool_rows
+from radixviz.engines.hicache.views_pool import pool_rows
 from tui_helpers import pane_rows, stepper, wait_until
 
 SCRIPT = 'write-policy write_back\ninsert "xyz"\nevict 3\ninsert "xyzuv"\n'

@@ -106,7 +106,7 @@ class TestMatcherSwitch:
             assert app.screen.model.session.cache.buggy_match is False
 
     async def test_b_after_the_readme_match_shows_11_with_the_wrong_five(self, tmp_path):
-        """The README's flow: the fixed match has split the edge; b replays it all with the
+        """The #7 flow of the README's tour: the fixed match has split the edge; b replays it all with the
         buggy matcher, so the same match now shows 11 tokens, the five of 'world' wrong."""
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("end")
@@ -289,7 +289,7 @@ class TestCodePane:
         assert any("prefix_len = self.key_match_fn(" in t for t in texts)
         assert not any("_snap is not None" in t or "tr.active" in t for t in texts)
         from radixviz.render.source_map import reporting_lines
-        import radixviz.cache.v2026.cache as engine
+        import radixviz.engines.v2026.cache as engine
         lines = open(engine.__file__).read().splitlines()
         compound = [i for i, t in enumerate(lines, 1) if "if tr.active and" in t or "_snap is not None:" in t]
         assert compound and set(compound) <= reporting_lines(engine.__file__)

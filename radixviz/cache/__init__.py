@@ -2,8 +2,11 @@
 
 Shared parts sit here (``keys``, ``text``, ``snapshot``, ``trace``, ``pool``, ``values``,
 ``evict_policy``, ``invariants``, ``checks``, ``hashes``, ``kv_events``); each engine is a
-subpackage (``v2024/``: the first release's cache; ``v2026/``: today's; ``hicache/``: today's
-with a host tier); ``engines`` names them all and ``facade`` gives every caller the same verbs. Imports no UI library.
+wing, ``radixviz/engines/NAME/`` (``v2024``: the first release's cache; ``v2026``: today's;
+``hicache``: today's with a host tier; docs/architecture.md); ``engines`` (the registry) names
+them all and ``facade`` gives every caller the same verbs. Imports no UI library; the table
+below is the package's public face, the one shared place besides the registry that names a
+wing's modules.
 
 Names load on first use, so a text helper, a policy name or the list of engines never loads
 torch: only an engine, a snapshot of one, or the pool does.
@@ -11,16 +14,18 @@ torch: only an engine, a snapshot of one, or the pool does.
 import importlib
 
 _HOMES = {
-    # the engines (DESIGN's contract: RadixCache, TreeNode, ModernRadixCache)
-    "RadixCache": ("v2024.cache", "RadixCache"), "TreeNode": ("v2024.node", "TreeNode"),
-    "check_invariants": ("v2024.invariants", "check_invariants"),
-    "MatcherDisagreement": ("v2024.preview", "MatcherDisagreement"),
-    "compare_matchers": ("v2024.preview", "compare_matchers"),
-    "preview_match": ("v2024.preview", "preview_match"),
-    "ModernRadixCache": ("v2026.cache", "RadixCache"), "ModernTreeNode": ("v2026.node", "TreeNode"),
-    "check_modern_invariants": ("v2026.invariants", "check_modern_invariants"),
-    "HiRadixCache": ("hicache.cache", "HiRadixCache"),
-    "check_hicache_invariants": ("hicache.invariants", "check_hicache_invariants"),
+    # the engines, from their wings (the public contract: docs/architecture.md)
+    "RadixCache": ("radixviz.engines.v2024.cache", "RadixCache"),
+    "TreeNode": ("radixviz.engines.v2024.node", "TreeNode"),
+    "check_invariants": ("radixviz.engines.v2024.invariants", "check_invariants"),
+    "MatcherDisagreement": ("radixviz.engines.v2024.preview", "MatcherDisagreement"),
+    "compare_matchers": ("radixviz.engines.v2024.preview", "compare_matchers"),
+    "preview_match": ("radixviz.engines.v2024.preview", "preview_match"),
+    "ModernRadixCache": ("radixviz.engines.v2026.cache", "RadixCache"),
+    "ModernTreeNode": ("radixviz.engines.v2026.node", "TreeNode"),
+    "check_modern_invariants": ("radixviz.engines.v2026.invariants", "check_modern_invariants"),
+    "HiRadixCache": ("radixviz.engines.hicache.cache", "HiRadixCache"),
+    "check_hicache_invariants": ("radixviz.engines.hicache.invariants", "check_hicache_invariants"),
     # the registry and the facade
     "EngineSpec": ("engines", "EngineSpec"), "engine_names": ("engines", "engine_names"),
     "engine_spec": ("engines", "engine_spec"), "open_engine": ("engines", "open_engine"),
@@ -53,6 +58,8 @@ def __getattr__(name: str):
     if name not in _HOMES:
         raise AttributeError(f"module 'radixviz.cache' has no attribute {name!r}")
     module, attribute = _HOMES[name]
-    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    # an engine's names live in its wing (radixviz.engines.NAME), the shared parts beside this file
+    value = getattr(importlib.import_module(module if module.startswith("radixviz.") else f".{module}", __name__),
+                    attribute)
     globals()[name] = value
     return value

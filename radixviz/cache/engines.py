@@ -5,9 +5,11 @@ Callers never ask "is this the 2026 engine?": they open an engine by name
 (facade.py), and where a view or a script must know what an engine has (a #7 switch, pages,
 priorities), it asks this table: ``engine_spec(tree.engine).pages``.
 
-Adding an engine is a new subpackage beside ``v2024/`` and ``v2026/`` (its cache, nodes,
-invariants, preview, and an ``Engine`` in its ``__init__``: the facade subclass that maps the
-verbs onto it) and one ``register(...)`` line at the bottom of this file. Its options are
+Adding an engine is a new wing, ``radixviz/engines/NAME/`` beside ``v2024/``, ``v2026/`` and
+``hicache/`` (its cache, nodes, invariants, preview, and an ``Engine`` in its ``__init__``: the
+facade subclass that maps the verbs onto it; then, as it needs them, its ``ops``, ``views``,
+``sim``, ``quiz`` and ``checks`` modules: docs/architecture.md) and one ``register(...)`` line at
+the bottom of this file, the one list of wings: shared code imports no wing, it asks this table. Its options are
 ``Option`` declarations (options.py), each once, named in its spec: the command line's flags,
 the script's operations, their limits, defaults, help and refusals are made from them. Nothing
 here loads torch, so the parser and the command line read names and capabilities before any
@@ -43,22 +45,26 @@ class EngineSpec:
     brings back SGLang's two write_back bugs of 9fbe6800a (``hicache-fixes off``).
     """
     name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
-    package: str                    # the subpackage whose ``Engine`` opens it
+    package: str                    # the module whose ``Engine`` opens it (a wing's engine.py)
     title: str                      # one line for help texts and narration
     options: tuple[Option, ...] = ()     # each declared once (options.py): flag, limits, default
     words: Callable[[Mapping], tuple] = lambda settings: ()   # settings -> ("page 4", "lfu")
     # the options checked together, with the pool they are for (ValueError: one line); None: no such check
     check: Callable[[Mapping, int], None] | None = None
-    # the module that registers the views of this engine's snapshot types (render/views/),
-    # imported when one of its trees is first drawn; None: the shared views of plain snapshots
+    # the wing's module that registers the views of this engine's snapshot types on the
+    # shared ones (render/views/), imported when one of its trees is first drawn; None: the
+    # shared views of plain snapshots
     views: str | None = None
-    # the modules that bring the rest of this engine, one in each layer, imported by name on
-    # first use as ``views`` is (none loads torch before the engine does): its script
-    # operations and their narration (script/ops/), its hooks in the scheduler loop and its
-    # ``simulate`` (sim/engines/), its quiz generators (lessons/quiz/engines/)
+    # the wing's modules that bring the rest of this engine, one in each layer, imported by
+    # name on first use as ``views`` is (none loads torch before the engine does): its script
+    # operations and their narration (``ops``, on script/ops/'s EngineOps), its hooks in the
+    # scheduler loop and its ``simulate`` (``sim``, on sim/engines/), its quiz generators
+    # (``quiz``: GENERATORS and LESSON_TOPICS, read by lessons/quiz/generate.py) and the counts
+    # a lesson may predict of its trees (``checks``, on lessons/lesson/checker.py's tree_counts)
     script: str | None = None
     sim: str | None = None
     quiz: str | None = None
+    checks: str | None = None
     # the script operation words this engine's script module handles (another engine refuses them)
     ops: tuple[str, ...] = ()
     matcher_switch: bool = False
@@ -119,7 +125,7 @@ class EngineSpec:
         return self.engine_class(self, pool, self.make_settings(**options) if settings is None else settings)
 
     def part(self, kind: str) -> ModuleType | None:
-        """This engine's module for ``kind`` (``views``, ``script``, ``sim`` or ``quiz``),
+        """This engine's module for ``kind`` (``views``, ``script``, ``sim``, ``quiz`` or ``checks``),
         imported on first use; None where the engine brings none (the shared code serves it)."""
         name = getattr(self, kind) if kind in PARTS else None
         if kind not in PARTS:
@@ -131,7 +137,7 @@ class EngineSpec:
         return " · ".join((self.name, *self.words(settings)))
 
 
-PARTS = ("views", "script", "sim", "quiz")
+PARTS = ("views", "script", "sim", "quiz", "checks")
 CAPABILITIES = ("matcher_switch", "release_insert", "pages", "priorities", "eviction_policies",
                 "node_stats", "host_tier", "namespaces", "kv_events")
 _ENGINES: dict[str, EngineSpec] = {}
@@ -221,7 +227,7 @@ def _pages_and_policy(settings: Mapping) -> tuple:
     return words + ("kv events",) if settings.get("kv_events") else words
 
 
-# the host tier's 9fbe6800a bugs (hicache/head_bugs.py, which loads torch: named again here)
+# the host tier's 9fbe6800a bugs (engines/hicache/cache_head_bugs.py, which loads torch: named again here)
 _HEAD_BUG_WORDS = {"load_back_unprotected": "load-back", "host_leaf_by_evicted": "host-leaf"}
 
 
@@ -237,19 +243,21 @@ def _host_tier(settings: Mapping) -> tuple:
 _TODAYS_OPS = ("page-size", "eviction", "events")
 # ``strict=False`` lets the 2024 engine take a value shorter than its key, as the release's
 # scheduler handed it one before #4 (``insert-slots release``, ``simulate --insert release``)
-register(EngineSpec("2024", "radixviz.cache.v2024", "the first release's cache (SGLang, January 2024)",
-                    (MATCHER, STRICT), _matcher, script="radixviz.script.ops.v2024", sim="radixviz.sim.engines.v2024",
+register(EngineSpec("2024", "radixviz.engines.v2024.engine", "the first release's cache (SGLang, January 2024)",
+                    (MATCHER, STRICT), _matcher, script="radixviz.engines.v2024.ops", sim="radixviz.engines.v2024.sim",
                     ops=("matcher", "insert-slots"), matcher_switch=True, release_insert=True))
-register(EngineSpec("2026", "radixviz.cache.v2026", "today's cache (SGLang, March 2026)",
-                    (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.render.views.v2026",
-                    script="radixviz.script.ops.v2026", sim="radixviz.sim.engines.v2026", ops=_TODAYS_OPS,
+register(EngineSpec("2026", "radixviz.engines.v2026.engine", "today's cache (SGLang, March 2026)",
+                    (PAGE, EVICTION, KV_EVENTS), _pages_and_policy, views="radixviz.engines.v2026.views",
+                    script="radixviz.engines.v2026.ops", sim="radixviz.engines.v2026.sim",
+                    quiz="radixviz.engines.v2026.quiz", checks="radixviz.engines.v2026.checks", ops=_TODAYS_OPS,
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True))
-register(EngineSpec("hicache", "radixviz.cache.hicache",
+register(EngineSpec("hicache", "radixviz.engines.hicache.engine",
                     "today's cache with a host-memory tier (SGLang's HiRadixCache, March 2026)",
                     (PAGE, EVICTION, KV_EVENTS, HOST_SIZE, WRITE_POLICY, HEAD_BUGS), _host_tier, check_host_size,
-                    views="radixviz.render.views.hicache", script="radixviz.script.ops.hicache",
-                    sim="radixviz.sim.engines.hicache",
+                    views="radixviz.engines.hicache.views", script="radixviz.engines.hicache.ops",
+                    sim="radixviz.engines.hicache.sim", quiz="radixviz.engines.hicache.quiz",
+                    checks="radixviz.engines.hicache.checks",
                     ops=(*_TODAYS_OPS, "host-size", "write-policy", "sync", "auto-sync", "load-back",
                          "evict-host", "hicache-fixes"),
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,

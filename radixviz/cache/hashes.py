@@ -13,14 +13,29 @@ a split divides the list between the two halves. No torch here.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from collections.abc import Iterable, Sequence
 
 if TYPE_CHECKING:
-    from .v2026.node import TreeNode
-    from collections.abc import Hashable
+    from collections.abc import Hashable, Mapping
 
 SHORT = 8  # hex digits a view shows of a hash
+
+
+class HashedNode(Protocol):
+    """What a page hash reads of a tree's node (today's engines' nodes have it): its edge, its
+    parent's hashes to chain from and, for a walk, its children."""
+    @property
+    def key(self) -> Sequence: ...
+
+    @property
+    def hash_value(self) -> list[str] | None: ...
+
+    @property
+    def parent(self) -> HashedNode | None: ...
+
+    @property
+    def children(self) -> Mapping: ...
 
 
 def token_id(token: Hashable) -> int:
@@ -71,7 +86,7 @@ def chain_hashes(key: Sequence, page_size: int, prior_hash: str | None = None) -
     return hashes
 
 
-def compute_node_hash_values(node: TreeNode, page_size: int) -> list:
+def compute_node_hash_values(node: HashedNode, page_size: int) -> list:
     """A node's page hashes, chained from its parent's last page. As SGLang computes them:
     the root (empty key) seeds nothing, and neither does a parent whose hashes were never
     computed (the chain then starts afresh, as upstream's does)."""

@@ -59,3 +59,9 @@ def check_pool(pool: TokenToKVPool, owner: dict, held: Iterable[torch.Tensor | S
     outside = [s for s in uses if not 0 <= s < len(refcounts)]
     if outside:
         raise InvariantError(f"slot {outside[0]} is outside the pool (size {len(refcounts)})")
+    kept = getattr(pool, "check_free_list", None)   # the device pool keeps its free slots as they change
+    if kept is not None:
+        try:
+            kept()
+        except ValueError as error:
+            raise InvariantError(str(error)) from None

@@ -19,7 +19,7 @@ from .evict_policy import POLICY_NAMES
 from .write_policy import WRITE_POLICY_NAMES
 
 # SGLang's --hicache-ratio default: the host pool holds twice the device pool's tokens
-# (hicache/host_pool.py sizes it; help texts and badges say it from here)
+# (engines/hicache/cache_host_pool.py sizes it; help texts and badges say it from here)
 HOST_TO_DEVICE_RATIO = 2.0
 COMMANDS = ("run", "export", "sandbox", "simulate")   # where an option may apply
 SWITCH_WORDS = ("on", "off")                          # a yes/no option's script words
@@ -158,7 +158,7 @@ WRITE_POLICY = Option("write_policy", "write_through", f"when a node is copied t
                       f"{', '.join(WRITE_POLICY_NAMES)}", choices=WRITE_POLICY_NAMES,
                       what="a host tier", live=True)
 
-# SGLang's two write_back bugs of 9fbe6800a the host tier can bring back (hicache/head_bugs.py,
+# SGLang's two write_back bugs of 9fbe6800a the host tier can bring back (engines/hicache/cache_head_bugs.py,
 # which loads torch, holds the same names); the script's ``hicache-fixes`` sets them too
 HEAD_BUG_NAMES = ("load_back_unprotected", "host_leaf_by_evicted")
 HEAD_BUGS = Option("head_bugs", (), "bring back SGLang's write_back bugs of 9fbe6800a: all (when "

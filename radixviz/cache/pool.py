@@ -1,6 +1,7 @@
 """The KV memory: token slots with reference counts, and the request-to-token map."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 from typing import TYPE_CHECKING
 
@@ -55,17 +56,27 @@ class TokenToKVPool:
         self.k_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
         self.v_buffer = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(layer_num)]
         self._counted: tuple | None = None   # (the last SlotCounts given out, a copy of the counts it holds)
+        # the free slots, ascending, kept as they change: the loop asks for the free count and
+        # the lowest free slots every pass, and scanning the pool for them cost more than the
+        # rest of a long trace's pass together (a 131,072-slot pool: docs/benchmarks.md).
+        # Invariant: with the sorted runs freed since the last allocation (``_freed``, merged
+        # when the next allocation needs the lowest), exactly the slots whose count is 0.
+        self._free_slots = np.arange(size, dtype=np.int64)
+        self._freed: list = []
+        self._free_count = size
 
     def alloc(self, need_size: int) -> torch.Tensor | None:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""
         if isinstance(need_size, bool) or not isinstance(need_size, int) or need_size < 0:
             raise PoolError(f"cannot allocate {need_size!r} slots")
-        # a copy, as the release's ``.to(torch.int32)`` made one: a view would keep the list
-        # of every free slot alive as long as the tree keeps these slots (a pool's worth of
-        # int64 per node: most of a big session's memory)
-        select = torch.nonzero(self.mem_state == 0).squeeze(1)[:need_size].clone()
-        if select.shape[0] < need_size:
+        if self._free_count < need_size:
             return None
+        free = self._merged_free_slots()
+        # a copy: a view would keep the whole free list alive as long as the tree keeps these
+        # slots (a pool's worth of int64 per node: most of a big session's memory)
+        select = torch.from_numpy(free[:need_size].copy()).to(self.device)
+        self._free_slots = free[need_size:]
+        self._free_count -= need_size
         self.mem_state.index_fill_(0, select, 1)  # they were free: one reference each now
         return select
 
@@ -85,19 +96,44 @@ class TokenToKVPool:
         slots = self._as_slots(slots)
         if slots.shape[0] == 0:
             return 0
-        # frees happen every request: a few whole-tensor steps, no sort of the slots
+        # frees happen every request: steps over the freed slots only, never the whole pool
         state = self.mem_state
-        used = torch.count_nonzero(state)
         state.index_put_((slots,), -self._one, accumulate=True)
         after = state[slots]
         if int(after.min()) < 0:  # released more often than held: undo, so nothing changed
             state.index_put_((slots,), self._one, accumulate=True)
             raise PoolError(f"slot {int(slots[after < 0].min())} is free: it has no reference "
                             f"to release")
-        return int(used - torch.count_nonzero(state))  # a slot named twice counts once
+        freed = slots[after == 0]
+        if freed.shape[0] == 0:
+            return 0
+        runs = np.sort(freed.cpu().numpy())
+        if len(runs) > 1 and (runs[1:] == runs[:-1]).any():
+            runs = np.unique(runs)    # a slot named twice counts once
+        # merged into the free list by the next allocation: an eviction frees leaf after
+        # leaf, and merging each one cost more than the rest of the pass
+        self._freed.append(runs)
+        self._free_count += len(runs)
+        return len(runs)
+
+    def _merged_free_slots(self) -> np.ndarray:
+        if self._freed:
+            # sorted runs: a stable sort merges them in about linear time
+            self._free_slots = np.sort(np.concatenate([self._free_slots, *self._freed]), kind="stable")
+            self._freed = []
+        return self._free_slots
 
     def available_size(self) -> int:
-        return self.size - int(torch.count_nonzero(self.mem_state))
+        return self._free_count
+
+    def check_free_list(self) -> None:
+        """PoolError unless the kept free list is exactly the slots whose count is 0 (it is
+        kept as slots change, never rebuilt: this is the check that it was kept right)."""
+        scanned = torch.nonzero(self.mem_state == 0).squeeze(1).cpu().numpy()
+        kept = self._merged_free_slots()
+        if not np.array_equal(scanned, kept) or self._free_count != len(kept):
+            raise PoolError(f"the pool's free list holds {len(kept)} slots (counted {self._free_count}) "
+                            f"but {len(scanned)} slots have no reference")
 
     def used_size(self) -> int:
         return self.size - self.available_size()

@@ -81,7 +81,7 @@ class Event:
     kind: EventKind
     step: str                # the engine's label for the line that did it, e.g. "match.compare"
     op: str                  # the public method running: match_prefix, insert, evict, ...
-    source: str              # the engine module that emitted it, e.g. "radixviz.cache.v2024.cache"
+    source: str              # the engine module that emitted it, e.g. "radixviz.engines.v2024.cache"
     nodes: tuple             # ids of the nodes this step touches
     data: MappingProxyType   # step details (immutable values only)
     tree: TreeSnapshot       # the whole tree just after this step

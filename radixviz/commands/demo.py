@@ -7,11 +7,11 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from radixviz.cache import RadixCache, TokenToKVPool  # torch: not when --help loads this module
+    from radixviz.cache import TokenToKVPool, open_engine  # torch: not when --help loads this module
 
     for buggy in (False, True):
         pool = TokenToKVPool(32, device="cpu")
-        cache = RadixCache(buggy_match=buggy, device=pool.device)
+        cache = open_engine("2024", pool, buggy=buggy).cache   # the first release's RadixCache
         for text in ("Hello_L.A.!", "Hello_L.A.!world"):
             slots = pool.alloc(len(text))
             pool.free(slots[:cache.insert(text, slots)])

@@ -20,11 +20,10 @@ from radixviz.render.compare import compare_view
 from radixviz.render.jsondoc import session_document
 from radixviz.render.log import step_line
 from radixviz.render.pool import PoolGrid
-from radixviz.render.head_bugs import damage_lines
-from radixviz.render.pool_host import HostPoolGrid
 from radixviz.render.source_map import locate
 from radixviz.render.summary import op_result, op_summary
 from radixviz.render.tree import TreeView
+from radixviz.render.views import load_views, more_pools
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.script.kv_text import event_line
 from radixviz.cache.options import EVICTION, PAGE
@@ -266,11 +265,9 @@ def print_human(session, args: argparse.Namespace) -> None:
         console.print(TreeView(final.tree, final.marks, legend=True))
         console.print()
         console.print(PoolGrid(final.pool, final.marks))
-        if final.pool.host:
-            console.print(Text("host pool (CPU)", style="bold"))
-            console.print(HostPoolGrid(final.pool, final.marks))
-            for line in damage_lines(final.tree):   # SGLang's 9fbe6800a bugs on: what they broke
-                console.print(line)
+        load_views(final.tree)
+        for shown in more_pools(final.tree, final.pool, final.marks):   # the host tier's grid
+            console.print(shown)
 
 
 def check(session) -> int:

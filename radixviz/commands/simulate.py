@@ -26,7 +26,9 @@ from radixviz.render.sim_report import show
 from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
                                SIM_REQUESTS)
 from radixviz.sim import defaults as D
+from radixviz.sim.defaults import CONTEXT_LEN as DEFAULT_CONTEXT
 from radixviz.sim.engines.simulate import SimulateArgs, simulation
+from radixviz.sim.traces.mooncake import Limits
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
 
@@ -37,7 +39,7 @@ from .simulate_capacity import parse_grid_option, run_grid_cli
 from .simulate_cluster import CLUSTER_ENGINE, CLUSTER_REQUESTS, add_cluster_args, cluster_only, run_cluster
 from .simulate_modes import load_trace_option, open_app
 from .simulate_progress import progress_for
-from .simulate_traces import add_trace_args, check_trace_args
+from .simulate_traces import add_trace_args, check_trace_args, trace_run_options
 
 if TYPE_CHECKING:
     from radixviz.cache.engines import EngineSpec
@@ -163,7 +165,8 @@ def parse_options(args: argparse.Namespace) -> dict:
     check_trace_args(args)
     if args.trace is None and args.workload not in WORKLOADS:
         raise UsageError(f"unknown workload {args.workload!r}: choose from {', '.join(WORKLOADS)}")
-    options = {"requests": int(args.requests), "pool_size": args.pool_size, "seed": args.seed}
+    options = {"requests": int(args.requests), "pool_size": args.pool_size, "seed": args.seed,
+               **trace_run_options(args)}
     for name in ("max_running", "context_len"):
         if getattr(args, name) is not None:   # left out: the Scheduler's default
             options[name] = getattr(args, name)
@@ -238,8 +241,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.model not in MODELS:
         raise UsageError(f"unknown model {args.model!r}: choose from {', '.join(MODELS)}")
-    specs = load_trace_option(args, args.model) if args.trace else None
-    report = engine.run(specs, args.trace if args.trace else args.workload, options, progress_for)
+    # one pool and one context for every run: a trace line that could never run is refused from its header
+    limits = Limits(args.pool_size, args.context_len or DEFAULT_CONTEXT) if args.sweep is None else None
+    specs = load_trace_option(args, args.model, limits) if args.trace else None
+    try:
+        report = engine.run(specs, args.trace if args.trace else args.workload, options, progress_for)
+    except MemoryError:
+        raise UsageError(out_of_memory(args, options)) from None
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -248,3 +256,15 @@ def _run(args: argparse.Namespace) -> int:
             print(f"radixviz: {int(args.requests)} requests, the default: --requests N runs another number",
                   file=sys.stderr)
     return 0
+
+
+def out_of_memory(args: argparse.Namespace, options: dict) -> str:
+    """One line for a run that outgrew memory: what grew, and what to change."""
+    if args.trace is None:
+        return (f"out of memory simulating {args.workload} with {int(args.requests):,} requests: "
+                "give fewer --requests or a smaller --pool-size")
+    optimum = "; or leave out --optimum (its tables grow with the trace's distinct content)" if options.get(
+        "optimum") else ""
+    return (f"out of memory replaying {args.trace}: its requests (up to --max-waiting "
+            f"{options.get('max_waiting', 0):,} waiting, each prompt held whole) or the pool "
+            f"(--pool-size {args.pool_size:,}) outgrew this machine's memory: lower them{optimum}")

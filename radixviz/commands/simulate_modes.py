@@ -13,18 +13,21 @@ from radixviz.sim.engines.simulate import later_options
 from radixviz.sim.model_api import VOCAB_SIZE
 from radixviz.sim.trace import TraceError, load_tokenizer
 from radixviz.sim.traces import StreamedTrace, open_trace
+from radixviz.sim.traces.mooncake import Limits
 
 if TYPE_CHECKING:
     import argparse
 
 
-def load_trace_option(args: argparse.Namespace, model: str):
+def load_trace_option(args: argparse.Namespace, model: str, limits: Limits | None = None):
     """The trace's RequestSpecs, checked whole before anything runs (our own format), or a
-    StreamedTrace (sim/traces: Mooncake, OpenAI logs, or timed), its first line checked."""
+    StreamedTrace (sim/traces: Mooncake, OpenAI logs, or timed), its first line checked.
+    ``limits``: the one pool and context of the run, for refusing a request from its header."""
     try:
         specs = open_trace(args.trace, getattr(args, "format", "auto"),
                            block_size=getattr(args, "block_size", None), tokenizer=args.tokenizer,
-                           ms_per_pass=getattr(args, "pass_ms", None), hf_tokenizer=load_tokenizer)
+                           ms_per_pass=getattr(args, "pass_ms", None), hf_tokenizer=load_tokenizer,
+                           limits=limits)
     except TraceError as error:
         raise UsageError(str(error)) from None
     if isinstance(specs, StreamedTrace):

@@ -1,11 +1,17 @@
 """``simulate``'s options for traces people have (radixviz/sim/traces): the format, a
-Mooncake trace's block size, and how much trace time one scheduler pass stands for."""
+Mooncake trace's block size, how much trace time one scheduler pass stands for, how many
+requests may wait; and the run options a long trace asks about: the optimum, and how much
+a failed allocation evicts."""
 from __future__ import annotations
 
 import argparse
 
 from radixviz.errors import UsageError
+from radixviz.sim.defaults import MAX_WAITING, OPTIMUM_UP_TO
 from radixviz.sim.traces import DEFAULT_MS_PER_PASS, FORMATS
+
+# the Scheduler's choices (sim/scheduler.py imports torch: named again here, a test holds them equal)
+ALLOC_EVICT = ("need", "shortfall")
 
 
 def _positive(kind):
@@ -33,10 +39,42 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
                         "given; our format's arrival is then milliseconds too)")
 
 
+    p.add_argument("--max-waiting", type=_positive(int), default=None, metavar="N",
+                   help=f"with --trace: at most N requests wait at once (default {MAX_WAITING:,}); a timed "
+                        "arrival that finds the queue full is dropped and the report counts it, an "
+                        "untimed one is read when there is room")
+    p.add_argument("--optimum", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"count the best hit rate any order could reach (the SGLang paper's optimum) "
+                        f"beside the run's (default: on for runs of up to {OPTIMUM_UP_TO:,} requests; "
+                        "its tables grow with the trace's distinct content)")
+    p.add_argument("--alloc-evict", choices=ALLOC_EVICT, default=None,
+                   help="how much a failed allocation evicts: need (the allocation, as the 2024 "
+                        "release and SGLang up to March 2026) or shortfall (need minus free, as "
+                        "SGLang v0.5.23); default: the engine's SGLang's")
+
+
 def check_trace_args(args: argparse.Namespace) -> None:
     """Trace options without --trace, refused in one line; the default pace for a public format."""
     if args.trace is None:
         for flag, value, default in (("--format", args.format, "auto"), ("--block-size", args.block_size, None),
-                                     ("--pass-ms", args.pass_ms, None)):
+                                     ("--pass-ms", args.pass_ms, None), ("--max-waiting", args.max_waiting, None)):
             if value != default:
                 raise UsageError(f"{flag} goes with --trace FILE")
+    if args.workers is not None:
+        for flag, value in (("--max-waiting", args.max_waiting), ("--optimum", args.optimum),
+                            ("--alloc-evict", args.alloc_evict)):
+            if value is not None:
+                raise UsageError(f"{flag} applies to one scheduler loop, not to --workers")
+
+
+def trace_run_options(args: argparse.Namespace) -> dict:
+    """What these options ask of every run (``runner.replay``'s keywords), those given only;
+    a streamed trace's queue is bounded by default."""
+    options: dict = {}
+    if args.optimum is not None:
+        options["optimum"] = args.optimum
+    if args.alloc_evict is not None:
+        options["alloc_evict"] = args.alloc_evict
+    if args.trace is not None:
+        options["max_waiting"] = args.max_waiting or MAX_WAITING
+    return options

@@ -21,9 +21,9 @@ from radixviz.script import describe, explain, key_text, slot_ranges
 
 from .badge import engine_badge
 from .pool import STATES, slot_symbol
-from .pool_host import BROKEN_STATES, HOST_STATES
 from .source_map import function_span, locate, reporting_lines, short_path, strip_marker
 from .slides import THEMES, frame_dot, inline_svg, render_many, step_number
+from .views import load_views, page_pools
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -94,7 +94,7 @@ def _step(frame: Frame, svg: bytes, records, note) -> dict:
         "why": explain(frame),
         "code": _code_block(frame.source, frame.label) if frame.source else None,
         "pool": _pool(frame),
-        "host_pool": _host_pool(frame) if frame.pool.host else None,
+        "host_pool": _host_pool(frame),
         "status": _status(frame, records),
     }
 
@@ -162,20 +162,10 @@ def _pool(frame) -> dict:
     return shown
 
 
-def _host_pool(frame) -> dict:
-    """The host tier's pool, one character a slot, as the app's second grid shows it:
-    rows of (start, [(class, symbol)]); ``rows`` None for a pool too large to draw."""
-    pool, touched = frame.pool, set(frame.marks.host_slots or ())
-    shown = {"used": pool.host_used, "size": pool.host_size, "rows": None,
-             "legend": [(state, symbol, words) for state, (symbol, _style, words) in HOST_STATES.items()
-                        if state not in BROKEN_STATES]}
-    if pool.host_size > MAX_DRAWN_POOL:
-        return shown
-    shown["rows"] = [(start, [(f"h-{pool.host_state(slot)}" + (" p-t" if slot in touched else ""),
-                               HOST_STATES[pool.host_state(slot)][0])
-                              for slot in range(start, min(start + POOL_ROW, pool.host_size))])
-                     for start in range(0, pool.host_size, POOL_ROW)]
-    return shown
+def _host_pool(frame) -> dict | None:
+    """A second pool, as the engine's views draw it on a page (the host tier's), or None."""
+    load_views(frame.tree)
+    return page_pools(frame.tree, frame, MAX_DRAWN_POOL, POOL_ROW)
 
 
 def _status(frame: Frame, records) -> dict:

@@ -1,6 +1,6 @@
 """What ``radixviz simulate`` prints for a report (sim/engines/simulate.py), chosen by the
 report's type: runs a column each, a sweep, and an engine's own (the host tier's,
-sim_report_host.py, registered by the engine's views module, which is loaded first).
+hicache/views_sim_report.py, registered by the engine's views module, which is loaded first).
 
 The tables are sim_tables.py's; every number also comes out of the report's ``to_json``.
 """

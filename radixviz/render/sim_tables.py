@@ -67,6 +67,13 @@ def _optimum_rows(table: Table, results) -> None:
                                     else f"{o['share_of_optimal']:.1%}" for o in optima))
 
 
+def _dropped_rows(table: Table, results) -> None:
+    """Arrivals a full waiting queue turned away (``--max-waiting``), when any run dropped some."""
+    dropped = [r.traffic.get("dropped") for r in results]
+    if any(dropped):
+        table.add_row("dropped (queue full)", *(f"{d['requests']:,}" if d else "0" for d in dropped))
+
+
 def _latency_rows(table: Table, results) -> None:
     """Time to first token in passes, and the share of it that the requests that missed took."""
     latencies = [r.traffic.get("latency") for r in results]
@@ -110,6 +117,7 @@ def print_single(workload: str, result: SimResult) -> None:
         table.add_row(label, _cell(stats, attribute))
     _optimum_rows(table, [result])
     _latency_rows(table, [result])
+    _dropped_rows(table, [result])
     _priority_rows(table, [result])
     _engine_rows(table, [result])
     console = Console()
@@ -137,6 +145,7 @@ def print_compare(workload: str, results: dict) -> None:
         table.add_row(label, *(_cell(r.stats, attribute) for r in results.values()))
     _optimum_rows(table, list(results.values()))
     _latency_rows(table, list(results.values()))
+    _dropped_rows(table, list(results.values()))
     _priority_rows(table, list(results.values()))
     _engine_rows(table, list(results.values()))
     console = Console()

@@ -21,7 +21,7 @@ MARKER = re.compile(r"#\s*step:\s*([\w.\-]+(?:\s*,\s*[\w.\-]+)*)\s*$")
 
 @dataclass(frozen=True)
 class StepSite:
-    source: str           # the module that named the step, e.g. "radixviz.cache.v2024.cache"
+    source: str           # the module that named the step, e.g. "radixviz.engines.v2024.cache"
     step: str             # its label, e.g. "match.compare"
     file: str | None      # the module's .py file; None when the install has none
     line: int | None      # the marked line; None when unknown
@@ -36,7 +36,7 @@ class StepSite:
 
     @property
     def where(self) -> str:
-        """``radixviz/cache/v2024/cache.py:123 _split_node``, or the module and the label."""
+        """``radixviz/engines/v2024/cache.py:123 _split_node``, or the module and the label."""
         if self.file is None or self.line is None:
             return f"{self.source} [{self.step}]"
         return f"{short_path(self.file)}:{self.line} {self.function}".rstrip()
@@ -157,7 +157,7 @@ _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def short_path(file: str) -> str:
-    """``radixviz/cache/v2024/cache.py`` for the package's own files, else the base name."""
+    """``radixviz/engines/v2024/cache.py`` for the package's own files, else the base name."""
     full = Path(file).resolve()
     try:
         return full.relative_to(_PACKAGE_PARENT).as_posix()

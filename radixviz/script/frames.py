@@ -77,7 +77,7 @@ class PoolSnapshot:
     def host_state(self, slot: int) -> str:
         """free; host (its node has no device copy); both (the node is on both tiers);
         writing (a copy to it is in flight); or stray (taken, but no node holds it). Only the
-        9fbe6800a bugs (cache/hicache/head_bugs.py) make the last three: twice (in the free
+        9fbe6800a bugs (engines/hicache/cache_head_bugs.py) make the last three: twice (in the free
         queue twice), held (free, yet a node in the tree holds it), and stray."""
         if self.host[slot] == 2:
             return "twice"

@@ -44,7 +44,7 @@ OP_NAMES = KEY_OPS + ("evict", "matcher", "insert-slots", "reset", "tokens", "en
                       "host-size", "write-policy", "sync", "auto-sync", "evict-host", "events", "hicache-fixes")
 MODES = {"matcher": ("fixed", "buggy"), "insert-slots": ("fixed", "release"), "auto-sync": ("on", "off"),
          "events": ("on", "off"),
-         # which 9fbe6800a bugs are back (cache/hicache/head_bugs.py FIX_MODES: same words)
+         # which 9fbe6800a bugs are back (engines/hicache/cache_head_bugs.py FIX_MODES: same words)
          "hicache-fixes": ("on", "off", "load-back-unprotected", "host-leaf-by-evicted")}
 COUNT_OPS = ("evict", "page-size", "host-size", "evict-host")
 MODE_OPS = ("matcher", "insert-slots", "engine", "eviction", "write-policy", "auto-sync", "events",

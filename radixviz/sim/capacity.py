@@ -17,8 +17,8 @@ import itertools
 from dataclasses import dataclass
 
 from radixviz.cache.engines import engine_spec
+from radixviz.cache.options import WRITE_POLICY
 
-from .engines.hicache import host_options
 from .runner import replay
 from .workloads import make_workload
 
@@ -100,7 +100,8 @@ def run_grid(grid: dict, policies: Sequence[str], *, specs=None, workload: str |
         setting = dict(zip(grid, combo))
         pool, page = setting.get("pool", pool_size), setting.get("page", page_size)
         # every setting a point has; the engine keeps those it declares (none for 2024's)
-        engine_options = spec.pick(host_options(page, eviction_policy, host_size=setting.get("host")))
+        engine_options = spec.pick({"page_size": page, "eviction_policy": eviction_policy,
+                                     "write_policy": WRITE_POLICY.default, "host_size": setting.get("host")})
         for policy in policies:
             result = replay(traffic, policy, pool, seed, workload=workload or "trace", engine=name,
                             engine_options=engine_options, **options)

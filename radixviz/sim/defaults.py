@@ -13,3 +13,12 @@ MAX_RUNNING = None
 # the most requests one run takes, named (--requests) or from a trace: beyond it a run takes
 # minutes and gigabytes; the scheduler screen has its own, lower cap (radixviz.settings)
 MAX_REQUESTS = 100_000
+# the longest sequence a request may reach, as the release's default model config had it
+CONTEXT_LEN = 1024
+# a streamed trace's waiting queue, at most (--max-waiting): the queue is what a trace whose
+# arrivals outpace the loop grows without bound; this many Mooncake-sized prompts (about 5,000
+# tokens each, blocks shared) hold some 400 MB
+MAX_WAITING = 10_000
+# the optimum is counted by default for runs of up to this many requests (--optimum); past
+# it, its tables and CPU grow with the trace's distinct content and it must be asked for
+OPTIMUM_UP_TO = 5_000

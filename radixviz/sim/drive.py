@@ -41,6 +41,8 @@ class RunObserver:
         self._pending: dict = {}         # rid -> the request, admitted in the pass under way
         self._running: dict = {}         # rid -> request, admitted and not finished (live window)
         self.dropped_events = 0
+        self.dropped = 0                 # arrivals dropped because the waiting queue was full
+        self.max_waiting: int | None = None
         submit, admit = sched.submit, sched.admit
 
         def watched_submit(specs: Iterable[RequestSpec]):
@@ -59,6 +61,10 @@ class RunObserver:
             return admitted, decisions
 
         sched.submit, sched.admit = watched_submit, watched_admit
+
+    def drop(self) -> None:
+        """An arrival the full queue turned away (drive's ``max_waiting``)."""
+        self.dropped += 1
 
     def clock(self) -> int:
         return self.sched._pass + self.offset
@@ -92,21 +98,32 @@ class RunObserver:
             out["optimum"] = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate)
         if self.dropped_events:
             out["events_dropped"] = self.dropped_events
+        if self.dropped:
+            out["dropped"] = {"requests": self.dropped, "max_waiting": self.max_waiting,
+                              "why": "arrived while the waiting queue was full"}
         return out
 
 
 def drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable | None = None,
-          total: int | None = None, keep_outputs: bool = True) -> None:
+          total: int | None = None, keep_outputs: bool = True, max_waiting: int | None = None) -> None:
     """Run ``sched`` to the end over ``arrivals`` (``(pass or None, RequestSpec)``, sorted).
 
     ``keep_outputs=False`` forgets each finished request's generated tokens (a long stream:
-    they are the one thing the scheduler keeps per request)."""
+    they are the one thing the scheduler keeps per request). ``max_waiting`` bounds the
+    queue, and so the memory, whatever the trace: a timed arrival that finds it full is
+    dropped and counted (``observer.dropped``), as a server sheds load; an untimed one
+    stays in the file until there is room (it has no time to miss)."""
     pending = iter(arrivals)
     upcoming = next(pending, None)
     while True:
         clock = observer.clock()
         while upcoming is not None and (upcoming[0] is None or upcoming[0] <= clock):
-            sched.submit(upcoming[1])
+            if max_waiting is not None and len(sched.waiting) >= max_waiting:
+                if upcoming[0] is None:
+                    break       # read on when the queue has room
+                observer.drop()
+            else:
+                sched.submit(upcoming[1])
             upcoming = next(pending, None)
         observer.in_step = True
         record = sched.step()

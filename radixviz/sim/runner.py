@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING
 import inspect
 from collections.abc import Callable
 
+from .defaults import OPTIMUM_UP_TO
 from .drive import RunObserver, drive
 from .fake_model import FakeSampler
 from .pass_hooks import with_hooks
 from .policies import POLICIES
 from .records import SimResult
 from .scheduler import Scheduler
-from .workloads import StreamedWorkload, make_workload, request_count
+from .workloads import CountsItself, StreamedWorkload, make_workload, request_count
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -48,15 +49,18 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
 def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
            progress: Callable | None = None, arrivals: Callable | None = None,
-           keep_outputs: bool = True, optimum: bool = True, **options: Any) -> SimResult:
+           keep_outputs: bool = True, optimum: bool | None = None, max_waiting: int | None = None,
+           **options: Any) -> SimResult:
     """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end.
 
     ``progress(finished, total)``, when given, is called after every scheduler pass.
     ``arrivals()``, when given instead of ``specs`` (pass None), returns a fresh iterator
     of ``(arrival_pass or None, RequestSpec)`` sorted by arrival: a trace streamed from its
-    file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate (unless
-    ``optimum=False``: its tree grows with the distinct prompts) and the latency;
-    ``keep_outputs=False`` forgets generated tokens as requests finish."""
+    file (drive.py). The result's ``traffic`` holds the optimum beside the hit rate and the
+    latency. ``optimum``: True or False; None (the default) counts it for runs of at most
+    ``OPTIMUM_UP_TO`` requests (its tables grow with the trace's distinct content, and it
+    took more CPU than the run itself on long traces). ``keep_outputs=False`` forgets
+    generated tokens as requests finish; ``max_waiting`` bounds the queue (drive.py)."""
     if isinstance(specs, StreamedWorkload):   # a StreamedTrace (sim/traces): read as the run goes
         arrivals, specs = specs.arrivals, None
     factory = _model_factory(model)
@@ -65,11 +69,17 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     sched.model = factory(sched.pool, seed)
     total = request_count(specs) if specs is not None else None
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
-    if inspect.ismethod(arrivals):   # a stream's own arrivals: how it is read (format, pace)
-        sched.settings["trace"] = dict(getattr(arrivals.__self__, "described", {}))
+    stream = arrivals.__self__ if inspect.ismethod(arrivals) else None
+    if stream is not None:   # a stream's own arrivals: how it is read (format, pace)
+        sched.settings["trace"] = dict(getattr(stream, "described", {}))
+    known = total if total is not None else request_count(stream) if isinstance(stream, CountsItself) else None
+    if optimum is None:
+        optimum = known is not None and known <= OPTIMUM_UP_TO
+    sched.settings["optimum"] = optimum
     observer = RunObserver(sched, optimum)
+    observer.max_waiting = max_waiting
     feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
-    drive(sched, feed, observer, with_hooks(sched, progress), total, keep_outputs)
+    drive(sched, feed, observer, with_hooks(sched, progress), known, keep_outputs, max_waiting)
     if total is None:
         sched.settings["requests"] = sched.stats.requests
     result = sched.result()

@@ -50,6 +50,7 @@ from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import open_engine
 
 from .admission import admit
+from .defaults import CONTEXT_LEN
 from .engines import loop_hooks
 from .fake_model import FakeSampler
 from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
@@ -64,21 +65,28 @@ if TYPE_CHECKING:
     from .model_api import TokenModel
 
 
+# how much a failed allocation evicts: the whole need, or need minus free (steps.alloc_slots)
+ALLOC_EVICT = ("need", "shortfall")
+
+
 class Scheduler:
     def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
-                 model: TokenModel | None = None, pool: TokenToKVPool | None = None, context_len: int = 1024,
+                 model: TokenModel | None = None, pool: TokenToKVPool | None = None,
+                 context_len: int = CONTEXT_LEN,
                  max_running: int | None = None, decode_steps: int = 10,
                  delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
                  engine: str = "2024", engine_options: dict | None = None,
-                 remember_edges: bool = True):
+                 remember_edges: bool = True, alloc_evict: str | None = None):
         """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
         ``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
         ``strict=False`` to accept it). ``remember_edges=False``: no EdgeMemo (edge_memo.py),
         every edge compared afresh -- the same passes, slower (tests hold the two alike).
+        ``alloc_evict``: how much a failed allocation evicts, ``need`` or ``shortfall``
+        (need minus free); None: the engine's SGLang's (``LoopHooks.alloc_evict``).
 
         Later SGLang, each off by default (docs/simulation-api.md):
         ``delay_shared_prefix``: #2442's in-batch rule under lpm and weight (threshold
@@ -98,7 +106,7 @@ class Scheduler:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
-        # cache_factory(pool) -> the engine for the same loop (sim/engines/v2026.py)
+        # cache_factory(pool) -> the engine for the same loop (engines/v2026/sim.py)
         self._cache_factory = cache_factory
         self._engine_name, self._engine_options = engine, dict(engine_options or {})
         self.engine = self.make_engine()
@@ -111,6 +119,9 @@ class Scheduler:
         # insert, the host tier's copies checked every round
         self.hooks = loop_hooks(self.engine.spec, self)
         self.priority_at_insert = self.hooks.priority_at_insert
+        if alloc_evict not in (None, *ALLOC_EVICT):
+            raise ValueError(f"alloc_evict must be {' or '.join(ALLOC_EVICT)}, not {alloc_evict!r}")
+        self.alloc_evict = alloc_evict or self.hooks.alloc_evict
         # the release's request table; a smaller max_running is our option, not the release's
         rows = release_row_count(self.pool.size, context_len) if max_running is None else max_running
         self.req_pool = RequestRows(rows, context_len, device=self.pool.device)
@@ -142,7 +153,7 @@ class Scheduler:
                          "hold_back_shared_prefix": hold_back_shared_prefix,
                          "cache_unfinished": cache_unfinished,
                          "estimation_ratio": self.ratio, "model": type(self.model).__name__,
-                         "insert": insert, "engine": self.engine.name,
+                         "insert": insert, "engine": self.engine.name, "alloc_evict": self.alloc_evict,
                          "priorities": "at insert" if self.priority_at_insert else "ignored"}
         # what the run used, as --json and the app's status line report it
         self.settings.update(scheduler_loop="2024", **self.engine.reported_settings())

@@ -49,10 +49,13 @@ def match_requests(s, queue: list[Request]) -> None:
 
 
 def alloc_slots(s, need: int):
-    """The release's allocation: try, and on failure evict ``need`` tokens and try again."""
+    """The release's allocation: try, and on failure evict and try again. How much is
+    evicted is ``s.alloc_evict`` (scheduler.py): ``need`` tokens, as the 2024 release did,
+    or the ``shortfall``, need minus what is free, as SGLang v0.5.23 does."""
     slots = s.pool.alloc(need)
     if slots is None:
-        s._evicted += s.engine.evict(need)
+        amount = need if s.alloc_evict == "need" else need - s.pool.available_size()
+        s._evicted += s.engine.evict(amount)
         slots = s.pool.alloc(need)
     return slots
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 # what --sweep may vary -> the setting it sets (page: today's cache only; host: the host
-# tier's pool, run by engines/hicache.py against the GPU-only cache)
+# tier's pool, run by engines/hicache/sim.py against the GPU-only cache)
 SWEEPABLE = {"pool": "pool_size", "requests": "requests", "page": "page_size", "host": "host_size"}
 
 

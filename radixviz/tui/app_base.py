@@ -3,7 +3,7 @@
 ``RadixvizApp`` (app.py) opens every screen, so a screen that typed its ``self.app`` by that
 class would import app.py back and make a circle. The screens type it by this base instead;
 app.py's class builds on it and gives each member its body. Nothing is added at run time:
-the declarations are for mypy only, as transfers.py declares what HiRadixCache sets.
+the declarations are for mypy only, as cache_transfers.py declares what HiRadixCache sets.
 """
 from __future__ import annotations
 

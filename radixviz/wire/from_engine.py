@@ -7,15 +7,12 @@ hash does not include the namespace) is one block held twice, ``copies`` 2.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from radixviz.cache.hashes import hash_str_to_int64, token_id
+from radixviz.cache.hashes import HashedNode, hash_str_to_int64, token_id
 from radixviz.cache.kv_events import MEDIUM_GPU
 
 from .messages import AllBlocksCleared, BlockRemoved, BlockStored, WireEvent
-
-if TYPE_CHECKING:
-    from ..cache.v2026.node import TreeNode
 
 
 def wire_event(event) -> WireEvent:
@@ -29,7 +26,7 @@ def wire_event(event) -> WireEvent:
     return AllBlocksCleared()
 
 
-def engine_blocks(root_node: TreeNode) -> list[dict]:
+def engine_blocks(root_node: HashedNode) -> list[dict]:
     """Every page a live tree holds, in the form ``watch --json`` prints (blocks.block_json),
     sorted the same way; found by walking the tree, not from its events."""
     held: dict = {}

@@ -22,7 +22,7 @@ What it models and what it leaves out:
 ``head_load_back=True`` brings back 9fbe6800a's ``load_back`` and ``init_load_back``: the
 copy being loaded is not protected while ``load_back`` makes room, and a node deleted since
 its match is loaded all the same. With either switch on, SGLang's ``assert v == x`` in
-``evict_host`` stays an assert here (the engine reports it instead: head_bugs.py).
+``evict_host`` stays an assert here (the engine reports it instead: cache_head_bugs.py).
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import partial, singledispatch
 from typing import TYPE_CHECKING, Any
 
+from radixviz.cache.engines import engine_names, engine_spec
 from radixviz.script.parser import ScriptError
 
 from .block_checks import NAMES as BLOCK_CHECKS, block_value, is_block_check
@@ -100,25 +101,11 @@ def tree_counts(tree: TreeSnapshot) -> dict:
 
 
 def _register_tree_counts() -> None:
-    """The counts of today's and the host tier's trees (their snapshot types load torch, so
-    they are registered when a lesson is first checked, its session already loaded)."""
-    from radixviz.cache.hicache.snapshot import HiTreeSnapshot   # the engine: torch
-    from radixviz.cache.v2026.snapshot import ModernTreeSnapshot   # the engine: torch
-
-    if HiTreeSnapshot in tree_counts.registry:
-        return
-
-    @tree_counts.register(ModernTreeSnapshot)   # named: a local type is not seen in annotations
-    def _(tree) -> dict:
-        return {**tree_counts.dispatch(object)(tree),
-                "namespaces": len({child.extra_key for child in tree.root.children})}
-
-    @tree_counts.register(HiTreeSnapshot)
-    def _(tree) -> dict:
-        return {**tree_counts.dispatch(ModernTreeSnapshot)(tree), "host_used": tree.host_used,
-                "in_flight": tree.writes_in_flight + tree.loads_in_flight,
-                "host_only_nodes": sum(1 for n in tree.root.walk() if n.evicted),
-                "double_freed": len(set(tree.double_freed))}   # host slots freed twice (head bugs)
+    """The counts of the trees an engine's wing knows (its ``checks`` module, named by its
+    registry line, registers them here): imported when a lesson is first checked, its session
+    (and torch) already loaded; every engine's, since a lesson may switch engines."""
+    for name in engine_names():
+        engine_spec(name).part("checks")
 
 
 def check_lesson(lesson: Lesson, device: str = "cpu") -> list[LessonError]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
+from radixviz.cache.engines import engine_names, engine_spec
 from radixviz.sim.policies import order_queue
 
 from .builder import DIFFICULTIES, ScenarioBuilder
@@ -303,12 +304,6 @@ GENERATORS = {"structure": gen_structure, "match": gen_match, "split": gen_split
 LESSON_TOPICS = {1: ("structure",), 2: ("match", "split"), 3: ("insert",), 4: ("evict",), 5: ("lock",),
                  6: ("insert", "lock"), 7: ("policy",), 8: ("buggy",), 9: ("insert", "match")}
 
-# today's cache (lessons 10-12): generate_2026.py
-from .generate_2026 import GENERATORS_2026, LESSON_TOPICS_2026  # noqa: E402
-
-GENERATORS.update(GENERATORS_2026)
-LESSON_TOPICS.update(LESSON_TOPICS_2026)
-
 # namespaces and KV events (lesson 13), routing across workers (lesson 14): generate_routing.py
 from .generate_routing import GENERATORS_ROUTING, LESSON_TOPICS_ROUTING  # noqa: E402
 
@@ -321,11 +316,13 @@ from .generate_history import GENERATORS_HISTORY, LESSON_TOPICS_HISTORY  # noqa:
 GENERATORS.update(GENERATORS_HISTORY)
 LESSON_TOPICS.update(LESSON_TOPICS_HISTORY)
 
-# the host tier (lessons 15-16): generate_hicache.py
-from .generate_hicache import GENERATORS_HICACHE, LESSON_TOPICS_HICACHE  # noqa: E402
-
-GENERATORS.update(GENERATORS_HICACHE)
-LESSON_TOPICS.update(LESSON_TOPICS_HICACHE)
+# an engine's own topics come from its wing's quiz module, named by its registry line
+# (EngineSpec.quiz): today's cache (lessons 10-12), the host tier (lessons 15-17)
+for _name in engine_names():
+    _part = engine_spec(_name).part("quiz")
+    if _part is not None:
+        GENERATORS.update(_part.GENERATORS)
+        LESSON_TOPICS.update(_part.LESSON_TOPICS)
 
 
 def generate_question(seed: int, difficulty: str = "medium", topic: str | None = None,

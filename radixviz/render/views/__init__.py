@@ -4,9 +4,10 @@ Each function here is a ``functools.singledispatch`` on the snapshot it draws (a
 ``TreeSnapshot`` or a ``NodeSnapshot``); this module holds the implementations for the shared
 types (a plug-in engine's plain snapshot) and for the first release's tree
 (``ReleaseTreeSnapshot``). An engine whose snapshots add fields registers its own in a module
-its registry line names (``EngineSpec.views``: ``radixviz.render.views.v2026``), imported the
+its registry line names (``EngineSpec.views``: ``radixviz.engines.v2026.views``), imported the
 first time one of its trees is drawn, which is after its engine (and torch) loaded: views of
-today's and the host tier's trees live in ``v2026.py`` and ``hicache.py`` beside this file.
+today's and the host tier's trees live in their wings, ``radixviz/engines/v2026/views.py`` and
+``radixviz/engines/hicache/views.py`` (docs/architecture.md). This module imports no wing.
 
 The parts are (text, style) pairs; tree.py (Rich), graphviz.py and jsondoc.py assemble them.
 """
@@ -20,11 +21,13 @@ from radixviz.cache.engines import engine_spec
 from radixviz.cache.snapshot import ReleaseTreeSnapshot
 from radixviz.cache.text import slot_ranges
 
+from ..pool import PoolRows
 from ..subtree import unreferenced_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from ...cache.snapshot import NodeSnapshot, TreeSnapshot
+    from rich.console import RenderableType
     from rich.text import Text
 
 DETAIL_STYLE = "dim"
@@ -186,3 +189,32 @@ def tree_fields(tree: TreeSnapshot) -> dict:
 def slot_mismatch(node: NodeSnapshot) -> str:
     return f"{len(node.value)} slots for {len(node.key)} tokens"
 
+
+
+# ---------------------------------------------------------------------- the pools
+
+def pool_lines(pool, marks=None, width: int = 40):
+    """The pool pane's lines for ``pool`` (a PoolSnapshot): the device grid, or what the
+    engine of its tree draws of its pools (the host tier: its host grid under the device's)."""
+    if pool.tree is not None:   # None: a pool shown before any engine loaded
+        load_views(pool.tree)
+    return pool_rows(pool.tree, pool, marks, width)
+
+
+@singledispatch
+def pool_rows(tree: TreeSnapshot | None, pool, marks, width: int):
+    """The pool pane's lines (``PoolRows``' interface) of ``tree``'s pool: the device grid."""
+    return PoolRows(pool, marks, width)
+
+
+@singledispatch
+def more_pools(tree: TreeSnapshot, pool, marks) -> list[RenderableType]:
+    """What ``run`` prints under the device pool's grid: nothing for an engine with one pool."""
+    return []
+
+
+@singledispatch
+def page_pools(tree: TreeSnapshot, frame, max_drawn: int, row: int) -> dict | None:
+    """A second pool as a step's HTML page draws it (``used``, ``size``, ``legend``, and
+    ``rows`` of (start, [(class, symbol)]), None past ``max_drawn`` slots), or None."""
+    return None

@@ -4,8 +4,8 @@ and loaded when a Scheduler first opens that engine.
 
 ``LoopHooks`` is the shared behaviour (the first release's cache needs nothing more); an
 engine's module subclasses it as ``HOOKS``: today's cache takes a priority at insert
-(engines/v2026.py), the host tier acknowledges copies each round, matches on both tiers and
-loads back at admission (engines/hicache.py).
+(engines/v2026/sim.py), the host tier acknowledges copies each round, matches on both tiers and
+loads back at admission (engines/hicache/sim.py).
 """
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ class LoopHooks:
     loop_own_cache = False
     # whether the first release's insert (bug #4: one slot fewer than the key) can run on it
     runs_release_insert = False
+    # how much a failed allocation evicts (the Scheduler's ``alloc_evict`` default): ``need``,
+    # the whole allocation, as the 2024 release (router/infer_batch.py:140 and :215 at
+    # 22085081b) and SGLang up to March 2026 (mem_cache/common.py:251-252 at 9fbe6800a) did;
+    # an engine of SGLang v0.5.23 says ``shortfall``, need minus free
+    # (mem_cache/allocator/base.py:166-168). docs/simulation-api.md has the table.
+    alloc_evict = "need"
 
     def __init__(self, scheduler: LoopHost):
         self.scheduler = scheduler

@@ -1,7 +1,7 @@
 """A cache factory for ``Scheduler(cache_factory=...)``: today's cache (or another engine
 that takes pages and an eviction policy) with its settings, opened on each run's pool.
 
-Apart from engines/v2026.py, whose simulation builds on it, so that the sweep runner
+Apart from engines/v2026/sim.py, whose simulation builds on it, so that the sweep runner
 (sim/sweep.py) uses it without depending on the simulations that run sweeps.
 """
 from __future__ import annotations

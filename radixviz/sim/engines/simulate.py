@@ -4,7 +4,7 @@ make, in the engine's sim module (``EngineSpec.sim``) as the class ``SIMULATION`
 ``Simulation`` is the shared path, the first release's cache in its own loop (and a plug-in
 engine without a module of its own): one run per scheduling policy, ``--sweep pool=`` or
 ``requests=``, and ``--insert release`` where the engine's hooks take it. Today's cache
-(engines/v2026.py) adds pages and eviction policies, the host tier (engines/hicache.py) its
+(engines/v2026/sim.py) adds pages and eviction policies, the host tier (engines/hicache/sim.py) its
 host pool beside the GPU-only cache. The command (commands/simulate.py) builds the engine's
 ``Simulation`` on its arguments and asks it in a fixed order: ``check_sweep`` while the
 options are parsed, ``cluster_cache`` for ``--workers``, ``check`` and ``prepare`` before

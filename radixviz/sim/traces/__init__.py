@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from radixviz.errors import UsageError
-from radixviz.files import open_stream
+from radixviz.files import ReadError
 from radixviz.sim.trace import TraceError, load_trace
 
 from . import mooncake, openai_log
-from .lines import json_lines
+from .lines import count_lines, json_lines
 from .timed_jsonl import read_timed
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ class StreamedTrace:
 
     def __init__(self, path: Path, fmt: str, reader, described: dict):
         self.path, self.format, self._reader, self.described = path, fmt, reader, described
+        self._count: int | None = None
 
     def arrivals(self):
         try:
@@ -95,8 +96,12 @@ class StreamedTrace:
 
     def request_count(self) -> int:
         """Non-blank lines: one request each (counted without parsing them)."""
-        with open_stream(self.path, binary=True) as handle:
-            return sum(1 for line in handle if line.strip())
+        if self._count is None:
+            try:
+                self._count = count_lines(self.path)
+            except ReadError as error:
+                raise StreamError(f"{self.path}: cannot read the trace: {error}") from None
+        return self._count
 
     def note(self) -> str:
         d = self.described
@@ -109,9 +114,11 @@ class StreamedTrace:
 
 
 def open_trace(path: str | Path, fmt: str = "auto", *, block_size: int | None = None, tokenizer: str | None = None,
-               ms_per_pass: float | None = None, hf_tokenizer=None):
+               ms_per_pass: float | None = None, hf_tokenizer=None, limits: mooncake.Limits | None = None):
     """The trace at ``path``: a list of RequestSpecs (our format, untimed: as before) or a
-    StreamedTrace. ``hf_tokenizer(name)`` loads a Hugging Face name for our own format."""
+    StreamedTrace. ``hf_tokenizer(name)`` loads a Hugging Face name for our own format.
+    ``limits`` (the run's pool and context): a Mooncake line that could never run is
+    refused from its header, naming its line, before its tokens are built."""
     path = Path(path)
     if fmt not in FORMATS:
         raise TraceError(f"unknown trace format {fmt!r}: choose from {', '.join(FORMATS)}")
@@ -137,7 +144,7 @@ def open_trace(path: str | Path, fmt: str = "auto", *, block_size: int | None = 
     if fmt == "mooncake":
         size = block_size or mooncake.DEFAULT_BLOCK
         described["block_size"] = size
-        reader = lambda: mooncake.read(path, size, ms_per_pass)   # noqa: E731
+        reader = lambda: mooncake.read(path, size, ms_per_pass, limits)   # noqa: E731
     elif fmt == "openai":
         encode = encode or character_tokens
         described["tokens"] = tokens or "one per character (no --tokenizer)"

@@ -21,13 +21,31 @@ def json_lines(path: Path):
         raise TraceError(f"{path}: cannot read the trace: {error}") from None
     with handle:
         try:
-            for number, line in enumerate(handle, 1):
+            # at most one character past the limit is read of a line: a 2 GB line is refused
+            # after 1 MB, never held whole
+            lines = iter(lambda: handle.readline(MAX_LINE_CHARS + 1), "")
+            for number, line in enumerate(lines, 1):
+                if len(line) > MAX_LINE_CHARS:
+                    raise TraceError(f"{path}:{number}: line too long (over {MAX_LINE_CHARS:,} characters)")
                 if not line.strip():
                     continue
                 where = f"{path}:{number}"
                 yield number, where, parse_object(line, where)
         except UnicodeDecodeError:
             raise TraceError(f"{path}: not UTF-8 text (a binary file?)") from None
+
+
+def count_lines(path: Path) -> int:
+    """Non-blank lines, counted a megabyte at a time (a line of any length is never held)."""
+    count, content = 0, False       # content: the line in hand has a non-blank byte so far
+    with open_stream(path, binary=True) as handle:
+        while chunk := handle.read(1 << 20):
+            parts = chunk.split(b"\n")
+            for part in parts[:-1]:
+                count += content or bool(part.strip())
+                content = False
+            content = content or bool(parts[-1].strip())
+    return count + content
 
 
 def parse_object(line: str, where: str) -> dict:
@@ -72,9 +90,14 @@ def shown(value) -> str:
     return text if len(text) <= 24 else text[:23] + "…"
 
 
+# the last pass the clock can name: passes are counted exactly in a float's 53 bits
+MAX_PASS = 2**53
+
+
 class Clock:
     """Trace times -> scheduler passes: ``ms_per_pass`` of trace time is one pass, counted
-    from the first request's time. Times must not go backwards (a stream cannot sort)."""
+    from the first request's time. Times must not go backwards (a stream cannot sort), nor
+    lie further from the first than ``MAX_PASS`` passes (TraceError naming the line)."""
 
     def __init__(self, ms_per_pass: float | None, unit_ms: float):
         self.ms_per_pass, self.unit_ms = ms_per_pass, unit_ms
@@ -88,5 +111,10 @@ class Clock:
         if time < self.last:
             raise TraceError(f"{where}: time {shown(time)} is before the line above's "
                              f"({shown(self.last)}): a streamed trace must be sorted by time")
+        passes = (time - self.start) * self.unit_ms / self.ms_per_pass
+        if not passes < MAX_PASS:    # also inf and NaN: two huge times of opposite signs
+            raise TraceError(f"{where}: time {shown(time)} is too far from the first line's "
+                             f"({shown(self.start)}): the clock counts at most 2**53 passes of "
+                             f"{self.ms_per_pass:g} ms")
         self.last = time
         return int((time - self.start) * self.unit_ms // self.ms_per_pass)

@@ -36,7 +36,7 @@ INTRO = ("Watch SGLang's first RadixAttention cache work, one micro-step at a ti
          "split, evict and reference counts on a live torch KV pool, with the engine's own code "
          "beside the tree.")
 EXAMPLE = 'insert "Hello_L.A.!"\ninsert "Hello_L.A.!world"\nmatch "Hello_world"\n'
-# the README's comparison across time: pages of 2 drop odd tails, and the two evict in another order
+# the comparison across time in docs/engines/2026.md: pages of 2 drop odd tails, and the two evict in another order
 ACROSS_TIME = 'insert "Hello_world"\ninsert "Hello_there"\nlock "Hello_wo"\nevict 100\n'
 
 

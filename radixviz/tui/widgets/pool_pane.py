@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from types import SimpleNamespace
 
-from radixviz.render.pool_host import pool_rows
+from radixviz.render.views import pool_lines
 from radixviz.script.frames import PoolSnapshot
 
 from .lines_view import LinesView, line_holding
@@ -48,7 +48,7 @@ class PoolPane(LinesView):
         ahead = self._ahead
         if ahead is not None and ahead[0] is frame and ahead[1] == width:
             return ahead[2]
-        return pool_rows(frame.pool, frame.marks, width)
+        return pool_lines(frame.pool, frame.marks, width)
 
     def prefetch(self, frame: Frame) -> None:
         """Build ahead the rows that showing ``frame`` will put on screen, with their strips

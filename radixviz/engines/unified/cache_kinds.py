@@ -1,0 +1,57 @@
+"""The unified tree's own kinds of step, and the tracer that carries them.
+
+The shared kinds (``radixviz/cache/trace.py``) cover walking, comparing, splitting, creating,
+freeing, deleting and locking; a unified tree also asks each component's validator, evicts
+one component while the node stays, cascades an eviction to the lower components, restores
+a tombstone and copies a Mamba state. Until the shared kinds are open to an engine's own,
+``WingTracer`` passes these through the same Event (its ``kind`` is then one of these).
+"""
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, cast
+
+from ...cache.trace import EventKind, Tracer
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+
+class UnifiedKind(str, enum.Enum):
+    VALIDATE = "validate"      # each component's validator judged a node the walk reached
+    BEST = "best"              # every validator accepted: the match may end here
+    TOMBSTONE = "tombstone"    # one component's data left a node; the node stays
+    CASCADE = "cascade"        # an eviction took a lower component's data on the same node with it
+    RECOVER = "recover"        # an insert gave an SWA tombstone inside the window its data back
+    STATE = "state"            # a component's data was attached to a node (SWA slots, a Mamba state)
+    COPY = "copy"              # a match copied a Mamba state into the request's own slot
+    WINDOW = "window"          # an SWA lock stamped the boundary of the window it holds
+    BRANCH = "branch"          # where the request should keep a state or window for next time
+
+
+class WingTracer(Tracer):
+    """A Tracer whose steps may be the unified tree's own kinds as well as the shared ones."""
+
+    __slots__ = ()
+
+    def emit(self, step: str, kind: EventKind | UnifiedKind, nodes: Sequence[Any] = (),
+             **data: Any) -> None:
+        self.emit_from(self.source, step, cast(EventKind, kind), nodes, data)
+
+
+class WingBranch:
+    """A module's view of the WingTracer: its steps carry that module as their source."""
+
+    __slots__ = ("root", "source")
+
+    def __init__(self, root: WingTracer, source: str) -> None:
+        self.root, self.source = root, source
+
+    @property
+    def active(self) -> bool:
+        return self.root.active
+
+    def emit(self, step: str, kind: EventKind | UnifiedKind, nodes: Sequence[Any] = (),
+             **data: Any) -> None:
+        self.root.emit_from(self.source, step, cast(EventKind, kind), nodes, data)
