@@ -162,11 +162,14 @@ class LessonWalk:
 
     # ------------------------------------------------------------------ moving
 
-    def forward(self, model: StepperModel) -> tuple[Stop | None, bool]:
+    def forward(self, model: StepperModel | None) -> tuple[Stop | None, bool]:
         """Go to the next stop, playing it when it is reached for the first time: returns
         (the stop, whether it was played now); (None, False) past the end. A prediction
-        waiting for its reply holds the walk where it is."""
+        waiting for its reply holds the walk where it is, and so does an operations stop
+        not played yet while the engine loads (``model`` None)."""
         if self.at_end or self.waiting is not None:
+            return None, False
+        if model is None and self.plan[self.at + 1].kind in ("ops", "answer") and self.at + 1 > self.reached:
             return None, False
         self.at += 1
         first_time = self.at > self.reached
@@ -194,8 +197,10 @@ class LessonWalk:
                 self._play(model)
         self.right, self.asked = right, asked
 
-    def _play(self, model: StepperModel) -> None:
+    def _play(self, model: StepperModel | None) -> None:
         stop = self.here
+        if model is None:
+            return   # a stop that runs nothing (forward holds the others until the engine is there)
         if stop.kind == "ops":
             applied = model.apply_ops(self.lesson.blocks[stop.block].ops)
             self.error = applied.error

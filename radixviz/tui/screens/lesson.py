@@ -44,7 +44,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     BINDINGS = [*Screen.BINDINGS, *LESSON_KEYS]
     # below either size a paragraph gets the whole screen (the reading layout)
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
-    PANES_BEFORE_ENGINE = False   # a lesson's panes need its session: the loading line stays
+    # the first page is read while the engine loads: panes, text and a free pool before it
+    PANES_BEFORE_ENGINE = True
     SCROLLED_FIRST = "#lesson-pane"   # ↑ ↓ pgup pgdn: the lesson's text while tab has picked no pane
 
     def __init__(self, lesson: Lesson, load: Callable[[], tuple[Session, str | None]],
@@ -56,25 +57,38 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self._before: Frame | None = None  # the cache before the first operations
         self._kept_block = 0               # the place last saved as the learner went on
         self._place_warned = False         # a "could not save" warning was shown once
+        self._started = False              # the walk was begun (before the engine, or with it)
+        self._resume_to: tuple | None = None   # (block, right, asked) chosen before the engine came
 
     def make_panes(self) -> LessonPanes:
-        from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets: once the engine is ready
+        from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets, without torch
         return LessonPanes(id="stepper-panes")
 
+    def show_before_engine(self, panes) -> None:
+        """The panes are up before the engine: begin the walk (its first page needs none)."""
+        self._start()
+
     def watch_model(self, model: StepperModel | None) -> None:
-        if model is not None and self.walk.at < 0:
-            self._before = model.session.live_frame()
+        if model is None:
+            return
+        self._before = model.session.live_frame()
+        if not self._started:
             self._start()
+        elif self._resume_to is not None or self.walk.at < 0:
+            self._begin()   # a resume chosen, or a first stop that needed the engine
+        else:
+            self.model_changed()   # the page read meanwhile, now beside the engine's panes
 
     # ------------------------------------------------------------ starting
 
     def _start(self) -> None:
         """Play the lesson from its start, or offer to resume where the learner left it."""
+        self._started = True
         saved = Progress.load().positions.get(self.lesson.id)
         block = saved.get("block") if isinstance(saved, dict) else None
         predicted = saved.get("predicted") if isinstance(saved, dict) else None
         if not isinstance(block, int) or not 0 < block < len(self.lesson.blocks):
-            self._forward()
+            self._begin()
             return
 
         def chosen(resume: bool | None) -> None:
@@ -83,9 +97,19 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
                     right, asked = (int(n) for n in (list(predicted or []) + [0, 0])[:2])
                 except (TypeError, ValueError):
                     right = asked = 0
-                self.walk.fast_forward(self.loaded, block, right, asked)
-            self._forward()
+                self._resume_to = (block, right, asked)
+            self._begin()
         self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
+
+    def _begin(self) -> None:
+        """Show the first stop (or the one resumed at): without the engine only a first stop
+        that runs nothing can be shown; the rest waits for it (``watch_model``)."""
+        if self.model is None and (self._resume_to is not None or self.walk.plan[0].kind == "ops"):
+            return
+        if self._resume_to is not None:
+            self.walk.fast_forward(self.loaded, *self._resume_to)
+            self._resume_to = None
+        self._forward()
 
     # ------------------------------------------------------------ drawing
 
@@ -106,7 +130,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         return [self.walk.progress] + super().status_notes()
 
     def refresh_view(self) -> None:
-        if self.model is None or not self.is_attached or self.walk.stop is None:
+        """Draw the stop shown; before the engine has loaded, its page beside the empty tree."""
+        if not self.is_attached or self.walk.stop is None:
             return
         try:
             from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets, loaded by make_panes
@@ -130,6 +155,10 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             if self.focused is not None and dock in self.focused.ancestors_with_self:
                 self.set_focus(None)   # the stepping keys need no focus
         title = "lesson · the end" if stop.kind == "end" else f"lesson {self.lesson.number}"
+        if self.model is None:
+            status = f"{self.walk.progress[0]} · loading the engine (torch)…"
+            panes.show_loading(parts, own, title, self.app.pool_size, status)
+            return
         panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before,
                    () if reading else pointers)
 
@@ -150,12 +179,17 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     # ------------------------------------------------------------ walking
 
     def _forward(self) -> None:
-        stop, first_time = self.walk.forward(self.loaded)
+        # without the engine (the first page, read while it loads) no operations can run:
+        # the keys that would go on are held until it is there (early_keys)
+        stop, first_time = self.walk.forward(self.model)
         if stop is None:
             self.notify(ANSWER_FIRST if self.walk.waiting is not None else LESSON_OVER, timeout=4)
             return
         self.reading = None
         frames = self.walk.frames()
+        if self.model is None:
+            self.refresh_view()
+            return
         if frames is not None:
             self.loaded.go(frames[0])
         elif (shown := self.walk.shown_frame()) is not None:

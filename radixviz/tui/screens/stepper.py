@@ -158,10 +158,15 @@ class StepperScreen(SandboxFiles, Screen):
             body = self.query_one("#stepper-body")
             await body.remove_children()
             await body.mount(panes)
-            from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, imported by make_panes
-            if early and self.is_attached and self.model is None and isinstance(panes, StepperPanes):
-                panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
+            if early and self.is_attached and self.model is None:
+                self.show_before_engine(panes)
             return self.is_attached
+
+    def show_before_engine(self, panes: Widget) -> None:
+        """Draw what the panes can show while the engine still loads (mounted early)."""
+        from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, imported by make_panes
+        if isinstance(panes, StepperPanes):
+            panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
 
     def make_panes(self) -> Widget:
         """The panes this screen draws its frames into (called once the engine has loaded)."""

@@ -9,7 +9,8 @@ Two layouts, set by the screen as classes:
 - ``-reading``: the lesson text alone, across the whole screen, for reading a long page
   on a small terminal (the screen picks it there for paragraphs and answers; r toggles).
 
-Importing this module imports the engine (torch), as panes.py does.
+Importing this module does not import the engine (torch): the lesson's first page is drawn
+while the engine loads (``show_loading``).
 """
 from __future__ import annotations
 
@@ -57,6 +58,18 @@ class LessonPanes(Vertical):
         self.set_class(reading and not asking, "-reading")
         self.set_class(asking, "-asking")
         self.set_class(stepping and not asking, "-stepping")
+
+    def show_loading(self, parts: list, own: int | None, title: str, pool_size: int, status: str) -> None:
+        """The page ``parts`` opened at part ``own``, beside the empty tree and a free pool of
+        ``pool_size`` slots, ``status`` on the status line: all of it while the engine loads
+        (nothing here needs torch)."""
+        from rich.text import Text
+        page = self.query_one(LessonPage)
+        page.border_title = title
+        page.show(parts, own)
+        self.query_one(TreePane).show_lines([Text("root  (no tokens yet)", style="bold")])
+        self.query_one(PoolPane).show_free(pool_size)
+        self.query_one(StatusLine).update(Text(status, no_wrap=True, overflow="ellipsis"), layout=False)
 
     def show(self, model: StepperModel, frame: Frame | None, parts: list, own: int | None,
              notes: Sequence[tuple[str, str]], title: str, before: Frame | None = None,
