@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual import events
 from textual.css.query import NoMatches
@@ -18,13 +18,8 @@ from textual.screen import Screen
 
 from radixviz.lessons.progress import Progress, mark_lesson_completed, save_lesson_position
 from radixviz.tui.lesson_player import LessonWalk
-from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen
-from radixviz.tui.screens.resume import ResumeScreen
-from radixviz.tui.screens.side_sandbox import LessonCopy
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import LESSON_KEYS
-from radixviz.tui.widgets.lesson_page import LessonPage, rows_for
-from radixviz.tui.widgets.prediction import PredictionDock
 
 if TYPE_CHECKING:
     from radixviz.lessons import Lesson
@@ -32,7 +27,9 @@ if TYPE_CHECKING:
     from radixviz.script.session import Session
     from radixviz.tui.lesson_player import Part
     from radixviz.tui.stepper_model import StepperModel
+    from radixviz.tui.widgets.lesson_page import LessonPage
     from radixviz.tui.widgets.lesson_panes import LessonPanes
+    from radixviz.tui.widgets.prediction import PredictionDock
 
 LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a sandbox copy"
 ANSWER_FIRST = "answer the prediction first (its letter, or type it), or press esc to skip it"
@@ -99,6 +96,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
                     right = asked = 0
                 self._resume_to = (block, right, asked)
             self._begin()
+        from radixviz.tui.screens.resume import ResumeScreen   # a dialog loads when it opens
         self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
 
     def _begin(self) -> None:
@@ -147,7 +145,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self.small and not stepping and waiting is None and not pointers \
             and not self._fits_beside(parts[own or 0:])
         panes.choose_layout(reading=reading, asking=waiting is not None, stepping=stepping, small=self.small)
-        dock = panes.query_one(PredictionDock)
+        dock = cast("PredictionDock", panes.query_one("#predict-dock"))
         if waiting is not None and dock.predict is not waiting:
             dock.ask(waiting)
         elif waiting is None:
@@ -168,13 +166,14 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         width, height = self.app.size
         # half the screen, less the border, padding and scrollbar gutter; less the two
         # bottom lines and the border
+        from radixviz.tui.widgets.lesson_page import rows_for   # loaded with the panes
         return rows_for(parts, width // 2 - 5, self.app.console) <= height - 4
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_view)   # the layout follows the terminal's size
 
     def _page(self) -> LessonPage:
-        return self.query_one(LessonPage)
+        return cast("LessonPage", self.query_one("#lesson-pane"))
 
     # ------------------------------------------------------------ walking
 
@@ -308,12 +307,13 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         """While a question with options is docked, its letters pick them even when the focus
         is elsewhere (a pane tab picked, a click): a shown question's ``a`` is option a, never
         autoplay. (The stepper's own key handling then does not run for the key.)"""
-        dock = self.query(PredictionDock)
-        if self.walk.waiting is None or not dock or not event.character:
+        found = self.query("#predict-dock")
+        if self.walk.waiting is None or not found or not event.character:
             return
-        if self.focused is not None and dock.first() in self.focused.ancestors_with_self:
+        dock = cast("PredictionDock", found.first())
+        if self.focused is not None and dock in self.focused.ancestors_with_self:
             return   # the dock has the keys: its own bindings pick
-        if dock.first().take_letter(event.character):
+        if dock.take_letter(event.character):
             event.stop()
             event.prevent_default()
 
@@ -323,7 +323,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             return
         verdict = self.walk.answer(message.reply, message.said)
         if not verdict.understood:
-            self.query_one(PredictionDock).refuse(verdict.reason)
+            cast("PredictionDock", self.query_one("#predict-dock")).refuse(verdict.reason)
             return
         self._forward()       # on to what answers it: the operations (or the next question)
 
@@ -341,6 +341,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if self.model is None:
             return
         self.playing = False
+        from radixviz.tui.screens.side_sandbox import LessonCopy   # a screen loads when it opens
         self.app.push_screen(LessonCopy(self, then))
 
     def action_op_input(self) -> None:
@@ -366,6 +367,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self._sandbox_copy(("node", choice))
 
     def action_help(self) -> None:
+        from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen   # a screen loads when it opens
         self.app.push_screen(HelpScreen(self.shown_keys(LESSON_KEYS), LESSON_GUIDE))
 
     # ------------------------------------------------------------ progress
