@@ -98,6 +98,13 @@ class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
         self.pointed: list[int] = []   # the lines a lesson points at (show_pointed)
 
     @property
+    def view_width(self) -> int:
+        """Columns a line gets, from the size laid out last: a pane hidden for a layout (a
+        lesson's reading page) keeps its size but has no region, and is shown again with
+        the same size, so no resize redraws lines built for a width of 0."""
+        return max(0, self.outer_size.width - self.gutter.width)
+
+    @property
     def lines(self):
         """The lines shown (a sequence of Text), on screen or scrolled out of view."""
         return self._lines

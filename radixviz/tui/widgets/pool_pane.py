@@ -33,7 +33,7 @@ class PoolPane(LinesView):
         """Show ``frame``'s pool, scrolled to the slots its step touched, or to what a
         lesson's ``pointers`` (``slots``, ``host-slots`` and ``pool`` ones) name."""
         self._frame, self._pointers = frame, tuple(pointers)
-        rows = self._rows_of(frame, self.scrollable_content_region.width or 40)
+        rows = self._rows_of(frame, self.view_width or 40)
         pointed: list[int] = []
         for pointer in self._pointers:
             if pointer.kind == "pool":
@@ -53,7 +53,7 @@ class PoolPane(LinesView):
     def prefetch(self, frame: Frame) -> None:
         """Build ahead the rows that showing ``frame`` will put on screen, with their strips
         (for idle time before the step: see TreePane.prefetch)."""
-        width = self.scrollable_content_region.width or 40
+        width = self.view_width or 40
         rows = self._rows_of(frame, width)
         self._ahead = (frame, width, rows)
         self.prefetch_lines(rows, rows.focus, width)

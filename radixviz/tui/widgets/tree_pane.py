@@ -101,7 +101,7 @@ class TreePane(LinesView):
         (``node`` and ``tree`` ones) name."""
         self._frame, self._pointers = frame, tuple(pointers)
         view, focus = tree_view(frame)
-        width = self.scrollable_content_region.width
+        width = self.view_width
         lines = self._rows(view, width)
         self.focus_line = None if focus is None else lines.shown_at(focus)
         pointed: list[int] = []
@@ -122,7 +122,7 @@ class TreePane(LinesView):
         upto = len(rows) if len(rows) <= self.WRAP_LINES else 1
         lines = WrappedRows(rows, width, self.app.console, upto)
         bar = self.styles.scrollbar_size_vertical
-        if len(lines) > self.scrollable_content_region.height and not self.show_vertical_scrollbar and bar:
+        if len(lines) > self.outer_size.height - self.gutter.height and not self.show_vertical_scrollbar and bar:
             # the scrollbar these lines bring takes columns from them: wrap to what is left
             lines = WrappedRows(rows, width - bar, self.app.console, upto)
         return lines
@@ -132,7 +132,7 @@ class TreePane(LinesView):
         (where its step's node scrolls the pane to) with their strips. For idle time before
         the step: the step then finds them built, and a scroll to an unseen part of a big
         tree no longer builds twenty rows while the learner waits."""
-        width = self.scrollable_content_region.width
+        width = self.view_width
         if width <= 0:
             return
         view, focus = tree_view(frame)
@@ -143,7 +143,7 @@ class TreePane(LinesView):
         """Show ``lines`` instead of a frame (before the engine has loaded)."""
         self._frame = None
         self.focus_line = None
-        self.set_lines(lines, width=max(1, self.scrollable_content_region.width))
+        self.set_lines(lines, width=max(1, self.view_width))
 
     def on_resize(self) -> None:
         if self._frame is not None:
