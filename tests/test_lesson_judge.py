@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from radixviz.lessons import Predict, load_lessons
 
 # a fresh Python, as a learner's app starts: nothing has checked a lesson before the walk
@@ -35,6 +37,7 @@ WALK = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow   # four lessons played in a fresh Python: seconds
 def test_the_apps_walk_finds_no_wrong_lesson_where_check_finds_none():
     numbers = (13, 15, 16, 17)   # the lessons whose counts the app read as zeros
     done = subprocess.run([sys.executable, "-c", f"NUMBERS = {numbers}\n" + WALK],

@@ -1,8 +1,12 @@
 """Every pane scrolls from the keyboard: tab picks a pane (its border lights up), then ↑ ↓
 pgup pgdn scroll it; ? lists those keys. In a lesson pgdn scrolls the lesson's text until
 tab picks another pane. (Before, only the mouse wheel reached the pool's lower rows.)"""
+import pytest
+
 from radixviz.tui.screens.help import HelpScreen
 from tui_helpers import lesson_stepper, painted_text, screen_rows, stepper
+
+pytestmark = pytest.mark.slow   # an app each: seconds
 
 # a tree and a pool taller than their panes at 80x24
 MANY = "\n".join(f'insert "{chr(97 + i)}{chr(97 + i)}xyz{i}"' for i in range(20)) + "\n"

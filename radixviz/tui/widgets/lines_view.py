@@ -96,6 +96,7 @@ class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
         self._by_line: OrderedDict = OrderedDict()   # (id(line), width) -> (line, strip)
         self._style: Style | None = None   # the widget's style, looked up once per set of lines
         self.pointed: list[int] = []   # the lines a lesson points at (show_pointed)
+        self.fitted_width: int | None = None   # the width the lines were wrapped to (if they were)
 
     @property
     def view_width(self) -> int:
@@ -164,6 +165,9 @@ class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
         target = first if span >= height else max(0, first - (height - span) // 3)
         self.scroll_to(y=target, animate=False, immediate=True)
 
+    def refit(self) -> None:
+        """Build the lines again for the pane's width (a view that wraps them overrides it)."""
+
     def show_pointed(self, lines: list[int]) -> None:
         """Bring the lines a lesson points at into view, the border lit while it does;
         ``pointed`` keeps them (for a reader of the screen to find them painted)."""
@@ -230,6 +234,11 @@ class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
         width = self.scrollable_content_region.width
         if self._style is None:
             self._style = self.rich_style
+        if self.fitted_width is not None and width != self.fitted_width and width > 0:
+            # the lines were fitted (wrapped) to another width: a pane drawn while a layout
+            # hid it can be shown again without a resize; fit them again, once, after this paint
+            self.fitted_width = None
+            self.call_later(self.refit)
         if index >= len(self._lines):
             return Strip.blank(width, self._style)
         strip = self._strips.get(index)

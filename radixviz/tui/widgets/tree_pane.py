@@ -95,6 +95,7 @@ class TreePane(LinesView):
         self.focus_line: int | None = None   # the line of the step's node, if it has one
         self._frame: Frame | None = None
         self._pointers: tuple = ()
+        self._wrap_width = 0   # the width the last rows were wrapped to
 
     def show(self, frame: Frame, pointers: Sequence[Pointer] = ()) -> None:
         """Show ``frame``, scrolled to its step's node, or to what a lesson's ``pointers``
@@ -115,15 +116,22 @@ class TreePane(LinesView):
                 pointed += line_holding(lines, str(pointer.target))
         # the pane never scrolls sideways (lines wrap, or end in "…"): its width is the lines' width
         self.set_lines(lines, None if pointed else self.focus_line, width=max(1, width))
+        self.fitted_width = self._wrap_width
         self.show_pointed(pointed)
+
+    def refit(self) -> None:
+        if self._frame is not None:
+            self.show(self._frame, self._pointers)
 
     def _rows(self, view: TreeView, width: int) -> WrappedRows:
         rows = view.rows
         upto = len(rows) if len(rows) <= self.WRAP_LINES else 1
         lines = WrappedRows(rows, width, self.app.console, upto)
         bar = self.styles.scrollbar_size_vertical
+        self._wrap_width = width
         if len(lines) > self.outer_size.height - self.gutter.height and not self.show_vertical_scrollbar and bar:
             # the scrollbar these lines bring takes columns from them: wrap to what is left
+            self._wrap_width = width - bar
             lines = WrappedRows(rows, width - bar, self.app.console, upto)
         return lines
 
