@@ -75,13 +75,8 @@ class SandboxWork:
         self.discard_autosave()
 
     def unsaved(self, ops: Sequence[Op]) -> int:
-        """How many operations would be lost by leaving now (0 when nothing would): those
-        after what was kept, when the operations still start with it (a script opened, then
-        typed into), else all of them."""
-        ops = list(ops)
-        if ops[:len(self.kept)] == self.kept:
-            return len(ops) - len(self.kept)
-        return len(ops)
+        """How many operations would be lost by leaving now (0 when nothing would)."""
+        return 0 if list(ops) == self.kept else len(ops)
 
     # ---------------------------------------------------------------- saving
 
