@@ -54,8 +54,9 @@ class TestCommand:
         code, out, _ = cli("why-miss", "Hello world, how are you", "Hello world, who are you",
                            "--namespace-a", "x", "--json")
         messages = " ".join(c["message"] for c in json.loads(out)["causes"])
-        assert code == 0 and "A was sent in namespace 'x' and B without a namespace" in messages
-        assert "A has 'h', B has 'w'" in messages and "None" not in messages
+        assert code == 0 and "extra_key 'x' for A, none for B" in messages and "None" not in messages
+        code, out, _ = cli("why-miss", "Hello world, how are you", "Hello world, who are you", "--json")
+        assert "A has 104 ('h'), B has 119 ('w')" in json.loads(out)["causes"][0]["message"]
 
     def test_the_last_token_rule_says_nothing_of_the_cache_an_eviction_took(self, cli):
         code, out, _ = cli("why-miss", "You are kind. Q: one", "You are kind.", "--between",
