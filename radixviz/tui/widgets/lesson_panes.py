@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
 from .code_pane import CodePane
@@ -63,7 +64,6 @@ class LessonPanes(Vertical):
         """The page ``parts`` opened at part ``own``, beside the empty tree and a free pool of
         ``pool_size`` slots, ``status`` on the status line: all of it while the engine loads
         (nothing here needs torch)."""
-        from rich.text import Text
         page = self.query_one(LessonPage)
         page.border_title = title
         page.show(parts, own)
