@@ -96,7 +96,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
                     right = asked = 0
                 self._resume_to = (block, right, asked)
             self._begin()
-        from radixviz.tui.screens.resume import ResumeScreen   # a dialog loads when it opens
+        from radixviz.tui.screens.resume import ResumeScreen   # Textual: a dialog loads when it opens
         self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
 
     def _begin(self) -> None:
@@ -166,7 +166,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         width, height = self.app.size
         # half the screen, less the border, padding and scrollbar gutter; less the two
         # bottom lines and the border
-        from radixviz.tui.widgets.lesson_page import rows_for   # loaded with the panes
+        from radixviz.tui.widgets.lesson_page import rows_for   # Textual widgets, loaded with the panes
         return rows_for(parts, width // 2 - 5, self.app.console) <= height - 4
 
     def on_resize(self) -> None:
@@ -341,7 +341,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if self.model is None:
             return
         self.playing = False
-        from radixviz.tui.screens.side_sandbox import LessonCopy   # a screen loads when it opens
+        from radixviz.tui.screens.side_sandbox import LessonCopy   # Textual: a screen loads when it opens
         self.app.push_screen(LessonCopy(self, then))
 
     def action_op_input(self) -> None:
@@ -367,7 +367,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self._sandbox_copy(("node", choice))
 
     def action_help(self) -> None:
-        from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen   # a screen loads when it opens
+        from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen   # Textual: a screen loads when it opens
         self.app.push_screen(HelpScreen(self.shown_keys(LESSON_KEYS), LESSON_GUIDE))
 
     # ------------------------------------------------------------ progress
