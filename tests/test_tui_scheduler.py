@@ -132,12 +132,12 @@ async def test_summary_at_the_end_matches_the_run(reference):
 async def test_whole_run_line_gives_the_optimum_and_ttft(reference):
     """The policy's share of the optimum and its TTFT p95, as the run computed them."""
     optimum, ttft = reference.traffic["optimum"], reference.traffic["latency"]["ttft_passes"]
-    assert 0 < optimum["percent_of_optimal"] < 1   # lpm on this tight pool falls short
+    assert 0 < optimum["share_of_optimal"] < 1   # lpm on this tight pool falls short
     async with scheduler() as (app, pilot):
         for _ in range(2):   # the same whatever batch is shown
             line = text(app, "#sched-run")
             assert line.startswith(" whole run, lpm:")
-            assert (f"{optimum['percent_of_optimal']:.1%} of the best "
+            assert (f"{optimum['share_of_optimal']:.1%} of the best "
                     f"{optimum['optimal_hit_rate']:.1%}") in line
             assert f"TTFT p95 {ttft['p95']} passes" in line
             await pilot.press("end")
