@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import random
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import open_engine
+from radixviz.cache.engines import engine_spec, open_engine
 
 from .admission import admit
 from .defaults import CONTEXT_LEN
@@ -117,7 +117,7 @@ class Scheduler:
             self.engine.wrap_key_match(self._remembering)
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
-        self.hooks = loop_hooks(self.engine.spec, self)
+        self.hooks = loop_hooks(engine_spec(self.engine.name), self)
         self.priority_at_insert = self.hooks.priority_at_insert
         if alloc_evict not in (None, *ALLOC_EVICT):
             raise ValueError(f"alloc_evict must be {' or '.join(ALLOC_EVICT)}, not {alloc_evict!r}")

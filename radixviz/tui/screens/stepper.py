@@ -391,7 +391,7 @@ class StepperScreen(SandboxFiles, Screen):
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
-        spec = self.model.session.engine.spec
+        spec = self.model.session.spec
         if spec.takes("head_bugs"):   # b is the engine's bug switch, whichever it declares
             self._toggle_head_bugs()
             return
