@@ -102,9 +102,10 @@ def describe(frame: Frame) -> str:
     if kind == "skip":
         return f"skip {_node(frame, first)}: {d['ref']} reference(s) still hold it"
     if kind == "free":
-        component = d.get("component")   # an eviction of a further component names it
+        component = d.get("component")   # a further component's free names it, its slots under its key
         if component is not None:
-            return f"free {component} slots {slot_ranges(d['slots'])} ({d['freed']} back in its pool)"
+            touched = next((c.touched for c in frame.tree.components if c.name == component), "slots")
+            return f"free {component} slots {slot_ranges(d[touched])} ({d['freed']} back in its pool)"
         return f"free slots {slot_ranges(d['slots'])} ({d['freed']} back in the pool)"
     if kind == "delete":
         return f"remove leaf {key_text(d['key'])} from the tree"

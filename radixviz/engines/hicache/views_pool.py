@@ -135,7 +135,8 @@ def host_pool_page(frame, max_drawn: int, row: int) -> dict | None:
         return None
     pool, touched = frame.pool, set(frame.marks.more_slots[0] if frame.marks.more_slots else ())
     size = host_size(pool)
-    shown: dict[str, object] = {"used": host_used(pool), "size": size, "rows": None,
+    shown: dict[str, object] = {"title": "host pool (CPU)", "prefix": "h-", "used": host_used(pool), "size": size,
+                                "rows": None,
              "legend": [(state, symbol, words) for state, (symbol, _style, words) in HOST_STATES.items()
                         if state not in BROKEN_STATES]}
     if size > max_drawn:
