@@ -48,6 +48,7 @@ import random
 
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import engine_spec, open_engine
+from radixviz.cache.options import EngineSettings
 
 from .admission import admit
 from .defaults import CONTEXT_LEN
@@ -108,7 +109,10 @@ class Scheduler:
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
         # cache_factory(pool) -> the engine for the same loop (engines/v2026/sim.py)
         self._cache_factory = cache_factory
-        self._engine_name, self._engine_options = engine, dict(engine_options or {})
+        # the engine's settings object, run whole (the scheduler form makes one), or its options
+        self._engine_name = engine
+        self._engine_options: EngineSettings | dict = (
+            engine_options if isinstance(engine_options, EngineSettings) else dict(engine_options or {}))
         self.engine = self.make_engine()
         # the loop matches the same prompts round after round: remember whole-edge answers
         # (None where the engine has no edge comparison to wrap)
@@ -175,10 +179,13 @@ class Scheduler:
         ``__init__`` after the pool. Override (or pass ``cache_factory``) to drive another."""
         if self._cache_factory is not None:
             return self._cache_factory(self.pool)
-        options = dict(self._engine_options)
-        if self.insert == "release":
-            options["strict"] = False   # the release's short value (#4)
-        return open_engine(self._engine_name, self.pool, **options)
+        options = self._engine_options
+        release = {"strict": False} if self.insert == "release" else {}   # the release's short value (#4)
+        if isinstance(options, EngineSettings):
+            if options.pool_size != self.pool.size or release:
+                options = options.replace(pool_size=self.pool.size, **release)
+            return engine_spec(self._engine_name).open(self.pool, options)
+        return open_engine(self._engine_name, self.pool, **options, **release)
 
     @property
     def cache(self):
