@@ -27,7 +27,7 @@ from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_E
                       WRITE_POLICY, EngineSettings, Option, check_host_size, settings_type)
 
 if TYPE_CHECKING:
-    from .facade import AnyEngine
+    from .facade import CacheEngine
     from .pool import TokenToKVPool
 
 
@@ -117,12 +117,12 @@ class EngineSpec:
         return {option.name: options[option.name] for option in self.options if option.name in options}
 
     @property
-    def engine_class(self) -> type[AnyEngine]:
+    def engine_class(self) -> type[CacheEngine]:
         """The facade subclass that opens this engine (loads its subpackage, and torch)."""
-        made: type[AnyEngine] = import_module(self.package).Engine
+        made: type[CacheEngine] = import_module(self.package).Engine
         return made
 
-    def open(self, pool: TokenToKVPool, settings: EngineSettings | None = None, **options: object) -> AnyEngine:
+    def open(self, pool: TokenToKVPool, settings: EngineSettings | None = None, **options: object) -> CacheEngine:
         """This engine, empty, on ``pool``, behind the facade (facade.Engine), with
         ``settings`` (else those ``options`` make for the pool). Loads its subpackage (and
         torch) on first use; ValueError for a bad option."""
@@ -181,7 +181,7 @@ def engine_spec(name: str) -> EngineSpec:
         raise ValueError(f"unknown engine {name!r}: use {' or '.join(_ENGINES)}") from None
 
 
-def open_engine(name: str, pool: TokenToKVPool, **options: object) -> AnyEngine:
+def open_engine(name: str, pool: TokenToKVPool, **options: object) -> CacheEngine:
     """Engine ``name``, empty, on ``pool``, behind the facade (see ``EngineSpec.open``)."""
     return engine_spec(name).open(pool, None, **options)
 

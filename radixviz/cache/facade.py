@@ -278,4 +278,4 @@ class Engine(ABC, Generic[CacheT, NodeT]):
 
 
 # an engine whatever its cache and node: what shared code holds
-AnyEngine = Engine[TracedCache, CacheNode]
+CacheEngine = Engine[TracedCache, CacheNode]

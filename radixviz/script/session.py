@@ -26,7 +26,7 @@ from .narrate import key_text
 if TYPE_CHECKING:
     from radixviz.cache.contract import SlotPool
     from radixviz.cache.engines import EngineSpec
-    from radixviz.cache.facade import AnyEngine
+    from radixviz.cache.facade import CacheEngine
 
 DEFAULT_POOL_SIZE = 128
 # the facade frees an insert's duplicates and partial page: those frames show its lines
@@ -56,7 +56,7 @@ class Session:
         self.knowingly_broken = False  # a step broke the tree's invariants on purpose (#4, a head bug) until a reset
         self._engine_ops: dict[str, EngineOps] = {}   # engine name -> its own operations (ops/)
         self.settings = settings if settings is not None and not buggy else self._settings_for(spec)
-        self.engine: AnyEngine = self._open(spec, TokenToKVPool(pool_size, device=device))
+        self.engine: CacheEngine = self._open(spec, TokenToKVPool(pool_size, device=device))
         self.initial_buggy = bool(self.options["buggy"])   # the #7 matcher the session started with
         self.initial: dict[str, Any] = dict(engine=spec.name, **{k: v for k, v in self.options.items() if k != "buggy"})
         self.history_mb = history_mb
@@ -306,7 +306,7 @@ class Session:
         """Engine ``spec``'s settings from the values this session keeps for every option."""
         return spec.settings_type(self.pool_size, **spec.pick(self.options))
 
-    def _open(self, spec: EngineSpec, pool: TokenToKVPool) -> AnyEngine:
+    def _open(self, spec: EngineSpec, pool: TokenToKVPool) -> CacheEngine:
         # the engine gets the session's settings object whole (made and checked once)
         engine = spec.engine_class(spec, pool, self.settings)
         engine.observer = self._on_event

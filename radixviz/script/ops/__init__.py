@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import torch
 
     from radixviz.cache.contract import CacheNode
-    from radixviz.cache.facade import AnyEngine, Inserted
+    from radixviz.cache.facade import CacheEngine, Inserted
     from radixviz.cache.options import EngineSettings
     from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
@@ -34,7 +34,7 @@ class SessionShape(Protocol):
     its class: the two modules do not import each other, and mypy still checks that the
     session fits where it hands itself over (``engine_ops``)."""
     pool_size: int
-    engine: AnyEngine                 # the facade's Engine of the session's engine now
+    engine: CacheEngine                 # the facade's Engine of the session's engine now
     options: dict[str, object]        # the session's one value per option (a script line changes them)
     knowingly_broken: bool
 
