@@ -24,7 +24,8 @@ CONTRACT = ("contract.py", "memory.py", "facade.py")
 def test_the_contract_says_no_any(name):
     tree = ast.parse((CACHE / name).read_text(encoding="utf-8"))
     named = [node.lineno for node in ast.walk(tree)
-             if (isinstance(node, ast.Name) and node.id == "Any") or (isinstance(node, ast.Attribute) and node.attr == "Any")
+             if (isinstance(node, ast.Name) and node.id == "Any")
+             or (isinstance(node, ast.Attribute) and node.attr == "Any")
              or (isinstance(node, ast.alias) and node.name == "Any")]
     assert named == [], f"{name} names Any on lines {named}"
 

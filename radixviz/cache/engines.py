@@ -186,6 +186,18 @@ def open_engine(name: str, pool: TokenToKVPool, **options: object) -> CacheEngin
     return engine_spec(name).open(pool, None, **options)
 
 
+def default_engine() -> str:
+    """The engine a session, a run and the scheduler loop open when none is named: the first
+    registered, the first release's cache (the one the chapter reads)."""
+    return next(iter(_ENGINES))
+
+
+def engine_with(capability: str, without: str | None = None) -> str:
+    """The first registered engine that has ``capability`` (and not ``without``): what a
+    feature that needs it opens (``engine_with("pages", without="host_tier")``: today's cache)."""
+    return next(spec.name for spec in _with(capability) if without is None or not spec.has(without))
+
+
 def _with(capability: str) -> tuple[EngineSpec, ...]:
     return tuple(spec for spec in _ENGINES.values() if spec.has(capability))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from radixviz.cache.engines import declared_options, engine_names, engine_spec, option_owners
+from radixviz.cache.engines import declared_options, default_engine, engine_names, engine_spec, option_owners
 from radixviz.cache.options import EngineSettings, Option
 from radixviz.errors import UsageError
 from radixviz.settings import arg_type
@@ -19,7 +19,6 @@ from radixviz.settings import arg_type
 if TYPE_CHECKING:
     from radixviz.cache.engines import EngineSpec
 
-DEFAULT_ENGINE = "2024"
 
 
 def owners(option: str) -> str:
@@ -51,7 +50,7 @@ def add_engine_args(p: argparse.ArgumentParser, command: str, skip: tuple = ()) 
     names = engine_names()
     p.add_argument("--engine", choices=names, default=None, metavar="|".join(names),
                    help=f"which cache: {'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} "
-                        f"(default {DEFAULT_ENGINE})")
+                        f"(default {default_engine()})")
     for option in declared_options(command):
         if option.flag_name and option.name not in skip:
             add_flag(p, option)
@@ -79,7 +78,7 @@ def engine_settings(args: argparse.Namespace, command: str = "run") -> EngineSet
     does not take or values that do not fit together."""
     events = bool(getattr(args, "kv_events", False))
     # --events alone picks the first engine that takes it (today's cache)
-    default = option_owners("kv_events")[0] if events and args.engine is None else DEFAULT_ENGINE
+    default = option_owners("kv_events")[0] if events and args.engine is None else default_engine()
     spec = engine_spec(args.engine or default)
     refuse_foreign(args, spec, command)
     given = {option.name: getattr(args, option.name) for option in spec.options

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.options import EngineSettings
-from radixviz.cache.engines import all_options, engine_spec, op_owners, option_ops, option_owners, owners_of
+from radixviz.cache.engines import (all_options, default_engine, engine_spec, op_owners, option_ops,
+                                    option_owners, owners_of)
 from radixviz.cache.snapshot import unshared_bytes
 from radixviz.cache.trace import kind_name
 
@@ -38,7 +39,7 @@ FRAME_BYTES = 1024
 
 class Session:
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device: str = "auto",
-                 engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB,
+                 engine: str | None = None, history_mb: float | None = DEFAULT_LIMIT_MB,
                  settings: EngineSettings | None = None, **options: object):
         """A session on engine ``engine`` (engines.py) with its ``settings`` (the command
         line's: one object, made and checked once, which names its engine and pool size and
@@ -49,7 +50,7 @@ class Session:
         if settings is not None:
             engine, pool_size = settings.engine, settings.pool_size
         self.pool_size, self.device = pool_size, device
-        spec = engine_spec(engine)
+        spec = engine_spec(engine or default_engine())
         # one value for every engine's options: 'engine 2026' in a 2024 session uses these
         self.options: dict[str, object] = {**all_options(), **options, **(settings or {})}
         self.options["buggy"] = bool(buggy or self.options["buggy"])

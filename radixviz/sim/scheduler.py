@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import random
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import engine_spec, open_engine
+from radixviz.cache.engines import default_engine, engine_spec, open_engine
 from radixviz.cache.options import EngineSettings
 
 from .admission import admit
@@ -78,9 +78,10 @@ class Scheduler:
                  delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
-                 engine: str = "2024", engine_options: dict | None = None,
+                 engine: str | None = None, engine_options: dict | None = None,
                  remember_edges: bool = True, alloc_evict: str | None = None):
-        """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
+        """``engine`` names the cache (radixviz.cache.engines; None: the registry's default, the
+        first release's) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
         ``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
@@ -110,7 +111,7 @@ class Scheduler:
         # cache_factory(pool) -> the engine for the same loop (engines/v2026/sim.py)
         self._cache_factory = cache_factory
         # the engine's settings object, run whole (the scheduler form makes one), or its options
-        self._engine_name = engine
+        self._engine_name = engine or default_engine()
         self._engine_options: EngineSettings | dict = (
             engine_options if isinstance(engine_options, EngineSettings) else dict(engine_options or {}))
         self.engine = self.make_engine()

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import open_engine
+from radixviz.cache.engines import engine_with, open_engine
 from radixviz.cache.keys import match
 
 PAGE_SIZES = (1, 4, 16, 64, 256)
@@ -69,7 +69,8 @@ class _Replay:
 
     def __init__(self, pool_size: int, page_size: int, eviction: str):
         self.pool = TokenToKVPool(pool_size, device="cpu")
-        self.engine = open_engine("2026", self.pool, page_size=page_size, eviction_policy=eviction)
+        self.engine = open_engine(engine_with("pages", without="host_tier"), self.pool, page_size=page_size,
+                                  eviction_policy=eviction)
 
     def reusable(self, prompt, namespace) -> int:
         key = prompt[:self.engine.whole_pages(len(prompt))]
