@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .trace import Event
 
 __all__ = ["DEVICE", "CacheNode", "Component", "Declared", "Evicted", "FreedSlots", "Held", "Matched",
-           "NodePart", "SlotPool", "TracedCache"]
+           "NodePart", "SlotPool", "TracedCache", "matched"]
 
 
 class Declared(Protocol):
@@ -95,6 +95,12 @@ class Matched(NamedTuple):
     """A match: the slots of the longest cached prefix, and the node where it ends."""
     slots: torch.Tensor
     last_node: CacheNode
+
+
+def matched(pair: tuple[torch.Tensor, CacheNode]) -> Matched:
+    """``Matched`` from a cache's own ``(slots, node)`` pair, without NamedTuple's argument
+    parsing: a match is the simulation's most frequent call (350,000 in a 3,000-request run)."""
+    return tuple.__new__(Matched, pair)
 
 
 class Evicted(NamedTuple):

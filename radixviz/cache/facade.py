@@ -63,7 +63,7 @@ class Engine(ABC, Generic[CacheT, NodeT]):
     @property
     def page_size(self) -> int:
         """Tokens per page: the tree caches whole pages only (1 for an engine without pages)."""
-        size = self.settings.get("page_size", 1)
+        size = getattr(self.settings, "page_size", 1)   # a field of the engines that have pages
         return size if isinstance(size, int) else 1
 
     def __repr__(self) -> str:

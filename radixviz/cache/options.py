@@ -144,6 +144,7 @@ class EngineSettings(Mapping[str, object]):
     pool_size: int                                    # the device pool's slots (a field of each type)
     engine: ClassVar[str] = ""                        # the registry's name of the engine they are for
     declared: ClassVar[tuple[Option[object], ...]] = ()
+    names: ClassVar[tuple[str, ...]] = ()             # the declared options' names, in order
     together: ClassVar[tuple[Callable[[EngineSettings], None], ...]] = ()
 
     if TYPE_CHECKING:   # what settings_type's dataclasses take
@@ -163,7 +164,7 @@ class EngineSettings(Mapping[str, object]):
 
     def replace(self, **changes: object) -> EngineSettings:
         """These settings with ``changes``, checked as new ones are (ValueError)."""
-        values: dict[str, object] = {name: getattr(self, name) for name in self._names()}
+        values: dict[str, object] = {name: getattr(self, name) for name in self.names}
         values.update(changes)
         pool_size = values.pop("pool_size", self.pool_size)
         if not isinstance(pool_size, int):
@@ -171,18 +172,15 @@ class EngineSettings(Mapping[str, object]):
         return type(self)(pool_size, **values)
 
     def __getitem__(self, name: str) -> object:
-        if name not in self._names():
+        if name not in self.names:
             raise KeyError(name)
         return getattr(self, name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
+        return iter(self.names)
 
     def __len__(self) -> int:
-        return len(self._names())
-
-    def _names(self) -> tuple[str, ...]:
-        return tuple(option.name for option in self.declared)
+        return len(self.names)
 
 
 @cache
@@ -194,7 +192,8 @@ def settings_type(engine: str, options: tuple[Option[object], ...],
     made = make_dataclass(f"Settings{title}", [("pool_size", int),
                                                *((o.name, o.kind, field(default=o.default)) for o in options)],
                           bases=(EngineSettings,), frozen=True, slots=True,
-                          namespace={"engine": engine, "declared": options, "together": (check,) if check else ()})
+                          namespace={"engine": engine, "declared": options, "names": tuple(o.name for o in options),
+                                     "together": (check,) if check else ()})
     return made
 
 

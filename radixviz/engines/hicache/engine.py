@@ -77,6 +77,9 @@ class Engine(TodaysEngine[HiRadixCache]):
 
     # --------------------------------------------------------- the shared verbs
 
+    def match(self, key: Sequence[int], extra_key: str | None = None) -> Matched:
+        return self.match_key(key, extra_key)   # not today's shortcut: this cache's match has two tiers
+
     def match_key(self, key: Sequence[int], extra_key: str | None) -> Matched:
         """``(device slots, last device node)``: the part of the match already on the device."""
         result = self.cache.match_prefix(key, extra_key)

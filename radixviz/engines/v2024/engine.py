@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from radixviz.cache.contract import Matched
+from radixviz.cache.contract import Matched, matched
 from radixviz.cache.facade import Engine as _Facade
 from radixviz.cache.options import MATCHER, STRICT
 from .cache import RadixCache
@@ -34,8 +34,7 @@ class Engine(_Facade[RadixCache, TreeNode]):
                           strict=self.settings.of(STRICT))
 
     def match_key(self, key: Sequence[int], extra_key: str | None) -> Matched:
-        slots, node = self.cache.match_prefix(key)
-        return Matched(slots, node)
+        return matched(self.cache.match_prefix(key))
 
     def insert_key(self, key: Sequence[int], slots: torch.Tensor, priority: int | None,
                    extra_key: str | None = None) -> int:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import torch
 
-from radixviz.cache.contract import Matched
+from radixviz.cache.contract import Matched, matched
 from radixviz.cache.facade import Engine as _Facade
 from radixviz.cache.options import EVICTION, KV_EVENTS, PAGE
 from .cache import RadixCache
@@ -35,8 +35,12 @@ class TodaysEngine(_Facade[CacheT, TreeNode]):
     and a namespace, the protected size, the KV events, the edge comparison, the policy."""
 
     def match_key(self, key: Sequence[int], extra_key: str | None) -> Matched:
-        slots, node = self.cache.match_prefix(key, extra_key)
-        return Matched(slots, node)
+        return matched(self.cache.match_prefix(key, extra_key))
+
+    def match(self, key: Sequence[int], extra_key: str | None = None) -> Matched:
+        # the facade's, one call shorter: the simulation's most frequent call, on an engine
+        # that has namespaces (no refusal to check)
+        return matched(self.cache.match_prefix(key, extra_key))
 
     def evict_backbone(self, num_tokens: int, release: Callable[[torch.Tensor], int]) -> None:
         self.cache.evict(num_tokens, release)
