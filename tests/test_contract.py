@@ -35,7 +35,7 @@ def test_every_method_of_the_facade_is_annotated():
     for name, method in inspect.getmembers(Engine, inspect.isfunction):
         signature = inspect.signature(method)
         missing = [p for p in signature.parameters.values() if p.name != "self" and p.annotation is inspect._empty]
-        if missing or signature.return_annotation is inspect._empty and name != "__init__":
+        if missing or (signature.return_annotation is inspect._empty and name != "__init__"):
             bare.append(name)
     assert bare == []
 

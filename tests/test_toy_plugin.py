@@ -104,7 +104,8 @@ class TestRun:
         assert x["children"][0]["parts"]["window"] == {"slots": [2], "locks": 1}
 
     @pytest.mark.parametrize("argv, message", [
-        (("-e", 'insert "ab"; evict 1 host'), "engine toyw keeps no 'host' memory to evict: its components are device, window"),
+        (("-e", 'insert "ab"; evict 1 host'),
+         "engine toyw keeps no 'host' memory to evict: its components are device, window"),
         (("--window-pool", "0", "-e", "reset"), "argument --window-pool: must be between 1 and 4096, not 0"),
         (("-e", "window-pool 5000"), "window pool must be between 1 and 4096, not 5000"),
     ])

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from radixviz.cache.contract import DEVICE, Component, Held, NodePart
 from radixviz.cache.engines import EngineSpec
 from radixviz.cache.invariants import InvariantError, check_pool
