@@ -168,6 +168,10 @@ class PoolRows:
         """The row of the first touched slot."""
         return min(self.touched) // self.cols if self.touched else None
 
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of ``slot``'s row (None for a host slot: this pool has no host tier)."""
+        return None if host or not 0 <= slot < self.grid.pool.size else slot // self.cols
+
 
 # ------------------------------------------------- the pools of further components
 
@@ -252,6 +256,14 @@ class StackedPoolRows:
     def width(self) -> int:
         return max(rows.width for _title, rows in self.parts)
 
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of ``slot``'s row in the first pool (``host``: in the first further one)."""
+        index = 1 if host else 0
+        if index >= len(self.parts):
+            return None
+        line = self.parts[index][1].line_of(slot)
+        return None if line is None else self._starts[index] + 1 + line
+
     @property
     def focus(self) -> int | None:
         """The row of the first touched slot, in the first pool that has one."""
@@ -290,3 +302,6 @@ class _GridRows:
     @property
     def focus(self) -> int | None:
         return self.touched[0] // self.cols if self.touched else None
+
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        return None if host or not 0 <= slot < self.grid.pool.size else slot // self.cols
