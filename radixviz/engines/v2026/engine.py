@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from radixviz.cache.kv_events import KVEvent
     from radixviz.cache.snapshot import MatchPreview
 
+_new_tuple = tuple.__new__
 CacheT = TypeVar("CacheT", bound=RadixCache)   # today's cache, or one built on it (the host tier's)
 
 __all__ = ["Engine", "RadixCache", "TreeNode", "check_modern_invariants", "preview_match"]
@@ -38,9 +39,9 @@ class TodaysEngine(_Facade[CacheT, TreeNode]):
         return matched(self.cache.match_prefix(key, extra_key))
 
     def match(self, key: Sequence[int], extra_key: str | None = None) -> Matched:
-        # the facade's, one call shorter: the simulation's most frequent call, on an engine
-        # that has namespaces (no refusal to check)
-        return matched(self.cache.match_prefix(key, extra_key))
+        # the facade's, two calls shorter (contract.matched inlined): the simulation's most
+        # frequent call, on an engine that has namespaces (no refusal to check)
+        return _new_tuple(Matched, self.cache.match_prefix(key, extra_key))
 
     def evict_backbone(self, num_tokens: int, release: Callable[[torch.Tensor], int]) -> None:
         self.cache.evict(num_tokens, release)
