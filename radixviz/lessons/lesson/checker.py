@@ -43,10 +43,11 @@ STATE_CHECKS: dict[str, Callable[[Any], object]] = {
 }
 
 
-# what a lesson may predict of one declared component (the contract's ``held`` and ``parts``):
-# ``protected.swa``, ``evictable.swa``, ``tombstones.swa`` (nodes that lost that component's
-# data and stayed), ``holders.mamba`` (nodes holding that component's data: Mamba states)
-COMPONENT_CHECKS = ("evictable", "protected", "tombstones", "holders")
+# what a lesson may predict of one declared component (the contract's ``held`` and ``parts``,
+# and its pool's picture): ``protected.swa``, ``evictable.swa``, ``tombstones.swa`` (nodes that
+# lost that component's data and stayed), ``holders.mamba`` (nodes holding that component's
+# data: Mamba states), ``used.mamba`` (its pool's slots in use, the tree's and the requests')
+COMPONENT_CHECKS = ("evictable", "protected", "tombstones", "holders", "used")
 
 
 def _component_value(check: str, session: Session) -> int:
@@ -55,11 +56,18 @@ def _component_value(check: str, session: Session) -> int:
     kind, _, name = check.partition(".")
     if kind not in COMPONENT_CHECKS or not name:
         raise KeyError(check)
-    tree = session.live_frame().tree
+    frame = session.live_frame()
+    tree = frame.tree
     names = [component.name for component in tree.components]
     if name not in names:
         raise KeyError(check)
     at = names.index(name)
+    if kind == "used":
+        component = tree.components[at]
+        if at and component not in frame.pool.pooled:
+            raise KeyError(check)
+        index = frame.pool.pooled.index(component) + 1 if at else 0
+        return sum(1 for count in frame.pool.counts(index) if count)
     if kind in ("evictable", "protected"):
         return getattr(tree.held[at], kind)
     parts = [node.parts[at] for node in tree.root.walk() if node is not tree.root]
