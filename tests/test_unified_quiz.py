@@ -13,7 +13,7 @@ def _protected(session, name):
 
 
 def _branch(session):
-    branch = session.records[-1].result["mamba_branch"]
+    branch = session.records[-1].result.get("mamba_branch")
     return "none" if branch is None else branch
 
 

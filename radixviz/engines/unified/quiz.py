@@ -154,7 +154,7 @@ def gen_mamba_branch(build: ScenarioBuilder, seed: int) -> Question:
     session = run_scenario(build.text)
     tree = session.cache.snapshot()
     result = apply_text(session, asked).result
-    branch = result["mamba_branch"]
+    branch = result.get("mamba_branch")     # None (or absent): no grid point past the reused prefix
     answer = _NO_BRANCH if branch is None else str(branch)
     return Question(f"gen-mamba-branch-{build.difficulty}-{seed}", "text",
                     _picture(build, tree) + f"\n\nThe state spacing is {spacing}. Where is the branching "
