@@ -1,7 +1,7 @@
 """``simulate``'s options for traces people have (radixviz/sim/traces): the format, a
 Mooncake trace's block size, how much trace time one scheduler pass stands for, how many
 requests may wait; and the run options a long trace asks about: the optimum, and how much
-a failed allocation evicts."""
+a failed allocation evicts, and whether a Mooncake trace's blocks are compared whole."""
 from __future__ import annotations
 
 import argparse
@@ -47,6 +47,10 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
                    help=f"count the best hit rate any order could reach (the SGLang paper's optimum) "
                         f"beside the run's (default: on for runs of up to {OPTIMUM_UP_TO:,} requests; "
                         "its tables grow with the trace's distinct content)")
+    p.add_argument("--block-units", action=argparse.BooleanOptionalAction, default=None,
+                   help="with a Mooncake --trace: compare prompts block by block where the tree can "
+                        "never part them, not token by token (the same answer, faster; default: where "
+                        "the run can: engine 2024, without --app or --insert release)")
     p.add_argument("--alloc-evict", choices=ALLOC_EVICT, default=None,
                    help="how much a failed allocation evicts: need (the allocation, as the 2024 "
                         "release and SGLang up to March 2026) or shortfall (need minus free, as "
@@ -57,12 +61,13 @@ def check_trace_args(args: argparse.Namespace) -> None:
     """Trace options without --trace, refused in one line; the default pace for a public format."""
     if args.trace is None:
         for flag, value, default in (("--format", args.format, "auto"), ("--block-size", args.block_size, None),
-                                     ("--pass-ms", args.pass_ms, None), ("--max-waiting", args.max_waiting, None)):
+                                     ("--pass-ms", args.pass_ms, None), ("--max-waiting", args.max_waiting, None),
+                                     ("--block-units", args.block_units, None)):
             if value != default:
                 raise UsageError(f"{flag} goes with --trace FILE")
     if args.workers is not None:
         for flag, value in (("--max-waiting", args.max_waiting), ("--optimum", args.optimum),
-                            ("--alloc-evict", args.alloc_evict)):
+                            ("--alloc-evict", args.alloc_evict), ("--block-units", args.block_units)):
             if value is not None:
                 raise UsageError(f"{flag} applies to one scheduler loop, not to --workers")
 
@@ -75,6 +80,8 @@ def trace_run_options(args: argparse.Namespace) -> dict:
         options["optimum"] = args.optimum
     if args.alloc_evict is not None:
         options["alloc_evict"] = args.alloc_evict
+    if args.block_units is not None:
+        options["block_units"] = args.block_units
     if args.trace is not None:
         options["max_waiting"] = args.max_waiting or MAX_WAITING
     return options
