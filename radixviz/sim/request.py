@@ -5,6 +5,8 @@ from typing import Any
 
 from dataclasses import dataclass, field
 
+from .block_units import BlockPrompt
+
 
 @dataclass(frozen=True, slots=True)
 class RequestSpec:
@@ -19,7 +21,7 @@ class RequestSpec:
     along the path) and its ``priority`` eviction policy evicts low values first. The
     first release's cache has no such field and ignores it. A chat's later turns keep it.
     """
-    input_ids: tuple
+    input_ids: tuple | BlockPrompt
     max_new_tokens: int
     follow_ups: tuple = ()
     then: RequestSpec | None = None
@@ -34,7 +36,7 @@ class Request:
     is how many prompt tokens still have to be computed.
     """
     rid: int
-    input_ids: tuple
+    input_ids: tuple | BlockPrompt     # a BlockPrompt when the loop is keyed by block units
     max_new_tokens: int
     follow_ups: tuple = ()
     then: RequestSpec | None = None
@@ -49,7 +51,7 @@ class Request:
     priority: int = 0
     # the prompt cut to the engine's whole pages, made once: the same tuple every round, so
     # the simulation's memo of edge comparisons (edge_memo.py) recognises it
-    match_key: tuple | None = None
+    match_key: tuple | BlockPrompt | None = None
     # a host-tier engine's match: prompt tokens past the device prefix found on the host
     # only, and the deepest matched node with a host copy; host_loaded: what admission loaded
     host_hit_length: int = 0

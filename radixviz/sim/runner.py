@@ -85,7 +85,7 @@ def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
     sched.settings["optimum"] = optimum
     observer = RunObserver(sched, optimum)
     observer.max_waiting = max_waiting
-    if sched.block_units:
+    if sched.block_units and arrivals is not None:
         feed = arrivals(units)
     else:
         feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)

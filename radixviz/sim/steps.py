@@ -19,10 +19,12 @@ from .request import RequestSpec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from .block_units import BlockPrompt
     from .request import Request
 
 
-def match_key(s, req: Request) -> tuple:
+def match_key(s, req: Request) -> tuple | BlockPrompt:
     """The request's prompt cut to whole pages, made once and the same tuple every round,
     so the edge memo (edge_memo.py) answers its comparisons again until it finishes."""
     if req.match_key is None:

@@ -21,7 +21,7 @@ from radixviz.errors import UsageError
 from radixviz.files import ReadError
 from radixviz.sim.trace import TraceError, load_trace
 
-from . import mooncake, openai_log
+from . import block_cuts, mooncake, openai_log
 from .lines import count_lines, json_lines
 from .timed_jsonl import read_timed
 
@@ -95,7 +95,6 @@ class StreamedTrace:
         if self.block_size is None:
             return None
         if self._units is None:
-            from . import block_cuts   # numpy: only when a run asks
             cuts = block_cuts.scan(self.path, self.block_size)
             if cuts is None:
                 self.block_size = None
@@ -107,7 +106,7 @@ class StreamedTrace:
         """``(arrival pass or None, RequestSpec)`` from the file's start; prompts as ``units``
         (from ``block_units()``) when given, else as tokens."""
         try:
-            yield from (self._reader(units) if units is not None else self._reader())
+            yield from self._reader(units)
         except TraceError as error:
             raise StreamError(str(error)) from None
 
@@ -169,10 +168,10 @@ def open_trace(path: str | Path, fmt: str = "auto", *, block_size: int | None = 
     elif fmt == "openai":
         encode = encode or character_tokens
         described["tokens"] = tokens or "one per character (no --tokenizer)"
-        reader = lambda: openai_log.read(path, encode, ms_per_pass)   # noqa: E731
+        reader = lambda units=None: openai_log.read(path, encode, ms_per_pass)   # noqa: E731
     else:
         described["tokens"] = tokens or "one per UTF-8 byte"
-        reader = lambda: read_timed(path, encode, ms_per_pass)   # noqa: E731
+        reader = lambda units=None: read_timed(path, encode, ms_per_pass)   # noqa: E731
     trace = StreamedTrace(path, fmt, reader, described, described.get("block_size"))
     first = next(iter(trace.arrivals()), None)   # the first line's errors, before anything runs
     if first is None:
