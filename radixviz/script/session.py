@@ -334,8 +334,8 @@ class Session:
         return states
 
     def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
-        # torch bumps a tensor's version on every in-place change: reuse the last copy until then
-        version = (id(self.pool), self.pool.mem_state._version)
+        # the pool's version changes with every count: reuse the last copy until then
+        version = (id(self.pool), self.pool.version)
         # what keeping this frame costs: its own objects, and what it shares with no frame before
         cost = FRAME_BYTES + 8 * (len(nodes) + len(slots)) + unshared_bytes(tree.root, self._last_root)
         self._last_root = tree.root

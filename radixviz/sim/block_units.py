@@ -110,6 +110,8 @@ class BlockPrompt(Sequence):
         """This prompt followed by ``other``: another BlockPrompt's units, or tokens, one unit each."""
         if isinstance(other, BlockPrompt):
             return BlockPrompt(self.units + other.units, self.size + other.size)
+        if not other:
+            return self
         added = tuple(other)
         return BlockPrompt(self.units + added, self.size + len(added))
 

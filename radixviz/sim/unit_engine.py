@@ -92,10 +92,10 @@ class UnitEngine(Engine):
         if held < len(units):
             new = units[held:]
             sizes = [u[1] if u.__class__ is tuple else 1 for u in new]
-            self.slots.update(zip(range(first + held, first + len(units)), kept.split(sizes)))
+            self.slots.update(zip(range(first + held, first + len(units)), kept.split_with_sizes(sizes)))
             self._evictable += len(kept)
         if held_tokens:
-            self.pool.free(duplicates)
+            self.pool.free(duplicates, distinct=True)   # a request's row names each slot once
             if freed is not None:
                 freed("duplicates", duplicates)
         return Inserted(held_tokens, kept, duplicates, self._empty)
@@ -116,7 +116,7 @@ class UnitEngine(Engine):
         if not parts:
             return 0
         slots = torch.cat(parts)
-        total = self.pool.free(slots)
+        total = self.pool.free(slots, distinct=True)   # each leaf's slots are its own
         if total != slots.shape[0]:
             raise InvariantError(f"an evicted leaf's slots were held by a request: {slots.shape[0]} "
                                  f"evicted, {total} freed")

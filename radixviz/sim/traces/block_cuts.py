@@ -76,10 +76,11 @@ class BlockUnits:
         base = block * self.block_size
         if base + 1 > self.high:
             return []
-        codes = self.codes
+        codes, end = self.codes, base + self.block_size
         lo = bisect_left(codes, base + 1)
-        hi = bisect_left(codes, base + self.block_size, lo)
-        return [code - base for code in codes[lo:hi]]
+        if lo == len(codes) or codes[lo] >= end:
+            return []       # most blocks: no prompt ends inside them
+        return [code - base for code in codes[lo:bisect_left(codes, end, lo)]]
 
     def of(self, block: int) -> tuple:
         found = self.blocks.get(block)
