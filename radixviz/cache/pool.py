@@ -69,8 +69,9 @@ class TokenToKVPool:
         self._free_count = size
         # on the CPU the counts are also read and written as numpy, the same memory: a request's
         # few thousand slots cost a few numpy calls where torch's calls cost more than their work
-        self._counts = self.mem_state.numpy() if self.device.type == "cpu" else None
-        self._marks = np.zeros(size if self._counts is not None else 0, dtype=np.int32)
+        self._on_cpu = self.device.type == "cpu"
+        self._counts = self.mem_state.numpy() if self._on_cpu else np.zeros(0, dtype=np.int32)
+        self._marks = np.zeros(size if self._on_cpu else 0, dtype=np.int32)
         self._changes = 0    # numpy's writes, which torch's version counter does not see
 
     @property
@@ -90,7 +91,7 @@ class TokenToKVPool:
         chosen = free[:need_size].copy()
         self._free_slots = free[need_size:]
         self._free_count -= need_size
-        if self._counts is not None:
+        if self._on_cpu:
             self._counts[chosen] = 1   # they were free: one reference each now
             self._changes += 1
             return torch.from_numpy(chosen)
@@ -153,7 +154,7 @@ class TokenToKVPool:
         non-empty 1-D int64 tensor there, inside the pool, and none is named twice (``known``,
         or checked: a slot named twice takes two references, which the torch path counts); else
         None."""
-        if (self._counts is None or slots.__class__ is not torch.Tensor or slots.dtype != torch.int64
+        if (not self._on_cpu or slots.__class__ is not torch.Tensor or slots.dtype != torch.int64
                 or slots.dim() != 1 or slots.device.type != "cpu" or not slots.shape[0]):
             return None
         index = slots.numpy()
