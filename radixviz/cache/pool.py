@@ -101,14 +101,15 @@ class TokenToKVPool:
 
     def add_refs(self, slots: torch.Tensor | Sequence[int], distinct: bool = False) -> None:
         """One more reference to each slot (a request reusing the tree's KV). ``distinct``: the
-        caller knows no slot is named twice (the tree's own slots), so that is not checked."""
+        caller vouches that they are this pool's slots, each named once (the tree's own, a
+        request's row), so that is not checked."""
         index = self._distinct_index(slots, distinct)
         if index is not None:
             counts = self._counts
             before = counts[index]
-            if before.min() <= 0:
+            if _lowest(before) <= 0:
                 raise PoolError(f"slot {int(index[before <= 0].min())} is free: it has no reference to share")
-            counts[index] = before + 1
+            counts[index] = np.add(before, 1, out=before)
             self._changes += 1
             return
         slots = self._as_slots(slots)
@@ -154,14 +155,15 @@ class TokenToKVPool:
         non-empty 1-D int64 tensor there, inside the pool, and none is named twice (``known``,
         or checked: a slot named twice takes two references, which the torch path counts); else
         None."""
-        if (not self._on_cpu or slots.__class__ is not torch.Tensor or slots.dtype != torch.int64
-                or slots.dim() != 1 or slots.device.type != "cpu" or not slots.shape[0]):
+        if not self._on_cpu or slots.__class__ is not torch.Tensor or not slots.shape[0]:
+            return None
+        if known:   # vouched for: this pool's slots (an int64 tensor on its device), each once
+            return slots.numpy()
+        if slots.dtype != torch.int64 or slots.dim() != 1 or slots.device.type != "cpu":
             return None
         index = slots.numpy()
         if _lowest(index) < 0 or _highest(index) >= self.size:
             return None     # refused by the torch path, naming the slot
-        if known:
-            return index
         order = np.arange(len(index), dtype=np.int32)
         marks = self._marks
         marks[index] = order
@@ -169,11 +171,10 @@ class TokenToKVPool:
 
     def _free_distinct(self, index: np.ndarray) -> int:
         counts = self._counts
-        before = counts[index]
-        if before.min() <= 0:   # released more often than held: nothing changed yet
-            raise PoolError(f"slot {int(index[before <= 0].min())} is free: it has no reference to release")
-        after = before - 1
-        counts[index] = after
+        after = counts[index]
+        if _lowest(after) <= 0:   # released more often than held: nothing changed yet
+            raise PoolError(f"slot {int(index[after <= 0].min())} is free: it has no reference to release")
+        counts[index] = np.subtract(after, 1, out=after)
         self._changes += 1
         freed = index[after == 0]
         if len(freed):

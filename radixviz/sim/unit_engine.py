@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from radixviz.cache.snapshot import MatchPreview
 
 
+HANDLE_CHUNK = 4096
+
+
 def node_tokens(node: Any) -> int:
     return units_tokens(node.key)
 
@@ -43,6 +46,7 @@ class UnitEngine(Engine):
         self.cache = engine.cache
         self.slots: dict[int, torch.Tensor] = {}   # handle -> the unit's slots in the pool
         self._next_handle = 0
+        self._handles = torch.empty(0, dtype=torch.int64)   # the next handles, made a chunk at a time
         self._evictable = 0                        # tokens, as the engine's is units
         self._empty = torch.empty(0, dtype=torch.int64, device=self.pool.device)
 
@@ -84,16 +88,14 @@ class UnitEngine(Engine):
             self.need("namespaces")
         units = self.units(key)
         first = self._next_handle
-        self._next_handle += len(units)
-        handles = torch.arange(first, first + len(units), dtype=torch.int64, device=self.pool.device)
-        held = self.inner.insert_key(units, handles, priority)
+        held = self.inner.insert_key(units, self._take_handles(len(units)), priority)
         held_tokens = units_tokens(units[:held])
         duplicates, kept = slots[:held_tokens], slots[held_tokens:]
         if held < len(units):
             new = units[held:]
             sizes = [u[1] if u.__class__ is tuple else 1 for u in new]
             self.slots.update(zip(range(first + held, first + len(units)), kept.split_with_sizes(sizes)))
-            self._evictable += len(kept)
+            self._evictable += kept.shape[0]
         if held_tokens:
             self.pool.free(duplicates, distinct=True)   # a request's row names each slot once
             if freed is not None:
@@ -147,6 +149,16 @@ class UnitEngine(Engine):
         del wrapper     # unit keys are short: nothing worth remembering
 
     # ------------------------------------------------------------------ helpers
+
+    def _take_handles(self, count: int) -> torch.Tensor:
+        """The next ``count`` handles, a slice of a chunk made ahead (one arange per chunk)."""
+        if self._handles.shape[0] < count:
+            first = self._next_handle
+            self._handles = torch.arange(first, first + max(count, HANDLE_CHUNK), dtype=torch.int64,
+                                         device=self.pool.device)
+        taken, self._handles = self._handles[:count], self._handles[count:]
+        self._next_handle += count
+        return taken
 
     def _slots_of(self, handles: torch.Tensor) -> torch.Tensor:
         table = self.slots

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -62,14 +61,14 @@ def scan(path: Path, block_size: int) -> Cuts | None:
 
 
 class BlockUnits:
-    """Block id -> its units (runs cut at the block's cut lengths), the least recently used
-    dropped past ``CACHED_BLOCKS``; ``prompt(ids, length)`` joins them into a BlockPrompt."""
+    """Block id -> its units (runs cut at the block's cut lengths), kept for up to
+    ``CACHED_BLOCKS`` blocks; ``prompt(ids, length)`` joins them into a BlockPrompt."""
 
     def __init__(self, block_size: int, cuts: Cuts):
         self.block_size, self.codes = block_size, cuts.codes
         self.vocab = VOCAB_SIZE if cuts.outputs_cached else 0   # tokens below it stay single
         self.high = cuts.codes[-1] if cuts.codes else -1
-        self.blocks: OrderedDict = OrderedDict()    # id -> (units, token offset after each)
+        self.blocks: dict = {}    # id -> (units, token offset after each)
 
     def cuts(self, block: int) -> list:
         """The lengths at which some prompt ends inside ``block``, ascending."""
@@ -85,7 +84,6 @@ class BlockUnits:
     def of(self, block: int) -> tuple:
         found = self.blocks.get(block)
         if found is not None:
-            self.blocks.move_to_end(block)
             return found
         size = self.block_size
         base = block * size
@@ -95,9 +93,9 @@ class BlockUnits:
         bounds += [size] if singles < size else []
         units += [(base + start, end - start) for start, end in pairwise(bounds)]
         ends = list(range(1, singles + 1)) + bounds[1:]
+        if len(self.blocks) >= CACHED_BLOCKS:
+            self.blocks.clear()     # start afresh: cheaper than keeping an order of use
         found = self.blocks[block] = (tuple(units), ends)
-        if len(self.blocks) > CACHED_BLOCKS:
-            self.blocks.popitem(last=False)
         return found
 
     def prompt(self, ids: list, length: int, where: str) -> BlockPrompt:
