@@ -154,4 +154,7 @@ def test_asking_for_blocks_where_the_loop_cannot_is_a_clear_error(tmp_path):
         replay(trace, "fcfs", 2000, record=True, block_units=True)
     with pytest.raises(ValueError, match="engine 2026"):
         replay(trace, "fcfs", 2000, engine="2026", block_units=True)
-    assert replay(trace, "fcfs", 2000, engine="2026").settings["trace"]["keyed_by"] == "tokens"
+    with pytest.raises(ValueError, match="v0.5.23"):
+        replay(trace, "fcfs", 2000, scheduler="v0.5.23", block_units=True)
+    for where in ({"engine": "2026"}, {"scheduler": "v0.5.23"}):   # unasked: token by token
+        assert replay(trace, "fcfs", 2000, **where).settings["trace"]["keyed_by"] == "tokens"

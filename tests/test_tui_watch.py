@@ -35,7 +35,7 @@ async def test_the_recording_draws_its_last_tree_with_figures_and_steps_back():
     async with app.run_test(size=(120, 40)) as pilot:
         painted = await wait_for(pilot, app, "seq 9")
         assert "'The capital of'" in painted and "' Bye'" in painted
-        assert "GPU: 40 blocks, 80 tokens" in painted
+        assert "device (GPU): 40 blocks, 80 tokens" in painted
         assert "gaps 1" in painted and "recovered 1" in painted
         await pilot.press("left")
         painted = await wait_for(pilot, app, "seq 8")

@@ -13,7 +13,7 @@ import json
 import sys
 
 from radixviz.errors import EXIT_OK, UsageError, excerpt
-from radixviz.wire.from_engine import engine_blocks, wire_event
+from radixviz.wire.from_engine import engine_blocks, wire_events
 from radixviz.wire.publisher import Publisher
 
 from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "publish", help="run a script and publish its KV events on SGLang's ZeroMQ wire",
         description="Run a script on a KV-event engine (2026 unless --engine says otherwise) and "
                     "publish each operation's events as SGLang does: three frames (topic, 8-byte "
-                    "sequence number, msgpack batch). ENDPOINT with * binds (tcp://*:5557, "
+                    "sequence number, msgpack batch), in the wire of SGLang 9fbe6800a or v0.5.23 "
+                    "(--wire). ENDPOINT with * binds (tcp://*:5557, "
                     "SGLang's default), a host and port connects to a watcher that binds.",
         epilog="example: radixviz publish tcp://*:5557 --replay tcp://*:5558 -e 'insert abcd; "
                "insert abxy; evict 2' --interval 1; then radixviz watch tcp://localhost:5557 "
@@ -65,7 +66,7 @@ def publish(args: argparse.Namespace) -> int:
     args.events = args.kv_events = True   # the flag's name before and after the option registry
     session = new_session(args)
     pub = open_publisher(args.endpoint, args.replay, args.topic, buffer_steps=args.buffer_steps,
-                         rank=args.rank, drop=args.drop)
+                         rank=args.rank, drop=args.drop, wire=args.wire or session.engine.spec.wire)
     try:
         where = f"publishing on {pub.endpoint}" + (f", replay on {pub.replay_endpoint}" if pub.replay else "")
         print(f"{where}, topic {excerpt(args.topic, 200)}", file=sys.stderr, flush=True)   # typed: cut if long
@@ -80,7 +81,7 @@ def publish(args: argparse.Namespace) -> int:
                 break
             events = session.records[-1].kv_events
             if events:
-                seq = pub.publish([wire_event(e) for e in events])
+                seq = pub.publish(wire_events(events, pub.wire))
                 if args.json:
                     print(batch_line(seq, args.rank, session.cache.root_node), flush=True)
         print(f"sent {pub.seq} batches" + ("; answering replay requests until Ctrl-C" if

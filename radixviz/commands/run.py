@@ -31,7 +31,7 @@ from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
 from .engine_args import add_engine_args, session_settings
 
-from .wire_args import ENDPOINT, add_publisher_args, open_publisher
+from .wire_args import ENDPOINT, add_publisher_args, open_publisher, wire_for
 
 if TYPE_CHECKING:
     import argparse
@@ -214,15 +214,16 @@ def publish_records(args: argparse.Namespace, records) -> None:
     has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
     # msgspec (the wire's messages) and pyzmq: only for a run that publishes, not for the
     # sandbox and lesson commands that import this module
-    from radixviz.wire.from_engine import wire_event
-    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic)
+    from radixviz.wire.from_engine import wire_events
+    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic,
+                         wire=wire_for(args.publish_wire, getattr(args, "engine", None)))
     try:
         if not pub.wait_for_subscriber(args.publish_wait):
             print(f"note: no subscriber on {pub.endpoint} after {args.publish_wait:g} s; publishing anyway",
                   file=sys.stderr)
         for record in records:
             if record.kv_events:
-                pub.publish([wire_event(e) for e in record.kv_events])
+                pub.publish(wire_events(record.kv_events, pub.wire))
         pub.serve(args.publish_wait if pub.replay else 0)
     finally:
         pub.close()

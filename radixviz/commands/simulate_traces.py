@@ -50,7 +50,8 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-units", action=argparse.BooleanOptionalAction, default=None,
                    help="with a Mooncake --trace: compare prompts block by block where the tree can "
                         "never part them, not token by token (the same answer, faster; default: where "
-                        "the run can: engine 2024, without --app or --insert release)")
+                        "the run can: engine 2024, the release's scheduler, without --app or "
+                        "--insert release)")
     p.add_argument("--alloc-evict", choices=ALLOC_EVICT, default=None,
                    help="how much a failed allocation evicts: need (the allocation, as the 2024 "
                         "release and SGLang up to March 2026) or shortfall (need minus free, as "

@@ -2,8 +2,9 @@
 
 Blocks chain by parent hash; a chain of blocks each with one child is one edge, so the
 picture has a node where prompts branch, as the server's own tree does. Blocks on a second
-medium, under a LoRA id, or whose parent never arrived hang under a label node of their
-own ("[CPU_PINNED]", "[lora 3]", "[? parent not held]"), whose key is the label's characters.
+medium, in a namespace (an adapter, a cache salt), or whose parent never arrived hang under
+a label node of their own ("[host (CPU_PINNED)]", "[adapter math · salt s1]", "[? parent not
+held]"), whose key is the label's characters.
 A token shows as its character when every token held is printable ASCII (radixviz's own
 engines send code points), as its tokenizer piece when a tokenizer is given, else as its id.
 """
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
 from .blocks import Block, BlockTree
+from .tiers import namespace_name, tier_name, tier_rank
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -39,10 +41,8 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeS
     blocks = list(tree.blocks.values())
     decode = decode or chars_if_ascii(blocks)
     ids = count(1)
-    media = tree.media()
-    main = media[0] if media else None
-    if "GPU" in media:
-        main = "GPU"
+    media = sorted(tree.media(), key=tier_rank)
+    main = media[0] if media else None   # the device tier when there is one
     children: dict = {}           # (medium, parent hash) -> blocks under it
     for block in blocks:
         children.setdefault((block.medium, block.parent), []).append(block)
@@ -74,11 +74,11 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeS
         if block.parent is not None and not tree.holds(block.parent):
             name = "[? parent not held]"
         elif block.parent is not None:
-            name = f"[{block.medium} under another tier]"
-        elif block.lora_id is not None:
-            name = f"[lora {block.lora_id}]"
+            name = f"[{tier_name(block.medium)} under another tier]"
+        elif (space := namespace_name(block)) is not None:
+            name = f"[{space}]" if block.medium == main else f"[{tier_name(block.medium)} · {space}]"
         elif block.medium != main:
-            name = f"[{block.medium or 'no medium'}]"
+            name = f"[{tier_name(block.medium)}]"
         else:
             top.append(block)
             continue
