@@ -9,7 +9,11 @@ expanded to token ids, to ``SGLangRadixSimulator(kv_budget_tokens=POOL)``; radix
 as ``simulate --trace`` does, one request at a time in trace order (fcfs, one running
 request), on a pool of POOL slots, with ``--alloc-evict`` need (the 2024 release) and
 shortfall (need minus free, what kvlint's evict-down-to-budget amounts to), its prompts
-compared block by block (``--block-units``, the default). Up to 20,000 requests (or with
+compared block by block (``--block-units``, the default). The trace's times put two
+requests in one scheduler pass now and then, and the release's loop matches every waiting
+request each pass, which refreshes its path before the other's eviction; the serial run
+submits each request when the one before has finished, kvlint's order, and hits what kvlint
+hits, to the token. Up to 20,000 requests (or with
 ``--token-path``) the need run is repeated token by token, the path the block units must
 agree with to the token. ``--cli`` also runs ``radixviz simulate --trace`` as a child and
 counts all of its CPU, start-up included, and its peak memory.
@@ -34,6 +38,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")   # as the command line does (cli.one_torch_thread)
 
 from radixviz.sim.runner import replay  # noqa: E402
+from radixviz.sim.scheduler import Scheduler  # noqa: E402
 from radixviz.sim.traces import open_trace  # noqa: E402
 from radixviz.sim.traces.synthetic import mooncake  # noqa: E402
 
@@ -84,6 +89,24 @@ def run_radixviz(path: str, pool: int, alloc_evict: str, optimum: bool, blocks: 
     return out
 
 
+def run_serial(path: str, pool: int) -> dict:
+    """Each request submitted when the one before has finished, as kvlint feeds them: no
+    request waits beside another, so none is matched (its path refreshed) ahead of its turn."""
+    cpu = time.process_time()
+    trace = open_trace(path, "mooncake", block_size=BLOCK)
+    sched = Scheduler(pool, "fcfs", seed=0, record=False, max_running=1, context_len=pool,
+                      alloc_evict="shortfall", block_units=True)
+    for _, spec in trace.arrivals(trace.block_units()):
+        sched.submit(spec)
+        while sched.step() is not None:
+            pass
+    cpu = time.process_time() - cpu
+    stats = sched.stats
+    return {"simulator": "radixviz Scheduler, one request at a time (alloc-evict shortfall, keyed by blocks)",
+            "cpu_seconds": round(cpu, 2), "requests_per_cpu_second": round(stats.finished / cpu),
+            "hit_rate": round(stats.hit_rate, 6), "hit_tokens": stats.hit_tokens}
+
+
 def run_cli(path: str, pool: int) -> dict:
     argv = [sys.executable, "-m", "radixviz", "simulate", "--trace", path, "--block-size", str(BLOCK),
             "--policy", "fcfs", "--max-running", "1", "--pool-size", str(pool), "--context-len", str(pool),
@@ -126,6 +149,7 @@ def main() -> None:
         runs = {"kvlint": {"skipped": "--no-kvlint"} if args.no_kvlint else run_kvlint(path, args.pool_size),
                 "radixviz_need": run_radixviz(path, args.pool_size, "need", args.optimum),
                 "radixviz_shortfall": run_radixviz(path, args.pool_size, "shortfall", args.optimum)}
+        runs["radixviz_serial"] = run_serial(path, args.pool_size)
         if args.token_path or args.requests <= 20_000:
             runs["radixviz_need_tokens"] = run_radixviz(path, args.pool_size, "need", args.optimum, blocks=False)
         if args.cli:
@@ -137,7 +161,7 @@ def main() -> None:
         ratios["blocks_vs_tokens"] = {"cpu": round(blocks["cpu_seconds"] / tokens["cpu_seconds"], 3),
                                       "same_hit_tokens": blocks["hit_tokens"] == tokens["hit_tokens"]}
     if "cpu_seconds" in kv:
-        for name in ("radixviz_need", "radixviz_shortfall"):
+        for name in ("radixviz_need", "radixviz_shortfall", "radixviz_serial"):
             run = runs[name]
             ratios[name] = {"cpu_vs_kvlint": round(run["cpu_seconds"] / kv["cpu_seconds"], 3),
                             "hit_rate_minus_kvlint_points": round(100 * (run["hit_rate"] - kv["hit_rate"]), 4),
