@@ -40,7 +40,8 @@ def node_tokens(node: Any) -> int:
 class UnitEngine(Engine):
     """``engine`` keyed by block units; the verbs take BlockPrompts and count tokens."""
 
-    def __init__(self, engine: Engine) -> None:   # noqa: D107 - wraps a live engine: no new cache
+    def __init__(self, engine: Engine) -> None:
+        # wraps a live engine: its cache, pool and settings, no cache of its own
         self.inner = engine
         self.spec, self.pool, self.settings = engine.spec, engine.pool, engine.settings
         self.cache = engine.cache
