@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import json
 import sys
 
+from radixviz.cache.engines import engines_with
 from radixviz.errors import EXIT_OK, UsageError, excerpt
 from radixviz.wire.from_engine import engine_blocks, wire_events
 from radixviz.wire.publisher import Publisher
@@ -35,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                "insert abxy; evict 2' --interval 1; then radixviz watch tcp://localhost:5557 "
                "--replay tcp://localhost:5558 in another terminal")
     p.add_argument("endpoint", type=ENDPOINT, metavar="ENDPOINT")
-    add_script_args(p)
+    # only an engine with KV events can publish, and its events are always on
+    add_script_args(p, skip=("kv_events",), only=tuple(spec.name for spec in engines_with("kv_events")))
     add_publisher_args(p)
     p.add_argument("--rank", type=int, default=0, metavar="R",
                    help="the DP rank to stamp; the ports move up by R as SGLang's do (default 0)")

@@ -14,6 +14,7 @@ its registry line), and render/sim_report.py prints the report.
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, cast
 
 from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
@@ -285,6 +286,9 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         show(report, getattr(args, "figure", None))
+        if isinstance(args.requests, _DefaultNumber) and args.trace is None and "sweep" not in options:
+            print(f"radixviz: {int(args.requests)} requests, the default: --requests N runs another number",
+                  file=sys.stderr)
     return 0
 
 

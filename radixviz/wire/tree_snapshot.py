@@ -10,6 +10,7 @@ engines send code points), as its tokenizer piece when a tokenizer is given, els
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING
 from collections.abc import Callable
@@ -28,6 +29,13 @@ Decode = Callable[[int], str]
 class StreamTreeSnapshot(TreeSnapshot):
     """A tree rebuilt from a server's KV events: no radixviz engine made it, so its views
     say where it came from (render/views/stream.py), not an engine's settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamNodeSnapshot(NodeSnapshot):
+    """A node of a stream's tree: no slots and no access time travel on the wire, so its
+    ``value`` holds the edge's token positions from the root and ``last_access`` is 0; its
+    views say so (render/views/stream.py) instead of showing slots and a clock."""
 
 
 def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
@@ -57,13 +65,13 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeS
         key = tuple(_token(t, decode) for b in run for t in b.token_ids)
         made = tuple(edge(k, depth + len(key)) for k in kids)
         # no slots travel on the wire: the value is the edge's token positions from the root
-        return NodeSnapshot(next(ids), key, tuple(range(depth, depth + len(key))),
+        return StreamNodeSnapshot(next(ids), key, tuple(range(depth, depth + len(key))),
                             min(b.copies for b in run) - 1, 0, made,
                             len(key) + sum(c.subtree_tokens for c in made))
 
     def label(text: str, heads: list) -> NodeSnapshot:
         made = tuple(edge(h, 0) for h in sorted(heads, key=lambda b: b.token_ids))
-        return NodeSnapshot(next(ids), tuple(text), tuple(range(len(text))), 0, 0, made,
+        return StreamNodeSnapshot(next(ids), tuple(text), tuple(range(len(text))), 0, 0, made,
                             len(text) + sum(c.subtree_tokens for c in made))
 
     top: list[Block] = []
