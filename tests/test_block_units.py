@@ -147,6 +147,15 @@ def test_the_command_keys_by_blocks_unless_told_and_gives_the_same_report(tmp_pa
     assert default["stats"] == tokens["stats"] and default["stats"]["hit_tokens"] > 0
 
 
+@pytest.mark.parametrize("flags, said", [(("--engine", "2026"), "engine 2026 cannot be keyed by blocks"),
+                                          (("--scheduler", "v0.5.23"), "one token short"),
+                                          (("--insert", "release"), "one slot short")])
+def test_the_command_refuses_blocks_it_cannot_key_by_in_one_line(tmp_path, cli, flags, said):
+    path = write(tmp_path, lines(5, 0))
+    code, out, err = cli("simulate", "--trace", path, "--block-size", str(BLOCK), "--block-units", *flags)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and said in err
+
+
 def test_asking_for_blocks_where_the_loop_cannot_is_a_clear_error(tmp_path):
     path = write(tmp_path, lines(5, 0))
     trace = open_trace(path, "mooncake", block_size=BLOCK)

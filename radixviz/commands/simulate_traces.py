@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 
+from radixviz.cache.engines import engine_spec
 from radixviz.errors import UsageError
+from radixviz.sim.engines import hooks_class
 from radixviz.sim.defaults import MAX_WAITING, OPTIMUM_UP_TO
 from radixviz.sim.traces import DEFAULT_MS_PER_PASS, FORMATS
 
@@ -66,11 +68,29 @@ def check_trace_args(args: argparse.Namespace) -> None:
                                      ("--block-units", args.block_units, None)):
             if value != default:
                 raise UsageError(f"{flag} goes with --trace FILE")
+    if args.block_units:
+        why = block_units_refusal(args)
+        if why:
+            raise UsageError(f"--block-units: {why}; leave it out to compare token by token")
     if args.workers is not None:
         for flag, value in (("--max-waiting", args.max_waiting), ("--optimum", args.optimum),
                             ("--alloc-evict", args.alloc_evict), ("--block-units", args.block_units)):
             if value is not None:
                 raise UsageError(f"{flag} applies to one scheduler loop, not to --workers")
+
+
+def block_units_refusal(args: argparse.Namespace) -> str:
+    """Why ``--block-units`` cannot run with these options, in their words ("" when it can;
+    the Scheduler refuses the same, later: sim/scheduler.py)."""
+    if getattr(args, "app", False):
+        return "--app shows tokens"
+    if getattr(args, "insert", "fixed") != "fixed":
+        return "--insert release is one slot short of a token"
+    if getattr(args, "scheduler", None) == "v0.5.23":
+        return "--scheduler v0.5.23 matches a prompt one token short, inside its last block"
+    if not hooks_class(engine_spec(args.engine)).block_units:
+        return f"engine {args.engine} cannot be keyed by blocks (its sizes are not its values' lengths)"
+    return ""
 
 
 def trace_run_options(args: argparse.Namespace) -> dict:
