@@ -74,11 +74,6 @@ class TokenToKVPool:
         self._marks = np.zeros(size if self._on_cpu else 0, dtype=np.int32)
         self._changes = 0    # numpy's writes, which torch's version counter does not see
 
-    @property
-    def version(self) -> tuple:
-        """Changes whenever a slot's count changes (a picture of the counts is stale)."""
-        return (self.mem_state._version, self._changes)
-
     def alloc(self, need_size: int) -> torch.Tensor | None:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""
         if isinstance(need_size, bool) or not isinstance(need_size, int) or need_size < 0:
@@ -207,6 +202,16 @@ class TokenToKVPool:
     def refcounts(self) -> tuple:
         """Every slot's reference count, for views and checks."""
         return tuple(self.mem_state.tolist())
+
+    def picture_version(self) -> tuple[int, int]:
+        """Changes whenever a slot's count does (contract.SlotPool): torch bumps a tensor's
+        version on every in-place change, and the numpy writes count their own (both only
+        grow, so their sum changes when either does); a session reuses its last picture until then."""
+        return id(self), self.mem_state._version + self._changes
+
+    def picture(self, previous: Sequence[int] | None = None) -> SlotCounts:
+        """``shared_refcounts``: the pool as a session pictures it each step (contract.SlotPool)."""
+        return self.shared_refcounts(previous if isinstance(previous, SlotCounts) else None)
 
     def shared_refcounts(self, previous: SlotCounts | None = None) -> SlotCounts:
         """Every slot's reference count, as ``refcounts()``, sharing with ``previous`` (an

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from radixviz.cache.facade import Engine, Inserted
+from radixviz.cache.contract import CacheNode, FreedSlots, Matched, TracedCache
+from radixviz.cache.facade import CacheEngine, Engine, Inserted
 from radixviz.cache.invariants import InvariantError, check_lock_flows, check_pool
 from radixviz.cache.keys import get_child_key
 
@@ -37,10 +38,10 @@ def node_tokens(node: Any) -> int:
     return units_tokens(node.key)
 
 
-class UnitEngine(Engine):
+class UnitEngine(Engine[TracedCache, CacheNode]):
     """``engine`` keyed by block units; the verbs take BlockPrompts and count tokens."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: CacheEngine) -> None:
         # wraps a live engine: its cache, pool and settings, no cache of its own
         self.inner = engine
         self.spec, self.pool, self.settings = engine.spec, engine.pool, engine.settings
@@ -51,7 +52,7 @@ class UnitEngine(Engine):
         self._evictable = 0                        # tokens, as the engine's is units
         self._empty = torch.empty(0, dtype=torch.int64, device=self.pool.device)
 
-    def make_cache(self) -> Any:
+    def make_cache(self) -> TracedCache:
         return self.inner.cache
 
     @staticmethod
@@ -62,11 +63,9 @@ class UnitEngine(Engine):
 
     # ------------------------------------------------------------ the verbs, in tokens
 
-    def match(self, key: Sequence, extra_key: str | None = None) -> tuple[torch.Tensor, Any]:
-        if extra_key is not None:
-            self.need("namespaces")
-        handles, node = self.inner.match(self.units(key))
-        return self._slots_of(handles), node
+    def match_key(self, key: Sequence, extra_key: str | None) -> Matched:
+        handles, node = self.inner.match_key(self.units(key), extra_key)
+        return Matched(self._slots_of(handles), node)
 
     def lock(self, node: Any) -> int:
         delta = -self._path_tokens(node, 0)
@@ -80,6 +79,22 @@ class UnitEngine(Engine):
         self._evictable += delta
         return delta
 
+    def insert_key(self, key: Sequence, slots: torch.Tensor, priority: int | None,
+                   extra_key: str | None = None) -> int:
+        """The engine's insert of the key's units, each new unit a handle whose slots this
+        table keeps; returns the tokens the tree already held (their slots: the caller's)."""
+        units = self.units(key)
+        first = self._next_handle
+        held = self.inner.insert_key(units, self._take_handles(len(units)), priority, extra_key)
+        held_tokens = units_tokens(units[:held])
+        if held < len(units):
+            new = units[held:]
+            sizes = [u[1] if u.__class__ is tuple else 1 for u in new]
+            kept = slots[held_tokens:]
+            self.slots.update(zip(range(first + held, first + len(units)), kept.split_with_sizes(sizes)))
+            self._evictable += kept.shape[0]
+        return held_tokens
+
     def insert(self, key: Sequence, slots: torch.Tensor, priority: int | None = None,
                freed: Callable[[str, torch.Tensor], None] | None = None,
                extra_key: str | None = None) -> Inserted:
@@ -87,25 +102,30 @@ class UnitEngine(Engine):
         the duplicates go back to the pool (a unit key has no partial page)."""
         if extra_key is not None:
             self.need("namespaces")
-        units = self.units(key)
-        first = self._next_handle
-        held = self.inner.insert_key(units, self._take_handles(len(units)), priority)
-        held_tokens = units_tokens(units[:held])
-        duplicates, kept = slots[:held_tokens], slots[held_tokens:]
-        if held < len(units):
-            new = units[held:]
-            sizes = [u[1] if u.__class__ is tuple else 1 for u in new]
-            self.slots.update(zip(range(first + held, first + len(units)), kept.split_with_sizes(sizes)))
-            self._evictable += kept.shape[0]
-        if held_tokens:
+        held = self.insert_key(key, slots, priority)
+        duplicates, kept = slots[:held], slots[held:]
+        if held:
             self.pool.free(duplicates, distinct=True)   # a request's row names each slot once
             if freed is not None:
                 freed("duplicates", duplicates)
-        return Inserted(held_tokens, kept, duplicates, self._empty)
+        return Inserted(held, kept, duplicates, self._empty)
 
-    def evict(self, num_tokens: int, freed: Callable[[torch.Tensor], None] | None = None) -> int:
+    def evict_backbone(self, num_tokens: int, release: Callable[[torch.Tensor], int]) -> None:
+        """The engine's eviction, each leaf's handles turned into its slots for ``release``."""
+        table = self.slots
+
+        def released(handles: torch.Tensor) -> int:
+            slots = torch.cat([table.pop(handle) for handle in handles.tolist()])
+            count = release(slots)
+            self._evictable -= slots.shape[0]
+            return count
+        self.inner.evict_backbone(num_tokens, released)
+
+    def evict(self, num_tokens: int, freed: FreedSlots | None = None, component: str | None = None) -> int:
         """Evict leaves until ``num_tokens`` tokens are gone; their slots go back to the pool
         in one call when the eviction ends (an unlocked leaf's slots are the tree's alone)."""
+        if component is not None and component != self.memory[0].name:
+            return super().evict(num_tokens, freed, component)
         table, parts = self.slots, []
 
         def release(handles: torch.Tensor) -> int:
@@ -115,7 +135,7 @@ class UnitEngine(Engine):
                 parts.append(part)
                 count += part.shape[0]
             return count
-        self.cache.evict(num_tokens, release)
+        self.inner.evict_backbone(num_tokens, release)
         if not parts:
             return 0
         slots = torch.cat(parts)
@@ -143,10 +163,10 @@ class UnitEngine(Engine):
         self.slots.clear()
         self._evictable = 0
 
-    def preview(self, key: Sequence[int]) -> MatchPreview:
+    def preview(self, key: Sequence[int], extra_key: str | None = None) -> MatchPreview:
         raise TypeError("a preview shows tokens: run without block units")
 
-    def wrap_key_match(self, wrapper: Callable[[Callable], Callable]) -> None:
+    def wrap_key_match(self, wrapper: Callable[[Callable[..., int]], Callable[..., int]]) -> None:
         del wrapper     # unit keys are short: nothing worth remembering
 
     # ------------------------------------------------------------------ helpers
@@ -181,7 +201,8 @@ class UnitEngine(Engine):
         return tokens
 
     def _nodes(self):
-        stack = list(self.cache.root_node.children.values())
+        root: Any = self.cache.root_node
+        stack = list(root.children.values())
         while stack:
             node = stack.pop()
             yield node
