@@ -82,3 +82,21 @@ def test_a_check_that_calls_python_per_child_is_over_budget(op_counts, budget, m
     monkeypatch.setattr(engine, "_lock_ref", lambda node: node.lock_ref)
     problems = op_counts.over_budget(op_counts.measure(engines=("2026",)), budget)
     assert any(line.startswith("2026 unlock") and " calls " in line for line in problems)
+
+
+@pytest.mark.slow   # counts the workload again (seconds)
+def test_a_class_written_on_every_node_made_is_caught(op_counts, budget, monkeypatch):
+    # SGLang counts its nodes on the class (TreeNode.counter += 1): no line more, but Python
+    # drops the specialized reads of every node's fields after each write
+    from radixviz.engines.v2026.node import TreeNode
+
+    built = TreeNode.__init__
+    monkeypatch.setattr(TreeNode, "made", 0, raising=False)
+
+    def counted_on_the_class(self, *args, **kwargs):
+        built(self, *args, **kwargs)
+        TreeNode.made += 1
+
+    monkeypatch.setattr(TreeNode, "__init__", counted_on_the_class)
+    problems = op_counts.over_budget(op_counts.measure(engines=("2026",)), budget)
+    assert problems == ["2026: a cache call wrote the class attribute radixviz.engines.v2026.node.TreeNode.made"]
