@@ -4,6 +4,7 @@ go stale, its links lead somewhere, and the tree holds no large files."""
 from __future__ import annotations
 
 import importlib.util
+import html
 import os
 import re
 import shlex
@@ -185,7 +186,8 @@ class TestTheSite:
         assert "WARNING" not in done.stderr
         home = (tmp_path / "index.html").read_text(encoding="utf-8")
         from radixviz.lessons import load_lessons
-        assert load_lessons()[-1].title.replace("'", "&#39;") in home    # the README's list, made afresh
+        # the README's list, made afresh (the theme may or may not escape an apostrophe)
+        assert load_lessons()[-1].title in html.unescape(home)
         assert (tmp_path / "assets" / "stepper.svg").exists()
 
 

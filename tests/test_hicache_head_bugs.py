@@ -220,7 +220,7 @@ def test_a_host_leaf_with_a_child_orphans_it_then_frees_twice(mode):
     from radixviz.engines.hicache.views_pool import pool_rows
     shown = [line.plain for line in pool_rows(pool, width=60)]
     assert any("? taken, no node reaches it" in line for line in shown)
-    assert any("'⟨4⟩⟨5⟩' is out of the tree" in line and "host slots 3–4" in line for line in shown)
+    assert "'⟨4⟩⟨5⟩' is out of the tree, nobody can reach it; it still holds host slots 3–4" in " ".join(shown)
     end = session.engine.snapshot()
     assert end.double_freed == (0, 1, 2)
     assert "hiradix_cache.py:994" in end.reports[0]

@@ -40,6 +40,30 @@ def record_server(path, prompts, evict: int = 0) -> int:
     return evicted
 
 
+def test_a_v0523_recording_gives_back_the_same_prompts_and_leaves_namespaces_out(tmp_path):
+    # v0.5.23 joins a prompt's pages into one BlockStored and a node's into one BlockRemoved;
+    # a salted or adapter block is in a namespace the workload never sends, so it is left out
+    import sglang_v0523_wire as v0523
+    from radixviz.wire.events import batch_of
+    from radixviz.wire.from_engine import wire_events
+    prompts = workload_prompts()[:8]
+    pool = TokenToKVPool(8192)
+    engine = open_engine("2026", pool, page_size=1, kv_events=True)
+    path = tmp_path / "v0523.rvkv"
+    with open(path, "wb") as out:
+        recorder = Recorder(out)
+        for seq, prompt in enumerate(prompts):
+            engine.insert(list(prompt), pool.alloc(len(prompt)))
+            batch = batch_of("v0.5.23", float(seq), wire_events(engine.take_events(), "v0.5.23"), 0)
+            recorder.write(0, "pub", encode_message(b"kv-events", seq, batch))
+        salted = v0523.BlockStored([77], None, [1], 1, None, "GPU", cache_salt="t")
+        recorder.write(0, "pub", [b"kv-events", len(prompts).to_bytes(8, "big"), v0523.payload([salted])])
+    (held,) = recorded_servers(list(read_records(path.read_bytes())))
+    leaves = {p for p in prompts if not any(q != p and q[:len(p)] == p for q in prompts)}
+    assert set(held.paths) == leaves and held.namespaced == 1
+    assert held.tokens == distinct_prefixes(prompts) and held.broken == 0
+
+
 def distinct_prefixes(prompts) -> int:
     """Tokens a radix tree of ``prompts`` holds: one per distinct prefix (the oracle)."""
     return len({tuple(p[:n]) for p in prompts for n in range(1, len(p) + 1)})

@@ -155,3 +155,18 @@ def test_trace_priorities(tmp_path, cli):
     code, out, err = cli("simulate", "--engine", "2026", "--trace", str(trace))
     assert code == 2 and out == "" and err.strip().endswith(
         "t.jsonl:1: priority must be a whole number, not 'high'")
+
+
+def test_the_insert_after_prefill_passes_the_priority_too():
+    # SGLang passes the request's priority from cache_unfinished_req as well as from
+    # cache_finished_req (radix_cache.py:494, 536 at 9fbe6800a); so does the loop, and the doc says so
+    from pathlib import Path
+    from radixviz.sim.request import RequestSpec
+    sched = Scheduler(256, "lpm", seed=0, record=False, cache_unfinished=True,
+                      cache_factory=todays_cache(1, "priority"))
+    sched.submit(RequestSpec(tuple(range(300, 310)), 4, priority=5))
+    sched.step()                                        # the prefill: nothing has finished yet
+    assert sched.stats.finished == 0
+    assert [c.priority for c in sched.cache.root_node.children.values()] == [5]
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation-api.md").read_text().split())
+    assert "of a prompt whose prefill has run (`cache_unfinished_req`" in doc

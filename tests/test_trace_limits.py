@@ -1,13 +1,16 @@
 """Hostile and huge traces replayed from outside (issue 52): every size is checked before
 anything is built, memory stays bounded, and each refusal is one line naming FILE:LINE with
 exit 2. Each test runs ``radixviz simulate`` as a child process on a file it writes, and
-reads the child's own peak memory (``os.wait4``)."""
+reads the child's own peak memory: its ``VmHWM`` at exit, written by the child. Not
+``os.wait4``'s ``ru_maxrss``: Linux carries the parent's high-water mark into a forked child
+across its exec, so a child of a pytest worker that once grew to 1.2 GB reports 1.2 GB."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 MB = 2**20
 CHILD_MB = 500      # the issue's bound on peak memory for every trace case
@@ -15,14 +18,17 @@ CHILD_MB = 500      # the issue's bound on peak memory for every trace case
 
 def simulate(*argv: str, prelude: str = "") -> tuple[int, str, float]:
     """(exit code, stderr, peak resident MB) of ``radixviz simulate ARGV`` in a child."""
-    code = (f"{prelude}\nimport sys\nfrom radixviz.cli import main\n"
-            f"sys.argv = ['radixviz', 'simulate', *{list(argv)!r}]\nmain()")
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True)
-    err = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, err, usage.ru_maxrss / 1024
+    with tempfile.TemporaryDirectory() as folder:
+        peak_file = os.path.join(folder, "peak")
+        code = (f"import atexit\n"
+                f"atexit.register(lambda: open({peak_file!r}, 'w').write(next(line.split()[1] for line in "
+                f"open('/proc/self/status') if line.startswith('VmHWM:'))))\n"
+                f"{prelude}\nimport sys\nfrom radixviz.cli import main\n"
+                f"sys.argv = ['radixviz', 'simulate', *{list(argv)!r}]\nmain()")
+        child = subprocess.run([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+        with open(peak_file) as peak:
+            return child.returncode, child.stderr, int(peak.read()) / 1024
 
 
 def lines(path, objects) -> None:

@@ -27,6 +27,7 @@ from test_wire_gaps import chain
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "kv-events.rvkv"
+EXAMPLE_V0523 = ROOT / "examples" / "kv-events-v0.5.23.rvkv"
 EXAMPLE_SCRIPT = ROOT / "examples" / "kv-events.txt"
 EXAMPLE_OPTIONS = dict(engine="2026", page_size=2, pool_size=256)   # how the example was recorded
 
@@ -94,10 +95,14 @@ def test_publish_and_watch_as_two_processes_agree_batch_for_batch(tmp_path):
     assert code.returncode == 0 and lines(code.stdout) == ours
 
 
-def test_the_shipped_recording_replays_to_the_engines_trees(capsys):
-    code, out, _ = cli(capsys, "watch", "--file", str(EXAMPLE), "--json", "--speed", "0")
+@pytest.mark.parametrize("recording, wire", [(EXAMPLE, "9fbe6800a"), (EXAMPLE_V0523, "v0.5.23")])
+def test_the_shipped_recording_replays_to_the_engines_trees(capsys, recording, wire):
+    # both made by publish (--wire for the second) and watch --record, with --drop 3 on the second:
+    # its gap is filled by v0.5.23's replay answer (topic, seq, payload), recorded as it came
+    code, out, _ = cli(capsys, "watch", "--file", str(recording), "--json", "--speed", "0")
     assert code == 0
     got = [line["blocks"] for line in lines(out)]
+    assert [line["wire"] for line in lines(out)] == [wire] * len(got)
     assert got == engine_trees(EXAMPLE_SCRIPT, **EXAMPLE_OPTIONS)
 
 

@@ -36,7 +36,7 @@ def test_sequence_numbers_are_eight_bytes_big_endian_and_minus_one_ends_a_replay
 def test_a_message_round_trips():
     batch = EventBatch(0.0, [BlockStored([1, 2], 9, [1, 2, 3, 4], 2, 5, "CPU_PINNED")], 3)
     message = parse_message(encode_message(b"kv-events", 7, batch))
-    assert message == Message(b"kv-events", 7, batch)
+    assert message == Message(b"kv-events", 7, batch, "9fbe6800a")
 
 
 BAD = {
@@ -76,8 +76,10 @@ def test_a_vllm_batch_is_read_as_sglangs():
          "token_ids": [1, 2, 3, 4], "block_size": 2, "lora_id": None, "medium": "GPU", "lora_name": None,
          "extra_keys": [None, None], "group_idx": 0, "kv_cache_spec_kind": "full"},
         {"type": "BlockRemoved", "block_hashes": [6], "medium": "CPU", "group_idx": 0}]})
-    assert decode_batch(payload) == EventBatch(3.0, [
+    batch = decode_batch(payload)
+    assert (batch.ts, batch.events, batch.attn_dp_rank) == (3.0, [
         AllBlocksCleared(), BlockStored([5, 6], None, [1, 2, 3, 4], 2, None, "GPU"),
         BlockRemoved([6], "CPU")], 1)
+    assert batch.wire == "vllm"
     bad = msgspec.msgpack.encode({"ts": 1.0, "events": [{"type": "BlockMoved"}]})
     assert isinstance(decode_batch(bad), WireError)

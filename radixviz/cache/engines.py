@@ -76,6 +76,14 @@ class EngineSpec:
     host_tier: bool = False
     namespaces: bool = False
     kv_events: bool = False
+    # the SGLang whose scheduler ``simulate`` runs this engine under by default (sim/
+    # schedule_v0523.py): the release's loop for the engines of 2024 and March 2026; an engine
+    # of v0.5.23's own (the unified tree) names "v0.5.23"; ``--scheduler`` overrides it
+    scheduler: str = "2024"
+    # the SGLang whose KV-event wire ``publish`` speaks for this engine by default (docs/wire.md):
+    # 9fbe6800a's arrays for the engines of March 2026; an engine of v0.5.23's own names
+    # "v0.5.23"; ``--wire`` / ``--publish-wire`` override it
+    wire: str = "9fbe6800a"
 
     def has(self, capability: str) -> bool:
         """Whether this engine has ``capability`` (one of the flags above, by name)."""

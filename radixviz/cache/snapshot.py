@@ -130,7 +130,10 @@ def _update_index(index: dict, old: NodeSnapshot, new: NodeSnapshot) -> None:
 class ReleaseTreeSnapshot(TreeSnapshot):
     """The first release's tree (engine 2024), typed apart so views dispatch on it: its
     header names the #7 matcher (``buggy_match``) and the #4 drift of its counter. Its nodes
-    are plain NodeSnapshots, as a plug-in engine's may be."""
+    are plain NodeSnapshots, as a plug-in engine's may be. ``short_values``: the tree took a
+    value shorter than its key (#4), so its counter can drift; until then a counter that
+    differs from the truth is an operation mid-way (a new leaf before the step counting it)."""
+    short_values: bool = False
 
 
 @dataclass(frozen=True)

@@ -45,16 +45,19 @@ def add_flag(p: argparse.ArgumentParser, option: Option) -> None:
                    metavar=option.metavar(), help=f"{option.help} ({where}{default})")
 
 
-def add_engine_args(p: argparse.ArgumentParser, command: str, skip: tuple = ()) -> None:
+def add_engine_args(p: argparse.ArgumentParser, command: str, skip: tuple = (),
+                    only: tuple[str, ...] = ()) -> None:
     """--engine and a flag for each option ``command`` offers (read when the parser is built:
     a registered engine and its options are offered); ``skip`` names options the command
-    declares itself."""
-    names = engine_names()
+    declares (or sets) itself; ``only`` the engines the command can use (the first is its
+    default), whose options alone get flags."""
+    names = list(only or engine_names())
+    default = names[0] if only else DEFAULT_ENGINE
     p.add_argument("--engine", choices=names, default=None, metavar="|".join(names),
                    help=f"which cache: {'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} "
-                        f"(default {DEFAULT_ENGINE})")
+                        f"(default {default})")
     for option in declared_options(command):
-        if option.flag_name and option.name not in skip:
+        if option.flag_name and option.name not in skip and set(option_owners(option.name)) & set(names):
             add_flag(p, option)
 
 

@@ -12,7 +12,7 @@ from radixviz.cache.engines import engines_with
 from radixviz.errors import UsageError
 from radixviz.sim.pass_hooks import after_each_pass
 
-from .wire_args import ENDPOINT, add_publisher_args
+from .wire_args import ENDPOINT, add_publisher_args, wire_for
 
 if TYPE_CHECKING:
     import argparse
@@ -39,7 +39,8 @@ def live_publisher(args: argparse.Namespace) -> Iterator:
     from radixviz.wire.live_publish import LivePublisher  # pyzmq and msgspec, as above
     try:
         live = LivePublisher(args.publish, args.publish_replay, args.publish_topic,
-                             wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0)
+                             wait_s=args.publish_wait, linger_s=args.publish_wait if args.publish_replay else 0,
+                             wire=wire_for(args.publish_wire, getattr(args, "engine", None)))
     except zmq.ZMQError as exc:
         raise UsageError(f"cannot open {args.publish}: {exc}") from None
     try:

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 import json
 import sys
 
+from radixviz.cache.engines import engines_with
 from radixviz.errors import EXIT_OK, UsageError, excerpt
-from radixviz.wire.from_engine import engine_blocks, wire_event
+from radixviz.wire.from_engine import engine_blocks, wire_events
 from radixviz.wire.publisher import Publisher
 
 from .run import add_script_args, apply_all, new_session, read_ops, refused, reports_script_errors
@@ -28,13 +29,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "publish", help="run a script and publish its KV events on SGLang's ZeroMQ wire",
         description="Run a script on a KV-event engine (2026 unless --engine says otherwise) and "
                     "publish each operation's events as SGLang does: three frames (topic, 8-byte "
-                    "sequence number, msgpack batch). ENDPOINT with * binds (tcp://*:5557, "
+                    "sequence number, msgpack batch), in the wire of SGLang 9fbe6800a or v0.5.23 "
+                    "(--wire). ENDPOINT with * binds (tcp://*:5557, "
                     "SGLang's default), a host and port connects to a watcher that binds.",
         epilog="example: radixviz publish tcp://*:5557 --replay tcp://*:5558 -e 'insert abcd; "
                "insert abxy; evict 2' --interval 1; then radixviz watch tcp://localhost:5557 "
                "--replay tcp://localhost:5558 in another terminal")
     p.add_argument("endpoint", type=ENDPOINT, metavar="ENDPOINT")
-    add_script_args(p)
+    # only an engine with KV events can publish, and its events are always on
+    add_script_args(p, skip=("kv_events",), only=tuple(spec.name for spec in engines_with("kv_events")))
     add_publisher_args(p)
     p.add_argument("--rank", type=int, default=0, metavar="R",
                    help="the DP rank to stamp; the ports move up by R as SGLang's do (default 0)")
@@ -65,7 +68,7 @@ def publish(args: argparse.Namespace) -> int:
     args.events = args.kv_events = True   # the flag's name before and after the option registry
     session = new_session(args)
     pub = open_publisher(args.endpoint, args.replay, args.topic, buffer_steps=args.buffer_steps,
-                         rank=args.rank, drop=args.drop)
+                         rank=args.rank, drop=args.drop, wire=args.wire or session.engine.spec.wire)
     try:
         where = f"publishing on {pub.endpoint}" + (f", replay on {pub.replay_endpoint}" if pub.replay else "")
         print(f"{where}, topic {excerpt(args.topic, 200)}", file=sys.stderr, flush=True)   # typed: cut if long
@@ -80,7 +83,7 @@ def publish(args: argparse.Namespace) -> int:
                 break
             events = session.records[-1].kv_events
             if events:
-                seq = pub.publish([wire_event(e) for e in events])
+                seq = pub.publish(wire_events(events, pub.wire))
                 if args.json:
                     print(batch_line(seq, args.rank, session.cache.root_node), flush=True)
         print(f"sent {pub.seq} batches" + ("; answering replay requests until Ctrl-C" if

@@ -31,7 +31,7 @@ from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
 from .engine_args import add_engine_args, session_settings
 
-from .wire_args import ENDPOINT, add_publisher_args, open_publisher
+from .wire_args import ENDPOINT, add_publisher_args, open_publisher, wire_for
 
 if TYPE_CHECKING:
     import argparse
@@ -44,8 +44,9 @@ INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
 
 
-def add_script_args(p: argparse.ArgumentParser) -> None:
-    """The arguments ``run`` and ``export`` share: where the script comes from and the session."""
+def add_script_args(p: argparse.ArgumentParser, skip: tuple = (), only: tuple[str, ...] = ()) -> None:
+    """The arguments ``run`` and ``export`` share: where the script comes from and the session
+    (``skip``, ``only``: as ``add_engine_args`` takes them)."""
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="a file of operations, one a line")
     p.add_argument("-e", "--exec", dest="ops", metavar="OPS",
                    help='operations given inline, ";" between them, e.g. -e "insert abc; match abd"')
@@ -53,7 +54,7 @@ def add_script_args(p: argparse.ArgumentParser) -> None:
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto",
                    help="auto (CUDA when torch sees one), cpu or cuda")
-    add_engine_args(p, "run")
+    add_engine_args(p, "run", skip, only)
     add_history_arg(p)
 
 
@@ -160,7 +161,7 @@ def new_session(args: argparse.Namespace):
     from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
     try:
-        return Session(pool_size=args.pool_size, buggy=bool(args.buggy), device=args.device,
+        return Session(pool_size=args.pool_size, buggy=bool(getattr(args, "buggy", False)), device=args.device,
                        history_mb=args.history_mb, **session_settings(args))
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
@@ -214,15 +215,16 @@ def publish_records(args: argparse.Namespace, records) -> None:
     has joined or ``--publish-wait`` has passed; replay requests are answered while it waits."""
     # msgspec (the wire's messages) and pyzmq: only for a run that publishes, not for the
     # sandbox and lesson commands that import this module
-    from radixviz.wire.from_engine import wire_event
-    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic)
+    from radixviz.wire.from_engine import wire_events
+    pub = open_publisher(args.publish, args.publish_replay, args.publish_topic,
+                         wire=wire_for(args.publish_wire, getattr(args, "engine", None)))
     try:
         if not pub.wait_for_subscriber(args.publish_wait):
             print(f"note: no subscriber on {pub.endpoint} after {args.publish_wait:g} s; publishing anyway",
                   file=sys.stderr)
         for record in records:
             if record.kv_events:
-                pub.publish([wire_event(e) for e in record.kv_events])
+                pub.publish(wire_events(record.kv_events, pub.wire))
         pub.serve(args.publish_wait if pub.replay else 0)
     finally:
         pub.close()

@@ -14,6 +14,7 @@ its registry line), and render/sim_report.py prints the report.
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, cast
 
 from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
@@ -23,12 +24,14 @@ from radixviz.cache.write_policy import WRITE_POLICY_NAMES
 from radixviz.errors import UsageError
 from radixviz.render.sim_report import show
 from radixviz.settings import (CONTEXT_LEN, HOST_SLOTS, MAX_RUNNING, PAGE_SIZE, SEED, SIM_POOL_SLOTS,
-                               SIM_REQUESTS)
+                               SIM_REQUESTS, arg_type)
 from radixviz.sim import defaults as D
 from radixviz.sim.defaults import CONTEXT_LEN as DEFAULT_CONTEXT
 from radixviz.sim.engines.simulate import SimulateArgs, simulation
 from radixviz.sim.traces.mooncake import Limits
 from radixviz.sim.policies import POLICIES
+from radixviz.sim.schedule_v0523 import (DEFAULT_POLICY as TODAYS_POLICY, POLICIES_0523, RELEASE_LOOP,
+                                         SCHEDULERS, TODAYS_LOOP)
 from radixviz.sim.workloads import WORKLOADS
 
 from .capacity_charts import add_capacity_args, check_figure
@@ -43,6 +46,19 @@ from .simulate_traces import add_trace_args, check_trace_args, trace_run_options
 if TYPE_CHECKING:
     from radixviz.cache.engines import EngineSpec
     import argparse
+
+def _logprob_start(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"must be a token position (0 or more), not {text!r}") from None
+    if value < 0:
+        raise ValueError(f"must be a token position (0 or more), not {value}")
+    return value
+
+
+LOGPROB_START = arg_type(_logprob_start)
+
 
 # the numbers come checked from argparse (radixviz.settings); a sweep's values use the same limits
 _SWEEP_LIMITS = {"pool": SIM_POOL_SLOTS, "requests": SIM_REQUESTS, "page": PAGE_SIZE, "host": HOST_SLOTS}
@@ -65,7 +81,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help=f"shared-prompt, few-shot, multi-turn, tree-of-thought, no-sharing, "
                         f"priority-mix (requests with priorities), multi-tenant (eight system "
                         f"prompts) or hot-prefix (one prompt behind most requests) (default {D.WORKLOAD})")
-    p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY})")
+    p.add_argument("--policy", metavar="P", help=f"lpm, fcfs, random or weight (default {D.POLICY}); "
+                                                 f"with --scheduler v0.5.23 also hrrn and "
+                                                 f"shortest-prefill-first (default {TODAYS_POLICY})")
+    p.add_argument("--scheduler", choices=SCHEDULERS, default=None,
+                   help="whose scheduler runs the cache: 2024, the first release's loop (the 2024 and "
+                        "2026 engines' default), or v0.5.23, SGLang of 2026-10-30: fcfs by default, "
+                        "lpm and hrrn fall back to fcfs past 128 waiting requests, each match stops "
+                        "one token short of the prompt, admission stops at the first request that "
+                        "does not fit (docs/simulation-api.md)")
+    p.add_argument("--logprob-start", type=LOGPROB_START, default=None, metavar="K",
+                   help="every request asks for its prompt's logprobs from token K on (SGLang's "
+                        "logprob_start_len): with --scheduler v0.5.23 a match stops at K")
     p.add_argument("--compare", metavar="P,P,...", help="run these policies on the same requests")
     p.add_argument("--requests", type=SIM_REQUESTS.arg, default=_DefaultNumber(cast(int, SIM_REQUESTS.default)),
                    metavar="N", help=f"number of requests (default {SIM_REQUESTS.default})")
@@ -176,15 +203,18 @@ def parse_options(args: argparse.Namespace) -> dict:
         options["grid"] = parse_grid_option(args.sweep)
     elif args.sweep is not None:
         options["sweep"] = parse_sweep_option(args)
-    default = list(POLICIES) if args.sweep is not None else [D.POLICY]
+    today = getattr(args, "scheduler", None) == TODAYS_LOOP
+    known = list(POLICIES_0523) if today else list(POLICIES)
+    default = known if args.sweep is not None else [TODAYS_POLICY if today else D.POLICY]
     names = args.compare.split(",") if args.compare is not None else (
         [args.policy] if args.policy else default)
     names = [n.strip() for n in names if n.strip()]
     if not names:
-        raise UsageError(f"--compare needs policy names, e.g. --compare {','.join(POLICIES)}")
-    bad = [n for n in names if n not in POLICIES]
+        raise UsageError(f"--compare needs policy names, e.g. --compare {','.join(known)}")
+    bad = [n for n in names if n not in known]
     if bad:
-        raise UsageError(f"unknown policy {bad[0]!r}: choose from {', '.join(POLICIES)}")
+        more = "" if today or bad[0] not in POLICIES_0523 else " (it is v0.5.23's: add --scheduler v0.5.23)"
+        raise UsageError(f"unknown policy {bad[0]!r}: choose from {', '.join(known)}{more}")
     options["policies"] = list(dict.fromkeys(names))
     return options
 
@@ -224,6 +254,11 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"{cluster_only(args)} goes with --workers N")
     if args.workers is not None and isinstance(args.requests, _DefaultNumber):
         args.requests = _DefaultNumber(CLUSTER_REQUESTS)
+    given_scheduler = args.scheduler
+    args.scheduler = args.scheduler or engine_spec(args.engine).scheduler
+    if args.scheduler != RELEASE_LOOP and (args.workers is not None or getattr(args, "app", False)):
+        raise UsageError(f"--workers and --app run the release's loop: drop "
+                         f"{'--scheduler ' + args.scheduler if given_scheduler else '--workers and --app'}")
     options = parse_options(args)
     if "grid" in options:
         return run_grid_cli(args, options, options.pop("policies"))
@@ -251,6 +286,9 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         show(report, getattr(args, "figure", None))
+        if isinstance(args.requests, _DefaultNumber) and args.trace is None and "sweep" not in options:
+            print(f"radixviz: {int(args.requests)} requests, the default: --requests N runs another number",
+                  file=sys.stderr)
     return 0
 
 

@@ -15,13 +15,15 @@ import time
 
 import zmq
 
-from radixviz.errors import EXIT_OK, UsageError
+from radixviz.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from radixviz.files import ReadError, read_bytes
 from radixviz.wire.blocks import DEFAULT_MAX_BLOCKS, block_json
 from radixviz.wire.core import WatchCore
 from radixviz.wire.messages import DEFAULT_MAX_FRAME
 from radixviz.wire.playback import core_for, play
-from radixviz.wire.recording import Recorder, RecordingError, read_records
+from radixviz.wire.events import WIRE_WORDS
+from radixviz.wire.tiers import tier_name, tier_rank
+from radixviz.wire.recording import Recorder, RecordingError, read_records, recorded_wires
 from radixviz.wire.subscriber import Watcher
 
 from .wire_args import ENDPOINT, SECONDS
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     import argparse
 
 MAX_RECORDING = 1024 * 2 ** 20     # a recording larger than this is refused
+WATCH_WIRES = ("auto", *WIRE_WORDS)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,6 +56,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="subscribe to topics starting with T (default: every topic)")
     p.add_argument("--ranks", type=int, default=1, metavar="N",
                    help="DP ranks: rank R is read on the endpoint's port + R (default 1)")
+    p.add_argument("--wire", choices=WATCH_WIRES, default="auto",
+                   help="how to read the batches: auto (default) tells each batch's wire by its shape; "
+                        "9fbe6800a: SGLang of March 2026 (events as arrays); v0.5.23: SGLang v0.5.23 "
+                        "(events as maps, with cache_salt, session_id, lora_name); vllm: vLLM's map batches")
     p.add_argument("--bind", action="store_true",
                    help="bind ENDPOINT instead of connecting (for a publisher that connects: "
                         "SGLang connects when its endpoint names a host, e.g. tcp://127.0.0.1:5557)")
@@ -91,6 +98,11 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError("--max-frame-mb must be above 0 and at most 256, --max-blocks 1 or more")
 
 
+def wire_of(args: argparse.Namespace) -> str | None:
+    """The wire ``--wire`` names, None for auto."""
+    return None if args.wire == "auto" else args.wire
+
+
 def watch(args: argparse.Namespace) -> int:
     check_args(args)
     max_frame = int(args.max_frame_mb * 2 ** 20)
@@ -108,9 +120,9 @@ def watch_in_app(args: argparse.Namespace, max_frame: int) -> int:
     token_decoder(args.tokenizer)   # a bad tokenizer file: one line before the screen opens
     if args.file is not None:
         records = load_recording(args.file)
-        return run_watch_app(args, core_for(records, max_frame, args.max_blocks), records=records)
+        return run_watch_app(args, core_for(records, max_frame, args.max_blocks, wire_of(args)), records=records)
     core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
-                     max_blocks=args.max_blocks)
+                     max_blocks=args.max_blocks, wire=wire_of(args))
     record_file = open_record(args)
     watcher = open_watcher(args, core, Recorder(record_file) if record_file else None)
     try:
@@ -148,25 +160,41 @@ def open_watcher(args: argparse.Namespace, core, recorder=None) -> Watcher:
 
 def play_file(args: argparse.Namespace, out, max_frame: int) -> int:
     records = load_recording(args.file)
-    core = core_for(records, max_frame, args.max_blocks)
+    wires, given = recorded_wires(records)
+    if wires:
+        print(f"watch: {args.file} holds {' then '.join(WIRE_WORDS.get(w, w) for w in wires)}"
+              + (" (as --wire said when it was recorded)" if given else ""), file=sys.stderr)
+    core = core_for(records, max_frame, args.max_blocks, wire_of(args))
     out.attach(core)
     for _applied in play(core, records, speed=args.speed or 0.0):
         out.flush_log(core)
         if out.done:
             break
     out.flush_log(core)
-    return EXIT_OK
+    return unread_exit(core, len(records))
+
+
+def unread_exit(core: WatchCore, arrived: int) -> int:
+    """0, or 2 with a line on stderr when messages arrived and not one batch could be read
+    (a stream of a wire it was told not to expect, or not a KV-event stream at all)."""
+    if core.batches or not core.problems.bad_frames:
+        return EXIT_OK
+    print(f"watch: {arrived:,} messages came and none could be read as KV events "
+          f"({core.problems.bad_frames:,} refused; the log above says why"
+          + ("; try --wire auto)" if core.wire else ")"), file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def listen(args: argparse.Namespace, out, max_frame: int) -> int:
     core = WatchCore(args.ranks, replay=args.replay is not None, max_frame=max_frame,
-                     max_blocks=args.max_blocks)
+                     max_blocks=args.max_blocks, wire=wire_of(args))
     out.attach(core)
     record_file = open_record(args)
     watcher = open_watcher(args, core, Recorder(record_file) if record_file else None)
     print(f"watching {', '.join(watcher.endpoints)}" + (f" (replay {args.replay})" if args.replay else ""),
           file=sys.stderr, flush=True)
     start = last = time.monotonic()
+    received = 0
     try:
         while True:
             now = time.monotonic()
@@ -174,9 +202,9 @@ def listen(args: argparse.Namespace, out, max_frame: int) -> int:
                 break
             if args.exit_after_idle is not None and now - last >= args.exit_after_idle:
                 break
-            applied = watcher.poll(0.25)
-            if applied:
-                last = time.monotonic()
+            watcher.poll(0.25)
+            if watcher.received != received:   # idle counts from the last message *arrived*
+                received, last = watcher.received, time.monotonic()
             out.flush_log(core)
             if out.done:
                 break
@@ -185,7 +213,7 @@ def listen(args: argparse.Namespace, out, max_frame: int) -> int:
         out.flush_log(core)
         if record_file is not None:
             record_file.close()
-    return EXIT_OK
+    return unread_exit(core, watcher.received)
 
 
 class LineWriter:
@@ -213,12 +241,12 @@ class LineWriter:
         self.flush_log(core)
         tree = core.tree(item.rank)
         if self.as_json:
-            line = json.dumps({"seq": item.seq, "dp_rank": item.rank,
+            line = json.dumps({"seq": item.seq, "dp_rank": item.rank, "wire": item.message.wire,
                                "blocks": [block_json(b) for b in tree.sorted_blocks()],
                                "problems": core.problems.as_dict()})
         else:
-            tiers = ", ".join(f"{m or 'no medium'} {n:,} blocks {t:,} tokens"
-                              for m, (n, t) in sorted(tree.tier_figures().items(), key=lambda x: x[0] or ""))
+            tiers = ", ".join(f"{tier_name(m)} {n:,} blocks {t:,} tokens"
+                              for m, (n, t) in sorted(tree.tier_figures().items(), key=lambda x: tier_rank(x[0])))
             line = f"seq {item.seq} rank {item.rank}: {len(item.message.batch.events)} events; " \
                    f"{tiers or 'nothing held'}"
         print(line, flush=True)

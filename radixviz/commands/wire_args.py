@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from radixviz.cache.engines import engine_names, engine_spec
 from radixviz.errors import UsageError
 from radixviz.settings import arg_type
 
@@ -38,6 +39,12 @@ def _endpoint(text: str) -> str:
     return text
 
 
+# the wires a publisher speaks (radixviz.wire.events; named here so a parser loads no msgspec)
+PUBLISH_WIRES = ("9fbe6800a", "v0.5.23")
+WIRE_HELP = ("9fbe6800a: SGLang of March 2026, each event an array; v0.5.23: SGLang v0.5.23 "
+             "(2026-10-30), each event a map with cache_salt, session_id and lora_name, a chain of "
+             "pages in one BlockStored, the topic in replay answers")
+
 SECONDS = arg_type(_seconds)
 SEQ_LIST = arg_type(_seq_list)
 ENDPOINT = arg_type(_endpoint)
@@ -52,6 +59,15 @@ def add_publisher_args(p: argparse.ArgumentParser, prefix: str = "") -> None:
                    help="the topic frame (default kv-events, as SGLang's test subscribes)")
     p.add_argument(f"--{prefix}wait", type=SECONDS, default=5.0, metavar="S",
                    help="wait up to S seconds for a subscriber before the first batch (default 5)")
+    p.add_argument(f"--{prefix}wire", choices=PUBLISH_WIRES, default=None,
+                   help=f"which SGLang's wire to speak (default: the engine's, {PUBLISH_WIRES[0]} for the "
+                        f"engines of March 2026). {WIRE_HELP}")
+
+
+def wire_for(given: str | None, engine: str | None) -> str:
+    """The wire a publisher speaks: the one given, else the engine's (the first engine's when
+    none is named)."""
+    return given or engine_spec(engine or engine_names()[0]).wire
 
 
 def open_publisher(endpoint: str, replay, topic: str, **kw) -> Publisher:

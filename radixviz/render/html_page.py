@@ -119,8 +119,9 @@ def _disagreement(record, buggy_now: bool) -> dict | None:
 
 @lru_cache(maxsize=1024)
 def _code_block(source: str, step: str) -> CodeView:
-    """The lines around the one that did ``step``, that line highlighted; lines that only
-    report steps dimmed, as in the app's code pane."""
+    """The lines around the one that did ``step``, that line highlighted; the lines that only
+    report steps to the viewer left out, as the app's code pane leaves them out (its ``t``
+    shows them; a page has no key for that). The lines kept keep their numbers."""
     site = locate(source, step)
     if site.file is None or site.line is None:
         return CodeView(site.where)
@@ -129,10 +130,9 @@ def _code_block(source: str, step: str) -> CodeView:
     span = function_span(file, line)
     if span is not None:
         first, last = max(first, span[0]), min(last, span[1])
-    dim = reporting_lines(file)
-    rows = tuple((number, strip_marker(lines[number - 1]).rstrip("\n"),
-                  "hi" if number == line else ("dim" if number in dim else ""))
-                 for number in range(first, last + 1))
+    hidden = reporting_lines(file) - {line}
+    rows = tuple((number, strip_marker(lines[number - 1]).rstrip("\n"), "hi" if number == line else "")
+                 for number in range(first, last + 1) if number not in hidden)
     where = f"{short_path(file)} · {site.function}() · line {line}" if site.function else \
         f"{short_path(file)} · line {line}"
     return CodeView(where, rows)

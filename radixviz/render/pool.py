@@ -167,3 +167,7 @@ class PoolRows:
     def focus(self) -> int | None:
         """The row of the first touched slot."""
         return min(self.touched) // self.cols if self.touched else None
+
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of ``slot``'s row (None for a host slot: this pool has no host tier)."""
+        return None if host or not 0 <= slot < self.grid.pool.size else slot // self.cols

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from radixviz.sim.schedule_v0523 import RELEASE_LOOP, TODAYS_LOOP
+from radixviz.sim.workloads import WORKLOADS
+
 if TYPE_CHECKING:
     from collections.abc import Collection
     from radixviz.sim.records import SimResult, SimStats
@@ -29,6 +32,12 @@ _ROWS = [  # (label, SimStats attribute); counts get thousands separators, the r
     ("sorted last (#2442)", "delayed"),
     ("held back (hold-back rule)", "held_back"),
 ]
+
+
+def _loop_rows(table: Table, results: list) -> None:
+    """v0.5.23's scheduler: the rounds its lpm or hrrn sorted nothing (more than 128 waiting)."""
+    if any(r.settings.get("scheduler_loop") == TODAYS_LOOP for r in results):
+        table.add_row("rounds run as fcfs (128+ waiting)", *(f"{r.stats.fallback_rounds:,}" for r in results))
 
 
 def _cell(stats: SimStats, attribute: str) -> str:
@@ -61,8 +70,8 @@ def _optimum_rows(table: Table, results) -> None:
     if not all(optima):
         return
     table.add_row("optimal hit rate (theorem)", *(f"{o['optimal_hit_rate']:.1%}" for o in optima))
-    table.add_row("% of optimal", *("-" if o["percent_of_optimal"] is None
-                                    else f"{o['percent_of_optimal']:.1%}" for o in optima))
+    table.add_row("% of optimal", *("-" if o["share_of_optimal"] is None
+                                    else f"{o['share_of_optimal']:.1%}" for o in optima))
 
 
 def _dropped_rows(table: Table, results) -> None:
@@ -100,8 +109,11 @@ IGNORED_PRIORITIES = ("these requests carry priorities; the 2024 engine has no p
 
 
 def _title(workload: str, settings: dict) -> str:
+    loop = settings.get("scheduler_loop", RELEASE_LOOP)
+    # a trace brings its own requests: its seed only drives the sampler of the output tokens
+    seed = "seed" if workload in WORKLOADS else "sampler seed"
     return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
-            f"seed {settings['seed']}")
+            f"{seed} {settings['seed']}" + (f", {loop}'s scheduler" if loop != RELEASE_LOOP else ""))
 
 
 def print_single(workload: str, result: SimResult) -> None:
@@ -116,6 +128,7 @@ def print_single(workload: str, result: SimResult) -> None:
     _dropped_rows(table, [result])
     _priority_rows(table, [result])
     _engine_rows(table, [result])
+    _loop_rows(table, [result])
     console = Console()
     console.print(f"{_title(workload, settings)}, policy {settings['policy']}", highlight=False)
     console.print(table)
@@ -144,6 +157,7 @@ def print_compare(workload: str, results: dict) -> None:
     _dropped_rows(table, list(results.values()))
     _priority_rows(table, list(results.values()))
     _engine_rows(table, list(results.values()))
+    _loop_rows(table, list(results.values()))
     console = Console()
     console.print(_title(workload, first), highlight=False)
     console.print(table)
@@ -179,7 +193,8 @@ def print_hit_rate_bars(console: Console, results: dict, name_width: int) -> Non
     width = 40
     for name, r in results.items():
         filled = round(r.stats.hit_rate * width)
-        console.print(f"  {name:>{name_width}} [green]{'█' * filled}[/green]{'·' * (width - filled)} "
+        console.print(f"  {name:>{max(name_width, *map(len, results))}} [green]{'█' * filled}[/green]"
+                      f"{'·' * (width - filled)} "
                       f"{r.stats.hit_rate:6.1%}", highlight=False)
 
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.evict_policy import POLICY_SUMMARY
-from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
+from radixviz.cache.text import key_text, node_label, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
 from .kv_text import event_line
 from . import ops as engine_words   # an engine's own words for its steps (script/ops/)
@@ -27,10 +27,7 @@ def node_name(frame: Frame, node_id: int | None) -> str:
 
 
 def _node(frame: Frame, node_id: int | None) -> str:
-    node = frame.tree.nodes.get(node_id)
-    if node is None:
-        return f"node #{node_id}"
-    return "the root" if not node.key else key_text(node.key)
+    return node_label(frame.tree, node_id)
 
 
 def describe(frame: Frame) -> str:
@@ -59,7 +56,8 @@ def describe(frame: Frame) -> str:
         extra = " — only part of the edge, yet the walk goes on below (pre-#7)" if d.get("partial") else ""
         return f"take slots {slot_ranges(d['slots'])} of {_node(frame, first)}{extra}"
     if kind == "create":
-        return f"create leaf {_node(frame, first)} ({d['length']} tokens), evictable at once"
+        return (f"create leaf {_node(frame, first)} ({d['length']} tokens): no request holds it, "
+                "so the next step counts it evictable")
     if kind == "evictable":
         why = {"created": "new unreferenced node", "locked": "first lock on the node",
                "unlocked": "last lock released", "deleted": "leaf deleted"}[d["why"]]

@@ -35,7 +35,7 @@ from typing import Any
 from radixviz.cache.engines import engine_names, op_owners, option_ops
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
-from radixviz.files import BOM, ReadError, excerpt, read_bytes
+from radixviz.files import BOM, ReadError, excerpt, read_bytes, strip_controls
 from radixviz.settings import HOST_SLOTS, PAGE_SIZE
 
 MAX_SCRIPT_BYTES = 1_000_000
@@ -314,7 +314,9 @@ def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[
 
 def load_script(path: str | Path) -> list[Op]:
     """Read and parse a script file, refusing binary, empty and oversized files and
-    anything that is not a regular file (a device or a FIFO is never read)."""
+    anything that is not a regular file (a device or a FIFO is never read). A file comes
+    from anyone (an upload, a download): its terminal control characters are stripped, so
+    that a line echoed back (``radixviz run``) cannot drive the terminal."""
     name = str(path)
     try:
         data = read_bytes(path, MAX_SCRIPT_BYTES)
@@ -329,7 +331,7 @@ def load_script(path: str | Path) -> list[Op]:
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise ScriptError(name, line, 1, "binary file: not UTF-8 text") from None
-    ops = parse_script(text, name)
+    ops = parse_script(strip_controls(text), name)
     if not ops:
         raise ScriptError(name, 1, 1, "empty script: no operations (see radixviz run --help)")
     return ops

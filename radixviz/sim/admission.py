@@ -62,7 +62,8 @@ def trim_whole_match(req) -> None:
 
 def admit(queue: list[Request], cache, pool: TokenToKVPool, running: list[Request], ratio: float, *, free_rows: int,
           max_prefill_tokens: int, delay: Callable | None = None, explain: bool = True,
-          sorted_last=(), load_back: Callable | None = None, rematch: Callable | None = None):
+          sorted_last=(), load_back: Callable | None = None, rematch: Callable | None = None,
+          stop_at_misfit: bool = False):
     """Go through ``queue`` (already in policy order); return ``(admitted, decisions)``.
 
     ``cache`` is the engine (radixviz.cache's facade: ``lock``, ``unlock``, ``evictable_size``).
@@ -74,6 +75,8 @@ def admit(queue: list[Request], cache, pool: TokenToKVPool, running: list[Reques
     Stops when there is no free request row for another request (only a ``max_running``
     option makes that happen).
     ``explain=False`` skips building the Decision list (long queues, fast runs).
+    ``stop_at_misfit``: the first request that does not fit ends the walk (v0.5.23's loop
+    breaks there); the release's went on down the queue.
     ``load_back(req)`` (an engine with a host tier) runs once a request is admitted, with
     its lock held, as SGLang's ``init_load_back`` does: it may bring the part of the prompt
     found on the host back to the device; the room is then counted afresh. A load back may
@@ -116,10 +119,15 @@ def admit(queue: list[Request], cache, pool: TokenToKVPool, running: list[Reques
                 # locking took its prefix out of the evictable room: undo
                 available += cache.unlock(req.last_node)
                 reason = "does not fit once its prefix is locked"
+        stop = not ok and stop_at_misfit and not reason.startswith("held back")
+        if stop:
+            reason += "; admission stops here (v0.5.23)"
         if explain:
             decisions.append(Decision(req.rid, req.prefix_len, req.extend_input_len,
                                       req.max_new_tokens, batch_tokens, start, delta, ok, reason,
                                       id(req) in last))
+        if stop:
+            break
         if ok:
             pool.add_refs(req.prefix_indices)
             admitted.append(req)

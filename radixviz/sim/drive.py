@@ -41,6 +41,7 @@ class RunObserver:
         self._pending: dict = {}         # rid -> the request, admitted in the pass under way
         self._running: dict = {}         # rid -> request, admitted and not finished (live window)
         self.dropped_events = 0
+        self.timed = False               # a request arrived at a pass of its own (drive sets it)
         self.dropped = 0                 # arrivals dropped because the waiting queue was full
         self.max_waiting: int | None = None
         submit, admit = sched.submit, sched.admit
@@ -95,7 +96,8 @@ class RunObserver:
     def report(self, hit_rate: float) -> dict:
         out: dict = {"latency": self.latency.report()}
         if self.tree is not None:
-            out["optimum"] = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate)
+            out["optimum"] = self.tree.report(self.sched.pool.size, self.sched.stats.refused, hit_rate,
+                                              self.timed)
         if self.dropped_events:
             out["events_dropped"] = self.dropped_events
         if self.dropped:
@@ -118,6 +120,7 @@ def drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable |
     while True:
         clock = observer.clock()
         while upcoming is not None and (upcoming[0] is None or upcoming[0] <= clock):
+            observer.timed = observer.timed or (upcoming[0] is not None and upcoming[0] > 0)
             if max_waiting is not None and len(sched.waiting) >= max_waiting:
                 if upcoming[0] is None:
                     break       # read on when the queue has room

@@ -87,14 +87,15 @@ class PromptTree:
         return self._prefixes.keys.nbytes() + self._ends.nbytes()
 
     def report(self, pool_size: int | None = None, refused: int = 0,
-               hit_rate: float | None = None) -> dict:
-        return optimum_report(self, pool_size, refused, hit_rate)
+               hit_rate: float | None = None, timed: bool = False) -> dict:
+        return optimum_report(self, pool_size, refused, hit_rate, timed)
 
 
 def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
-                   hit_rate: float | None = None) -> dict:
+                   hit_rate: float | None = None, timed: bool = False) -> dict:
     """The numbers a run reports beside its hit rate (JSON-ready); with ``hit_rate``, the
-    run's share of the optimum too (None when the optimum is 0)."""
+    run's share of the optimum too (None when the optimum is 0). ``timed``: the requests
+    arrived over time, so no order could take them depth first: the optimum only bounds."""
     total = tree.prompt_tokens
     computed = tree.tree_tokens + tree.tail_tokens
     optimal = 1 - computed / total if total else 0.0
@@ -102,6 +103,10 @@ def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
     holds = pool_size is None or tree.longest <= pool_size
     if not tree.requests:
         note = "no request ran: nothing to compare"
+    elif holds and timed:
+        note = ("the requests arrived over time, and none can be served before it arrives: "
+                "depth-first order is not open to any scheduler, so this bounds the hit rate "
+                "and need not be reached")
     elif holds:
         note = (f"the pool ({pool_size:,} slots) holds the longest request ({tree.longest:,} tokens): "
                 "one request at a time in depth-first order reaches this" if pool_size is not None else "")
@@ -110,11 +115,11 @@ def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
                 f"({tree.longest:,} tokens): the theorem's condition fails, this is only an upper bound")
     if refused:
         note += f"; {refused:,} refused request(s) (never fit) are not counted"
-    share = percent_of_optimal(hit_rate, optimal) if hit_rate is not None else None
+    share = share_of_optimal(hit_rate, optimal) if hit_rate is not None else None
     if share is not None and share > 1:
         note += ("; above 100 %: the run counts hits the theorem does not model (a retracted "
                  "request's second prefill, loads from a host tier)")
-    return {"optimal_hit_rate": round(optimal, 6), "percent_of_optimal": None if share is None
+    return {"optimal_hit_rate": round(optimal, 6), "share_of_optimal": None if share is None
             else round(share, 6), "last_token_bound": round(bound, 6),
             "tree_tokens": tree.tree_tokens + tree.tail_tokens, "prompt_tokens": total,
             "requests": tree.requests, "duplicate_prompts": tree.duplicates,
@@ -122,6 +127,6 @@ def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
             "condition_holds": holds, "note": note}
 
 
-def percent_of_optimal(hit_rate: float, optimal: float) -> float | None:
+def share_of_optimal(hit_rate: float, optimal: float) -> float | None:
     """A policy's hit rate as a share of the optimum (None when the optimum is 0)."""
     return hit_rate / optimal if optimal > 0 else None

@@ -89,6 +89,7 @@ class SimStats:
     retracted: int = 0
     delayed: int = 0          # requests #2442's rule sorted last, counted once per round
     held_back: int = 0        # requests the hold-back rule refused, once per round
+    fallback_rounds: int = 0  # v0.5.23's scheduler: rounds lpm or hrrn ran as fcfs (128+ waiting)
     prefill_batches: int = 0
     decode_steps: int = 0
     hit_tokens: int = 0

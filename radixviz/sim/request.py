@@ -18,12 +18,16 @@ class RequestSpec:
     longer): today's cache stores it on the nodes the finished sequence passes (the max
     along the path) and its ``priority`` eviction policy evicts low values first. The
     first release's cache has no such field and ignores it. A chat's later turns keep it.
+    ``logprob_start_len`` (>= 0) asks for the prompt's logprobs from that token on, as
+    SGLang's API does: the v0.5.23 scheduler then matches at most that many tokens (-1: no
+    input logprobs asked; a chat's later turns keep it).
     """
     input_ids: tuple
     max_new_tokens: int
     follow_ups: tuple = ()
     then: RequestSpec | None = None
     priority: int = 0
+    logprob_start_len: int = -1
 
 
 @dataclass(slots=True, eq=False)
@@ -55,6 +59,8 @@ class Request:
     host_hit_length: int = 0
     last_host_node: object = None
     host_loaded: int = 0
+    logprob_start_len: int = -1        # RequestSpec's: the v0.5.23 match stops there
+    arrival_work: int = 0              # prefill tokens the loop had computed when it was queued (hrrn)
 
     @property
     def finished(self) -> bool:

@@ -34,10 +34,11 @@ MODELS: dict[str, Callable] = {
 }
 
 
-def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: int = 4096,
+def simulate(workload: str, policy: str | None = None, requests: int = 64, pool_size: int = 4096,
              seed: int = 0, model: str | Callable = "fake", record: bool = False,
              **options: Any) -> SimResult:
-    """Run ``requests`` requests of ``workload`` under ``policy`` to the end.
+    """Run ``requests`` requests of ``workload`` under ``policy`` to the end (None: the
+    scheduler's default, lpm for the release's loop and fcfs for ``scheduler="v0.5.23"``).
 
     ``model`` is a name in MODELS or a factory ``(pool, seed) -> TokenModel``; ``options``
     go to Scheduler (context_len, max_running, decode_steps, delay_shared_prefix, ...).
@@ -46,12 +47,13 @@ def simulate(workload: str, policy: str = "lpm", requests: int = 64, pool_size: 
     return replay(specs, policy, pool_size, seed, model, record, workload=workload, **options)
 
 
-def replay(specs, policy: str = "lpm", pool_size: int = 4096, seed: int = 0,
+def replay(specs, policy: str | None = None, pool_size: int = 4096, seed: int = 0,
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
            progress: Callable | None = None, arrivals: Callable | None = None,
            keep_outputs: bool = True, optimum: bool | None = None, max_waiting: int | None = None,
            **options: Any) -> SimResult:
-    """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end.
+    """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end (None:
+    the scheduler's default, as ``simulate``).
 
     ``progress(finished, total)``, when given, is called after every scheduler pass.
     ``arrivals()``, when given instead of ``specs`` (pass None), returns a fresh iterator

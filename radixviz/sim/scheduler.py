@@ -26,7 +26,10 @@ frees the slots the tree already held and unlocks its path.
 
 Three switches, off by default, bring in later SGLang (and one rule it never had):
 ``delay_shared_prefix`` (#2442's in-batch reordering), ``cache_unfinished`` (#418's insert
-after prefill) and ``hold_back_shared_prefix``.
+after prefill) and ``hold_back_shared_prefix``. ``scheduler="v0.5.23"`` orders, caps the
+match and admits as SGLang v0.5.23 does instead (schedule_v0523.py: fcfs by default, lpm
+and hrrn falling back past 128 waiting, hrrn and shortest-prefill-first, each match at most
+the prompt's length minus one, or its ``logprob_start_len``).
 
 tests/test_sim_reference.py runs an independent loop in the release's shape beside this
 one and checks every pass (with #2442 and #418 written in their commits' shape too).
@@ -54,6 +57,7 @@ from .defaults import CONTEXT_LEN
 from .engines import loop_hooks
 from .fake_model import FakeSampler
 from .policies import IN_BATCH_POLICIES, IN_BATCH_THRESHOLD, get_policy
+from . import schedule_v0523
 from .records import BatchRecord, SimEvent, SimResult, SimStats, view
 from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
@@ -61,7 +65,7 @@ from . import steps
 from .edge_memo import EdgeMemo
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from .model_api import TokenModel
 
 
@@ -70,7 +74,7 @@ ALLOC_EVICT = ("need", "shortfall")
 
 
 class Scheduler:
-    def __init__(self, pool_size: int = 4096, policy: str = "lpm", *, seed: int = 0,
+    def __init__(self, pool_size: int = 4096, policy: str | None = None, *, seed: int = 0,
                  model: TokenModel | None = None, pool: TokenToKVPool | None = None,
                  context_len: int = CONTEXT_LEN,
                  max_running: int | None = None, decode_steps: int = 10,
@@ -78,7 +82,8 @@ class Scheduler:
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
                  engine: str = "2024", engine_options: dict | None = None,
-                 remember_edges: bool = True, alloc_evict: str | None = None):
+                 remember_edges: bool = True, alloc_evict: str | None = None,
+                 scheduler: str = schedule_v0523.RELEASE_LOOP, logprob_start_len: int | None = None):
         """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
         ``insert="release"`` finishes requests with the release's insert line (#4): the
@@ -93,12 +98,33 @@ class Scheduler:
         ``delay_threshold``); ``cache_unfinished``: #418's insert of each prompt when its
         prefill ends; ``hold_back_shared_prefix``: a stricter rule SGLang never had, which
         refuses a request that shares ``delay_threshold`` new tokens with a running or
-        admitted one."""
+        admitted one.
+
+        ``scheduler="v0.5.23"``: SGLang v0.5.23's ordering, match cap and admission stop
+        (schedule_v0523.py); ``policy`` then defaults to fcfs (else lpm, the release's).
+        ``logprob_start_len``: every request asks for input logprobs from that token (a
+        request's own ``RequestSpec.logprob_start_len`` wins)."""
         if insert not in ("fixed", "release"):
             raise ValueError(f"insert must be fixed or release, not {insert!r}")
+        if scheduler not in schedule_v0523.SCHEDULERS:
+            raise ValueError(f"scheduler must be one of {', '.join(schedule_v0523.SCHEDULERS)}, not {scheduler!r}")
+        if logprob_start_len is not None and (isinstance(logprob_start_len, bool) or not isinstance(
+                logprob_start_len, int) or logprob_start_len < 0):
+            raise ValueError(f"logprob_start_len must be 0 or more, not {logprob_start_len!r}")
+        today = scheduler == schedule_v0523.TODAYS_LOOP
+        policy = policy or (schedule_v0523.DEFAULT_POLICY if today else "lpm")
         self.insert = insert
         self.policy = policy
-        self.order, self.ratio = get_policy(policy)
+        self.scheduler = scheduler
+        self.logprob_start_len = logprob_start_len
+        self.round_policy = policy    # the policy the last round ran (v0.5.23's falls back past 128)
+        # the most of a request's prompt its match may take (None: all of it, the release's)
+        self.prefix_limit: Callable[[Request], int] | None = None
+        if today:
+            self.order, self.ratio = schedule_v0523.order_for(policy, self), schedule_v0523.POLICIES_0523[policy]
+            self.prefix_limit = schedule_v0523.max_prefix_len
+        else:
+            self.order, self.ratio = get_policy(policy)
         for name, value in (("context_len", context_len), ("max_running", max_running),
                             ("decode_steps", decode_steps), ("delay_threshold", delay_threshold)):
             if name == "max_running" and value is None:
@@ -134,8 +160,9 @@ class Scheduler:
         self.max_running_gate = self.pool.size // 2
         self.decode_steps = decode_steps
         # #2442 applies to lpm and weight only, as in SGLang: under fcfs and random it is a no-op
+        # (v0.5.23's order applies the rule itself, always)
         self.in_batch_threshold = (delay_threshold if delay_shared_prefix and policy in IN_BATCH_POLICIES
-                                   else None)
+                                   and not today else None)
         self.hold_back_threshold = delay_threshold if hold_back_shared_prefix else None
         self.cache_unfinished = cache_unfinished
         self.record = record
@@ -156,7 +183,8 @@ class Scheduler:
                          "insert": insert, "engine": self.engine.name, "alloc_evict": self.alloc_evict,
                          "priorities": "at insert" if self.priority_at_insert else "ignored"}
         # what the run used, as --json and the app's status line report it
-        self.settings.update(scheduler_loop="2024", **self.engine.reported_settings())
+        self.settings.update(scheduler_loop=scheduler, logprob_start_len=logprob_start_len,
+                             **self.engine.reported_settings())
         self._next_rid = 0
         self._decodes_left = 0
         self._pass = 0            # index of the next record
@@ -198,7 +226,9 @@ class Scheduler:
         queued = []
         for spec in specs:
             req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
-                          spec.then, priority=spec.priority)
+                          spec.then, priority=spec.priority, arrival_work=self.stats.prefill_computed,
+                          logprob_start_len=spec.logprob_start_len if spec.logprob_start_len >= 0
+                          or self.logprob_start_len is None else self.logprob_start_len)
             self._next_rid += 1
             self.stats.requests += 1
             reason = self._never_fits(req)
@@ -276,7 +306,8 @@ class Scheduler:
         delay = steps.make_hold_back(self) if self.hold_back_threshold is not None else None
         return admit(ordered, self.engine, self.pool, self.running, self.ratio,
                      free_rows=free_rows, max_prefill_tokens=self.max_prefill_tokens, delay=delay,
-                     explain=self.record, sorted_last=last, **self.hooks.admission())
+                     explain=self.record, sorted_last=last, stop_at_misfit=self.scheduler == schedule_v0523.TODAYS_LOOP,
+                     **self.hooks.admission())
 
     def alloc_rows(self, n: int) -> list | None:
         """``n`` request rows; re-points running requests' row views if the table grew."""

@@ -26,7 +26,10 @@ def match_key(s, req: Request) -> tuple:
     """The request's prompt cut to whole pages, made once and the same tuple every round,
     so the edge memo (edge_memo.py) answers its comparisons again until it finishes."""
     if req.match_key is None:
-        req.match_key = req.input_ids[:s.engine.whole_pages(len(req.input_ids))]
+        # v0.5.23 matches at most the prompt's length minus one (or up to its logprob start)
+        cap = getattr(s, "prefix_limit", None)   # a Scheduler's; a test's stand-in may have none
+        limit = len(req.input_ids) if cap is None else cap(req)
+        req.match_key = req.input_ids[:s.engine.whole_pages(limit)]
         if s.edge_memo is not None:
             s.edge_memo.watch(req.match_key)
     return req.match_key
@@ -177,7 +180,8 @@ def finish(s, req: Request) -> None:
     if req.follow_ups:
         (text, max_new), later = req.follow_ups[0], req.follow_ups[1:]
         history = req.input_ids + tuple(req.output_ids)
-        for new in s.submit(RequestSpec(history + tuple(text), max_new, later, priority=req.priority)):
+        for new in s.submit(RequestSpec(history + tuple(text), max_new, later, priority=req.priority,
+                                        logprob_start_len=req.logprob_start_len)):
             s._event("follow-up", new.rid, f"the chat of request #{req.rid} comes back with its history")
 
 

@@ -1,39 +1,68 @@
-"""Why did request B not reuse request A's prompt? Every cause, measured on today's cache.
+"""Why did request B not reuse request A's prompt? Every cause, with the tokens it cost.
 
-The five causes a person meets (and asks SGLang's and vLLM's trackers about):
+The rules are SGLang v0.5.23's (2026-10-30; docs/why-miss.md names the lines). Each cause is
+measured on what the causes before it left, so the costs add up to what B computed again:
 
-- ``differ``: the prompts part at some token: only the tokens before it can be shared;
-- ``last_token``: B is cached whole, but its last token is computed anyway, because the
-  scheduler needs that token's output to sample the first new one;
-- ``page_floor``: with pages, only whole pages match: the shared tokens past the last whole
-  page are computed again (shown for several page sizes);
-- ``namespace``: A and B were sent with different extra keys (a LoRA adapter, a cache
-  salt): namespaces never share nodes;
-- ``eviction``: the requests sent between them filled the pool, and evicting made room by
-  dropping part of what A left (which request, under which eviction policy).
+- ``another_rank``: B went to another worker or data-parallel rank: A's KV is in another pool;
+- ``namespace``: another adapter, ``extra_key`` or cache salt: namespaces never share nodes;
+- ``differ``: the prompts part at some token (prompt_diff.py says where, in text, and why
+  when it can: a date, an earlier turn's reasoning, the system prompt);
+- ``not_inserted``: B was prefilled in the same batch as A, before A's prompt entered the
+  tree (a prompt goes in when its prefill ends);
+- ``last_token``: a request matches at most its length minus one token;
+- ``logprob_start``: B asked for its prompt's logprobs from a token: the match stops there;
+- ``page_floor``: with pages, only whole pages match;
+- ``eviction``: the requests between needed room: which one, under which policy;
+- ``host_only``: with a host tier, the rest of the match is on the host only and shorter than
+  the load-back threshold (10 tokens), so it is computed again.
 
-``explain`` replays A, the requests between, then looks B up (``preview``: nothing is
-touched), on the 2026 engine of radixviz.cache with the page size, pool and eviction
-policy given, one request at a time, each inserted when it finishes as the loop does.
-It returns plain data; commands/why_miss.py draws it.
+A sliding window's cut and a missing Mamba state are causes of hybrid models: they need the
+unified engine, and ``Explanation.not_checked`` says so. ``explain`` replays A, the requests
+between and then looks B up on today's cache (the host tier's with ``host_size``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
-
-from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import open_engine
 from radixviz.cache.keys import match
+from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD
+
+from .why_miss_replay import Replay
 
 PAGE_SIZES = (1, 4, 16, 64, 256)
+NOT_CHECKED = ("a sliding window's cut (the window's tokens are recomputed) and a Mamba state "
+               "missing at the match's end need the unified engine: not checked here")
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One request as the server got it: its tokens and what else decides its reuse."""
+    tokens: tuple
+    extra_key: str | None = None    # the request's own extra_key
+    adapter: str | None = None      # its LoRA adapter (the server appends the adapter's id)
+    salt: str | None = None         # its cache salt
+    rank: int = 0                   # the worker or DP rank it went to
+    logprob_start: int = -1         # input logprobs asked from this token (-1: none)
+
+    def namespace(self) -> str | None:
+        """The engine's extra key for this request: v0.5.23 keys a node by (extra_key with
+        the adapter's id appended, cache salt), so no two different ones can meet."""
+        if self.extra_key is None and self.adapter is None and self.salt is None:
+            return None
+        return repr(((self.extra_key or "") + (self.adapter or ""), self.salt))
+
+    def limit(self) -> int:
+        """The most of the prompt a match may take (v0.5.23's ``_compute_max_prefix_len``)."""
+        cap = len(self.tokens) - 1
+        if self.logprob_start >= 0:
+            cap = min(cap, self.logprob_start)
+        return max(cap, 0)
 
 
 @dataclass
 class Cause:
-    kind: str          # differ, last_token, page_floor, namespace, eviction
-    tokens_lost: int   # of B's shareable tokens, how many this cause cost
+    kind: str          # another_rank, namespace, differ, not_inserted, last_token, logprob_start,
+    tokens_lost: int   # page_floor, eviction, host_only: of B's tokens, how many this cost
     message: str
 
 
@@ -46,111 +75,139 @@ class Explanation:
     causes: list = field(default_factory=list)
     page_floors: dict = field(default_factory=dict)   # page size -> tokens reused at that size
     settings: dict = field(default_factory=dict)
+    loaded_back: int = 0           # of ``reused``, tokens a host tier loads back
+    not_checked: str = NOT_CHECKED
+    parting: dict | None = None    # where the prompts part, in text, and why (prompt_diff.py)
 
     def kinds(self) -> list:
         return [c.kind for c in self.causes]
 
     def to_dict(self) -> dict:
         return {"a_tokens": len(self.a), "b_tokens": len(self.b), "common_prefix": self.common,
-                "reused": self.reused, "computed": len(self.b) - self.reused,
-                "causes": [vars(c) for c in self.causes],
+                "reused": self.reused, "computed": len(self.b) - self.reused, "loaded_back": self.loaded_back,
+                "causes": [vars(c) for c in self.causes], "not_checked": self.not_checked,
+                "parting": self.parting,
                 "page_floors": {str(k): v for k, v in self.page_floors.items()}, "settings": self.settings}
 
 
-def page_floor(shared: int, length: int, page: int) -> int:
+def page_floor(shared: int, length: int, page: int, limit: int | None = None) -> int:
     """Tokens reused of a prompt of ``length`` sharing ``shared`` with the cache, at ``page``
-    tokens a page: whole pages only, and never the whole prompt (the last-token rule)."""
-    usable = min(shared, length - length % page, length - 1)
+    tokens a page: never more than ``limit`` (the length minus one), then whole pages only."""
+    usable = min(shared, length - 1 if limit is None else limit)
     return usable - usable % page
 
 
-class _Replay:
-    """One request at a time on the engine: match, allocate (evicting if needed), insert."""
+def _shown(token) -> str:
+    """A token id, with its character when it is printable ASCII (text prompts are bytes)."""
+    return f"{token} ({chr(token)!r})" if isinstance(token, int) and 32 <= token < 127 else repr(token)
 
-    def __init__(self, pool_size: int, page_size: int, eviction: str):
-        self.pool = TokenToKVPool(pool_size, device="cpu")
-        self.engine = open_engine("2026", self.pool, page_size=page_size, eviction_policy=eviction)
 
-    def reusable(self, prompt, namespace) -> int:
-        key = prompt[:self.engine.whole_pages(len(prompt))]
-        preview = self.engine.preview(key, namespace) if namespace is not None else self.engine.preview(key)
-        return preview.matched
-
-    def run(self, prompt, namespace) -> int:
-        """Send one request; return the tokens evicted to make room for it."""
-        engine, key = self.engine, prompt[:self.engine.whole_pages(len(prompt))]
-        prefix, node = engine.match(key, namespace) if namespace is not None else engine.match(key)
-        engine.lock(node)
-        self.pool.add_refs(prefix)
-        need = len(prompt) - prefix.shape[0]
-        slots, evicted = self.pool.alloc(need), 0
-        if slots is None:
-            evicted = engine.evict(need)
-            slots = self.pool.alloc(need)
-        if slots is None:
-            raise ValueError(f"a request of {len(prompt)} tokens does not fit a pool of "
-                             f"{self.pool.size} slots: give a larger --pool-size")
-        values = torch.cat([prefix, slots]) if need else prefix
-        engine.insert(tuple(prompt), values, extra_key=namespace)
-        engine.unlock(node)
-        return evicted
+def _namespace_words(a: Sent, b: Sent) -> str:
+    parts = [(name, x, y) for name, x, y in (("adapter", a.adapter, b.adapter), ("extra_key", a.extra_key,
+             b.extra_key), ("cache salt", a.salt, b.salt)) if x != y]
+    def given(value) -> str:
+        return "none" if value is None else repr(value)
+    return "; ".join(f"{name} {given(x)} for A, {given(y)} for B" for name, x, y in parts)
 
 
 def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, between=(),
-            pool_size: int | None = None, eviction: str = "lru") -> Explanation:
-    """Why ``b`` (token ids) reuses less than ``a`` shares with it; ``between`` lists
-    ``(tokens, namespace)`` of the requests sent in between."""
-    a, b = tuple(a), tuple(b)
-    if not a or not b:
+            pool_size: int | None = None, eviction: str = "lru", host_size: int | None = None,
+            same_batch: bool = False) -> Explanation:
+    """Why ``b`` reuses less than it shares with ``a``. Each is a token tuple or a ``Sent``
+    (``namespace_a``/``namespace_b``: a tuple's extra key); ``between`` lists ``(tokens,
+    extra key)`` of the requests sent in between; ``same_batch``: B was prefilled with A."""
+    a = a if isinstance(a, Sent) else Sent(tuple(a), extra_key=namespace_a)
+    b = b if isinstance(b, Sent) else Sent(tuple(b), extra_key=namespace_b)
+    if not a.tokens or not b.tokens:
         raise ValueError("both prompts need at least one token")
-    sizes = [len(a), len(b), *(len(t) for t, _ in between)]
+    if host_size is not None and host_size <= 0:
+        raise ValueError("the host tier needs a host size above 0")
+    sizes = [len(a.tokens), len(b.tokens), *(len(t) for t, _ in between)]
     roomy = sum(sizes) + 2 * page_size + 16
     pool_size = pool_size or roomy
-    common = match(a, b)   # the tree's own comparison: the common prefix of two keys
-    same_space = namespace_a == namespace_b
-    shareable = common if same_space else 0
-    out = Explanation(a, b, common, 0, settings={
-        "page_size": page_size, "pool_size": pool_size, "eviction_policy": eviction,
-        "namespace_a": namespace_a, "namespace_b": namespace_b, "between": len(between)})
-    out.page_floors = {p: page_floor(shareable, len(b), p) for p in sorted({*PAGE_SIZES, page_size})}
+    common = match(a.tokens, b.tokens)   # the tree's own comparison: the common prefix of two keys
+    out = Explanation(a.tokens, b.tokens, common, 0, settings={
+        "page_size": page_size, "pool_size": pool_size, "eviction_policy": eviction, "host_size": host_size,
+        "namespace_a": a.namespace(), "namespace_b": b.namespace(), "rank_a": a.rank, "rank_b": b.rank,
+        "logprob_start_b": b.logprob_start, "same_batch": same_batch, "between": len(between)})
+    apart = a.rank != b.rank or a.namespace() != b.namespace()
+    shareable = 0 if apart else common
+    out.page_floors = {p: page_floor(shareable, len(b.tokens), p, b.limit())
+                       for p in sorted({*PAGE_SIZES, page_size})}
+    _static_causes(out, a, b, common, page_size)
+    reused = out.page_floors[page_size]
+    if reused and same_batch:
+        out.causes.append(Cause("not_inserted", reused, f"B was prefilled in the same batch as A: A's "
+                                f"prompt enters the tree when its prefill ends, so the {reused} tokens "
+                                "B could have reused were computed by both"))
+        reused = 0
+    if reused:
+        reused = _replayed(out, a, b, between, reused, pool_size, roomy, page_size, eviction, host_size)
+    out.reused = reused
+    return out
 
-    if not same_space:
-        out.causes.append(Cause("namespace", common, f"A was sent in namespace {namespace_a!r} and B in "
-                                f"{namespace_b!r}: namespaces never share nodes, so the {common} tokens "
-                                "they have in common are computed again"))
-    if common < min(len(a), len(b)):
-        out.causes.append(Cause("differ", len(b) - common, f"the prompts part at token {common}: A has "
-                                f"{a[common]!r}, B has {b[common]!r}; nothing after it can be shared"))
-    elif common == len(b) and same_space:
-        out.causes.append(Cause("last_token", 1, f"B ({len(b)} tokens) is all in the cache, but its last "
-                                "token is computed anyway: the scheduler needs that token's output "
-                                "to sample the first new one"))
-    whole = page_floor(shareable, len(b), 1)
-    floored = out.page_floors[page_size]
+
+def _static_causes(out: Explanation, a: Sent, b: Sent, common: int, page: int) -> None:
+    """The causes that need no replay, each with its cost."""
+    if a.rank != b.rank:
+        out.causes.append(Cause("another_rank", common, f"A ran on worker (or DP rank) {a.rank} and B on "
+                                f"{b.rank}: each keeps its own cache, so the {common} shared tokens are "
+                                "computed again"))
+        return
+    if a.namespace() != b.namespace():
+        out.causes.append(Cause("namespace", common, f"{_namespace_words(a, b)}: namespaces never share "
+                                f"nodes, so the {common} tokens they have in common are computed again"))
+        return
+    n = len(b.tokens)
+    if common < min(len(a.tokens), n):
+        out.causes.append(Cause("differ", n - common, f"the prompts part at token {common}: A has "
+                                f"{_shown(a.tokens[common])}, B has {_shown(b.tokens[common])}; nothing "
+                                "after it can be shared"))
+    if common >= n:
+        # B is all in A's prompt; whether it is still all in the cache is an eviction's to say
+        out.causes.append(Cause("last_token", 1, f"B's {n} tokens are all in A, but a request matches "
+                                "at most its length minus one: its last token is computed anyway, to give "
+                                "the logits of the first new one"))
+    capped = min(common, n - 1)
+    if b.logprob_start >= 0 and b.logprob_start < capped:
+        out.causes.append(Cause("logprob_start", capped - b.logprob_start, f"B asked for its prompt's logprobs "
+                                f"from token {b.logprob_start}: the match stops there, and the "
+                                f"{capped - b.logprob_start} tokens after it are computed to give them"))
+    whole = min(capped, b.limit())
+    floored = whole - whole % page
     if floored < whole:
-        out.causes.append(Cause("page_floor", whole - floored, f"pages of {page_size} tokens: only whole "
-                                f"pages match, so {whole - floored} shared token(s) past the last whole "
-                                f"page ({floored}) are computed again"))
+        out.causes.append(Cause("page_floor", whole - floored, f"pages of {page} tokens: only whole pages "
+                                f"match, so {whole - floored} shared token(s) past the last whole page "
+                                f"({floored}) are computed again"))
 
-    # the same requests on the given pool, and on one that never evicts, side by side
-    tight, ideal = _Replay(pool_size, page_size, eviction), _Replay(roomy, page_size, eviction)
-    for replay in (tight, ideal):
-        replay.run(a, namespace_a)
+
+def _replayed(out: Explanation, a: Sent, b: Sent, between, ideal: int, pool_size: int, roomy: int,
+              page: int, eviction: str, host_size: int | None) -> int:
+    """Replay the requests on the given pool and on one that never evicts; add the eviction
+    and host causes; return what B reuses."""
+    tight = Replay(pool_size, page, eviction, host_size)
+    tight.run(a.tokens, a.namespace())
+    space = b.namespace()
     culprit, lost_at = None, 0
     for index, (tokens, namespace) in enumerate(between):
-        before = tight.reusable(b, namespace_b)
+        before = tight.device_reach(b.tokens, b.limit(), space)
         evicted = tight.run(tuple(tokens), namespace)
-        ideal.run(tuple(tokens), namespace)
-        after = tight.reusable(b, namespace_b)
+        after = tight.device_reach(b.tokens, b.limit(), space)
         if after < before and culprit is None:
             culprit, lost_at = (index, evicted), before - after
-    reused_tight = min(tight.reusable(b, namespace_b), len(b) - 1)
-    reused_ideal = min(ideal.reusable(b, namespace_b), len(b) - 1)
-    if reused_tight < reused_ideal:
+    reach = tight.reach(b.tokens, b.limit(), space)
+    loaded = reach.host if reach.host >= LOAD_BACK_THRESHOLD else 0
+    reused = min(reach.device + loaded, ideal)
+    out.loaded_back = max(0, reused - reach.device)
+    lost = ideal - reach.device - reach.host
+    if lost > 0:
         index, evicted = culprit if culprit is not None else (-1, 0)
         who = f"request {index + 1} of the {len(between)} in between" if index >= 0 else "a request in between"
-        out.causes.append(Cause("eviction", reused_ideal - reused_tight, f"{who} needed room: {eviction} "
-                                f"eviction freed {evicted} tokens of a {pool_size}-slot pool, {lost_at} of "
-                                f"them B would have reused"))
-    out.reused = reused_tight
-    return out
+        tiers = "both tiers" if host_size is not None else f"a {pool_size}-slot pool"
+        out.causes.append(Cause("eviction", lost, f"{who} needed room: {eviction} eviction freed {evicted} "
+                                f"tokens of {tiers}, {lost_at or lost} of them B would have reused"))
+    if reach.host and not loaded:
+        out.causes.append(Cause("host_only", reach.host, f"{reach.host} tokens after the device's {reach.device} "
+                                f"are on the host only, fewer than the {LOAD_BACK_THRESHOLD} a load back "
+                                "needs: they are computed again"))
+    return reused

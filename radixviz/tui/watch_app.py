@@ -40,6 +40,7 @@ class WatchApp(App):
         self.records, self.next_record = records or [], 0
         self.view = LiveView(core, token_decoder(args.tokenizer))
         self.started = self.last = time.monotonic()
+        self.arrived = 0          # messages read (records played): idle counts from the last
         self.playhead = 0.0
         title = f"radixviz watch {args.endpoint}" if watcher else f"radixviz watch --file {args.file}"
         self.screen_ = WatchScreen(self.view, title)
@@ -59,8 +60,10 @@ class WatchApp(App):
                 feed(self.core, self.records[self.next_record])
                 self.next_record += 1
         now = time.monotonic()
+        arrived = self.watcher.received if self.watcher is not None else self.next_record
+        if arrived != self.arrived:
+            self.arrived, self.last = arrived, now
         if self.core.batches != before:
-            self.last = now
             self.screen_.refresh_view()
         a = self.args
         if (a.exit_after is not None and now - self.started >= a.exit_after) or \

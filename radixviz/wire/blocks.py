@@ -1,10 +1,11 @@
 """The blocks a KV-event stream says a rank holds, rebuilt from the events alone.
 
 A ``BlockStored`` names its pages by hash, the first under ``parent_block_hash`` and each
-next one under the page before it (SGLang sends one page an event, vLLM several). Blocks are
-kept by (medium, hash): the same page on the GPU and in host memory is two blocks, and the
-same page stored twice on one medium (SGLang's hash leaves the namespace out, so a prompt in
-two namespaces arrives twice) is one block with ``copies`` 2, which one ``BlockRemoved``
+next one under the page before it (9fbe6800a's SGLang sends one page an event; v0.5.23 joins
+a chain of them into one, as vLLM does). Blocks are kept by (medium, hash): the same page on
+the GPU and in host memory is two blocks, and the same page stored twice on one medium (the
+same prompt under two extra keys that leave the hash alone: every extra key at 9fbe6800a,
+any but an adapter's in v0.5.23) is one block with ``copies`` 2, which one ``BlockRemoved``
 brings back to 1. A removal of a block not held, a parent that never arrived and a stored
 block past ``max_blocks`` are counted in ``Problems``, never raised.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from .events import stored_metadata
 from .messages import AllBlocksCleared, BlockRemoved, BlockStored, EventBatch
 
 DEFAULT_MAX_BLOCKS = 2_000_000   # blocks held per rank before new ones are counted, not kept
@@ -26,6 +28,21 @@ class Block:
     medium: str | None
     lora_id: int | None
     copies: int = 1
+    # v0.5.23's (cache_salt, session_id, lora_name); None for a block that came without them,
+    # as every block of 9fbe6800a's wire does (one field: a block is made per page stored)
+    meta: tuple | None = None
+
+    @property
+    def cache_salt(self) -> str | None:
+        return self.meta[0] if self.meta else None
+
+    @property
+    def session_id(self) -> str | None:
+        return self.meta[1] if self.meta else None
+
+    @property
+    def lora_name(self) -> str | None:
+        return self.meta[2] if self.meta else None
 
 
 @dataclass
@@ -79,6 +96,7 @@ class BlockTree:
         if parent is not None and not self.holds(parent):
             self.problems.missing_parents += 1
             _met(met, "parent", parent)
+        meta = stored_metadata(event)
         for index, block_hash in enumerate(event.block_hashes):
             key = (event.medium, block_hash)
             tokens = tuple(event.token_ids[index * size:(index + 1) * size])
@@ -90,7 +108,8 @@ class BlockTree:
                 self.problems.over_capacity += 1
                 _met(met, "full", block_hash)
             else:
-                self.blocks[key] = Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id)
+                self.blocks[key] = Block(block_hash, parent, tokens, len(tokens), event.medium, event.lora_id,
+                                         1, meta)
                 self.tiers[block_hash] = self.tiers.get(block_hash, 0) + 1
                 self.seen_media.add(event.medium)
             parent = block_hash
@@ -162,4 +181,5 @@ def _met(met: dict, kind: str, block_hash: int) -> None:
 def block_json(block: Block) -> dict:
     return {"hash": block.hash, "parent": block.parent, "token_ids": list(block.token_ids),
             "block_size": block.block_size, "medium": block.medium, "lora_id": block.lora_id,
-            "copies": block.copies}
+            "copies": block.copies, "cache_salt": block.cache_salt, "session_id": block.session_id,
+            "lora_name": block.lora_name}

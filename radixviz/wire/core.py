@@ -25,7 +25,8 @@ from collections.abc import Callable
 
 from .blocks import DEFAULT_MAX_BLOCKS, BlockTree, Problems
 from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, decode_seq,
-                       parse_message)
+                       parse_message, parse_replay)
+from .events import WIRE_WORDS, batch_wire
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -64,8 +65,10 @@ class _Stream:
 
 class WatchCore:
     def __init__(self, ranks: int = 1, replay: bool = False, max_frame: int = DEFAULT_MAX_FRAME,
-                 max_blocks: int = DEFAULT_MAX_BLOCKS) -> None:
+                 max_blocks: int = DEFAULT_MAX_BLOCKS, wire: str | None = None) -> None:
         self.problems = Problems()
+        self.wire = wire                    # read every payload as this wire (None: tell each's)
+        self.wires: dict[int, str] = {}     # stream -> the wire its last batch came in
         self.max_frame, self.max_blocks = max_frame, max_blocks
         self.streams = [_Stream(rank, replay) for rank in range(ranks)]
         self.trees: dict[int, BlockTree] = {}
@@ -95,7 +98,7 @@ class WatchCore:
     def live(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
         """Take one message from stream ``stream``'s SUB socket."""
         state = self.streams[stream]
-        message = parse_message(frames, self.max_frame)
+        message = parse_message(frames, self.max_frame, self.wire)
         if isinstance(message, WireError):
             self._bad(state, stream, frames, message)
             return [], []
@@ -132,31 +135,27 @@ class WatchCore:
     # ------------------------------------------------------------------ replay
 
     def replayed(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
-        """Take one reply from stream ``stream``'s replay socket: ``[b"", seq, payload]``."""
+        """Take one reply from stream ``stream``'s replay socket: ``[b"", seq, payload]``
+        (9fbe6800a) or ``[b"", topic, seq, payload]`` (v0.5.23)."""
         state = self.streams[stream]
-        if frames and frames[0] == b"":
-            frames = frames[1:]
-        if len(frames) != 2:
+        reply = parse_replay(frames)
+        if isinstance(reply, WireError):
             self.problems.bad_frames += 1
-            self.note(f"stream {stream}: replay reply of {len(frames)} frames, not 2 (seq, payload)")
+            self.note(f"stream {stream}: {reply.text}")
             return [], []
-        seq = decode_seq(frames[0])
-        if isinstance(seq, WireError):
-            self.problems.bad_frames += 1
-            self.note(f"stream {stream}: replay: {seq.text}")
-            return [], []
+        seq = reply.seq
         if state.replay_start is None:
             return [], []              # a late reply to a replay already given up on
         if seq == END_SEQ:
             return self.finish_replay(stream, ended=True)
         if seq >= state.replay_start:
             state.replied_to = max(seq, state.replied_to or 0)
-        batch = decode_batch(frames[1], self.max_frame)
+        batch = decode_batch(reply.payload, self.max_frame, self.wire)
         if isinstance(batch, WireError):
             self.problems.bad_frames += 1
             self.note(f"stream {stream}: replay seq {seq}: {batch.text}")
         elif seq >= state.replay_start and len(state.got) < MAX_HELD:
-            state.got[seq] = Message(b"", seq, batch)
+            state.got[seq] = Message(reply.topic or b"", seq, batch, self.wire or batch_wire(batch))
         return [], []
 
     def finish_replay(self, stream: int, why: str = "",
@@ -217,6 +216,7 @@ class WatchCore:
                           f"({lost} batch{'es' if lost > 1 else ''}: the tree may lack blocks or "
                           "keep some that are gone)")
             state.expected = message.seq + 1
+            self._heard_wire(stream, message.wire)
             rank = message.batch.attn_dp_rank
             rank = state.rank if rank is None else rank
             for line in self.tree(rank).apply(message.batch, message.seq):
@@ -227,6 +227,14 @@ class WatchCore:
             for listener in self.listeners:
                 listener(done)
         return applied
+
+
+    def _heard_wire(self, stream: int, wire: str | None) -> None:
+        # the first wire a stream speaks is shown, not logged; a change is news (a server upgraded)
+        if wire is not None and self.wires.get(stream) != wire:
+            if stream in self.wires:
+                self.note(f"stream {stream}: now {WIRE_WORDS.get(wire, wire)}")
+            self.wires[stream] = wire
 
 
 def _later_gap(ordered: Sequence[Message], expected: int, replied_to: int | None) -> int:

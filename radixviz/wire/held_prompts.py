@@ -2,7 +2,8 @@
 
 ``simulate --workers N --router-events FILE,...`` starts each worker holding what one recorded
 stream (one server, or one data-parallel rank of it) held: the device-tier blocks left at the
-end of the recording, each leaf's tokens read from the root down through its parents. The
+end of the recording, each leaf's tokens read from the root down through its parents (a
+recording of either SGLang wire: v0.5.23's several pages an event chain the same way). The
 workers' inserts then send their own KV events, so a router that reads events learns the
 recorded state the way it would from a server it had just connected to, and a router that
 keeps its own guesses starts knowing nothing.
@@ -27,7 +28,7 @@ class HeldPrompts:
     blocks: int               # device-tier blocks held at the end
     tokens: int               # their tokens, each block counted once
     broken: int = 0           # paths starting at a block whose parent was never held
-    namespaced: int = 0       # blocks under a LoRA adapter (lora_id): left out, the workload has none
+    namespaced: int = 0       # blocks in a namespace (an adapter, a cache salt): left out, the workload has none
 
 
 def held_prompts(tree: BlockTree) -> HeldPrompts:
@@ -37,7 +38,7 @@ def held_prompts(tree: BlockTree) -> HeldPrompts:
     for (medium, block_hash), block in tree.blocks.items():
         if medium not in DEVICE_MEDIA:
             continue
-        if block.lora_id is not None:
+        if block.lora_id is not None or block.lora_name is not None or block.cache_salt is not None:
             namespaced += 1
             continue
         device[block_hash] = block

@@ -7,6 +7,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from .core import Applied, WatchCore
+from .events import WIRE_WORDS
+from .tiers import namespace_name, tier_name, tier_rank
 from .tree_snapshot import Decode, block_snapshot, largest_subtrees, shared_prefixes
 
 KEEP = 1000   # batches one can step back through
@@ -58,10 +60,13 @@ class LiveView:
         stored_s, removed_s = self.per_second()
         lines = [f"seq {item.seq} · rank {item.rank} of {sorted(self.core.trees)}",
                  f"{self.core.batches:,} batches · {stored_s:,.1f} stored/s · {removed_s:,.1f} removed/s"]
-        for medium, (blocks, tokens) in sorted(tree.tier_figures().items(), key=lambda x: x[0] or ""):
-            lines.append(f"{medium or 'no medium'}: {blocks:,} blocks, {tokens:,} tokens")
+        if item.message.wire is not None:
+            lines.append(f"wire: {WIRE_WORDS.get(item.message.wire, item.message.wire)}")
+        for medium, (blocks, tokens) in sorted(tree.tier_figures().items(), key=lambda x: tier_rank(x[0])):
+            lines.append(f"{tier_name(medium)}: {blocks:,} blocks, {tokens:,} tokens")
         if not tree.blocks:
             lines.append("nothing held")
+        lines.extend(namespace_lines(tree))
         lines.append("deepest shared prefixes: " + (", ".join(
             f"{depth} tokens ({branches} ways)" for depth, branches in shared_prefixes(snapshot)) or "none"))
         lines.append("largest subtrees: " + (", ".join(
@@ -70,3 +75,24 @@ class LiveView:
         lines.append("problems: " + (", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in troubles.items())
                                      or "none"))
         return tuple(lines)
+
+
+def namespace_lines(tree) -> list[str]:
+    """A line for the namespaces held (adapters, salts) and one for the sessions that
+    stored blocks (v0.5.23's fields), each with its block count; none when there are none."""
+    spaces: dict = {}
+    sessions: dict = {}
+    for block in tree.blocks.values():
+        space = namespace_name(block)
+        if space is not None:
+            spaces[space] = spaces.get(space, 0) + 1
+        if block.session_id is not None:
+            sessions[block.session_id] = sessions.get(block.session_id, 0) + 1
+    lines = []
+    if spaces:
+        lines.append("namespaces: " + ", ".join(f"{name} {n:,}" for name, n in sorted(spaces.items())))
+    if sessions:
+        shown = sorted(sessions.items(), key=lambda x: -x[1])[:5]
+        more = f" (+{len(sessions) - 5} more)" if len(sessions) > 5 else ""
+        lines.append("stored by sessions: " + ", ".join(f"{s} {n:,}" for s, n in shown) + more)
+    return lines

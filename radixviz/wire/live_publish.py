@@ -19,7 +19,8 @@ import zmq
 
 from radixviz.cache.kv_events import AllBlocksCleared as AllBlocksClearedEvent
 
-from .from_engine import wire_event
+from .events import WIRE_ARRAYS
+from .from_engine import wire_events
 from .publisher import Publisher
 
 _STOP = object()
@@ -27,10 +28,11 @@ _STOP = object()
 
 class LivePublisher:
     def __init__(self, endpoint: str, replay: str | None = None, topic: str = "kv-events",
-                 wait_s: float = 0.0, linger_s: float = 0.0):
+                 wait_s: float = 0.0, linger_s: float = 0.0, wire: str = WIRE_ARRAYS):
         """Opens the sockets (on the thread) before returning: ZMQError when they cannot be.
-        The first batch waits up to ``wait_s`` for a subscriber (``--publish-wait``)."""
-        self.wait_s, self.linger_s = wait_s, linger_s
+        The first batch waits up to ``wait_s`` for a subscriber (``--publish-wait``); ``wire``
+        is the SGLang whose wire it speaks (``--publish-wire``)."""
+        self.wait_s, self.linger_s, self.wire = wait_s, linger_s, wire
         self.sent = 0
         self.waited_in_vain = False
         self._todo: queue.Queue = queue.Queue()
@@ -55,7 +57,7 @@ class LivePublisher:
 
     def send(self, engine_events) -> None:
         """Queue one batch: the engine's events (cache/kv_events.py) of one step; none, nothing."""
-        events = [wire_event(e) for e in engine_events]
+        events = wire_events(engine_events, self.wire)
         if events:
             self._todo.put(events)
 
@@ -65,7 +67,7 @@ class LivePublisher:
 
     def _run(self, endpoint: str, replay: str | None, topic: str) -> None:
         try:
-            self.pub = Publisher(endpoint, replay, topic)
+            self.pub = Publisher(endpoint, replay, topic, wire=self.wire)
         except zmq.ZMQError as exc:
             self._error = exc
         self._opened.set()

@@ -11,15 +11,18 @@ from collections.abc import Callable, Iterator
 from .blocks import DEFAULT_MAX_BLOCKS
 from .core import Applied, WatchCore
 from .messages import DEFAULT_MAX_FRAME
-from .recording import Record
+from .recording import Record, recorded_wires
 
 
 def core_for(records: list[Record], max_frame: int = DEFAULT_MAX_FRAME,
-             max_blocks: int = DEFAULT_MAX_BLOCKS) -> WatchCore:
-    """A core with as many streams as the recording has, with replay when it used one."""
+             max_blocks: int = DEFAULT_MAX_BLOCKS, wire: str | None = None) -> WatchCore:
+    """A core with as many streams as the recording has, with replay when it used one,
+    reading the wire ``wire`` names, else the one ``--wire`` gave when it was recorded, else
+    each batch's own."""
     ranks = 1 + max((r.stream for r in records), default=0)
-    replay = any(r.channel != "pub" for r in records)
-    return WatchCore(ranks, replay=replay, max_frame=max_frame, max_blocks=max_blocks)
+    replay = any(r.channel in ("replay", "timeout") for r in records)
+    return WatchCore(ranks, replay=replay, max_frame=max_frame, max_blocks=max_blocks,
+                     wire=wire or recorded_wires(records)[1])
 
 
 def feed(core: WatchCore, record: Record) -> list[Applied]:
@@ -27,6 +30,8 @@ def feed(core: WatchCore, record: Record) -> list[Applied]:
         return core.live(record.stream, record.frames)[0]
     if record.channel == "replay":
         return core.replayed(record.stream, record.frames)[0]
+    if record.channel == "wire":
+        return []   # the core tells the wire from the batches themselves (or core_for's)
     return core.finish_replay(record.stream, "gave no end (as recorded)")[0]
 
 

@@ -1,9 +1,11 @@
-"""A publisher on SGLang's KV-event wire, with the replay socket (kv_events.py at 9fbe6800a).
+"""A publisher on SGLang's KV-event wire, with the replay socket (``kv_events.py`` at
+9fbe6800a and in v0.5.23: ``wire`` picks which).
 
 Each ``publish`` sends one batch on the PUB side and keeps it in a buffer of the last
 ``buffer_steps`` batches; a subscriber that missed some asks the ROUTER replay socket for
 everything from a sequence number and receives ``[b"", seq, payload]`` per batch it still
-has, then ``[b"", -1, b""]``. Like SGLang's, the publisher binds when the endpoint holds
+has, then ``[b"", -1, b""]`` (v0.5.23 puts the topic before the sequence number in both:
+``[b"", topic, seq, payload]``, ``[b"", b"", -1, b""]``). Like SGLang's, the publisher binds when the endpoint holds
 ``*``, ``::``, ``ipc://`` or ``inproc://`` and connects otherwise (a watcher then binds), and
 rank R publishes on the endpoint's port + R. The socket is an XPUB, which a SUB reads as a
 PUB, so ``wait_for_subscriber`` can hold the first batch until someone listens (a PUB drops
@@ -19,7 +21,8 @@ from collections.abc import Iterable
 
 import zmq
 
-from .messages import END_SEQ, EventBatch, encode_batch, encode_seq
+from .events import WIRE_ARRAYS, WIRE_MAPS, batch_of
+from .messages import END_SEQ, encode_batch, encode_seq
 
 LINGER_MS = 2000   # how long close() keeps trying to deliver what is queued
 
@@ -44,11 +47,16 @@ def offset_endpoint(endpoint: str, rank: int) -> str:
 
 class Publisher:
     """PUB (as XPUB) plus an optional ROUTER replay socket; ``drop`` names sequence numbers to
-    buffer but not send (how tests and ``publish --drop`` make a gap on purpose)."""
+    buffer but not send (how tests and ``publish --drop`` make a gap on purpose); ``wire``
+    the SGLang whose batches and replay answers it sends (its events must be in that shape:
+    from_engine.wire_events)."""
 
     def __init__(self, endpoint: str, replay: str | None = None, topic: str = "",
                  buffer_steps: int = 10_000, rank: int = 0, drop: Iterable[int] = (),
-                 hwm: int = 100_000, context: zmq.Context | None = None):
+                 hwm: int = 100_000, context: zmq.Context | None = None, wire: str = WIRE_ARRAYS):
+        if wire not in (WIRE_ARRAYS, WIRE_MAPS):
+            raise ValueError(f"a publisher speaks SGLang's {WIRE_ARRAYS} or {WIRE_MAPS} wire, not {wire!r}")
+        self.wire = wire
         self.ctx = context or zmq.Context.instance()
         self.topic = topic.encode("utf-8")
         self.rank = rank
@@ -85,7 +93,7 @@ class Publisher:
         """Send one batch (rank stamped as SGLang does); return its sequence number."""
         self.serve(0)
         seq, self.seq = self.seq, self.seq + 1
-        payload = encode_batch(EventBatch(time.time() if ts is None else ts, list(events), self.rank))
+        payload = encode_batch(batch_of(self.wire, time.time() if ts is None else ts, list(events), self.rank))
         if seq not in self.drop:
             self.pub.send_multipart((self.topic, encode_seq(seq), payload))
         self.buffer.append((seq, payload))
@@ -134,10 +142,12 @@ class Publisher:
         identity, start = frames[0], int.from_bytes(frames[2], "big")
         replay = self.replay
         assert replay is not None   # only called when a replay socket had a request
+        # v0.5.23 answers as it publishes, topic first (the end: an empty topic)
+        topic, end = ((self.topic,), (b"",)) if self.wire == WIRE_MAPS else ((), ())
         for seq, payload in self.buffer:
             if seq >= start:
-                replay.send_multipart((identity, b"", encode_seq(seq), payload))
-        replay.send_multipart((identity, b"", encode_seq(END_SEQ), b""))
+                replay.send_multipart((identity, b"", *topic, encode_seq(seq), payload))
+        replay.send_multipart((identity, b"", *end, encode_seq(END_SEQ), b""))
 
     def close(self, linger: int | None = None) -> None:
         for sock in (self.pub, self.replay):

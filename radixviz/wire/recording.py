@@ -2,9 +2,11 @@
 
 A file starts with ``MAGIC``; then one record after another, each a 4-byte big-endian length
 and a msgpack array ``[seconds since the first record, stream, channel, frames]``, channel
-"pub" (the SUB socket), "replay" (a replay reply) or "timeout" (the watcher gave up waiting
-for a replay to end). Played back through a fresh WatchCore the records rebuild the same
-trees, gaps and bad frames included, because the core saw exactly these frames in this order.
+"pub" (the SUB socket), "replay" (a replay reply), "timeout" (the watcher gave up waiting
+for a replay to end) or "wire" (which wire the stream speaks from here on: frames ``[name,
+how]``, how ``given`` by ``--wire`` or ``heard`` in its batches). Played back through a fresh
+WatchCore the records rebuild the same trees, gaps and bad frames included, because the core
+saw exactly these frames in this order. Version 1 files (before the wire records) still read.
 """
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from collections.abc import Iterator
 
 import msgspec
 
-MAGIC = b"radixviz-kv-recording 1\n"
-CHANNELS = ("pub", "replay", "timeout")
+MAGIC = b"radixviz-kv-recording 2\n"
+MAGICS = (MAGIC, b"radixviz-kv-recording 1\n")
+CHANNELS = ("pub", "replay", "timeout", "wire")
 MAX_RECORD = 300 * 2 ** 20    # a length past this is a damaged file, not a record
 
 
@@ -35,7 +38,14 @@ class Recorder:
         self.out = out
         self.start: float | None = None
         self.encoder = msgspec.msgpack.Encoder()
+        self.wires: dict[int, str] = {}   # stream -> the wire last written for it
         out.write(MAGIC)
+
+    def note_wire(self, stream: int, wire: str, how: str = "heard") -> None:
+        """Write a "wire" record when ``stream``'s wire is new or changed."""
+        if self.wires.get(stream) != wire:
+            self.wires[stream] = wire
+            self.write(stream, "wire", [wire.encode(), how.encode()])
 
     def write(self, stream: int, channel: str, frames: list) -> None:
         now = time.monotonic()
@@ -49,7 +59,7 @@ class Recorder:
 def read_records(data: bytes) -> Iterator[Record]:
     """The records of a recording's bytes; RecordingError at the first one that is damaged
     (the records before it have been yielded)."""
-    if not data.startswith(MAGIC):
+    if not data.startswith(MAGICS):
         raise RecordingError("not a radixviz recording (it does not start with the recording header)")
     decoder = msgspec.msgpack.Decoder(Record)
     at, index = len(MAGIC), 0
@@ -68,3 +78,18 @@ def read_records(data: bytes) -> Iterator[Record]:
         yield record
         at += 4 + size
         index += 1
+
+
+def recorded_wires(records: list[Record]) -> tuple[list[str], str | None]:
+    """The wires a recording's streams spoke, in the order first written, and the one
+    ``--wire`` gave when it was made (None: each batch's was told from its bytes)."""
+    wires: list[str] = []
+    given = None
+    for record in records:
+        if record.channel == "wire" and len(record.frames) == 2:
+            name = record.frames[0].decode("ascii", "replace")
+            if name not in wires:
+                wires.append(name)
+            if record.frames[1] == b"given":
+                given = name
+    return wires, given

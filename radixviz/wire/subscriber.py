@@ -35,6 +35,9 @@ class Watcher:
         self.sockets: dict = {}            # socket -> (stream, "pub" | "replay" | "joined")
         self.monitors: list = []
         self.topic = topic.encode("utf-8")
+        # message frames read so far (published or replayed, readable or not): what
+        # --exit-after-idle waits on, so a stream of batches it cannot read still counts as busy
+        self.received = 0
         try:
             for rank in range(ranks):
                 where = offset_endpoint(endpoint, rank)
@@ -55,6 +58,9 @@ class Watcher:
             self.close()
             raise
         self.endpoints = [s.getsockopt_string(zmq.LAST_ENDPOINT) for s in self.subs]
+        if recorder is not None and self.core.wire is not None:
+            for stream in range(ranks):
+                recorder.note_wire(stream, self.core.wire, "given")
 
     def _socket(self, kind):
         sock = self.ctx.socket(kind)
@@ -104,11 +110,14 @@ class Watcher:
                 return applied
 
     def _feed(self, stream: int, channel: str, frames: list) -> list[Applied]:
+        self.received += 1
         if self.recorder is not None:
             self.recorder.write(stream, channel, frames)
         take = self.core.live if channel == "pub" else self.core.replayed
         applied, requests = take(stream, frames)
         self._ask(requests)
+        if self.recorder is not None and self.core.wire is None and stream in self.core.wires:
+            self.recorder.note_wire(stream, self.core.wires[stream])
         return applied
 
     def _overdue(self) -> list[Applied]:

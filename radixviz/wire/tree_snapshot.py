@@ -2,13 +2,15 @@
 
 Blocks chain by parent hash; a chain of blocks each with one child is one edge, so the
 picture has a node where prompts branch, as the server's own tree does. Blocks on a second
-medium, under a LoRA id, or whose parent never arrived hang under a label node of their
-own ("[CPU_PINNED]", "[lora 3]", "[? parent not held]"), whose key is the label's characters.
+medium, in a namespace (an adapter, a cache salt), or whose parent never arrived hang under
+a label node of their own ("[host (CPU_PINNED)]", "[adapter math · salt s1]", "[? parent not
+held]"), whose key is the label's characters.
 A token shows as its character when every token held is printable ASCII (radixviz's own
 engines send code points), as its tokenizer piece when a tokenizer is given, else as its id.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING
 from collections.abc import Callable
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
 from .blocks import Block, BlockTree
+from .tiers import namespace_name, tier_name, tier_rank
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -26,6 +29,13 @@ Decode = Callable[[int], str]
 class StreamTreeSnapshot(TreeSnapshot):
     """A tree rebuilt from a server's KV events: no radixviz engine made it, so its views
     say where it came from (render/views/stream.py), not an engine's settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamNodeSnapshot(NodeSnapshot):
+    """A node of a stream's tree: no slots and no access time travel on the wire, so its
+    ``value`` holds the edge's token positions from the root and ``last_access`` is 0; its
+    views say so (render/views/stream.py) instead of showing slots and a clock."""
 
 
 def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
@@ -39,10 +49,8 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeS
     blocks = list(tree.blocks.values())
     decode = decode or chars_if_ascii(blocks)
     ids = count(1)
-    media = tree.media()
-    main = media[0] if media else None
-    if "GPU" in media:
-        main = "GPU"
+    media = sorted(tree.media(), key=tier_rank)
+    main = media[0] if media else None   # the device tier when there is one
     children: dict = {}           # (medium, parent hash) -> blocks under it
     for block in blocks:
         children.setdefault((block.medium, block.parent), []).append(block)
@@ -57,13 +65,13 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeS
         key = tuple(_token(t, decode) for b in run for t in b.token_ids)
         made = tuple(edge(k, depth + len(key)) for k in kids)
         # no slots travel on the wire: the value is the edge's token positions from the root
-        return NodeSnapshot(next(ids), key, tuple(range(depth, depth + len(key))),
+        return StreamNodeSnapshot(next(ids), key, tuple(range(depth, depth + len(key))),
                             min(b.copies for b in run) - 1, 0, made,
                             len(key) + sum(c.subtree_tokens for c in made))
 
     def label(text: str, heads: list) -> NodeSnapshot:
         made = tuple(edge(h, 0) for h in sorted(heads, key=lambda b: b.token_ids))
-        return NodeSnapshot(next(ids), tuple(text), tuple(range(len(text))), 0, 0, made,
+        return StreamNodeSnapshot(next(ids), tuple(text), tuple(range(len(text))), 0, 0, made,
                             len(text) + sum(c.subtree_tokens for c in made))
 
     top: list[Block] = []
@@ -74,11 +82,11 @@ def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeS
         if block.parent is not None and not tree.holds(block.parent):
             name = "[? parent not held]"
         elif block.parent is not None:
-            name = f"[{block.medium} under another tier]"
-        elif block.lora_id is not None:
-            name = f"[lora {block.lora_id}]"
+            name = f"[{tier_name(block.medium)} under another tier]"
+        elif (space := namespace_name(block)) is not None:
+            name = f"[{space}]" if block.medium == main else f"[{tier_name(block.medium)} · {space}]"
         elif block.medium != main:
-            name = f"[{block.medium or 'no medium'}]"
+            name = f"[{tier_name(block.medium)}]"
         else:
             top.append(block)
             continue

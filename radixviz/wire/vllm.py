@@ -4,9 +4,10 @@ turned into SGLang's shapes, so one watcher reads both servers.
 vLLM sends the same three frames and replay protocol, but the batch is a *map*
 ``{"ts", "events", "data_parallel_rank"}`` and each event a map tagged ``"type"``. A block
 hash may be an int or bytes (a digest); bytes become the signed 64-bit int of their first 8
-bytes, big-endian, so they key the tree the same way. Fields SGLang has no place for
-(``lora_name``, ``extra_keys``, ``group_idx``, the cache-spec kind and sliding window) are read
-and dropped: blocks of different KV-cache groups share one tree.
+bytes, big-endian, so they key the tree the same way. ``lora_name`` is kept (SGLang v0.5.23
+has the field too); fields SGLang has no place for (``extra_keys``, ``group_idx``, the
+cache-spec kind and sliding window) are read and dropped: blocks of different KV-cache groups
+share one tree.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, Union
 
 import msgspec
 
-from .events import AllBlocksCleared, BlockRemoved, BlockStored, EventBatch
+from .events import AllBlocksCleared, BlockRemoved, BlockStored, BlockStoredMap, EventBatchVllm
 
 Hash = Union[int, bytes]
 
@@ -58,7 +59,7 @@ def as_int(value: Hash) -> int:
     return value
 
 
-def decode_vllm(payload: bytes) -> EventBatch:
+def decode_vllm(payload: bytes) -> EventBatchVllm:
     """SGLang's EventBatch for a vLLM payload; msgspec's errors pass through (the caller
     turns them into a WireError)."""
     raw = DECODER.decode(payload)
@@ -66,13 +67,17 @@ def decode_vllm(payload: bytes) -> EventBatch:
     for e in raw.events:
         if isinstance(e, _Stored):
             parent = None if e.parent_block_hash is None else as_int(e.parent_block_hash)
-            events.append(BlockStored([as_int(h) for h in e.block_hashes], parent, e.token_ids,
-                                      e.block_size, e.lora_id, e.medium))
+            hashes = [as_int(h) for h in e.block_hashes]
+            if e.lora_name is None:
+                events.append(BlockStored(hashes, parent, e.token_ids, e.block_size, e.lora_id, e.medium))
+            else:
+                events.append(BlockStoredMap(hashes, parent, e.token_ids, e.block_size, e.lora_id,
+                                             e.medium, lora_name=e.lora_name))
         elif isinstance(e, _Removed):
             events.append(BlockRemoved([as_int(h) for h in e.block_hashes], e.medium))
         else:
             events.append(AllBlocksCleared())
-    return EventBatch(raw.ts, events, raw.data_parallel_rank)
+    return EventBatchVllm(raw.ts, events, raw.data_parallel_rank)
 
 
 def is_map(payload: bytes) -> bool:

@@ -24,6 +24,7 @@ from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
 from radixviz.sim import defaults as D
+from radixviz.sim.schedule_v0523 import RELEASE_LOOP
 from radixviz.sim.workloads import make_workload, request_count
 from radixviz.sim.engines.simulate import Progress, Report, later_options
 from radixviz.engines.v2026.sim import TodaysHooks, TodaysSimulation, parse_cache_options
@@ -213,7 +214,9 @@ class HostSimulation(TodaysSimulation):
         points = run_host_sweep(self.host_sizes, self.policies[0], workload=name, specs=specs,
                                 pool_size=pool_size, seed=seed, model=args.model, **cache,
                                 **later_options(args), **options)
-        header = {"engine": self.spec.name, "scheduler_loop": "2024 (first release) + host-tier hooks",
+        loop = args.scheduler or RELEASE_LOOP
+        first = f"{RELEASE_LOOP} (first release)" if loop == RELEASE_LOOP else loop
+        header = {"engine": self.spec.name, "scheduler_loop": f"{first} + host-tier hooks",
                   "page_size": cache["page_size"], "eviction_policy": cache["eviction_policy"],
                   "write_policy": args.write_policy, "policy": self.policies[0], "workload": name,
                   **({"head_bugs": list(args.head_bugs)} if args.head_bugs else {}),

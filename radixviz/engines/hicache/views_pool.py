@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from .views_head_bugs import damage_lines
 from radixviz.render.pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
+from radixviz.render.wrap import wrap_words
+
+from .views_head_bugs import damage_lines
 
 HOST_STATES = {   # state -> (symbol, style, legend words)
     "free": ("·", "dim", "free"),
@@ -77,7 +79,8 @@ class TieredPoolRows:
         self.host_grid, self.host_cols = host, host.columns(width)
         self.host_rows = -(-host.pool.size // self.host_cols)
         # with SGLang's 9fbe6800a bugs on: the lost nodes and the broken accounting, named
-        self.host_legend = host.legend_lines(width) + damage_lines(pool.tree)
+        self.host_legend = host.legend_lines(width) + [
+            row for line in damage_lines(pool.tree) for row in wrap_words(line, width)]
         self.host_touched = tuple(sorted(host._touched))
         self._built: dict = {}
         self.titles = (Text("GPU · device pool", style="bold green"),
@@ -109,6 +112,13 @@ class TieredPoolRows:
     def width(self) -> int:
         return max(self.device.width, LABEL + 1 + CELL * self.host_cols,
                    *(line.cell_len for line in self.host_legend))
+
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of the row of device slot ``slot``, or of host slot ``slot``."""
+        if not host:
+            line = self.device.line_of(slot)
+            return None if line is None else 1 + line
+        return 1 + len(self.device) + 2 + slot // self.host_cols if 0 <= slot < self.host_grid.pool.size else None
 
     @property
     def focus(self) -> int | None:

@@ -9,6 +9,7 @@ from rich.table import Table
 from radixviz.engines.hicache.sim import HostRuns
 
 from radixviz.render.sim_report import show_report
+from radixviz.sim.schedule_v0523 import RELEASE_LOOP, loop_words
 
 LOOP_NOTE = ("scheduler loop: SGLang's first release (January 2024) with the host tier's hooks from "
              "its scheduler of March 2026; cache: SGLang's hierarchical radix cache of March 2026")
@@ -36,7 +37,9 @@ def print_host_table(report: HostRuns, figure: str | None = None) -> None:
     """A column per run (the GPU-only baseline first), a row per measure, then bars."""
     header, points = report.header, report.points
     console = Console()
-    console.print(LOOP_NOTE, highlight=False)
+    loop = header.get("scheduler_loop", RELEASE_LOOP).split(" ")[0]
+    console.print(LOOP_NOTE if loop == RELEASE_LOOP else LOOP_NOTE.replace(
+        "SGLang's first release (January 2024)", loop_words(loop)), highlight=False)
     console.print(f"{header['workload']}: {header['requests']} requests, {header['pool_size']} device "
                   f"slots, seed {header['seed']}, policy {header['policy']}, page {header['page_size']}, "
                   f"{header['eviction_policy']} eviction, {header['write_policy']}", highlight=False)

@@ -38,6 +38,7 @@ class RadixCache:
         self.disable = disable
         self.buggy_match = buggy_match
         self.strict = strict
+        self.short_values = False   # a value shorter than its key was taken (#4): the counter may drift
         self.device = torch.device(device)
         # the edge comparison a match makes (keys.match); a caller may wrap it, as SGLang's
         # later caches take a key_match_fn: the simulation remembers answers it asks again
@@ -66,7 +67,8 @@ class RadixCache:
 
     def snapshot(self) -> ReleaseTreeSnapshot:
         """An immutable picture of the whole tree as it is now."""
-        return ReleaseTreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match)
+        return ReleaseTreeSnapshot(snapshot_node(self.root_node), self._evictable, self._clock, self.buggy_match,
+                                   short_values=self.short_values)
 
     # ---------------------------------------------------------------- public API
 
@@ -98,6 +100,7 @@ class RadixCache:
         """
         key = as_key(key)
         value = as_value(key, value, self.device, shorter_ok=not self.strict)
+        self.short_values |= len(value) < len(key)
         if self.disable:
             return len(key)
         tr = self.tracer

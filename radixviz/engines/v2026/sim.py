@@ -21,6 +21,7 @@ from radixviz.errors import UsageError
 from radixviz.limits import PAGE_SIZE
 
 from radixviz.sim import defaults as D
+from radixviz.sim.schedule_v0523 import RELEASE_LOOP, loop_words
 from radixviz.sim.workloads import make_workload, request_count
 from radixviz.sim.engines import LoopHooks
 from radixviz.sim.engines.factory import todays_cache
@@ -100,9 +101,13 @@ class TodaysSimulation(Simulation):
         args, sweep, page_size, evictions = self.args, self.sweep, self.page_size, self.evictions
         common = {"model": args.model, **later_options(args)}
         pages: Any = sweep[1] if sweep is not None and sweep[0] == "page" else page_size
-        header = {"engine": args.engine, "scheduler_loop": "2024 (first release, unchanged)",
+        loop = args.scheduler or RELEASE_LOOP
+        note = LOOP_NOTE if loop == RELEASE_LOOP else (f"scheduler loop: {loop_words(loop)}; cache: SGLang's "
+                                                       "radix cache of March 2026")
+        header = {"engine": args.engine,
+                  "scheduler_loop": f"{RELEASE_LOOP} (first release, unchanged)" if loop == RELEASE_LOOP else loop,
                   "page_size": pages, "eviction_policies": evictions,
-                  "note": f"{LOOP_NOTE}, page size {', '.join(map(str, pages)) if pages != page_size else page_size}, "
+                  "note": f"{note}, page size {', '.join(map(str, pages)) if pages != page_size else page_size}, "
                           f"eviction {', '.join(evictions)}"}
         if sweep is not None:
             cache = {"evictions": evictions, "page_size": page_size}

@@ -21,6 +21,7 @@ from radixviz.cache.engines import EngineSpec, engines_with
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
+from ..schedule_v0523 import RELEASE_LOOP
 from ..workloads import make_workload, request_count
 from . import hooks_class
 
@@ -57,6 +58,8 @@ class SimulateArgs:
     delay_shared_prefix: bool
     cache_unfinished: bool
     hold_back_shared_prefix: bool
+    scheduler: str | None         # --scheduler (the command resolves None to the engine's own)
+    logprob_start: int | None     # --logprob-start
 
     @classmethod
     def from_namespace(cls, args: Any) -> SimulateArgs:
@@ -194,7 +197,9 @@ def later_options(args: Any) -> dict:
     SimulateArgs, or the command's parsed arguments)."""
     return {"delay_shared_prefix": args.delay_shared_prefix,
             "cache_unfinished": args.cache_unfinished,
-            "hold_back_shared_prefix": args.hold_back_shared_prefix}
+            "hold_back_shared_prefix": args.hold_back_shared_prefix,
+            "scheduler": getattr(args, "scheduler", None) or RELEASE_LOOP,
+            "logprob_start_len": getattr(args, "logprob_start", None)}
 
 
 def run_sweep(engine: str, name: str, sweep: tuple, policies: list, specs: Sequence[RequestSpec] | None,

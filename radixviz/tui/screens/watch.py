@@ -16,8 +16,10 @@ from textual.widgets import Footer, Static
 from radixviz.render.views import stream as _stream_views  # noqa: F401 - registers the stream tree's header
 from radixviz.tui.widgets.tree_pane import TreePane
 
-CAPTION = ("a stream carries no slots: 'slots' are token positions from the root, 'ref' the "
-           "extra copies of a block (one prompt in two namespaces)")
+CAPTION = ("a stream carries no slots and no access times: 'tokens' are positions from the root, "
+           "'N copies' a block sent N times (one prompt in N namespaces)")
+WAITING = ("waiting for the first batch: a server publishes when its cache changes, so send it a "
+           "request (radixviz publish ENDPOINT -e 'insert abc' plays one)")
 
 
 class WatchScreen(Screen):
@@ -45,6 +47,9 @@ class WatchScreen(Screen):
                 yield Static("", id="log")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self.refresh_view()   # before the first batch too: what it waits for, not a blank screen
+
     def moments(self) -> list:
         found = list(self.view.moments)
         return [m for m in found if self.rank is None or m.rank == self.rank]
@@ -53,7 +58,8 @@ class WatchScreen(Screen):
         moments = self.moments()
         figures = self.query_one("#figures", Static)
         if not moments:
-            figures.update(Text(f"{self.title_text}\nwaiting for the first batch…", style="bold"))
+            self.query_one("#log", Static).update(Text(WAITING))
+            self.query_one("#tree", TreePane).show_lines([Text("root  (no batch yet)", style="bold")])
             return
         index = len(moments) - 1 if self.at is None else min(self.at, len(moments) - 1)
         moment = moments[index]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from radixviz.script.frames import Frame, OpRecord
 
 
-class NarrationPane(VerticalScroll, can_focus=False):
+class NarrationPane(VerticalScroll, can_focus=True, inherit_bindings=False):
     """What this step did (bold) and why, then the matcher note. In a lesson it sits under
     the lesson's own words (``LessonPage``)."""
 
@@ -35,6 +35,10 @@ class NarrationPane(VerticalScroll, can_focus=False):
 
     def compose(self):
         yield NarrationBody(id="narration-body")
+
+    def scroll_rows(self, rows: int) -> None:
+        """Scroll ``rows`` down (up when negative): the screen's ↑ ↓ pgup pgdn."""
+        self.scroll_to(y=self.scroll_y + rows, animate=False, immediate=True)
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

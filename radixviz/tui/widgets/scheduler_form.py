@@ -158,6 +158,9 @@ class SchedulerForm(Vertical):
     def submit(self) -> None:
         settings, error = check_settings(**self.raw_values())
         options, option_error = self.engine_values()
+        caps = getattr(self.app, "caps", None)      # a served session: its memory budget bounds the run
+        if caps is not None and settings is not None and not option_error:
+            option_error = caps.sim_refusal(settings.requests, settings.pool_size, options.get("host_size"))
         if error or option_error:
             self.show_error(error or option_error)
             return
