@@ -100,7 +100,8 @@ class RadixCache:
         """
         key = as_key(key)
         value = as_value(key, value, self.device, shorter_ok=not self.strict)
-        self.short_values |= len(value) < len(key)
+        if not self.strict:  # only a lenient cache takes a value shorter than its key (#4)
+            self.short_values |= len(value) < len(key)
         if self.disable:
             return len(key)
         tr = self.tracer
