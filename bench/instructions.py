@@ -8,7 +8,7 @@ cache calls only (every call goes through ``operator.methodcaller``, and callgri
 inside that function alone; an eviction's pool work runs after the call returns). The counts
 repeat to a few in a million, so two commits compare exactly.
 
-    python bench/instructions.py                      # 2024 and 2026 (pages of 1), with references
+    python bench/instructions.py                      # 2024, 2026 (pages of 1 and 16), with references
     python bench/instructions.py --variants e2024,e2026 --requests 100
 
 Slow: valgrind runs Python about fifty times slower (a few minutes per variant). Needs
@@ -28,7 +28,7 @@ from operator import methodcaller
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ("e2024", "naive2024", "e2026", "naive2026")
+VARIANTS = ("e2024", "naive2024", "e2026", "naive2026", "e2026p16", "naive2026p16")
 
 
 def run_variant(variant: str, workload_file: str) -> None:
@@ -53,7 +53,8 @@ def run_variant(variant: str, workload_file: str) -> None:
                 for p, o in workload]
     makers = {"e2024": RadixCache, "naive2024": NaiveRadixCache,
               "e2026": ModernRadixCache, "naive2026": NaiveModernRadixCache}
-    cache = makers[variant]()
+    page = 16 if variant.endswith("p16") else 1   # the 2026 engine's pages (modern_core.py's two)
+    cache = makers[variant.removesuffix("p16")](**({"page_size": page} if page > 1 else {}))
     lock, unlock = ("inc_lock_ref", "dec_lock_ref") if "2026" in variant else ("inc_ref_counter", "dec_ref_counter")
     pool = TokenToKVPool(pool_size, device="cpu")
     freed: list = []
@@ -77,9 +78,12 @@ def run_variant(variant: str, workload_file: str) -> None:
         new = pool.alloc(len(prompt) + len(output) - len(prefix))
         if new is not None:
             pool.add_refs(prefix)
-            slots = torch.cat((prefix, new))
-            held = methodcaller("insert", prompt + output, slots)(cache)
+            sequence, slots = prompt + output, torch.cat((prefix, new))
+            whole = len(sequence) - len(sequence) % page   # the partial last page is not cached
+            held = methodcaller("insert", sequence[:whole], slots[:whole])(cache)
             pool.free(slots[:held])
+            if whole < len(sequence):
+                pool.free(slots[whole:])
         methodcaller(unlock, last)(cache)
 
 
@@ -120,7 +124,7 @@ def main(argv=None) -> int:
     finally:
         os.unlink(f.name)
     ratios = {f"engine_vs_naive_{e}": round(counts[f"naive{e}"] / counts[f"e{e}"], 3)
-              for e in ("2024", "2026") if f"e{e}" in counts and f"naive{e}" in counts}
+              for e in ("2024", "2026", "2026p16") if f"e{e}" in counts and f"naive{e}" in counts}
     print(json.dumps(dict(requests=args.requests, instructions=counts, ratios=ratios), indent=2))
     return 0
 

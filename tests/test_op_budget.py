@@ -12,6 +12,9 @@ import pytest
 
 _BENCH = Path(__file__).resolve().parents[1] / "bench"
 
+# each count runs the quick workload under a tracer: seconds, so not in scripts/test.sh --fast
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def op_counts():
@@ -45,7 +48,6 @@ def test_every_operation_of_every_engine_was_counted(op_counts, measured):
         assert all(op["lines"] > 0 and op["calls"] > 0 for op in ops.values())
 
 
-@pytest.mark.slow   # counts the workload again (seconds)
 def test_counting_twice_gives_the_same_counts(op_counts, measured):
     assert op_counts.measure(engines=("2026_page16",))["2026_page16"] == measured["2026_page16"]
 
@@ -62,7 +64,6 @@ def match(edge, key, start=0, end=None):
 """
 
 
-@pytest.mark.slow   # counts the workload again (seconds)
 def test_a_comparison_written_token_by_token_is_over_budget(op_counts, budget, monkeypatch):
     import radixviz.engines.v2024.cache as engine
 
@@ -74,7 +75,6 @@ def test_a_comparison_written_token_by_token_is_over_budget(op_counts, budget, m
     assert any(line.startswith("2024 match_prefix") for line in problems)
 
 
-@pytest.mark.slow   # counts the workload again (seconds)
 def test_a_check_that_calls_python_per_child_is_over_budget(op_counts, budget, monkeypatch):
     # the release check read each child's count through a Python function, as it once did
     import radixviz.engines.v2026.cache as engine
@@ -84,7 +84,6 @@ def test_a_check_that_calls_python_per_child_is_over_budget(op_counts, budget, m
     assert any(line.startswith("2026 unlock") and " calls " in line for line in problems)
 
 
-@pytest.mark.slow   # counts the workload again (seconds)
 def test_a_class_written_on_every_node_made_is_caught(op_counts, budget, monkeypatch):
     # SGLang counts its nodes on the class (TreeNode.counter += 1): no line more, but Python
     # drops the specialized reads of every node's fields after each write
