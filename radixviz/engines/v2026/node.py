@@ -17,7 +17,7 @@ class _CountsNodes(type):
     """Gives ``TreeNode.counter`` (read and set as SGLang's class attribute) without writing the
     class on each node made, as SGLang's ``TreeNode.counter += 1`` does: writing to a class makes
     Python drop the specialized attribute reads of its instances, and a tree reads node fields
-    all the time (8 % more instructions in the engine's calls; docs/benchmarks.md)."""
+    all the time (7 % more instructions in the engine's calls; docs/benchmarks.md)."""
 
     @property
     def counter(cls) -> int:
