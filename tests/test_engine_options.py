@@ -1,5 +1,5 @@
-"""An engine's options are data: a toy engine registered here declares one option, ``window``
-(tests/toy_window.py, an ``Option`` and a spec), and gets its flag in ``run``, ``export``,
+"""An engine's options are data: a toy engine registered here declares its options, ``window``
+among them (tests/toy_window.py, ``Option``s and a spec), and gets its flag in ``run``, ``export``,
 ``sandbox`` and ``simulate``, its script operation ``window N``, its limits, help and refusals;
 its nodes' own field (``depth``) is drawn by its own views (tests/toy_window_views.py, named in
 its spec) in the tree, the diagram and the JSON: with no other change to radixviz."""
@@ -66,14 +66,14 @@ def test_another_engine_refuses_the_flag_and_the_operation(cli):
 
 def test_help_offers_it_with_its_default(cli):
     code, out, _ = cli("run", "--help")
-    assert code == 0 and "--window N" in out and "tokens the sliding window keeps" in out
+    assert code == 0 and "--window N" in out and "tokens of each path the window pool keeps a copy of" in out
     assert "--engine toyw; default 8" in " ".join(out.split())
 
 
 def test_its_node_field_is_shown_by_its_own_views(cli):
     code, out, _ = run(cli, "--engine", "toyw", "--window", "4", "-e", 'insert "abc"')
     assert code == 0 and "root  3 tokens · 3 evictable · toyw, window 4" in out
-    assert "'c'  slots 2  ref 0  t 1  depth 3" in out           # the tree view
+    assert "'c'  slots 2  ref 0  t 1  win 2  depth 3" in out    # the tree view (its copy: the shared view)
     code, out, _ = run(cli, "--engine", "toyw", "--json", "-e", 'insert "ab"')
     (a,) = json.loads(out)["tree"]["children"]
     assert (a["depth"], a["children"][0]["depth"]) == (1, 2)     # run --json

@@ -142,6 +142,15 @@ class TokenToKVPool:
         """Every slot's reference count, for views and checks."""
         return tuple(self.mem_state.tolist())
 
+    def picture_version(self) -> tuple[int, int]:
+        """Changes whenever a slot's count does (contract.SlotPool): torch bumps a tensor's
+        version on every in-place change, so a session reuses its last picture until then."""
+        return id(self), self.mem_state._version
+
+    def picture(self, previous: Sequence[int] | None = None) -> SlotCounts:
+        """``shared_refcounts``: the pool as a session pictures it each step (contract.SlotPool)."""
+        return self.shared_refcounts(previous if isinstance(previous, SlotCounts) else None)
+
     def shared_refcounts(self, previous: SlotCounts | None = None) -> SlotCounts:
         """Every slot's reference count, as ``refcounts()``, sharing with ``previous`` (an
         earlier picture of this pool) every chunk of slots that has not changed since.

@@ -11,12 +11,15 @@ from sys import getsizeof
 from typing import TYPE_CHECKING
 from collections.abc import Iterator
 
+from .memory import DEVICE, Held, NodePart
 from .keys import get_child_key
 from .recent import recent_property
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from .memory import Component
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,13 @@ class NodeSnapshot:
     last_access: int
     children: tuple         # NodeSnapshot, in the tree's own child order
     subtree_tokens: int     # tokens held by this node and everything under it
+
+    @property
+    def parts(self) -> tuple[NodePart, ...]:
+        """What it holds of each component its tree declares (``TreeSnapshot.components``), in
+        that order: here the one pool's slots and locks. An engine that keeps more memory
+        gives its node snapshots their own."""
+        return (NodePart(DEVICE, self.value, self.ref),)
 
     def walk(self) -> Iterator[NodeSnapshot]:
         """This node and its descendants, depth first, parents before children."""
@@ -63,6 +73,18 @@ class TreeSnapshot:
     @property
     def total_size(self) -> int:
         return self.root.subtree_tokens
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        """The kinds of memory its engine keeps (contract.py), the backbone first; each node's
+        ``parts`` follow this order."""
+        return (DEVICE,)
+
+    @property
+    def held(self) -> tuple[Held, ...]:
+        """Per component, what the tree holds: evictable and protected sizes (here the one
+        pool's: its evictable counter, and the tokens on locked nodes)."""
+        return (Held(DEVICE, self.evictable_size, locked_tokens(self.root)),)
 
     @recent_property
     def nodes(self) -> dict:
@@ -100,6 +122,18 @@ class TreeSnapshot:
 
 
 _LAST_INDEXED: list = [None]   # the TreeSnapshot whose ``nodes`` was built last
+
+
+def locked_tokens(root: NodeSnapshot) -> int:
+    """Tokens on nodes a lock holds (a lock holds its whole path, so locked subtrees hang
+    from the root): the protected size of a tree that keeps no such counter."""
+    total, stack = 0, list(root.children)
+    while stack:
+        node = stack.pop()
+        if node.ref > 0:
+            total += len(node.key)
+            stack.extend(node.children)
+    return total
 
 
 def _update_index(index: dict, old: NodeSnapshot, new: NodeSnapshot) -> None:

@@ -29,7 +29,7 @@ from radixviz.script.kv_text import event_line
 from radixviz.cache.options import EVICTION, PAGE
 from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
-from .engine_args import add_engine_args, session_settings
+from .engine_args import add_engine_args, engine_settings
 
 from .wire_args import ENDPOINT, add_publisher_args, open_publisher, wire_for
 
@@ -161,8 +161,7 @@ def new_session(args: argparse.Namespace):
     from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
     try:
-        return Session(pool_size=args.pool_size, buggy=bool(getattr(args, "buggy", False)), device=args.device,
-                       history_mb=args.history_mb, **session_settings(args))
+        return Session(device=args.device, history_mb=args.history_mb, settings=engine_settings(args))
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
 

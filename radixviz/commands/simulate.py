@@ -17,7 +17,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, cast
 
-from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
+from radixviz.cache.engines import declared_options, engine_names, engine_spec, flag_owners
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.cache.options import EVICTION, HOST_SIZE, PAGE, WRITE_POLICY
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
@@ -177,7 +177,7 @@ def engine_flags(args: argparse.Namespace, spec: EngineSpec) -> dict:
 
 
 def _owner(capability: str) -> str:
-    return "|".join(spec.name for spec in engines_with(capability))
+    return flag_owners(capability)
 
 
 def parse_options(args: argparse.Namespace) -> dict:

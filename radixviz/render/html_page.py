@@ -94,7 +94,7 @@ def _step(frame: Frame, svg: bytes, records, note) -> dict:
         "why": explain(frame),
         "code": _code_block(frame.source, frame.label) if frame.source else None,
         "pool": _pool(frame),
-        "host_pool": _host_pool(frame),
+        "more_pool": _more_pool(frame),
         "status": _status(frame, records),
     }
 
@@ -162,8 +162,8 @@ def _pool(frame) -> dict:
     return shown
 
 
-def _host_pool(frame) -> dict | None:
-    """A second pool, as the engine's views draw it on a page (the host tier's), or None."""
+def _more_pool(frame) -> dict | None:
+    """A second pool, as the engine's views draw it on a page (a host pool, a window's), or None."""
     load_views(frame.tree)
     return page_pools(frame.tree, frame, MAX_DRAWN_POOL, POOL_ROW)
 

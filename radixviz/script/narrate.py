@@ -100,6 +100,10 @@ def describe(frame: Frame) -> str:
     if kind == "skip":
         return f"skip {_node(frame, first)}: {d['ref']} reference(s) still hold it"
     if kind == "free":
+        component = d.get("component")   # a further component's free names it, its slots under its key
+        if component is not None:
+            touched = next((c.touched for c in frame.tree.components if c.name == component), "slots")
+            return f"free {component} slots {slot_ranges(d[touched])} ({d['freed']} back in its pool)"
         return f"free slots {slot_ranges(d['slots'])} ({d['freed']} back in the pool)"
     if kind == "delete":
         return f"remove leaf {key_text(d['key'])} from the tree"
@@ -116,7 +120,16 @@ def describe(frame: Frame) -> str:
                 if d["mode"] == "release" else "inserts keep one slot per token (the #4 fix)")
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
+    words = _declared(frame)   # a kind the engine declares (its registry line's ``kinds``)
+    if words is not None:
+        on = f" {_node(frame, first)}" if first is not None else ""
+        return f"{kind}{on}: {words}"
     return kind
+
+
+def _declared(frame: Frame) -> str | None:
+    """The words the frame's engine declares for its own kind of step, or None."""
+    return engine_spec(frame.tree.engine).kinds.get(frame.kind)
 
 
 def _key(key) -> str:
@@ -197,4 +210,4 @@ def explain(frame: Frame) -> str:
         return why
     if frame.kind in _WHY_STEPS and frame.event is None:
         return _WHY_STEPS[frame.kind]
-    return _WHY.get(frame.kind, "")
+    return _WHY.get(frame.kind) or _declared(frame) or ""

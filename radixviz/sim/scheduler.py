@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING
 import random
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import open_engine
+from radixviz.cache.engines import default_engine, engine_spec, open_engine
+from radixviz.cache.options import EngineSettings
 
 from .admission import admit
 from .defaults import CONTEXT_LEN
@@ -81,10 +82,11 @@ class Scheduler:
                  delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
-                 engine: str = "2024", engine_options: dict | None = None,
+                 engine: str | None = None, engine_options: dict | None = None,
                  remember_edges: bool = True, alloc_evict: str | None = None,
                  scheduler: str = schedule_v0523.RELEASE_LOOP, logprob_start_len: int | None = None):
-        """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
+        """``engine`` names the cache (radixviz.cache.engines; None: the registry's default, the
+        first release's) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
         ``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
@@ -134,7 +136,10 @@ class Scheduler:
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
         # cache_factory(pool) -> the engine for the same loop (engines/v2026/sim.py)
         self._cache_factory = cache_factory
-        self._engine_name, self._engine_options = engine, dict(engine_options or {})
+        # the engine's settings object, run whole (the scheduler form makes one), or its options
+        self._engine_name = engine or default_engine()
+        self._engine_options: EngineSettings | dict = (
+            engine_options if isinstance(engine_options, EngineSettings) else dict(engine_options or {}))
         self.engine = self.make_engine()
         # the loop matches the same prompts round after round: remember whole-edge answers
         # (None where the engine has no edge comparison to wrap)
@@ -143,7 +148,7 @@ class Scheduler:
             self.engine.wrap_key_match(self._remembering)
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
-        self.hooks = loop_hooks(self.engine.spec, self)
+        self.hooks = loop_hooks(engine_spec(self.engine.name), self)
         self.priority_at_insert = self.hooks.priority_at_insert
         if alloc_evict not in (None, *ALLOC_EVICT):
             raise ValueError(f"alloc_evict must be {' or '.join(ALLOC_EVICT)}, not {alloc_evict!r}")
@@ -203,10 +208,13 @@ class Scheduler:
         ``__init__`` after the pool. Override (or pass ``cache_factory``) to drive another."""
         if self._cache_factory is not None:
             return self._cache_factory(self.pool)
-        options = dict(self._engine_options)
-        if self.insert == "release":
-            options["strict"] = False   # the release's short value (#4)
-        return open_engine(self._engine_name, self.pool, **options)
+        options = self._engine_options
+        release = {"strict": False} if self.insert == "release" else {}   # the release's short value (#4)
+        if isinstance(options, EngineSettings):
+            if options.pool_size != self.pool.size or release:
+                options = options.replace(pool_size=self.pool.size, **release)
+            return engine_spec(self._engine_name).open(self.pool, options)
+        return open_engine(self._engine_name, self.pool, **options, **release)
 
     @property
     def cache(self):

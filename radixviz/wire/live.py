@@ -16,7 +16,7 @@ KEEP = 1000   # batches one can step back through
 
 class NoMarks:
     """A stream marks nothing (the tree pane reads a frame's marks; every field empty)."""
-    current = path = split = wrong = evicted = created = partial = slots = host_slots = ()
+    current = path = split = wrong = evicted = created = partial = slots = more_slots = ()
 
 
 NO_MARKS = NoMarks()

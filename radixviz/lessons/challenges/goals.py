@@ -242,7 +242,7 @@ def _foreign_loaded(session: Session, record: OpRecord) -> int:
     read = [(f.nodes[0], slot) for f in frames if f.label == "load.assign" for slot in f.data["host_slots"]]
     if not read:
         return 0
-    owners = frames[-1].pool.host_owners
+    owners = frames[-1].pool.holders(1)   # the host pool: the engine's second (contract.py)
     return sum(1 for node, slot in read if owners[slot] is not None and owners[slot].id != node)
 
 

@@ -17,11 +17,13 @@ from ..scenario import edge_text
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from ...cache.snapshot import TreeSnapshot
-    from ...script.frames import OpRecord
+    from ...script.frames import OpRecord, PoolSnapshot
     from ...script.session import Session
 
+
 def _tree_count(session: Session, name: str) -> object:
-    return tree_counts(session.engine.snapshot())[name]
+    frame = session.live_frame()
+    return tree_counts(frame.tree, frame.pool)[name]
 
 
 # what each name a lesson's `check` may predict reads from a Session
@@ -32,19 +34,13 @@ STATE_CHECKS: dict[str, Callable[[Any], object]] = {
     "nodes": lambda s: len(s.engine.snapshot().nodes) - 1,   # the root is not counted
     # tokens on locked nodes, where the engine counts them apart (0 elsewhere)
     "protected_size": lambda s: s.engine.protected_size(),
-    # what the tree's type holds (tree_counts): its namespaces, its host tier
+    # what the tree's type holds (tree_counts): its namespaces, its host tier; with SGLang's
+    # 9fbe6800a write_back bugs (hicache-fixes off), host-eviction candidates and host slots in
+    # use that no node the root reaches holds (0 where the cache has no host tier)
     **{name: partial(_tree_count, name=name)
-       for name in ("namespaces", "host_used", "in_flight", "host_only_nodes", "double_freed")},
-    # SGLang's 9fbe6800a write_back bugs (hicache-fixes off): host-eviction candidates and host
-    # slots in use that no node the root reaches holds (0 where the cache has no host tier)
-    "host_leaves": lambda s: len(getattr(s.cache, "evictable_host_leaves", ())),
-    "stray_host_slots": lambda s: _stray_host_slots(s),
+       for name in ("namespaces", "host_used", "in_flight", "host_only_nodes", "double_freed",
+                    "host_leaves", "stray_host_slots")},
 }
-
-
-def _stray_host_slots(session: Session) -> int:
-    pool = session.live_frame().pool
-    return sum(1 for slot in range(getattr(pool, "host_size", 0)) if pool.host_state(slot) == "stray")
 
 
 def _frames_of(record: OpRecord, session: Session, kind: str) -> list:
@@ -93,11 +89,13 @@ RECORD_CHECKS: dict[str, Callable[[Any, Any], object]] = {
 
 
 @singledispatch
-def tree_counts(tree: TreeSnapshot) -> dict:
-    """The counts a lesson may predict that depend on the tree's type: the subtrees of
-    different namespaces under the root (1 where keys carry none) and the host tier's host
-    slots in use, copies not yet acknowledged and host-only nodes (0 without a host tier)."""
-    return {"namespaces": 1, "host_used": 0, "in_flight": 0, "host_only_nodes": 0, "double_freed": 0}
+def tree_counts(tree: TreeSnapshot, pool: PoolSnapshot | None = None) -> dict:
+    """The counts a lesson may predict that depend on the tree's type (and the step's
+    ``pool``): the subtrees of different namespaces under the root (1 where keys carry none)
+    and the host tier's host slots in use, copies not yet acknowledged, host-only nodes,
+    host-eviction candidates and stray host slots (0 without a host tier)."""
+    return {"namespaces": 1, "host_used": 0, "in_flight": 0, "host_only_nodes": 0, "double_freed": 0,
+            "host_leaves": 0, "stray_host_slots": 0}
 
 
 def _register_tree_counts() -> None:

@@ -30,7 +30,9 @@ def pointer_problem(pointer: Pointer, frame: Frame) -> str | None:
     if pointer.kind == "node" and pointed_node(frame.tree, str(pointer.target)) is None:
         return f"show: no node has the key or edge {pointer.target!r} here"
     if pointer.kind in ("slots", "host-slots"):
-        size = frame.pool.host_size if pointer.kind == "host-slots" else frame.pool.size
+        # host slots: the pool of the component called host (the host tier's second), if any
+        host = next((i for i, c in enumerate(frame.pool.pooled, start=1) if c.name == "host"), None)
+        size = frame.pool.size if pointer.kind != "host-slots" else 0 if host is None else len(frame.pool.counts(host))
         outside = [slot for slot in pointer.target if not 0 <= int(slot) < size]
         if outside:
             pool = "host pool" if pointer.kind == "host-slots" else "pool"

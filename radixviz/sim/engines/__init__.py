@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from radixviz.cache.engines import EngineSpec
 
 if TYPE_CHECKING:
+    from radixviz.cache.facade import CacheEngine
+
     from ..records import SimStats
 
 
@@ -21,7 +23,7 @@ class LoopHost(Protocol):
     """What the hooks reach of the Scheduler that runs them. scheduler.py imports this
     module, so the hooks are typed by its shape rather than by its class: the two modules do
     not import each other, and mypy checks the Scheduler fits where it hands itself over."""
-    engine: Any   # the facade's Engine the loop drives
+    engine: CacheEngine   # the facade's Engine the loop drives
 
 
 class LoopHooks:

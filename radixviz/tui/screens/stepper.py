@@ -238,7 +238,7 @@ class StepperScreen(SandboxFiles, Screen):
         return True
 
     def _has_head_bugs(self) -> bool:
-        return self.loaded.session.engine.spec.takes("head_bugs")
+        return self.loaded.session.spec.takes("head_bugs")
 
     # ---------------------------------------------------------------- drawing
 
@@ -427,7 +427,7 @@ class StepperScreen(SandboxFiles, Screen):
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
-        spec = self.model.session.engine.spec
+        spec = self.model.session.spec
         if spec.takes("head_bugs"):   # b is the engine's bug switch, whichever it declares
             self._toggle_head_bugs()
             return

@@ -226,8 +226,11 @@ class StatusLine(Widget):
         sizes = f"evictable {tree.evictable_size} · total {tree.total_size} · free {pool.free}"
         step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
-        full = f"{sizes}/{pool.size}{step}"
-        self._fit(engine_badge(tree), (full + ops, full, sizes + step), notes)
+        # each further pool the engine declares: its name and slots in use (a host pool, a window's)
+        pools = "".join(f" · {c.name} {len(counts) - counts.count(0)}/{len(counts)}"
+                        for i, c in enumerate(pool.pooled, start=1) for counts in (pool.counts(i),))
+        full = f"{sizes}/{pool.size}{pools}{step}"
+        self._fit(engine_badge(tree), (full + ops, full, sizes + pools + step, sizes + step), notes)
 
     def show_empty(self, tree: TreeSnapshot, notes: Sequence[tuple[str, str]] = ()) -> None:
         """Before the first step; ``tree`` is the live cache's snapshot."""
