@@ -68,7 +68,9 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
         cap = s.of(MAMBA_PER_PATH)
         mamba_size = s.of(MAMBA_POOL) or default_mamba_pool(s.pool_size)
         cache = UnifiedRadixCache(components=types, page_size=s.of(PAGE), sliding_window_size=s.of(WINDOW),
-                                  mamba_cache_chunk_size=s.of(MAMBA_CHUNK), kv_size=s.pool_size,
+                                  # the spacing matters only with states (the cache checks it anyway)
+                                  mamba_cache_chunk_size=s.of(MAMBA_CHUNK) if MAMBA in types else s.of(PAGE),
+                                  kv_size=s.pool_size,
                                   swa_kv_size=s.of(SWA_POOL), mamba_size=mamba_size,
                                   eviction_policy=s.of(EVICTION), mamba_max_states_per_path=-1 if cap is None else cap,
                                   device=self.pool.device)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from radixviz.cache.engines import option_ops
 from radixviz.script.ops import EngineOps
 from radixviz.script.parser import Op
 
@@ -42,6 +43,7 @@ class UnifiedOps(EngineOps):
     def precheck(self, op: Op, refuse: Callable[[str], object]) -> None:
         """Refuse, before anything changes, an insert the SWA or Mamba pool cannot take even
         after evicting, and a lock whose holder would find no Mamba slot for its copy."""
+        self._precheck_option(op, refuse)
         cache = self.engine.cache
         if op.name == "insert" and cache.swa_enabled:
             page = cache.page_size
@@ -55,6 +57,18 @@ class UnifiedOps(EngineOps):
         short = pool is not None and pool.available_size() + cache.mamba_evictable_size() < 1
         if op.name in ("insert", "lock") and short:
             refuse(f"Mamba pool full: no state slot free or evictable for the request ({self.ways_to_room})")
+
+    def _precheck_option(self, op: Op, refuse: Callable[[str], object]) -> None:
+        """An option's operation (``components full,swa``, ``window 4``) whose value does not
+        fit the others: the refusal the settings object would raise, before anything changes."""
+        option = option_ops().get(op.name)
+        if option is None or not self.session.spec.takes(option.name):
+            return
+        value = op.count if option.limit is not None else (op.mode == "on" if option.is_switch else op.mode)
+        try:
+            self.engine.settings.replace(**{option.name: value})
+        except ValueError as error:
+            refuse(str(error))
 
     def match(self, op: Op) -> tuple[torch.Tensor, CacheNode, dict]:
         value, last_node, extra = super().match(op)
