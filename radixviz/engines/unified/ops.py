@@ -62,7 +62,7 @@ class UnifiedOps(EngineOps):
         """An option's operation (``components full,swa``, ``window 4``) whose value does not
         fit the others: the refusal the settings object would raise, before anything changes."""
         option = option_ops().get(op.name)
-        if option is None or not self.session.spec.takes(option.name):
+        if option is None or option.name not in self.engine.settings:
             return
         value = op.count if option.limit is not None else (op.mode == "on" if option.is_switch else op.mode)
         try:
