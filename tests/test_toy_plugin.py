@@ -46,7 +46,7 @@ def toyw():
 @pytest.fixture
 def run(cli):
     return cli.bound("run", "--device", "cpu", "--pool-size", "12", "--width", "110", "--engine", "toyw",
-                     "--window", "2", "--window-pool", "3")
+                     "--copies", "2", "--copy-pool", "3")
 
 
 def _imports(path: Path) -> set:
@@ -106,8 +106,8 @@ class TestRun:
     @pytest.mark.parametrize("argv, message", [
         (("-e", 'insert "ab"; evict 1 host'),
          "engine toyw keeps no 'host' memory to evict: its components are device, window"),
-        (("--window-pool", "0", "-e", "reset"), "argument --window-pool: must be between 1 and 4096, not 0"),
-        (("-e", "window-pool 5000"), "window pool must be between 1 and 4096, not 5000"),
+        (("--copy-pool", "0", "-e", "reset"), "argument --copy-pool: must be between 1 and 4096, not 0"),
+        (("-e", "copy-pool 5000"), "copy pool must be between 1 and 4096, not 5000"),
     ])
     def test_refusals_are_one_line_and_exit_2(self, run, argv, message):
         code, _, err = run(*argv)
@@ -120,8 +120,8 @@ class TestRun:
 
 def test_export_draws_each_nodes_parts_and_the_components_in_the_caption(cli, tmp_path):
     target = tmp_path / "toy.dot"
-    code, _, err = cli("export", "--device", "cpu", "--pool-size", "12", "--engine", "toyw", "--window", "2",
-                       "--window-pool", "3", "-e", SCRIPT, "-o", target)
+    code, _, err = cli("export", "--device", "cpu", "--pool-size", "12", "--engine", "toyw", "--copies", "2",
+                       "--copy-pool", "3", "-e", SCRIPT, "-o", target)
     dot = target.read_text(encoding="utf-8")
     assert (code, err) == (0, "")
     assert "window: 0 evictable, 2 protected" in dot                    # the caption, per component
@@ -130,7 +130,7 @@ def test_export_draws_each_nodes_parts_and_the_components_in_the_caption(cli, tm
 
 async def test_the_sandbox_paints_both_pools_and_a_tombstone(tmp_path):
     async with stepper(tmp_path, None, size=(120, 40), pool_size=12,
-                       engine_options={"engine": "toyw", "window": 2, "window_pool": 3}) as (app, pilot):
+                       engine_options={"engine": "toyw", "copies": 2, "copy_pool": 3}) as (app, pilot):
         await pilot.press("colon")       # the input stays open for the next line after enter
         for line in SCRIPT.split("; ")[:4]:
             await pilot.press(*line, "enter")
@@ -151,7 +151,7 @@ async def test_the_sandbox_paints_both_pools_and_a_tombstone(tmp_path):
 
 class TestSimulate:
     def _totals(self, cli, pool: int) -> dict:
-        code, out, _ = cli("simulate", "--engine", "toyw", "--window", "4", "--window-pool", pool,
+        code, out, _ = cli("simulate", "--engine", "toyw", "--copies", "4", "--copy-pool", pool,
                            "--workload", "few-shot", "--requests", "12", "--pool-size", "600", "--json")
         assert code == 0
         return json.loads(out)["stats"]
@@ -172,7 +172,7 @@ class TestSchedulerForm:
     def _app(self):
         return RadixvizApp("scheduler", scheduler_options={
             "settings": SimSettings("few-shot", "lpm", seed=3, requests=8, pool_size=600), "autorun": False,
-            "options": {"engine": "toyw", "engine_options": {"window": 3, "window_pool": 16}}})
+            "options": {"engine": "toyw", "engine_options": {"copies": 3, "copy_pool": 16}}})
 
     async def test_a_field_for_each_option_and_the_run_takes_them(self):
         from radixviz.sim import simulate
@@ -181,26 +181,26 @@ class TestSchedulerForm:
         app = self._app()
         async with app.run_test(size=(80, 30)) as pilot:
             await wait_until(pilot, lambda: isinstance(app.screen, SchedulerScreen))
-            window, pool = (app.screen.query_one(f"#sched-option-{name}") for name in ("window", "window-pool"))
+            window, pool = (app.screen.query_one(f"#sched-option-{name}") for name in ("copies", "copy-pool"))
             assert (window.value, pool.value) == ("3", "16")
             pool.value = "5000"
             await pilot.press("enter")
             await pilot.pause()
-            assert "window pool must be between 1 and 4096, not 5000" in str(
+            assert "copy pool must be between 1 and 4096, not 5000" in str(
                 app.screen.query_one("#sched-form-error").content)
             pool.value = "2"
             app.screen.query_one("#sched-form").submit()
             await wait_until(pilot, lambda: app.screen.timeline is not None, timeout=120)
             result = app.screen.timeline.result
         alone = simulate("few-shot", "lpm", 8, 600, 3, engine="toyw",
-                         engine_options={"window": 3, "window_pool": 2}).stats
+                         engine_options={"copies": 3, "copy_pool": 2}).stats
         assert result.settings["engine"] == "toyw"
         assert result.stats.engine_totals == alone.engine_totals and alone.engine_totals["window copies evicted"] > 0
 
     def test_simulate_app_opens_it_with_the_engine_and_its_options(self, cli, monkeypatch):
         seen = {}
         monkeypatch.setattr(RadixvizApp, "run", lambda app: seen.update(app.scheduler_options))
-        code, _, _ = cli("simulate", "--app", "--engine", "toyw", "--window", "5", "--window-pool", "9",
+        code, _, _ = cli("simulate", "--app", "--engine", "toyw", "--copies", "5", "--copy-pool", "9",
                          "--requests", "8", "--pool-size", "600")
         assert code == 0 and seen["options"]["engine"] == "toyw"
-        assert seen["options"]["engine_options"] == {"window": 5, "window_pool": 9}
+        assert seen["options"]["engine_options"] == {"copies": 5, "copy_pool": 9}

@@ -7,8 +7,8 @@ copies go first), so a node can lose its copy and stay (a tombstone: ``win ⊘``
 leaf from the tree frees its copy with it.
 
 Its whole declaration is this file's spec, options and components (``memory``): the flags
-``--window N`` and ``--window-pool N``, the script operations ``window N`` and
-``window-pool N``, the second grid of the pool pane, the ``win`` part of every node line, box
+``--copies N`` and ``--copy-pool N``, the script operations ``copies N`` and
+``copy-pool N``, the second grid of the pool pane, the ``win`` part of every node line, box
 and JSON node, the ``window`` entry of ``run --json``'s components and the status line all
 come from them and the shared views (render/views/: nothing here draws a pool). Its nodes'
 ``depth`` is drawn by its own views (tests/toy_window_views.py); its words for its own kinds
@@ -29,16 +29,16 @@ from radixviz.limits import Limit
 
 import toy_engine
 
-WINDOW = Option("window", 8, "tokens of each path the window pool keeps a copy of (a test's toy)",
-                limit=Limit("window", 1, 64), what="a sliding window")
-WINDOW_POOL = Option("window_pool", 8, "slots in the window pool (a test's toy)",
-                     limit=Limit("window pool", 1, 4096), what="a sliding window")
+WINDOW = Option("copies", 8, "tokens of each path the window pool keeps a copy of (a test's toy)",
+                limit=Limit("copies", 1, 64), what="window copies")
+WINDOW_POOL = Option("copy_pool", 8, "slots in the window pool (a test's toy)",
+                     limit=Limit("copy pool", 1, 4096), what="window copies")
 WINDOW_COPY = Component("window", "window pool · a copy of each path's last tokens", "win",
                         touched="window_slots")
 KINDS = {"copy": "the last tokens of the path inserted get a copy in the window pool, a slot each",
          "tombstone": "the window pool took this node's copy back; the node stays, with its device KV"}
 SPEC = EngineSpec("toyw", __name__, "the toy trie with a window pool (a test's toy)", (WINDOW, WINDOW_POOL),
-                  lambda s: (f"window {s['window']}", f"window pool {s['window_pool']}"),
+                  lambda s: (f"copies {s['copies']}", f"copy pool {s['copy_pool']}"),
                   views="toy_window_views", script="toy_window_ops", sim="toy_window_sim", kinds=KINDS)
 
 
@@ -60,7 +60,7 @@ class WindowSnapshot(TreeSnapshot):
 
     @property
     def settings(self) -> dict:
-        return {"window": self.window, "window_pool": self.window_pool}
+        return {"copies": self.window, "copy_pool": self.window_pool}
 
     @property
     def components(self) -> tuple[Component, ...]:

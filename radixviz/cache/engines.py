@@ -23,8 +23,9 @@ from importlib import import_module
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
-                      WRITE_POLICY, EngineSettings, Option, check_host_size, settings_type)
+from .options import (COMPONENTS, EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MAMBA_CHUNK,
+                      MAMBA_PER_PATH, MAMBA_POOL, MATCHER, PAGE, STRICT, SWA_POOL, WINDOW, WRITE_POLICY,
+                      EngineSettings, Option, check_components, check_host_size, settings_type)
 
 if TYPE_CHECKING:
     from .facade import CacheEngine
@@ -299,3 +300,34 @@ register(EngineSpec("hicache", "radixviz.engines.hicache.engine",
                          "evict-host", "hicache-fixes"),
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))
+
+
+def _components(settings: Mapping) -> tuple:
+    parts = tuple(settings.get("components") or COMPONENTS.default)
+    words = ["+".join(parts)]
+    if "swa" in parts:
+        words.append(f"window {settings.get('window')}")
+    if "mamba" in parts:
+        words.append(f"state every {settings.get('mamba_chunk', MAMBA_CHUNK.default)}")
+    return (*words, f"page {settings.get('page_size', PAGE.default)}", settings.get("eviction_policy", EVICTION.default))
+
+
+# the unified tree's own kinds of step (engines/unified/cache_kinds.py), in the words views say
+_UNIFIED_KINDS = MappingProxyType({
+    "validate": "each component's rule says whether a match may end on this node",
+    "best": "every component accepts this node: the match may end here",
+    "tombstone": "one component's data left this node; the node stays, with its Full KV",
+    "cascade": "evicting one component took a lower one's data on the same node with it",
+    "recover": "an insert gave an SWA tombstone inside its window its sliding-window KV back",
+    "state": "a component's data was attached to this node (SWA KV, or a Mamba state)",
+    "copy": "the request gets its own Mamba slot holding a copy of the matched state",
+    "window": "an SWA lock stamped the node where the window it holds begins",
+    "branch": "where the request should keep a window or a state so the next request can reuse more",
+})
+register(EngineSpec("unified", "radixviz.engines.unified.engine",
+                    "SGLang v0.5.23's unified tree: full, sliding-window and Mamba components (October 2026)",
+                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH),
+                    _components, check_components, views="radixviz.engines.unified.views",
+                    script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
+                    ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
+                    eviction_policies=True, node_stats=True, scheduler="v0.5.23", wire="v0.5.23"))

@@ -235,3 +235,44 @@ def check_host_size(settings: EngineSettings) -> None:
                          f"({pool_size} slots), as SGLang requires")
     if host % page:
         raise ValueError(f"host size {host} is not whole pages of {page}")
+
+
+# SGLang v0.5.23's unified tree (engines/unified/): which components a node holds data for,
+# the sliding window, where Mamba states are kept, and the two further pools' sizes
+COMPONENT_NAMES = ("full", "swa", "mamba")
+COMPONENTS: Option[tuple[str, ...]] = Option("components", ("full",), "what the tree's nodes hold: full (always), and "
+                                             "swa (sliding-window KV, needs --window) and mamba (a recurrent state)",
+                                             choices=COMPONENT_NAMES, many=True, what="components")
+WINDOW: Option[int | None] = Option("window", None, "the sliding window in tokens (the swa component's W)",
+                                    limit=Limit("window", 1, 4096), what="a sliding window")
+MAMBA_CHUNK: Option[int] = Option("mamba_chunk", 64, "tokens between the points a Mamba state may be kept "
+                                  "(SGLang's chunk: 64; a small one shows the branching points)",
+                                  limit=Limit("Mamba state spacing", 1, 4096), what="Mamba states")
+SWA_POOL: Option[int | None] = Option("swa_pool", None, "slots in the sliding-window KV pool (default: --pool-size)",
+                                      limit=Limit("swa pool", 1, 1 << 20), what="a sliding window")
+MAMBA_POOL: Option[int | None] = Option("mamba_pool", None, "Mamba state slots (default: a sixteenth of --pool-size, "
+                                        "at least 8)", limit=Limit("mamba pool", 1, 1 << 16), what="Mamba states")
+MAMBA_PER_PATH: Option[int | None] = Option("mamba_per_path", None, "the most Mamba states kept on one path "
+                                            "(default: no limit)", limit=Limit("Mamba states a path", 1, 4096),
+                                            what="Mamba states")
+
+
+def default_mamba_pool(pool_size: int) -> int:
+    """The Mamba pool a unified engine gets when none is named (``MAMBA_POOL``'s help says it)."""
+    return max(8, pool_size // 16)
+
+
+def check_components(settings: EngineSettings) -> None:
+    """ValueError unless the unified engine's options fit together: full among the components,
+    a window with swa, a state spacing and page that divide one another, pools of a page."""
+    components, page = settings.of(COMPONENTS), settings.of(PAGE)
+    if "full" not in components:
+        raise ValueError("components: full (full-attention KV) is the tree's backbone and must be one of them")
+    if "swa" in components and settings.of(WINDOW) is None:
+        raise ValueError("the swa component needs its sliding window: --window N (script: window N first)")
+    chunk = settings.of(MAMBA_CHUNK)
+    if "mamba" in components and max(chunk, page) % min(chunk, page):
+        raise ValueError(f"the Mamba state spacing ({chunk}) and the page size ({page}) must divide one another")
+    for name, size in (("pool size", settings.pool_size), ("swa pool", settings.of(SWA_POOL))):
+        if size is not None and size < page:
+            raise ValueError(f"{name} {size} holds no whole page of {page}")
