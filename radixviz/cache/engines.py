@@ -329,5 +329,5 @@ register(EngineSpec("unified", "radixviz.engines.unified.engine",
                     (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH),
                     _components, check_components, views="radixviz.engines.unified.views",
                     script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
-                    ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
+                    quiz="radixviz.engines.unified.quiz", ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
                     eviction_policies=True, node_stats=True, scheduler="v0.5.23", wire="v0.5.23"))
