@@ -79,7 +79,7 @@ def main() -> None:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "finished": stats.finished, "refused": stats.refused, "retracted": stats.retracted,
         "hit_rate": round(stats.hit_rate, 4),
-        "optimal_hit_rate": optimum.get("optimal_hit_rate"), "percent_of_optimal": optimum.get("percent_of_optimal"),
+        "optimal_hit_rate": optimum.get("optimal_hit_rate"), "share_of_optimal": optimum.get("share_of_optimal"),
         "tree_tokens": optimum.get("tree_tokens"),
         "ttft_passes": traffic["latency"]["ttft_passes"], "missed": traffic["latency"]["missed"],
         "python": platform.python_version(), "load_1min": round(os.getloadavg()[0], 2),

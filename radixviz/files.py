@@ -5,12 +5,16 @@ refused before a byte is read, so nothing grows without bound or hangs), and nev
 than a byte limit. Text is UTF-8; a leading byte-order mark is dropped.
 
 Writing: a temporary file beside the target, then one rename, so a full disk or a crash
-leaves the old file whole instead of a truncated new one.
+leaves the old file whole instead of a truncated new one. A served student's app has a
+share of the class's disk (``DISK_SHARE_ENV``, bytes, for the folder ``FOLDER_ENV``): a
+write that would take that folder past it is refused here, where every file the app keeps
+(progress, saves, autosaves) is written, whatever screen asked.
 
 Messages never repeat a file's content beyond ``excerpt`` (radixviz.errors): a short, escaped piece.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -21,6 +25,8 @@ from pathlib import Path
 from radixviz.errors import EXCERPT_CHARS, excerpt  # noqa: F401 - the one excerpt, re-exported
 
 BOM = "\ufeff"
+DISK_SHARE_ENV = "RADIXVIZ_DISK_SHARE"     # set by ``radixviz serve`` for each session's app
+FOLDER_ENV = "RADIXVIZ_DATA_DIR"           # the folder the share counts (the student's own)
 # escape sequences (CSI, OSC, DCS and the two-character ones), then any other C0/C1 control
 # character but tab, newline and carriage return, and DEL
 _CONTROLS = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(\x07|\x1b\\)?|[ -/]*[0-~])?"
@@ -129,6 +135,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, encoding: str 
     the umask), whatever the old one had. OSError (or UnicodeEncodeError) on failure."""
     path = Path(path)
     payload = data.encode(encoding) if isinstance(data, str) else data   # fails before any file
+    _check_share(path, len(payload))
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
@@ -143,6 +150,45 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, encoding: str 
         except OSError:
             pass
         raise
+
+
+def folder_bytes(folder: str | os.PathLike[str]) -> int:
+    """Bytes of the files under ``folder`` (links not followed: a link counts as itself)."""
+    total, stack = 0, [os.fspath(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+    return total
+
+
+def _check_share(path: Path, size: int) -> None:
+    """OSError (EDQUOT) when writing ``size`` bytes to ``path`` would take a served student's
+    folder past their share of the class's disk; nothing outside that folder is counted."""
+    share, folder = os.environ.get(DISK_SHARE_ENV, ""), os.environ.get(FOLDER_ENV, "")
+    if not share.isdigit() or not folder:
+        return
+    root = os.path.realpath(folder)
+    target = os.path.realpath(path)
+    if os.path.commonpath([root, target]) != root:
+        return
+    try:
+        replaced = os.lstat(target).st_size
+    except OSError:
+        replaced = 0
+    used = folder_bytes(root)
+    if used - replaced + size > int(share):
+        raise OSError(errno.EDQUOT, f"your folder is full ({used / 1e6:.2f} MB of your {int(share) / 1e6:.2f} MB): "
+                                    "delete a script (or ask your teacher)")
 
 
 def free_name(path: str | os.PathLike[str]) -> Path:

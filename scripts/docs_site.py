@@ -55,13 +55,12 @@ def _engines():
 def lesson_engines(lesson) -> list[str]:
     """The engines a lesson's operations run on, in the order it first uses them (until its
     first ``engine`` operation a lesson plays on the session's default engine)."""
-    import inspect
+    from radixviz.cache.engines import default_engine
 
-    from radixviz.script.session import Session
     ops = lesson.operations
     names = [op.mode for op in ops if op.name == "engine" and op.mode]
     if not ops or ops[0].name != "engine":
-        names.insert(0, inspect.signature(Session).parameters["engine"].default)
+        names.insert(0, default_engine())   # the engine a session opens when none is named
     return list(dict.fromkeys(names))
 
 

@@ -26,6 +26,7 @@ FLAG_READ = re.compile(r"\.(host_tier|matcher_switch|release_insert|pages|evicti
 # the --events argument, an object's own field, a module named kv_events in an import, a
 # run's totals of tokens the host tier moved (SimStats.host_tier)
 NOT_A_FLAG = re.compile(r"\b(?:record|r|args|self)\.(?:kv_events|priorities)\b|records\[[^\]]*\]\.kv_events\b"
+                        r"|\b(?:lesson|self)\.pages\b"   # a lesson's pages (lessons/lesson/model.py)
                         r"|\.(?:kv_events|pages) import\b|\b(?:stats|self)\.host_tier\b")
 
 
@@ -54,7 +55,7 @@ def test_the_pattern_sees_a_read():
     assert FLAG_READ.search("if engine_spec(tree.engine).host_tier:")
     assert FLAG_READ.search('self.need("namespaces") or spec.has("pages")')
     assert not FLAG_READ.search("tree.page_size")
-    for other in ("if record.kv_events:", "from radixviz.cache.kv_events import MEDIUM_GPU",
+    for other in ("pages = lesson.pages", "if record.kv_events:", "from radixviz.cache.kv_events import MEDIUM_GPU",
                   "self.priorities.watch(pid)", "events = session.records[-1].kv_events",
                   "if point.stats.host_tier:"):
         assert not FLAG_READ.search(NOT_A_FLAG.sub("", other)), other

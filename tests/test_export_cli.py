@@ -95,7 +95,8 @@ class TestBadInput:
     @pytest.mark.parametrize("argv,message", [
         (["-e", "insert ab"], "radixviz: export needs -o FILE or --all-steps DIR\n"),
         (["-e", "insert ab", "-o", "x.jpg"],
-         "radixviz: cannot tell the format of x.jpg: use .dot, .svg, .png or .pdf\n"),
+         "radixviz: cannot tell the format of x.jpg: use .dot, .svg, .png or .pdf (a diagram), .html (a page "
+         "stepping through every step) or .gif (animated)\n"),
         (["-e", "insert ab", "--step", "99", "-o", "x.dot"],
          "radixviz: --step 99: this run has 6 steps, numbered 1 to 6\n"),
         (["-e", "insert ab; match", "-o", "x.dot"],

@@ -48,6 +48,21 @@ class TestHtmlPage:
         assert "matcher BUGGY" in page
         assert 'class="hi"' in page                                             # the engine line
 
+    def test_a_script_is_named_not_located_and_its_code_reads_as_in_the_app(self, cli, tmp_path):
+        """A teacher shares the page: it names the script, never the folders it sits in, and
+        shows the engine's code without the lines that only report steps to the viewer (the
+        app's code pane hides them too)."""
+        script = tmp_path / "home" / "teacher" / "chapter.rvz"
+        script.parent.mkdir(parents=True)
+        script.write_text(CHAPTER.replace("; ", "\n") + "\n", encoding="utf-8")
+        target = tmp_path / "steps.html"
+        code, _, err = cli("export", "--device", "cpu", str(script), "-o", str(target))
+        page = target.read_text(encoding="utf-8")
+        assert (code, err) == (0, "")
+        assert "<title>radixviz · chapter.rvz</title>" in page and "teacher" not in page
+        assert "tr.emit" not in page and "tr.active" not in page
+        assert 'class="hi"' in page   # the line that did the step is still shown
+
     def test_dark_theme_recolours_the_diagram(self, cli, tmp_path):
         light, dark = tmp_path / "light.html", tmp_path / "dark.html"
         cli("export", "--device", "cpu", "-e", CHAPTER, "-o", str(light))

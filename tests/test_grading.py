@@ -91,6 +91,14 @@ class TestTypedAnswers:
         unreadable = grade(Expected("number", ("3",)), "three")
         assert not unreadable.understood and "whole number" in unreadable.reason
 
+    def test_an_option_is_named_by_the_text_it_quotes(self):
+        e = Expected("choice", ("0",), choices=('A, "greetings!"', "C, the cat sentence", "none"))
+        assert grade(e, "greetings!").correct and grade(e, '"greetings!"').correct
+        assert not grade(e, "none").correct and grade(e, "none").understood
+        # two options quoting the same text: the text names neither
+        twice = Expected("choice", ("0",), choices=('"ab" first', '"ab" last'))
+        assert not grade(twice, "ab").understood
+
     def test_a_node_named_by_an_edge_text_two_nodes_share(self):
         nodes = ((1, "x", "x"), (2, "a", "xa"), (3, "b", "b"), (4, "a", "ba"))
         e = Expected("node", ("4",), nodes=nodes)

@@ -109,6 +109,9 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
         dialog = app.screen.query_one("#resume-box").region
         assert abs(dialog.x - (app.size.width - dialog.right)) <= 1, "the dialog is centred"
         assert "esc keeps your place" in joined(screen_rows(app))
+        # the place in the learner's words: the page the lesson's status line counts
+        place = second.place_of(left_at)
+        assert f"You left lesson 2 at {place}." in joined(screen_rows(app)) and "block" not in place
         await pilot.press("escape")          # the safe choice: keep the place
         await wait_until(pilot, lambda: getattr(app.screen, "walk", None) is not None)
         resumed = app.screen
@@ -117,6 +120,19 @@ async def test_a_finished_lesson_has_a_tick_at_home_and_a_left_one_resumes():
         ops = [b for b in second.blocks[:left_at + 1] if type(b).__name__ == "Operations"]
         assert len(resumed.model.session.records) == sum(len(b.ops) for b in ops) <= ran
         assert f"page {resumed.walk.stop.page + 1}" in joined(screen_rows(app))
+        assert place.startswith(f"page {resumed.walk.stop.page + 1} of ")
+
+
+def test_a_place_left_reads_as_the_apps_page_in_lessons_and_progress(cli):
+    from radixviz.lessons.progress import save_lesson_position
+    lesson = LESSONS[1]
+    block = next(i for i, b in enumerate(lesson.blocks) if lesson.pages[i] == 2)
+    assert save_lesson_position(lesson, block) is None
+    pages = lesson.pages[-1] + 1
+    _, listed, _ = cli("lessons")
+    assert f"{lesson.title}  ({lesson.id}, {len(lesson.operations)} operations) · left at page 3 of {pages}" in listed
+    _, shown, _ = cli("progress")
+    assert f"(in progress: left at page 3 of {pages})" in shown and "block" not in shown
 
 
 async def test_the_place_is_on_disk_while_the_lesson_is_open():

@@ -154,14 +154,14 @@ def test_lesson_7_optimum_table_and_claims_are_measured():
         rate, optimum = traffic(workload, "lpm")
         assert optimum["condition_holds"], workload
         assert [best, lpm_rate, lpm_share] == [percent(optimum["optimal_hit_rate"]), percent(rate),
-                                              percent(optimum["percent_of_optimal"])], workload
-        assert fcfs_share == percent(traffic(workload, "fcfs")[1]["percent_of_optimal"]), workload
-        one_at_a_time = traffic(workload, "lpm", max_running=1)[1]["percent_of_optimal"]
+                                              percent(optimum["share_of_optimal"])], workload
+        assert fcfs_share == percent(traffic(workload, "fcfs")[1]["share_of_optimal"]), workload
+        one_at_a_time = traffic(workload, "lpm", max_running=1)[1]["share_of_optimal"]
         assert percent(one_at_a_time) == "100.0 %", workload
     assert "lpm reaches 100.0 % of the best on all three workloads" in text
     assert "radixviz simulate --workload few-shot --max-running 1" in text
     big = traffic("multi-turn", "lpm", pool=4096)
-    assert percent(big[1]["percent_of_optimal"]) == "100.0 %"
+    assert percent(big[1]["share_of_optimal"]) == "100.0 %"
     assert simulate("multi-turn", "lpm", 32, 4096, 0).stats.evicted_tokens == 0
     assert "with `--pool-size 4096` nothing is evicted and lpm is at 100.0 % again" in text
 

@@ -236,6 +236,32 @@ def test_check_command_exit_codes(cli, tmp_path):
     assert missing.returncode == 2 and "no such lesson folder" in missing.stderr and "Traceback" not in missing.stderr
 
 
+def test_check_refuses_a_prediction_the_engine_does_not_hold(cli, tmp_path):
+    write(tmp_path, "x.md", GOOD.replace("check: matched\n", ""))
+    done = cli("lessons", "--check", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stdout.strip() == (f"{tmp_path / 'x.md'}:12: prediction without a check: add 'check: NAME' "
+                                   "so the engine holds its answer to what it does (lessons/README.md "
+                                   "lists the names)")
+
+
+def test_read_says_where_the_engine_disagrees_with_the_lesson(cli, tmp_path):
+    """``--read`` asks the engine the same question as ``--check`` and the app: under the
+    verdict, a lesson whose answer is wrong says so (here a count of today's engine, which
+    only a lesson that was checked first used to see)."""
+    text = GOOD.replace('insert "abcd"', 'engine 2026\ninsert "abcd" ns a').replace(
+        "choices: 0 | 2 | 4\nanswer: 2\ncheck: matched", "answer: 1\ncheck: namespaces").replace(
+        'match "abxy"', 'insert "abxy" ns b')
+    write(tmp_path, "x.md", text)
+    done = cli("lessons", "--lessons", str(tmp_path), "--read", "42", stdin="1\n")
+    assert done.returncode == 0, done.stderr
+    assert "✓ you predicted it.\n  ⚠ The engine gives 2 here, not the lesson's answer 1: the lesson " \
+           "file is wrong (radixviz lessons --check finds it)." in done.stdout
+    write(tmp_path, "x.md", text.replace("answer: 1", "answer: 2"))
+    done = cli("lessons", "--lessons", str(tmp_path), "--read", "42", stdin="2\n")
+    assert "✓ you predicted it" in done.stdout and "⚠" not in done.stdout
+
+
 def test_lessons_package_imports_no_ui_and_no_torch():
     probe = ("import sys, radixviz.lessons, radixviz.lessons.quiz, radixviz.lessons.progress, "
              "radixviz.lessons.lesson.checker, radixviz.lessons.lesson.reader; "

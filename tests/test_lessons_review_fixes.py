@@ -34,7 +34,7 @@ def explanation(number: int, question_start: str) -> str:
     (13, "reset sends how many events?", 'a third kind of event, **"cleared"**'),
     (17, "How many tokens does load_back report as loaded?",
      "`load_back` collects the host slots of the stretch it will copy first, and uses that list to the end"),
-    (17, "Whose keys and values are in the ten device slots",
+    (17, "How many of the ten device slots it hands out hold keys and values",
      "the host pool hands out free slots in the order they were freed"),
 ])
 def test_a_prediction_needs_only_rules_taught_before_it(number, question, rule):

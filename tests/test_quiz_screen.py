@@ -83,6 +83,25 @@ class TestShowMe:
             assert isinstance(app.screen, QuizScreen)
 
 
+    async def test_a_replay_never_asks_to_be_saved(self):
+        """On the host tier b adds an operation (the 9fbe6800a bugs switched): leaving the
+        replay still asks nothing (it asked to save eight operations nobody typed)."""
+        quiz = make_quiz(5, "medium", lesson=17, count=1)
+        app = RadixvizApp("home", device="cpu")
+        async with app.run_test(size=(110, 40)) as pilot:
+            await open_quiz(app, pilot, quiz)
+            await pilot.press("f5")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            ops = len(app.screen.model.session.ops)
+            await pilot.press("b")
+            await pilot.pause()
+            assert len(app.screen.model.session.ops) == ops + 1
+            await pilot.press("h")
+            await pilot.pause()
+            assert isinstance(app.screen, QuizScreen)
+
+
 async def test_home_menu_opens_a_generated_quiz():
     app = RadixvizApp("home", device="cpu")
     async with app.run_test(size=(110, 40)) as pilot:

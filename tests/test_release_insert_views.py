@@ -57,6 +57,16 @@ class TestViews:
         assert "'Hello'  slots 0–3  ref 0  t 8  ⚠ 4 slots for 5 tokens" in text
         assert "11 tokens · 9 evictable ⚠≠11 unreferenced" in text
 
+    def test_an_insert_mid_way_is_no_drift(self):
+        """Lesson 1's first insert: the step that creates the leaf comes before the one that
+        counts it, and neither the tree nor the step's words call that a drift."""
+        from radixviz.render.tree import TreeView
+        from radixviz.script import describe
+        created = next(f for f in session_after("insert Hello_L.A.!\n").frames if f.kind == "create")
+        assert "11 tokens · 0 evictable · matcher fixed" in capture(TreeView(created.tree, created.marks), 100)
+        assert describe(created) == ("create leaf 'Hello_L.A.!' (11 tokens): no request holds it, so the "
+                                     "next step counts it evictable")
+
     def test_run_names_the_broken_invariant_and_exits_1(self, cli):
         code, out, err = cli("run", "--width", "200", "-e", RELEASE.replace("\n", ";") + "evict 100")
         assert code == 1

@@ -29,7 +29,7 @@ async def report(http, base: str) -> str:
 
 async def post(http, base: str, path: str, page: str, name: str) -> aiohttp.ClientResponse:
     """Press a row's button on the report (its form: the page's CSRF token, the row's handle)."""
-    row = next(line for line in page.split("<tr>") if f"<td>{name}" in line)
+    row = next(line for line in page.split("<tr") if f"<td>{name}" in line)
     csrf = re.search(r'name="csrf" value="([^"]+)"', row).group(1)
     handle = re.search(rf'action="{path}".*?name="student" value="([^"]+)"', row, re.S).group(1)
     return await http.post(base + path, data={"csrf": csrf, "student": handle}, headers={"Origin": base})
@@ -66,7 +66,7 @@ async def test_masked_links_show_link_and_new_link_keeps_progress(tmp_path):
                                     headers={"Sec-Fetch-Site": "none"}) as response:
                 assert response.status == 303
         page = await report(http, base)
-        ada_row = next(line for line in page.split("<tr>") if "<td>Ada" in line)
+        ada_row = next(line for line in page.split("<tr") if "<td>Ada" in line)
         assert '<td class="n">1</td>' in ada_row                # her lesson, in her moved folder
         assert (teacher.classroom / "students" / now["Ada"] / "progress.json").exists()
     finally:

@@ -41,6 +41,8 @@ class Front(SessionRoutes):
         self.processes: set = set()
         self.roster = SimpleNamespace(home=lambda student: home)
         self.priorities = SimpleNamespace(watch=watch or (lambda pid: None), forget=lambda pid: None)
+        self.memory_mb, self.confine_memory, self.last_keystroke = 2560, True, {}
+        self.budget = SimpleNamespace(share=5_000_000)
 
     def client_of(self, request) -> str:
         return "127.0.0.1"

@@ -42,7 +42,7 @@ def test_json_gives_every_combination(cli):
                        "--sweep", "pool=512,host=1024,2048", "--policy", "lpm", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["engine"] == "hicache" and len(doc["results"]) == 2
-    assert {"hit_rate", "percent_of_optimal", "p95_ttft_passes"} <= set(doc["results"][0])
+    assert {"hit_rate", "share_of_optimal", "p95_ttft_passes"} <= set(doc["results"][0])
 
 
 def test_a_one_setting_sweep_adds_the_optimum_and_latency(cli):

@@ -83,9 +83,9 @@ class TestTheoremOnTheEngine:
         assert optimum["condition_holds"] and result.stats.finished == len(specs)
         assert result.stats.hit_tokens == optimum["prompt_tokens"] - optimum["tree_tokens"]
         if optimum["optimal_hit_rate"] > 0:   # nothing shared: no share of 0 to give
-            assert optimum["percent_of_optimal"] == pytest.approx(1.0)
+            assert optimum["share_of_optimal"] == pytest.approx(1.0)
         else:
-            assert optimum["percent_of_optimal"] is None
+            assert optimum["share_of_optimal"] is None
 
     def test_first_come_first_served_falls_short_on_some_batches(self):
         """The theorem's order matters: the same tight pool under fcfs loses prefixes."""
@@ -118,7 +118,7 @@ class TestShownEverywhere:
         doc = json.loads(out)
         optimum = doc["optimum"]
         assert code == 0 and 0 < optimum["optimal_hit_rate"] < 1
-        assert optimum["percent_of_optimal"] == pytest.approx(
+        assert optimum["share_of_optimal"] == pytest.approx(
             doc["stats"]["hit_rate"] / optimum["optimal_hit_rate"], abs=1e-5)
 
 

@@ -1,5 +1,6 @@
 """The sandbox's panes are on screen while the engine (torch) still loads: an empty tree, a
-free pool grid, the code pane's place; an operation typed meanwhile runs once it is there."""
+free pool grid, the code pane's place; an operation typed meanwhile runs once it is there.
+A lesson's first page is read beside them meanwhile, and → goes on once the engine is there."""
 from __future__ import annotations
 
 import re
@@ -15,7 +16,8 @@ def painted(app) -> str:
     return "\n".join(screen_rows(app))
 
 
-async def test_the_panes_show_before_the_engine_and_the_typed_operation_runs_after(monkeypatch):
+def hold_the_engine(monkeypatch) -> threading.Event:
+    """The app's engine loads only once the returned event is set (its session loader waits)."""
     release = threading.Event()
     loader = app_module.session_loader
 
@@ -27,6 +29,11 @@ async def test_the_panes_show_before_the_engine_and_the_typed_operation_runs_aft
             return load()
         return wait_then_load
     monkeypatch.setattr(app_module, "session_loader", held_loader)
+    return release
+
+
+async def test_the_panes_show_before_the_engine_and_the_typed_operation_runs_after(monkeypatch):
+    release = hold_the_engine(monkeypatch)
     app = RadixvizApp("sandbox", device="cpu", pool_size=64)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: "KV pool" in painted(app))
@@ -41,6 +48,22 @@ async def test_the_panes_show_before_the_engine_and_the_typed_operation_runs_aft
         release.set()
         await wait_until(pilot, lambda: "op 1/1" in painted(app))
         assert [r.op.text for r in app.screen.model.session.records] == ['insert "zq"']
+        assert "loading the engine" not in painted(app)
+
+
+async def test_a_lessons_first_page_is_read_beside_its_panes_while_the_engine_loads(monkeypatch):
+    from radixviz.lessons import load_lessons
+    lesson = load_lessons()[0]
+    release = hold_the_engine(monkeypatch)
+    app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: "Many requests to a language model" in painted(app))
+        assert app.screen.model is None and "loading the engine" in painted(app)
+        assert "KV pool" in painted(app) and "root" in "\n".join(pane_rows(app, "#tree-pane"))
+        await pilot.press("pagedown", "right")   # pgdn reads on; → waits for the engine
+        assert app.screen.model is None and app.screen.walk.at == 0
+        release.set()
+        await wait_until(pilot, lambda: app.screen.model is not None and app.screen.walk.at >= 1)
         assert "loading the engine" not in painted(app)
 
 

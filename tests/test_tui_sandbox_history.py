@@ -118,6 +118,19 @@ class TestLeaving:
             await pilot.pause()
             assert isinstance(app.screen, HomeScreen)
 
+    async def test_a_saved_script_says_what_its_first_line_does(self, tmp_path):
+        """b replays the whole session with the other matcher: the saved script starts on it,
+        and its comment says so, not that the session started that way."""
+        async with stepper(tmp_path) as (_app, pilot):
+            await pilot.press("b")
+            await pilot.pause()
+            target = tmp_path / "s.rv"
+            await pilot.press("ctrl+s", "ctrl+a", "ctrl+k", *str(target), "enter")
+            await pilot.pause()
+        lines = target.read_text(encoding="utf-8").splitlines()
+        assert "matcher buggy   # the operations below start on the pre-#7 matcher" in lines
+        assert not any("session started" in line for line in lines)
+
     async def test_an_untouched_sandbox_leaves_at_once(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
             await pilot.press("h")

@@ -132,12 +132,12 @@ async def test_summary_at_the_end_matches_the_run(reference):
 async def test_whole_run_line_gives_the_optimum_and_ttft(reference):
     """The policy's share of the optimum and its TTFT p95, as the run computed them."""
     optimum, ttft = reference.traffic["optimum"], reference.traffic["latency"]["ttft_passes"]
-    assert 0 < optimum["percent_of_optimal"] < 1   # lpm on this tight pool falls short
+    assert 0 < optimum["share_of_optimal"] < 1   # lpm on this tight pool falls short
     async with scheduler() as (app, pilot):
         for _ in range(2):   # the same whatever batch is shown
             line = text(app, "#sched-run")
             assert line.startswith(" whole run, lpm:")
-            assert (f"{optimum['percent_of_optimal']:.1%} of the best "
+            assert (f"{optimum['share_of_optimal']:.1%} of the best "
                     f"{optimum['optimal_hit_rate']:.1%}") in line
             assert f"TTFT p95 {ttft['p95']} passes" in line
             await pilot.press("end")
@@ -163,6 +163,18 @@ async def test_form_refuses_bad_input_inline():
         assert screen.timeline.workload == "multi-turn"
         assert screen.timeline.settings["policy"] == "weight"
         assert screen.timeline.settings["seed"] == 1 and screen.timeline.settings["requests"] == 6
+
+
+async def test_a_served_session_keeps_the_run_within_its_memory_budget(monkeypatch):
+    # a served app (radixviz serve) with the smallest budget: 65 requests at most (issue 53)
+    monkeypatch.setenv("RADIXVIZ_SERVED", "1")
+    monkeypatch.setenv("RADIXVIZ_SESSION_MB", "1024")
+    async with scheduler(autorun=False) as (app, pilot):
+        screen = app.screen
+        await pilot.press("tab", "tab", "tab", "ctrl+a", "ctrl+k", *"300", "enter")   # the requests
+        await _settle(pilot)
+        assert "requests 300: the scheduler here keeps at most 65" in text(app, "#sched-form-error")
+        assert screen.timeline is None and screen.form_open
 
 
 async def test_a_run_where_nothing_fits_is_refused_inline():

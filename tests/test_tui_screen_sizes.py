@@ -37,15 +37,17 @@ class TestAt80x24:
             rows = pane_rows(app, "#tree-pane")
             text = inside(rows)
             assert re.search(r"root\s+16 tokens · 16 evictable ·\s+matcher fixed", text), text
-            # lines too wide for the pane end in … instead of scrolling sideways
-            assert "'Hello_'" in text and "…" in text
+            # a line too wide for the pane wraps under its node instead of scrolling
+            # sideways or being cut: every part of it is painted whole
+            assert "'Hello_'" in text and re.search(r"'L\.A\.!'\s+slots 6–10\s+ref 0\s+│?\s*t \d+", text), text
             assert not SCROLLBAR_MARKS.search(text), "\n".join(rows)
 
 
 class TestNarrowerTerminal:
-    async def test_a_tree_line_that_no_longer_fits_ends_in_an_ellipsis(self, tmp_path):
-        """The header fits both widths, so each node line stays on its row: the row's strip,
-        drawn for the wider pane, must be drawn again for the narrower one, not cut."""
+    async def test_a_tree_line_that_no_longer_fits_wraps_under_its_node(self, tmp_path):
+        """A node line wider than the pane wraps between its parts, the rest under the node:
+        the row's strip, drawn for the wider pane, is drawn again for the narrower one, and
+        nothing of the line is cut (issue 51: hashes, host slots and tiers were)."""
         long_key = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
         script = f'insert "{long_key}"\ninsert "{long_key}xyzxyzxyzxyzxyz"\n'
         async with stepper(tmp_path, script=script, size=(140, 30)) as (app, pilot):
@@ -53,10 +55,13 @@ class TestNarrowerTerminal:
             await pilot.pause()
             wide = pane_rows(app, "#tree-pane")[2]
             assert "slots 0–76  ref 0" in wide, wide   # the whole line fits at 140 columns
-            await pilot.resize_terminal(104, 30)
-            await wait_until(pilot, lambda: len(pane_rows(app, "#tree-pane")[2]) < len(wide))
-            narrow = pane_rows(app, "#tree-pane")[2]
-            assert narrow[1:-1].rstrip().endswith("…"), narrow
+            await pilot.resize_terminal(90, 30)
+            await wait_until(pilot, lambda: pane_rows(app, "#tree-pane")[2] != wide)
+            rows = [row[1:-1].rstrip() for row in pane_rows(app, "#tree-pane")]
+            at = next(i for i, row in enumerate(rows) if "└──" in row)
+            first, rest = rows[at:at + 2]
+            assert not first.endswith("…") and "slots 0–76" in first + rest, (first, rest)
+            assert re.search(r"ref 0\s+t \d+$", rest), rest
 
 
 class TestAt200x55:

@@ -39,6 +39,16 @@ async def test_the_recording_draws_its_last_tree_with_figures_and_steps_back():
         assert "gaps 1" in painted and "recovered 1" in painted
         await pilot.press("left")
         painted = await wait_for(pilot, app, "seq 8")
-        assert "batch 9 of 10 kept" in painted and "slots 28–31" in painted
+        assert "batch 9 of 10 kept" in painted and "tokens 28–31" in painted and "t 0" not in painted
         await pilot.press("end")
         await wait_for(pilot, app, "seq 9 ")
+
+
+async def test_before_the_first_batch_the_screen_says_what_it_waits_for():
+    """A watcher started before its server has sent anything: the root and what to do, not a
+    blank screen (a recording whose first batch has not played yet stands in for it)."""
+    app = app_for(EXAMPLE)
+    app.records = []          # nothing arrives
+    async with app.run_test(size=(120, 40)) as pilot:
+        painted = await wait_for(pilot, app, "waiting for the first batch")
+        assert "root  (no batch yet)" in painted and "send it a request" in painted

@@ -48,6 +48,24 @@ class TestCommand:
         code, out, _ = cli("why-miss", "You are kind. Q: one", "You are kind. Q: two", "--page-size", "4")
         assert code == 0 and "B reuses 16 of its 20 tokens" in out and "page floor" in out
 
+    def test_the_causes_speak_of_characters_and_of_no_namespace(self, cli):
+        """A text prompt's tokens are its characters, and a prompt sent without a namespace
+        is said to be so (not "in None")."""
+        code, out, _ = cli("why-miss", "Hello world, how are you", "Hello world, who are you",
+                           "--namespace-a", "x", "--json")
+        messages = " ".join(c["message"] for c in json.loads(out)["causes"])
+        assert code == 0 and "extra_key 'x' for A, none for B" in messages and "None" not in messages
+        code, out, _ = cli("why-miss", "Hello world, how are you", "Hello world, who are you", "--json")
+        assert "A has 104 ('h'), B has 119 ('w')" in json.loads(out)["causes"][0]["message"]
+
+    def test_the_last_token_rule_says_nothing_of_the_cache_an_eviction_took(self, cli):
+        code, out, _ = cli("why-miss", "You are kind. Q: one", "You are kind.", "--between",
+                           "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "--pool-size", "48", "--json")
+        causes = {c["kind"]: c["message"] for c in json.loads(out)["causes"]}
+        assert code == 0 and set(causes) == {"last_token", "eviction"}
+        assert "all in the cache" not in causes["last_token"]
+        assert causes["last_token"].startswith("B's 13 tokens are all in A")
+
     def test_json_and_svg(self, cli, tmp_path):
         code, out, _ = cli("why-miss", "[1,2,3,4]", "[1,2,3,4]", "--json")
         doc = json.loads(out)
@@ -70,6 +88,7 @@ class TestCommand:
     @pytest.mark.parametrize("argv, message", [
         (["a", "b", "--trace", "examples/trace.jsonl"], "request numbers"),
         (["3", "1", "--trace", "examples/trace.jsonl"], "A must come before B"),
+        (["0", "2", "--trace", "examples/trace.jsonl"], "requests are numbered from 1: 0 is none of them"),
         (["a", "b", "--eviction-policy", "oldest"], "unknown eviction policy"),
         (["[1,2]", "[1,3]", "--between", "[5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]", "--pool-size", "16"],
          "does not fit")])

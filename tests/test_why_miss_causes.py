@@ -24,9 +24,9 @@ class TestOnTheEngines:
         assert costs(result) == {"another_rank": 31} and result.reused == 0
 
     @pytest.mark.parametrize("a, b, words", [
-        ({"adapter": "math"}, {}, "adapter 'math' for A, None for B"),
+        ({"adapter": "math"}, {}, "adapter 'math' for A, none for B"),
         ({"salt": "s1"}, {"salt": "s2"}, "cache salt 's1' for A, 's2' for B"),
-        ({"extra_key": "k"}, {}, "extra_key 'k' for A, None for B"),
+        ({"extra_key": "k"}, {}, "extra_key 'k' for A, none for B"),
     ])
     def test_each_part_of_a_namespace(self, a, b, words):
         result = explain(Sent(SYSTEM + (1,), **a), Sent(SYSTEM + (1, 2), **b))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from radixviz.cache.contract import Matched
 from radixviz.cache.engines import EngineSpec
 from radixviz.cache.facade import Engine as Facade
 from radixviz.cache.invariants import InvariantError, check_pool, node_label
@@ -32,6 +33,8 @@ class Node:
 
 
 class TrieCache:
+    node_class = Node   # a toy built on this one may give its nodes more fields
+
     def __init__(self, device="cpu"):
         self.device = torch.device(device)
         self.tracer = Tracer(__name__, self.snapshot)
@@ -39,7 +42,7 @@ class TrieCache:
 
     def reset(self) -> None:
         self.clock, self.next_id = 0, 1
-        self.root_node = Node(0, value=torch.empty(0, dtype=torch.int64))
+        self.root_node = self.node_class(0, value=torch.empty(0, dtype=torch.int64))
         self.evictable = 0
 
     @property
@@ -80,7 +83,7 @@ class TrieCache:
         for i, token in enumerate(key):
             child = node.children.get(token)
             if child is None:
-                child = Node(self.next_id, node, (token,), value[i:i + 1].clone(), self.clock)
+                child = self.node_class(self.next_id, node, (token,), value[i:i + 1].clone(), self.clock)
                 self.next_id += 1
                 node.children[token] = child  # step: insert.create
                 invalidate(node)
@@ -103,6 +106,7 @@ class TrieCache:
                 break
             leaf = min(leaves, key=lambda n: (n.last_access_time, n.id))
             evict_callback(leaf.value)  # step: evict.free
+            self._on_delete(leaf)
             del leaf.parent.children[leaf.key[0]]
             invalidate(leaf.parent)
             self.evictable -= 1
@@ -110,6 +114,9 @@ class TrieCache:
             if self.tracer.active: self.tracer.emit("evict.delete", K.DELETE, (leaf.parent,), leaf=leaf.id, key=leaf.key)
         if self.tracer.active: self.tracer.emit("evict.result", K.RESULT, (), evicted=evicted, target=num_tokens)
         return evicted
+
+    def _on_delete(self, leaf) -> None:
+        """A leaf is about to leave the tree (a toy with more memory frees its share)."""
 
     def lock(self, node, step: int) -> int:
         self.tracer.op = "lock" if step > 0 else "unlock"
@@ -142,6 +149,15 @@ class Engine(Facade):
     def make_cache(self) -> TrieCache:
         return TrieCache(self.pool.device)
 
+    def match_key(self, key, extra_key=None) -> Matched:
+        return Matched(*self.cache.match_prefix(key))
+
+    def insert_key(self, key, slots, priority, extra_key=None) -> int:
+        return self.cache.insert(key, slots)
+
+    def evict_backbone(self, num_tokens, release) -> None:
+        self.cache.evict(num_tokens, release)
+
     def lock(self, node) -> int:
         return self.cache.lock(node, +1)
 
@@ -161,7 +177,7 @@ class Engine(Facade):
             raise InvariantError(f"evictable size {self.cache.evictable}, unlocked nodes {evictable}")
         check_pool(self.pool, owner, held)
 
-    def preview(self, key) -> MatchPreview:
+    def preview(self, key, extra_key=None) -> MatchPreview:
         node, slots, path = self.cache.snapshot().root, [], []
         for token in as_key(key):
             node = node.child_for((token,))

@@ -18,15 +18,17 @@ engine does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .options import (EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MATCHER, PAGE, STRICT,
-                      WRITE_POLICY, EngineSettings, Option, check_host_size, settings_type)
+from .options import (COMPONENTS, EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MAMBA_CHUNK,
+                      MAMBA_PER_PATH, MAMBA_POOL, MATCHER, PAGE, STRICT, SWA_POOL, WINDOW, WRITE_POLICY,
+                      EngineSettings, Option, check_components, check_host_size, settings_type)
 
 if TYPE_CHECKING:
+    from .facade import CacheEngine
     from .pool import TokenToKVPool
 
 
@@ -47,10 +49,11 @@ class EngineSpec:
     name: str                       # as a person types it: ``engine 2026``, ``--engine 2026``
     package: str                    # the module whose ``Engine`` opens it (a wing's engine.py)
     title: str                      # one line for help texts and narration
-    options: tuple[Option, ...] = ()     # each declared once (options.py): flag, limits, default
+    options: tuple[Option[object], ...] = ()     # each declared once (options.py): flag, limits, default
     words: Callable[[Mapping], tuple] = lambda settings: ()   # settings -> ("page 4", "lfu")
-    # the options checked together, with the pool they are for (ValueError: one line); None: no such check
-    check: Callable[[Mapping, int], None] | None = None
+    # the options checked together, with the pool size (ValueError: one line), when the settings
+    # object is made (options.py EngineSettings.__post_init__); None: no such check
+    check: Callable[[EngineSettings], None] | None = None
     # the wing's module that registers the views of this engine's snapshot types on the
     # shared ones (render/views/), imported when one of its trees is first drawn; None: the
     # shared views of plain snapshots
@@ -67,6 +70,9 @@ class EngineSpec:
     checks: str | None = None
     # the script operation words this engine's script module handles (another engine refuses them)
     ops: tuple[str, ...] = ()
+    # the kinds of step its cache emits beyond the shared ones (trace.py EventKind), each with
+    # the words a view says of it: ``{"tombstone": "one component's data left a node; it stays"}``
+    kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     matcher_switch: bool = False
     release_insert: bool = False
     pages: bool = False
@@ -92,7 +98,7 @@ class EngineSpec:
         return getattr(self, capability)
 
     @property
-    def defaults(self) -> dict[str, Any]:
+    def defaults(self) -> dict[str, object]:
         """Option name -> its default, for every option this engine takes."""
         return {option.name: option.default for option in self.options}
 
@@ -101,36 +107,41 @@ class EngineSpec:
 
     @property
     def settings_type(self) -> type[EngineSettings]:
-        """The frozen dataclass of this engine's settings, a field per declared option."""
-        return settings_type(self.name, self.options)
+        """The settings dataclass of this engine: the pool size and a field per declared
+        option, checked (each value, then ``check``) whenever one is made."""
+        return settings_type(self.name, self.options, self.check)
 
-    def make_settings(self, **options: Any) -> EngineSettings:
-        """The engine's settings: its defaults, overridden by ``options`` (ValueError names
-        an option this engine does not take)."""
+    def make_settings(self, pool_size: int, **options: object) -> EngineSettings:
+        """The engine's settings for a pool of ``pool_size`` slots: its defaults, overridden by
+        ``options``; ValueError (one line) names an option this engine does not take or a value
+        it refuses."""
         unknown = sorted(set(options) - {option.name for option in self.options})
         if unknown:
             raise ValueError(f"engine {self.name} takes no option {unknown[0]!r} "
                              f"(it takes: {', '.join(self.defaults) or 'none'})")
-        return self.settings_type(**options)
+        return self.settings_type(pool_size, **options)
 
-    def settings(self, **options: Any) -> dict[str, Any]:
-        """``make_settings`` as a plain dict."""
-        return dict(self.make_settings(**options))
-
-    def pick(self, options: Mapping) -> dict[str, Any]:
-        """The part of ``options`` (a session's settings for every engine) this engine takes."""
+    def pick(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The part of ``options`` (values meant for any engine) this engine takes."""
         return {option.name: options[option.name] for option in self.options if option.name in options}
 
     @property
-    def engine_class(self) -> Any:
+    def engine_class(self) -> type[CacheEngine]:
         """The facade subclass that opens this engine (loads its subpackage, and torch)."""
-        return import_module(self.package).Engine
+        made: type[CacheEngine] = import_module(self.package).Engine
+        return made
 
-    def open(self, pool: TokenToKVPool, settings: EngineSettings | None = None, **options: Any):
+    def open(self, pool: TokenToKVPool, settings: EngineSettings | None = None, **options: object) -> CacheEngine:
         """This engine, empty, on ``pool``, behind the facade (facade.Engine), with
-        ``settings`` (else those ``options`` make). Loads its subpackage (and torch) on first
-        use; ValueError for a bad option."""
-        return self.engine_class(self, pool, self.make_settings(**options) if settings is None else settings)
+        ``settings`` (else those ``options`` make for the pool). Loads its subpackage (and
+        torch) on first use; ValueError for a bad option."""
+        return self.engine_class(self, pool, self.make_settings(pool.size, **options) if settings is None else settings)
+
+    def lacks(self, capability: str) -> str:
+        """The refusal of something only engines with ``capability`` do: ``engine 2024 has no
+        namespaces: that is the 2026 or hicache engine's``."""
+        owners = " or ".join(spec.name for spec in _with(capability)) or "no"
+        return f"engine {self.name} has no {capability.replace('_', ' ')}: that is the {owners} engine's"
 
     def part(self, kind: str) -> ModuleType | None:
         """This engine's module for ``kind`` (``views``, ``script``, ``sim``, ``quiz`` or ``checks``),
@@ -179,22 +190,41 @@ def engine_spec(name: str) -> EngineSpec:
         raise ValueError(f"unknown engine {name!r}: use {' or '.join(_ENGINES)}") from None
 
 
-def open_engine(name: str, pool: TokenToKVPool, **options: Any):
+def open_engine(name: str, pool: TokenToKVPool, **options: object) -> CacheEngine:
     """Engine ``name``, empty, on ``pool``, behind the facade (see ``EngineSpec.open``)."""
-    return engine_spec(name).open(pool, **options)
+    return engine_spec(name).open(pool, None, **options)
 
 
-def engines_with(capability: str) -> tuple:
-    """The specs of the engines that have ``capability`` (an EngineSpec flag such as ``pages``)."""
+def default_engine() -> str:
+    """The engine a session, a run and the scheduler loop open when none is named: the first
+    registered, the first release's cache (the one the chapter reads)."""
+    return next(iter(_ENGINES))
+
+
+def engine_with(capability: str, without: str | None = None) -> str:
+    """The first registered engine that has ``capability`` (and not ``without``): what a
+    feature that needs it opens (``engine_with("pages", without="host_tier")``: today's cache)."""
+    return next(spec.name for spec in _with(capability) if without is None or not spec.has(without))
+
+
+def _with(capability: str) -> tuple[EngineSpec, ...]:
     return tuple(spec for spec in _ENGINES.values() if spec.has(capability))
 
 
-def engines_without(capability: str) -> tuple:
-    """The specs of the engines that lack ``capability`` (``host_tier``: the device-only caches)."""
-    return tuple(spec for spec in _ENGINES.values() if not spec.has(capability))
+def owners_of(capability: str) -> str:
+    """``the 2026 or hicache engine: start with 'engine 2026'``: where something only engines
+    with ``capability`` do belongs, as a refusal says it."""
+    names = [spec.name for spec in _with(capability)] or ["no"]
+    return f"the {' or '.join(names)} engine: start with 'engine {names[0]}'"
 
 
-def all_options() -> dict[str, Any]:
+def flag_owners(capability: str, without: str | None = None) -> str:
+    """``2026|hicache``: the engines with ``capability`` (and not ``without``), as a command
+    line's refusal names them."""
+    return "|".join(spec.name for spec in _with(capability) if without is None or not spec.has(without))
+
+
+def all_options() -> dict[str, object]:
     """Every engine's options with their defaults (a session keeps one value for each)."""
     return {option.name: option.default for option in declared_options()}
 
@@ -270,3 +300,34 @@ register(EngineSpec("hicache", "radixviz.engines.hicache.engine",
                          "evict-host", "hicache-fixes"),
                     pages=True, priorities=True, eviction_policies=True, node_stats=True,
                     namespaces=True, kv_events=True, host_tier=True))
+
+
+def _components(settings: Mapping) -> tuple:
+    parts = tuple(settings.get("components") or COMPONENTS.default)
+    words = ["+".join(parts)]
+    if "swa" in parts:
+        words.append(f"window {settings.get('window')}")
+    if "mamba" in parts:
+        words.append(f"state every {settings.get('mamba_chunk', MAMBA_CHUNK.default)}")
+    return (*words, f"page {settings.get('page_size', PAGE.default)}", settings.get("eviction_policy", EVICTION.default))
+
+
+# the unified tree's own kinds of step (engines/unified/cache_kinds.py), in the words views say
+_UNIFIED_KINDS = MappingProxyType({
+    "validate": "each component's rule says whether a match may end on this node",
+    "best": "every component accepts this node: the match may end here",
+    "tombstone": "one component's data left this node; the node stays, with its Full KV",
+    "cascade": "evicting one component took a lower one's data on the same node with it",
+    "recover": "an insert gave an SWA tombstone inside its window its sliding-window KV back",
+    "state": "a component's data was attached to this node (SWA KV, or a Mamba state)",
+    "copy": "the request gets its own Mamba slot holding a copy of the matched state",
+    "window": "an SWA lock stamped the node where the window it holds begins",
+    "branch": "where the request should keep a window or a state so the next request can reuse more",
+})
+register(EngineSpec("unified", "radixviz.engines.unified.engine",
+                    "SGLang v0.5.23's unified tree: full, sliding-window and Mamba components (October 2026)",
+                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH),
+                    _components, check_components, views="radixviz.engines.unified.views",
+                    script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
+                    quiz="radixviz.engines.unified.quiz", ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
+                    eviction_policies=True, node_stats=True, scheduler="v0.5.23", wire="v0.5.23"))

@@ -8,10 +8,10 @@ here loads torch.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, make_dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, make_dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar, cast
 
 from radixviz.limits import HOST_SLOTS, PAGE_SIZE, Limit
 
@@ -25,12 +25,17 @@ COMMANDS = ("run", "export", "sandbox", "simulate")   # where an option may appl
 SWITCH_WORDS = ("on", "off")                          # a yes/no option's script words
 
 
+T = TypeVar("T")
+V = TypeVar("V", covariant=True)   # an option's value: an Option[int] is an Option[object]
+
+
 @dataclass(frozen=True)
-class Option:
+class Option(Generic[V]):
     """One setting an engine takes. Its kind comes from what it declares: ``limit`` a whole
-    number in bounds, ``choices`` one of a few words, else a yes/no switch (a bool default)."""
+    number in bounds, ``choices`` one of a few words, else a yes/no switch (a bool default).
+    Typed by its value: an engine reads ``settings.of(PAGE)`` as an int."""
     name: str                   # the settings key, as the engine reads it: ``page_size``
-    default: Any                # the one default there is (None: the engine works it out)
+    default: V                  # the one default there is (None: the engine works it out)
     help: str                   # one line, for --help and the script's usage
     limit: Limit | None = None
     choices: tuple[str, ...] = ()
@@ -71,18 +76,37 @@ class Option:
             return f"{self.op_name} {example}"
         return f"{self.op_name} {'|'.join(self.choices or SWITCH_WORDS)}"
 
-    def parse(self, text: str) -> Any:
+    def parse(self, text: str) -> V:
         """The value ``text`` names; ValueError with the words of a one-line refusal."""
         word = str(text).strip()
         if self.many:
-            return self._parse_names(word)
+            return cast(V, self._parse_names(word))
         if self.limit is not None:
-            return self.limit.check(word)
+            return cast(V, self.limit.check(word))
         words = self.choices or SWITCH_WORDS
         value = word.lower().replace("-", "_") if self.choices else word.lower()
         if value not in words:
             raise ValueError(f"unknown {self.name.replace('_', ' ')} {word!r}: use {', '.join(words)}")
-        return value == "on" if self.is_switch else value
+        return cast(V, value == "on" if self.is_switch else value)
+
+    def check(self, value: object) -> None:
+        """ValueError, in ``parse``'s words, unless ``value`` is one this option takes (the
+        settings object checks every value it is made with, whoever parsed it)."""
+        if value is None and self.default is None:
+            return
+        if self.many:
+            if not isinstance(value, tuple) or not set(value) <= set(self.choices):
+                raise ValueError(f"unknown {self.name.replace('_', ' ')} {value!r}: use all or "
+                                 f"{', '.join(self.choices)}")
+        elif self.limit is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{self.limit.label} must be a whole number, not {value!r}")
+            self.limit.check(value)
+        elif self.choices:
+            if value not in self.choices:
+                raise ValueError(f"unknown {self.name.replace('_', ' ')} {value!r}: use {', '.join(self.choices)}")
+        elif not isinstance(value, bool):
+            raise ValueError(f"{self.name.replace('_', ' ')} is on or off, not {value!r}")
 
     def _parse_names(self, word: str) -> tuple[str, ...]:
         names = {part.strip().replace("-", "_").lower() for part in word.split(",") if part.strip()}
@@ -95,81 +119,115 @@ class Option:
         return tuple(name for name in self.choices if name in names)
 
     @property
-    def kind(self) -> Any:
+    def kind(self) -> object:
         """The type of its value: a whole number, a word, several words or a yes/no."""
         if self.many:
             return tuple[str, ...]
-        kind: Any = int if self.limit is not None else str if self.choices else bool
+        kind: type = int if self.limit is not None else str if self.choices else bool
         return kind | None if self.default is None else kind
 
     def default_text(self) -> str:
         if self.many:
-            return ",".join(self.default) or "none"
+            return ",".join(cast("tuple[str, ...]", self.default)) or "none"
         return "off" if self.default is False else "on" if self.default is True else str(self.default)
 
 
-class EngineSettings(Mapping[str, Any]):
-    """One engine's settings, frozen: a dataclass made from its declared options (a field
-    each, typed by the option: ``settings_type``), built once where the options are read
-    (the command line, a session's ``engine`` line) and handed whole to the engine, which
-    keeps its working copy (``dict(settings)``: a script may change a live option). A Mapping
-    too, so badges and checks read ``settings["page_size"]`` as they read a dict."""
+class EngineSettings(Mapping[str, object]):
+    """One engine's settings: the pool it opens on and a field per declared option, made as a
+    ``@dataclass(frozen=True, slots=True)`` per engine (``settings_type``) and checked once, in
+    ``__post_init__``, where it is made (the command line, a script line, the scheduler form):
+    each value against its option, then the engine's check of them together. Passed whole to
+    the engine; a live change (``replace``) makes a new one, checked the same way. A Mapping
+    of the options too, so badges read ``settings["page_size"]`` as they read a snapshot's."""
 
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._names():
+    __slots__ = ()
+    pool_size: int                                    # the device pool's slots (a field of each type)
+    engine: ClassVar[str] = ""                        # the registry's name of the engine they are for
+    declared: ClassVar[tuple[Option[object], ...]] = ()
+    names: ClassVar[tuple[str, ...]] = ()             # the declared options' names, in order
+    together: ClassVar[tuple[Callable[[EngineSettings], None], ...]] = ()
+
+    if TYPE_CHECKING:   # what settings_type's dataclasses take
+        def __init__(self, pool_size: int, **options: object) -> None: ...
+
+    def __post_init__(self) -> None:
+        if isinstance(self.pool_size, bool) or not isinstance(self.pool_size, int) or self.pool_size < 1:
+            raise ValueError(f"pool size must be a positive whole number, not {self.pool_size!r}")
+        for option in self.declared:
+            option.check(getattr(self, option.name))
+        for check in self.together:
+            check(self)
+
+    def of(self, option: Option[T]) -> T:
+        """The value of ``option`` (one this engine declares), typed by the option."""
+        return cast(T, getattr(self, option.name))
+
+    def replace(self, **changes: object) -> EngineSettings:
+        """These settings with ``changes``, checked as new ones are (ValueError)."""
+        values: dict[str, object] = {name: getattr(self, name) for name in self.names}
+        values.update(changes)
+        pool_size = values.pop("pool_size", self.pool_size)
+        if not isinstance(pool_size, int):
+            raise ValueError(f"pool size must be a positive whole number, not {pool_size!r}")
+        return type(self)(pool_size, **values)
+
+    def __getitem__(self, name: str) -> object:
+        if name not in self.names:
             raise KeyError(name)
         return getattr(self, name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
+        return iter(self.names)
 
     def __len__(self) -> int:
-        return len(self._names())
-
-    def _names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(self))  # type: ignore[arg-type]  # a generated dataclass
+        return len(self.names)
 
 
 @cache
-def settings_type(engine: str, options: tuple[Option, ...]) -> type[EngineSettings]:
-    """The frozen settings dataclass of an engine with these options (made once per engine)."""
+def settings_type(engine: str, options: tuple[Option[object], ...],
+                  check: Callable[[EngineSettings], None] | None = None) -> type[EngineSettings]:
+    """The settings dataclass of an engine with these options and this check of them
+    together (made once per engine)."""
     title = "".join(part.capitalize() for part in engine.replace("-", "_").split("_")) or "Engine"
-    made = make_dataclass(f"Settings{title}", [(o.name, o.kind, field(default=o.default)) for o in options],
-                          bases=(EngineSettings,), frozen=True)
+    made = make_dataclass(f"Settings{title}", [("pool_size", int),
+                                               *((o.name, o.kind, field(default=o.default)) for o in options)],
+                          bases=(EngineSettings,), frozen=True, slots=True,
+                          namespace={"engine": engine, "declared": options, "names": tuple(o.name for o in options),
+                                     "together": (check,) if check else ()})
     return made
 
 
 # The options today's engines share: one declaration, so one default, limits and help each.
-MATCHER = Option("buggy", False, "start with the pre-#7 matcher", what="the #7 matcher switch",
-                 op="matcher", commands=("run", "export", "sandbox"), live=True)
-STRICT = Option("strict", True, "refuse a value shorter than its key (False: as before #4)",
-                flag=None, op=None)
-PAGE = Option("page_size", PAGE_SIZE.default, f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high}",
-              limit=PAGE_SIZE, what="pages")
-EVICTION = Option("eviction_policy", "lru", f"the eviction order: {', '.join(POLICY_NAMES)}",
-                  choices=POLICY_NAMES, what="eviction policies", op="eviction", live=True)
-KV_EVENTS = Option("kv_events", False, "KV events on: the cache hashes its pages and reports each "
-                   "page stored and removed", what="KV events", flag="--events", op="events",
-                   commands=("run", "export", "sandbox"))
-HOST_SIZE = Option("host_size", None, f"host pool slots, more than --pool-size (default: "
-                   f"{HOST_TO_DEVICE_RATIO:g}x the pool, plus a page, as SGLang's ratio gives)",
-                   limit=HOST_SLOTS, what="a host tier")
-WRITE_POLICY = Option("write_policy", "write_through", f"when a node is copied to the host: "
-                      f"{', '.join(WRITE_POLICY_NAMES)}", choices=WRITE_POLICY_NAMES,
-                      what="a host tier", live=True)
+MATCHER: Option[bool] = Option("buggy", False, "start with the pre-#7 matcher", what="the #7 matcher switch",
+                               op="matcher", commands=("run", "export", "sandbox"), live=True)
+STRICT: Option[bool] = Option("strict", True, "refuse a value shorter than its key (False: as before #4)",
+                              flag=None, op=None)
+PAGE: Option[int] = Option("page_size", PAGE_SIZE.default or 1, f"tokens per page, {PAGE_SIZE.low} to {PAGE_SIZE.high}",
+                           limit=PAGE_SIZE, what="pages")
+EVICTION: Option[str] = Option("eviction_policy", "lru", f"the eviction order: {', '.join(POLICY_NAMES)}",
+                               choices=POLICY_NAMES, what="eviction policies", op="eviction", live=True)
+KV_EVENTS: Option[bool] = Option("kv_events", False, "KV events on: the cache hashes its pages and reports each "
+                                 "page stored and removed", what="KV events", flag="--events", op="events",
+                                 commands=("run", "export", "sandbox"))
+HOST_SIZE: Option[int | None] = Option("host_size", None, f"host pool slots, more than --pool-size (default: "
+                                       f"{HOST_TO_DEVICE_RATIO:g}x the pool, plus a page, as SGLang's ratio gives)",
+                                       limit=HOST_SLOTS, what="a host tier")
+WRITE_POLICY: Option[str] = Option("write_policy", "write_through", f"when a node is copied to the host: "
+                                   f"{', '.join(WRITE_POLICY_NAMES)}", choices=WRITE_POLICY_NAMES,
+                                   what="a host tier", live=True)
 
 # SGLang's two write_back bugs of 9fbe6800a the host tier can bring back (engines/hicache/cache_head_bugs.py,
 # which loads torch, holds the same names); the script's ``hicache-fixes`` sets them too
 HEAD_BUG_NAMES = ("load_back_unprotected", "host_leaf_by_evicted")
-HEAD_BUGS = Option("head_bugs", (), "bring back SGLang's write_back bugs of 9fbe6800a: all (when "
-                   "given alone) or " + ", ".join(HEAD_BUG_NAMES), choices=HEAD_BUG_NAMES, many=True,
-                   what="a host tier", op=None, live=True)
+HEAD_BUGS: Option[tuple[str, ...]] = Option("head_bugs", (), "bring back SGLang's write_back bugs of 9fbe6800a: all (when "
+                                            "given alone) or " + ", ".join(HEAD_BUG_NAMES), choices=HEAD_BUG_NAMES, many=True,
+                                            what="a host tier", op=None, live=True)
 
 
-def check_host_size(settings: Mapping[str, Any], pool_size: int) -> None:
+def check_host_size(settings: EngineSettings) -> None:
     """ValueError unless the host pool is larger than the device pool and whole pages, as
     SGLang requires (the hicache engine's check of its options together)."""
-    host, page = settings.get("host_size"), settings.get("page_size", 1)
+    host, page, pool_size = settings.of(HOST_SIZE), settings.of(PAGE), settings.pool_size
     if host is None:
         return
     if host <= pool_size:
@@ -177,3 +235,44 @@ def check_host_size(settings: Mapping[str, Any], pool_size: int) -> None:
                          f"({pool_size} slots), as SGLang requires")
     if host % page:
         raise ValueError(f"host size {host} is not whole pages of {page}")
+
+
+# SGLang v0.5.23's unified tree (engines/unified/): which components a node holds data for,
+# the sliding window, where Mamba states are kept, and the two further pools' sizes
+COMPONENT_NAMES = ("full", "swa", "mamba")
+COMPONENTS: Option[tuple[str, ...]] = Option("components", ("full",), "what the tree's nodes hold: full (always), and "
+                                             "swa (sliding-window KV, needs --window) and mamba (a recurrent state)",
+                                             choices=COMPONENT_NAMES, many=True, what="components")
+WINDOW: Option[int | None] = Option("window", None, "the sliding window in tokens (the swa component's W)",
+                                    limit=Limit("window", 1, 4096), what="a sliding window")
+MAMBA_CHUNK: Option[int] = Option("mamba_chunk", 64, "tokens between the points a Mamba state may be kept "
+                                  "(SGLang's chunk: 64; a small one shows the branching points)",
+                                  limit=Limit("Mamba state spacing", 1, 4096), what="Mamba states")
+SWA_POOL: Option[int | None] = Option("swa_pool", None, "slots in the sliding-window KV pool (default: --pool-size)",
+                                      limit=Limit("swa pool", 1, 1 << 20), what="a sliding window")
+MAMBA_POOL: Option[int | None] = Option("mamba_pool", None, "Mamba state slots (default: a sixteenth of --pool-size, "
+                                        "at least 8)", limit=Limit("mamba pool", 1, 1 << 16), what="Mamba states")
+MAMBA_PER_PATH: Option[int | None] = Option("mamba_per_path", None, "the most Mamba states kept on one path "
+                                            "(default: no limit)", limit=Limit("Mamba states a path", 1, 4096),
+                                            what="Mamba states")
+
+
+def default_mamba_pool(pool_size: int) -> int:
+    """The Mamba pool a unified engine gets when none is named (``MAMBA_POOL``'s help says it)."""
+    return max(8, pool_size // 16)
+
+
+def check_components(settings: EngineSettings) -> None:
+    """ValueError unless the unified engine's options fit together: full among the components,
+    a window with swa, a state spacing and page that divide one another, pools of a page."""
+    components, page = settings.of(COMPONENTS), settings.of(PAGE)
+    if "full" not in components:
+        raise ValueError("components: full (full-attention KV) is the tree's backbone and must be one of them")
+    if "swa" in components and settings.of(WINDOW) is None:
+        raise ValueError("the swa component needs its sliding window: --window N (script: window N first)")
+    chunk = settings.of(MAMBA_CHUNK)
+    if "mamba" in components and max(chunk, page) % min(chunk, page):
+        raise ValueError(f"the Mamba state spacing ({chunk}) and the page size ({page}) must divide one another")
+    for name, size in (("pool size", settings.pool_size), ("swa pool", settings.of(SWA_POOL))):
+        if size is not None and size < page:
+            raise ValueError(f"{name} {size} holds no whole page of {page}")

@@ -11,11 +11,14 @@ from sys import getsizeof
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
 
+from .memory import DEVICE, Held, NodePart
 from .keys import get_child_key
 from .recent import recent_property
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from .memory import Component
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,13 @@ class NodeSnapshot:
         kids = ", ".join(f"#{c.id}" for c in self.children[:8]) + (", …" if len(self.children) > 8 else "")
         return f"{type(self).__name__}(id={self.id}, key={self.key!r}, ref={self.ref}, children=[{kids}])"
 
+    @property
+    def parts(self) -> tuple[NodePart, ...]:
+        """What it holds of each component its tree declares (``TreeSnapshot.components``), in
+        that order: here the one pool's slots and locks. An engine that keeps more memory
+        gives its node snapshots their own."""
+        return (NodePart(DEVICE, self.value, self.ref),)
+
     def walk(self) -> Iterator[NodeSnapshot]:
         """This node and its descendants, depth first, parents before children."""
         stack = [self]
@@ -94,6 +104,18 @@ class TreeSnapshot:
     @property
     def total_size(self) -> int:
         return self.root.subtree_tokens
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        """The kinds of memory its engine keeps (contract.py), the backbone first; each node's
+        ``parts`` follow this order."""
+        return (DEVICE,)
+
+    @property
+    def held(self) -> tuple[Held, ...]:
+        """Per component, what the tree holds: evictable and protected sizes (here the one
+        pool's: its evictable counter, and the tokens on locked nodes)."""
+        return (Held(DEVICE, self.evictable_size, locked_tokens(self.root)),)
 
     @property
     def nodes(self) -> dict:
@@ -139,6 +161,18 @@ class TreeSnapshot:
 _LAST_INDEXED: list = [None]   # the TreeSnapshot whose ``nodes`` was built last
 
 
+def locked_tokens(root: NodeSnapshot) -> int:
+    """Tokens on nodes a lock holds (a lock holds its whole path, so locked subtrees hang
+    from the root): the protected size of a tree that keeps no such counter."""
+    total, stack = 0, list(root.children)
+    while stack:
+        node = stack.pop()
+        if node.ref > 0:
+            total += len(node.key)
+            stack.extend(node.children)
+    return total
+
+
 def _own_fields(kind: type) -> tuple:
     """The dataclass fields of a NodeSnapshot type but ``children`` (compared by the walk)."""
     found = _OWN_FIELDS.get(kind)
@@ -182,7 +216,10 @@ def _update_index(index: dict, parents: dict, old: NodeSnapshot, new: NodeSnapsh
 class ReleaseTreeSnapshot(TreeSnapshot):
     """The first release's tree (engine 2024), typed apart so views dispatch on it: its
     header names the #7 matcher (``buggy_match``) and the #4 drift of its counter. Its nodes
-    are plain NodeSnapshots, as a plug-in engine's may be."""
+    are plain NodeSnapshots, as a plug-in engine's may be. ``short_values``: the tree took a
+    value shorter than its key (#4), so its counter can drift; until then a counter that
+    differs from the truth is an operation mid-way (a new leaf before the step counting it)."""
+    short_values: bool = False
 
 
 @dataclass(frozen=True)

@@ -99,3 +99,15 @@ def slot_ranges(slots: Iterable[int], *, compact: bool = False, max_runs: int = 
     if compact and len(runs) > max_runs:
         shown.append(f"{ELLIPSIS}+{len(runs) - max_runs}")
     return ("," if compact else ", ").join(shown)
+
+
+def node_label(tree, node_id: int | None) -> str:
+    """How words name node ``node_id`` of snapshot ``tree``: its key quoted, as the tree's line
+    shows it ("the root" for the root). A node the root no longer reaches (SGLang's 9fbe6800a
+    bugs, as the host tier's snapshot lists them) keeps its key; one gone from the tree is
+    called so (a node's number is nowhere on screen)."""
+    node = tree.nodes.get(node_id)
+    if node is not None:
+        return "the root" if not node.key else key_text(node.key)
+    lost = next((key for number, key, *_ in getattr(tree, "unreachable", ()) if number == node_id), None)
+    return f"{key_text(lost)} (out of the tree)" if lost is not None else "a node no longer in the tree"

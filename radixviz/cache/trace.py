@@ -12,8 +12,12 @@ The API an engine uses (RadixCache and ModernRadixCache share it)::
   one attribute test; the arguments are not even built.
 - ``emit(step, kind, nodes, **data)`` sends one Event to the observer. ``step`` is a stable
   label, unique within the engine module, for the line that did the work; ``kind`` says what
-  sort of step it was (views narrate by kind); ``nodes`` are the live nodes it touched (the
-  event keeps their ids); ``data`` holds immutable details. Capture an old value before the
+  sort of step it was (views narrate by kind): one of the shared ``EventKind``s, or a kind of
+  the engine's own (a string, or its own str enum), declared with its words in its registry
+  line (``EngineSpec.kinds``): the kinds are open. ``nodes`` are the live nodes it touched (the
+  event keeps their ids); ``data`` holds immutable details. A step that frees or takes slots
+  of a component other than the first names it (``component="window"``) and lists the slots
+  under that component's ``touched`` key (contract.py). Capture an old value before the
   change and pass it (``old=...``): never recompute it backwards.
 - The tree must be up to date before the emit: the event carries ``snapshot()`` of the whole
   tree, and snapshots stay correct only because every mutation calls
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 
 
 class EventKind(str, enum.Enum):
+    """The kinds of step every engine may take (an engine adds its own: ``kind_name``)."""
     VISIT = "visit"              # a helper stepped onto a node and refreshed its access time
     COMPARE = "compare"          # an edge was compared with the rest of the key
     SPLIT = "split"              # an edge was cut in two
@@ -84,10 +89,17 @@ HOST_TIER_KINDS = frozenset({EventKind.HOST_HIT, EventKind.WRITE, EventKind.LOAD
 # steps only a 2026 cache with KV events enabled takes
 KV_EVENT_KINDS = frozenset({EventKind.KV_EVENT})
 
+
+def kind_name(kind: str) -> str:
+    """A step's kind as views and frames name it: the value of a shared ``EventKind`` (or of
+    an engine's own str enum), or an engine's own kind as it is."""
+    return kind.value if isinstance(kind, enum.Enum) else kind
+
+
 @dataclass(frozen=True, slots=True)   # slots: a session keeps one per step
 class Event:
     seq: int                 # position in this cache's event stream
-    kind: EventKind
+    kind: str                # an EventKind, or a kind the engine declares (EngineSpec.kinds)
     step: str                # the engine's label for the line that did it, e.g. "match.compare"
     op: str                  # the public method running: match_prefix, insert, evict, ...
     source: str              # the engine module that emitted it, e.g. "radixviz.engines.v2024.cache"
@@ -130,10 +142,10 @@ class Tracer:
         self.active = callback is not None
         self._last = None   # steps nobody watched came between: the next picture is whole
 
-    def emit(self, step: str, kind: EventKind, nodes: Sequence[Any] = (), **data: Any) -> None:
+    def emit(self, step: str, kind: str, nodes: Sequence[Any] = (), **data: Any) -> None:
         self.emit_from(self.source, step, kind, nodes, data)
 
-    def emit_from(self, source: str, step: str, kind: EventKind, nodes: Sequence[Any], data: dict) -> None:
+    def emit_from(self, source: str, step: str, kind: str, nodes: Sequence[Any], data: dict) -> None:
         """``emit`` for a step written in another module of the same engine (``branch``)."""
         observer = self._observer
         assert observer is not None, "emit() only while active: if tr.active: tr.emit(...)"
@@ -143,7 +155,7 @@ class Tracer:
         observer(Event(self.seq, kind, step, self.op, source,
                        tuple([n.id for n in nodes]), MappingProxyType(data), tree))
 
-    def _picture(self, kind: EventKind, nodes: Sequence[Any]) -> TreeSnapshot | LazyTree:
+    def _picture(self, kind: str, nodes: Sequence[Any]) -> TreeSnapshot | LazyTree:
         """The tree after this step. A step that changed no node, or only its first node's
         own fields (and invalidated nothing else since the last step), gets a LazyTree: the
         picture before it and that node's new snapshot, made into a tree when read. Any
@@ -151,7 +163,7 @@ class Tracer:
         last, touched = self._last, touched_since()
         field = kind in FIELD_KINDS and bool(nodes)
         if last is not None and touched is not None and (field or kind in QUIET_KINDS) and \
-                all(n is nodes[0] for n in touched) and (field or not touched) and \
+                (field or not touched) and all(n is nodes[0] for n in touched) and \
                 (not isinstance(last, LazyTree) or last.steps < MAX_LAZY_STEPS):
             header, live_root, make = header_of(self._snapshot)
             if live_root is not None and live_root is self._live_root:
@@ -187,5 +199,5 @@ class TracerBranch:
     def op(self, value: str) -> None:
         self.root.op = value
 
-    def emit(self, step: str, kind: EventKind, nodes: Sequence[Any] = (), **data: Any) -> None:
+    def emit(self, step: str, kind: str, nodes: Sequence[Any] = (), **data: Any) -> None:
         self.root.emit_from(self.source, step, kind, nodes, data)

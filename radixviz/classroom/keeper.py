@@ -1,7 +1,7 @@
 """One student's app process, kept apart from the HTTP front (issue 39): a front that dies
 (killed, crashed) does not take the apps with it.
 
-``python -m radixviz.classroom.keeper FOLDER NAME IDLE COMMAND`` runs in its own session
+``python -m radixviz.classroom.keeper FOLDER NAME IDLE MEMORY COMMAND`` runs in its own session
 (the front starts it with ``start_new_session``). It owns the app's pipes and listens on
 the unix socket FOLDER/NAME.sock (mode 0600, in the student's own folder under the
 teacher's class folder); FOLDER/NAME.json says which keeper and app pids are behind it, for
@@ -21,6 +21,13 @@ them, then asks for a repaint. One front at a time: a second is sent ``B`` (busy
 orphans: the keeper ends with its app (and the app with it: PR_SET_PDEATHSIG), on SIGTERM
 (serve's shutdown), and after IDLE seconds with no front attached. Only the standard
 library is imported: a keeper starts in a few milliseconds.
+
+The app is confined to MEMORY bytes of address space (RLIMIT_AS; 0: no limit), set in the
+app's process before its command runs: an allocation past it fails in that app alone
+(MemoryError), never the machine's out-of-memory killer choosing another student's app or
+the server. Its files are held to the student's share of the class's disk
+(RADIXVIZ_DISK_SHARE, in its environment: radixviz.files checks each write against it) by
+RLIMIT_FSIZE too: no one file grows past the share, whichever way it is written.
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ import contextlib
 import ctypes
 import json
 import os
+import resource
 import signal
 import sys
 from collections import deque
@@ -39,6 +47,7 @@ STDERR_KEPT = 4096              # bytes of the app's stderr kept (the front's to
 MAX_PACKET = 8 << 20            # a front's packet larger than this is no keystroke: the front is cut off
 FIRST_FRONT_SECONDS = 20        # an app that ended before its first front attached waits this long for it
 READY = b"ready"                # the keeper's one line on stdout, once it listens
+DISK_SHARE_ENV = "RADIXVIZ_DISK_SHARE"   # radixviz.files' name (only the standard library here)
 
 
 def packet(kind: bytes, payload: bytes) -> bytes:
@@ -54,12 +63,18 @@ async def read_packet(reader: asyncio.StreamReader, most: int = MAX_PACKET) -> t
     return kind, await reader.readexactly(size)
 
 
-def ending_with(parent: int, umask: int):
+def ending_with(parent: int, umask: int, memory: int = 0):
     """What the app runs before its command: Linux ends it when its keeper ends (SIGKILLed
     or not); a keeper already gone by then (between the fork and this) ends it at once. It
-    gets the umask the keeper was started with (not the keeper's own, for its socket)."""
+    gets the umask the keeper was started with (not the keeper's own, for its socket), and
+    at most ``memory`` bytes of address space (0: as the keeper)."""
     def prepare() -> None:
         os.umask(umask)
+        if memory > 0:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        share = os.environ.get(DISK_SHARE_ENV, "")
+        if share.isdigit():     # Python ignores SIGXFSZ: a write past it fails with EFBIG
+            resource.setrlimit(resource.RLIMIT_FSIZE, (int(share), int(share)))
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
         if os.getppid() != parent:
@@ -68,8 +83,8 @@ def ending_with(parent: int, umask: int):
 
 
 class Keeper:
-    def __init__(self, folder: str, name: str, idle: float, command: str) -> None:
-        self.folder, self.name, self.idle, self.command = folder, name, idle, command
+    def __init__(self, folder: str, name: str, idle: float, command: str, memory: int = 0) -> None:
+        self.folder, self.name, self.idle, self.command, self.memory = folder, name, idle, command, memory
         self.front: asyncio.StreamWriter | None = None
         self.kept: deque[bytes] = deque()
         self.kept_bytes = 0
@@ -185,7 +200,7 @@ class Keeper:
         server = await asyncio.start_unix_server(self.on_front, path=f"{self.name}.sock")
         self.app = app = await asyncio.create_subprocess_shell(
             self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=started_in, preexec_fn=ending_with(os.getpid(), umask))
+            stderr=asyncio.subprocess.PIPE, cwd=started_in, preexec_fn=ending_with(os.getpid(), umask, self.memory))
         with open(f"{self.name}.json.part", "w") as out:
             json.dump({"keeper": os.getpid(), "app": app.pid}, out)
         os.replace(f"{self.name}.json.part", f"{self.name}.json")
@@ -220,8 +235,8 @@ class Keeper:
 
 
 def main(argv: list[str]) -> int:
-    folder, name, idle, command = argv
-    return asyncio.run(Keeper(folder, name, float(idle), command).run())
+    folder, name, idle, memory, command = argv
+    return asyncio.run(Keeper(folder, name, float(idle), command, int(memory)).run())
 
 
 if __name__ == "__main__":

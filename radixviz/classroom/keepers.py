@@ -47,14 +47,15 @@ class Attached:
     socket: Path
 
 
-async def start_keeper(command: str, env: dict[str, str], folder: Path, idle: float) -> tuple[Path, int]:
-    """A new keeper in its own session, running ``command``: its socket's path once it
-    listens, and its pid. A keeper given up on (silent, or the session cancelled or failing
-    while it starts) is killed, and its app with it (PR_SET_PDEATHSIG): no app is left
-    to its idle timeout."""
+async def start_keeper(command: str, env: dict[str, str], folder: Path, idle: float,
+                       memory: int = 0) -> tuple[Path, int]:
+    """A new keeper in its own session, running ``command`` within ``memory`` bytes of
+    address space (0: no limit): its socket's path once it listens, and its pid. A keeper
+    given up on (silent, or the session cancelled or failing while it starts) is killed,
+    and its app with it (PR_SET_PDEATHSIG): no app is left to its idle timeout."""
     name = secrets.token_hex(8)
     keeper = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "radixviz.classroom.keeper", str(folder), name, str(idle), command,
+        sys.executable, "-m", "radixviz.classroom.keeper", str(folder), name, str(idle), str(memory), command,
         env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
     # reaped when it ends, by this front (a front started after this one is not its parent)

@@ -10,13 +10,13 @@ Without them one client keeping no cookie joined 1,990 made-up students in a min
 from __future__ import annotations
 
 import ipaddress
-import os
 import time
 from collections import deque
 from typing import TYPE_CHECKING
 
+from radixviz.files import folder_bytes
+
 if TYPE_CHECKING:
-    from pathlib import Path
     from .students import Roster, Student
 
 JOIN_WINDOW = 60.0          # seconds: the "minute" of --joins-per-minute
@@ -87,25 +87,6 @@ class JoinLimiter:
             return JOIN_WINDOW - (now - times[0])
         times.append(now)
         return 0.0
-
-
-def folder_bytes(folder: Path) -> int:
-    """Bytes of the files under ``folder`` (links not followed: a link counts as itself)."""
-    total, stack = 0, [os.fspath(folder)]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(entry.path)
-                        else:
-                            total += entry.stat(follow_symlinks=False).st_size
-                    except OSError:
-                        pass
-        except OSError:
-            pass
-    return total
 
 
 class DiskBudget:

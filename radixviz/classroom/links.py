@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from .guards import same_secret
 from .pages import page
 
 if TYPE_CHECKING:
@@ -27,8 +28,7 @@ if TYPE_CHECKING:
 CLASS_COOKIE, STUDENT_COOKIE = "radixviz_class", "radixviz_student"
 CONFIRM_SECONDS = 600       # a confirmation page's token lasts this long
 MAX_PENDING = 1000          # tokens kept at once (the oldest dropped first): each is a page load
-NO_FRAMES = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
-             "Cache-Control": "no-store", "Referrer-Policy": "same-origin"}   # no-referrer would send Origin: null
+UNCACHED = {"Cache-Control": "no-store"}     # not framed, not sniffed: every page's headers (guards.py)
 
 
 class LinkRoutes:
@@ -52,7 +52,7 @@ class LinkRoutes:
         student's key bound at once only when safe, else asked (``_confirm_page``)."""
         query = request.query
         code = query.get("class")
-        if self.token is not None and code is not None and not secrets.compare_digest(code, self.token):
+        if self.token is not None and code is not None and not same_secret(code, self.token):
             return self._refused(403, "Wrong class link", "This link's class code is not this class's.")
         key = query.get("student")
         wanted = None if key is None else self.roster.get(key)
@@ -80,7 +80,7 @@ class LinkRoutes:
         token = secrets.token_urlsafe(24)
         pending[token] = (wanted.id, now + CONFIRM_SECONDS)
         self._pending = pending
-        return web.Response(content_type="text/html", headers=NO_FRAMES, text=page(
+        return web.Response(content_type="text/html", headers=UNCACHED, text=page(
             "confirm", title=self.title, wanted=wanted.name, current=current.name if current else "",
             token=token))
 

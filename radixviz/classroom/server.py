@@ -33,16 +33,17 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from radixviz.files import ReadError, atomic_write, decode_text, free_name
-from radixviz.script import ScriptError, parse_script
-from radixviz.tui.sandbox_work import MAX_SCRIPTS, SUFFIX, safe_name
+from radixviz.settings import DEFAULT_SESSION_MB, session_caps
 
 from .connections import ConnectionGuard, body_deadline, connection_caps, raise_file_limit, request_rate
 from .connections import serve_forever
+from .file_routes import MAX_UPLOAD, FileRoutes
+from .guards import contain_errors, content_policy, protect, same_secret
+from .logs import start_logging
 from .keepers import IDLE_SECONDS, is_keeper, left_behind, stop_keeper, wait_gone
 from .pages import app_page, full_page, page
 from .priority import SessionPriorities
@@ -52,12 +53,11 @@ from .links import CLASS_COOKIE, STUDENT_COOKIE, LinkRoutes
 from .students import DEFAULT_STUDENTS, KEY_DAYS, MAX_NAME, Roster, RosterError
 from .sessions import SessionRoutes, bounded_int
 from .teacher import TeacherRoutes
-from .textual_serve_adapter import Server
+from .textual_serve_adapter import ClassroomDownloads, Server
 
 TICKET_SECONDS = 60       # a page whose websocket has not connected by then must be reloaded
 TICKETS_PER_CLIENT = 8    # a client's unused tickets beyond this (or twice --per-client) drop the oldest
 RETRY_SECONDS = 15        # how often the "class is full" page tries again
-MAX_UPLOAD = 100_000      # bytes in an uploaded script
 JOINS_PER_MINUTE = 10     # joins one address may make in a minute (serve --joins-per-minute)
 DISK_MB = 300             # the class folder's budget (serve --disk-mb), shared out by --max-students
 COOKIE_SECONDS = 365 * 24 * 3600
@@ -73,7 +73,7 @@ class Ticket:
     until: float
 
 
-class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
+class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, FileRoutes, Server):
     """textual-serve's server with students, a class code, checked origins and caps."""
 
     def __init__(self, command: str, *, host: str, port: int, max_sessions: int, class_dir: Path,
@@ -81,7 +81,8 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
                  title: str = "radixviz", on_start=None, max_students: int = DEFAULT_STUDENTS,
                  joins_per_minute: int = JOINS_PER_MINUTE, disk_mb: int = DISK_MB, key_days: int = KEY_DAYS,
                  per_student: int = 3, trust_proxy: str | None = None,
-                 requests_per_second: float = REQUESTS_PER_SECOND, detached_timeout: float = IDLE_SECONDS) -> None:
+                 requests_per_second: float = REQUESTS_PER_SECOND, detached_timeout: float = IDLE_SECONDS,
+                 memory_mb: int = DEFAULT_SESSION_MB, confine_memory: bool = True, lesson_dirs=()) -> None:
         super().__init__(command, host=host, port=port, title=title)
         self.max_sessions, self.per_client, self.token = max_sessions, per_client, token
         self.per_student, self.trust_proxy = per_student, trust_proxy
@@ -96,6 +97,13 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         # (they count in the class's cap until they end or a student goes on with one)
         self.detached: dict[Path, dict] = {}
         self.detached_timeout = detached_timeout
+        # each session's memory budget; the OS holds each app to it (RLIMIT_AS) unless the
+        # apps use CUDA, which reserves far more address space than any budget
+        self.memory_mb, self.confine_memory = memory_mb, confine_memory
+        self.caps = session_caps(memory_mb)
+        self.download_manager = ClassroomDownloads(self.caps)
+        self.lesson_dirs = tuple(str(d) for d in lesson_dirs)     # the report names their lessons
+        self.last_keystroke: dict[str, float] = {}                 # student id -> when (time.time())
         self.teacher_key = teacher_key or secrets.token_urlsafe(12)
         self.loopback = is_loopback(host)
         self.names = {n.lower() for n in (*LOOPBACK_NAMES, *allow_hosts, *machine_names())}
@@ -148,7 +156,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
     def has_code(self, request: web.Request) -> bool:
         if self.token is None:
             return True
-        return secrets.compare_digest(request.cookies.get(CLASS_COOKIE, ""), self.token)
+        return same_secret(request.cookies.get(CLASS_COOKIE), self.token)
 
     def student_of(self, request: web.Request):
         return self.roster.get(request.cookies.get(STUDENT_COOKIE))
@@ -191,7 +199,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         page on this client and has not expired."""
         found = self.tickets.pop(ticket, None)
         return (found is not None and found.until > time.monotonic() and found.client == client
-                and student is not None and secrets.compare_digest(found.student, student))
+                and student is not None and same_secret(found.student, student))
 
     def is_full(self, student: str | None = None) -> bool:
         """No place for a new session; a student an app was left running for (by a former
@@ -206,9 +214,11 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
     # ---------------------------------------------------------------- routes
 
     async def make_app(self) -> web.Application:
-        # the request rate first: a flooder's request costs no body read
-        limits = [request_rate(self.requests, self.client_of), body_deadline]
+        # errors contained around everything; the request rate first: a flooder's request
+        # costs no body read
+        limits = [contain_errors, request_rate(self.requests, self.client_of), body_deadline]
         app = web.Application(client_max_size=MAX_UPLOAD + 1024, middlewares=limits)
+        app.on_response_prepare.append(protect)
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.post("/join", self.handle_join, name="join"),
@@ -222,6 +232,8 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
             web.post("/teacher/show", self.handle_teacher_show, name="teacher-show"),
             web.post("/teacher/new-link", self.handle_teacher_new_link, name="teacher-new-link"),
             web.static("/static", self.statics_path, name="static"),
+            # the classroom's own scripts and style sheets (no inline ones: the page's policy)
+            web.static("/assets", Path(__file__).with_name("static"), name="assets"),
         ])
         app.on_startup.append(self.on_startup)
         return app
@@ -247,7 +259,9 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         ticket = self.issue_ticket(student.id, self.client_of(request))
         # addresses from the Host the browser used, so the page works on every interface
         scheme = "wss" if request.secure else "ws"
-        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=app_page(
+        policy = content_policy(request, inline_style=True)      # the terminal's own <style> elements
+        return web.Response(content_type="text/html", headers={"Cache-Control": "no-store",
+                                                               "Content-Security-Policy": policy}, text=app_page(
             title=self.title, static="/static/", websocket=f"{scheme}://{request.host}/ws/{ticket}",
             font_size=bounded_int(query.get("fontsize"), 16, 8, 40), student=student.name))
 
@@ -287,47 +301,6 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         self._cookie(response, request, STUDENT_COOKIE, student.id)
         return response
 
-    async def handle_download(self, request: web.Request) -> web.StreamResponse:
-        """A file a session delivers (a saved script, an export): only to its own student."""
-        refusal = self._gate(request)
-        if refusal is not None:
-            return refusal
-        student = self.student_of(request)
-        try:
-            download = await self.download_manager.get_download_metadata(request.match_info["key"])
-        except KeyError:
-            raise web.HTTPNotFound(text="no such download") from None
-        if student is None or getattr(download.app_service, "student", None) != student.id:
-            raise web.HTTPNotFound(text="no such download")
-        return await super().handle_download(request)
-
-    async def handle_upload(self, request: web.Request) -> web.StreamResponse:
-        """A script from the student's computer into their own folder (ctrl+o opens it)."""
-        refusal = self._gate(request, post=True)
-        if refusal is not None:
-            return refusal
-        student = self.student_of(request)
-        if student is None:
-            return web.Response(status=403, text="join the class first")
-        data = await request.read()      # read already, within its deadline (body_deadline)
-        if len(data) > MAX_UPLOAD:
-            return web.Response(status=413, text=f"not uploaded: a script has at most {MAX_UPLOAD:,} bytes")
-        try:
-            parse_script(decode_text(data), "the upload")
-        except (ReadError, ScriptError) as exc:
-            return web.Response(status=400, text=f"not uploaded: {exc}")
-        full = await asyncio.get_running_loop().run_in_executor(None, self.budget.refusal, student, len(data))
-        if full is not None:
-            return web.Response(status=507, text=f"not uploaded: {full}")
-        folder = self.roster.home(student) / "scripts"
-        folder.mkdir(parents=True, exist_ok=True)
-        if len(list(folder.glob(f"*{SUFFIX}"))) >= MAX_SCRIPTS:
-            return web.Response(status=507, text=f"not uploaded: your folder already holds {MAX_SCRIPTS} scripts")
-        target = free_name(folder / safe_name(unquote(request.headers.get("X-File-Name", ""))[:200]))
-        atomic_write(target, data)
-        self.budget.added(student, len(data))
-        return web.Response(text=f"uploaded {target.name}: in the sandbox, ctrl+o opens it")
-
     # ---------------------------------------------------------------- running
 
     def serve(self, debug: bool = False) -> None:
@@ -335,7 +308,7 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
         in use is not announced as served). Connections are capped below the file limit
         (raised to the hard one first), per address too, and timed (connections)."""
         self.debug = debug
-        self.initialize_logging()
+        logs = start_logging(debug)
         files = raise_file_limit()
         total, per_address = connection_caps(files, self.max_sessions, self.per_client)
         self.guard = ConnectionGuard(total, per_address)
@@ -355,7 +328,10 @@ class ClassroomServer(SessionRoutes, TeacherRoutes, LinkRoutes, Server):
             if self._on_start is not None:
                 self._on_start()        # the links first: a test or a teacher reads them from the top
             log.info("file limit %d: at most %d connections at once, %d per address", files, total, per_address)
-        serve_forever(app, self.host, self.port, self.guard, loop, started)
+        try:
+            serve_forever(app, self.host, self.port, self.guard, loop, started)
+        finally:
+            logs.stop()         # the last lines written before the server exits
 
     async def _end_sessions(self, app: web.Application) -> None:
         """On the way out (the class ends): stop every keeper, this front's and those a

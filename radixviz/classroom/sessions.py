@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from radixviz.files import excerpt
+from radixviz.files import DISK_SHARE_ENV, excerpt
 from radixviz.lessons.progress.places import ENV_VAR as DATA_DIR_ENV
-from radixviz.settings import SERVED_CAPS, SERVED_ENV
+from radixviz.settings import SERVED_CAPS, SERVED_ENV, SESSION_ENV
 
 from .frames import Refusals, envelope
 from .keepers import KeeperGone, attach, left_behind, sessions_folder
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from .priority import SessionPriorities
     from .starts import StartFailures
+    from .limits import DiskBudget
     from .students import Roster
     from .textual_serve_adapter import DownloadManager
 
@@ -81,6 +82,10 @@ class SessionRoutes:
         start_failures: StartFailures
         app_ends: StartFailures
         stopping: bool
+        memory_mb: int
+        confine_memory: bool
+        last_keystroke: dict[str, float]
+        budget: DiskBudget
 
         def client_of(self, request: web.Request) -> str: ...
         def student_of(self, request: web.Request): ...
@@ -142,8 +147,8 @@ class SessionRoutes:
         service = ServedApp(
             self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
             close=websocket.close, download_manager=self.download_manager, debug=self.debug,
-            student=student.id, env={DATA_DIR_ENV: str(home), SERVED_ENV: "1"},
-            folder=sessions_folder(home), idle=self.detached_timeout)
+            student=student.id, env=self.app_environment(home), folder=sessions_folder(home),
+            idle=self.detached_timeout, memory=(self.memory_mb << 20) if self.confine_memory else 0)
         try:
             try:
                 await self._session(websocket, request, student, service, width, height)
@@ -157,6 +162,15 @@ class SessionRoutes:
                 log.exception(error)
             else:
                 log.error("a session ended on an error: %s: %s", type(error).__name__, excerpt(str(error), 120)[1:-1])
+
+    def app_environment(self, home) -> dict[str, str]:
+        """What a session's app is told: its student's folder, that it is served, its memory
+        budget (its caps follow from it) and one thread for torch and two malloc arenas: a
+        pool of a few hundred slots gains nothing from more, and each thread reserves address
+        space the budget counts (16 cores: 170 MB more than one)."""
+        return {DATA_DIR_ENV: str(home), SERVED_ENV: "1", SESSION_ENV: str(self.memory_mb),
+                DISK_SHARE_ENV: str(self.budget.share),
+                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2"}
 
     async def _session(self, websocket: web.WebSocketResponse, request: web.Request, student: Student,
                        service: ServedApp, width: int, height: int) -> None:
@@ -172,7 +186,7 @@ class SessionRoutes:
         watch = asyncio.ensure_future(self._watch_start(websocket, service, student))
         ended = asyncio.ensure_future(self._watch_end(websocket, service, student))
         try:
-            await self._session_messages(websocket, service, self.client_of(request))
+            await self._session_messages(websocket, service, self.client_of(request), student.id)
         finally:
             watch.cancel()
             ended.cancel()          # before the app is stopped on purpose
@@ -201,10 +215,10 @@ class SessionRoutes:
     async def _watch_start(self, websocket: web.WebSocketResponse, service, student: Student) -> None:
         """An app that exits before its first frame, or draws nothing in time, ends the
         session out loud: the page shows why, the log says so once, the report marks it."""
-        reason = await watch_start(service, service.task)
+        reason = await watch_start(service, service.task, self.memory_mb)
         if reason is None:
             return
-        self.start_failures.record(student.id)
+        self.start_failures.record(student.id, reason)
         log.warning("a session could not start: %s", excerpt(reason, 120)[1:-1])
         process = service.process
         if process is not None and process.returncode is None:
@@ -218,22 +232,29 @@ class SessionRoutes:
         """An app that dies once started (killed, out of memory, an error) ends the session
         out loud: the page says so, the log says so once, the teacher's page marks it; the
         student's next visit starts a new app where their place was kept (starts.py)."""
-        reason = await watch_end(service)
-        if reason is None or self.stopping:      # the server ending its sessions, on its way out
+        reason = await watch_end(service, self.memory_mb)
+        if self.stopping:                        # the server ending its sessions, on its way out
             return
-        self.app_ends.record(student.id)
+        if reason is None:                       # the student quit the app: the tab closes
+            await websocket.close()
+            return
+        self.app_ends.record(student.id, reason)
         log.warning("a session's app stopped: %s", excerpt(reason, 120)[1:-1])
         await websocket.close(code=APP_STOPPED, message=stopped(reason))
 
-    async def _session_messages(self, websocket: web.WebSocketResponse, service: ServedApp, client: str = "") -> None:
-        """What a tab sends: keys (at most MAX_KEYS characters a message), a terminal size
-        (within SERVED_CAPS), pings, focus; anything else is ignored."""
+    async def _session_messages(self, websocket: web.WebSocketResponse, service: ServedApp, client: str = "",
+                                student: str = "") -> None:
+        """What a tab sends: keys (at most MAX_KEYS characters a message; when the student
+        last typed is noted for the report), a terminal size (within SERVED_CAPS), pings,
+        focus; anything else is ignored."""
         caps, budget, pending = SERVED_CAPS, KeyBudget(), dict[str, tuple[int, int]]()
         refusals = Refusals(client)
         sizes = asyncio.ensure_future(self._pass_sizes(service, pending))
         try:
             async for message in websocket:
                 read = envelope(message, refusals)     # None: dropped (logged once) or not for us
+                if read is not None and read[0] == "stdin":
+                    self.last_keystroke[student] = time.time()
                 if read is not None:
                     await self._one_message(*read, service, websocket, budget, pending, caps)
         finally:

@@ -53,7 +53,7 @@ def could_not_start(reason: str) -> bytes:
     return (head + cut + tail).encode()
 
 
-async def watch_start(service: ServedApp, task: asyncio.Future) -> str | None:
+async def watch_start(service: ServedApp, task: asyncio.Future, memory_mb: int = 0) -> str | None:
     """None once the app draws its first frame; else why it did not (it exited, with its
     last error line; or it drew nothing within START_SECONDS)."""
     drew = asyncio.ensure_future(service.drew.wait())
@@ -72,6 +72,8 @@ async def watch_start(service: ServedApp, task: asyncio.Future) -> str | None:
             code = await asyncio.wait_for(process.wait(), 5)
         except asyncio.TimeoutError:
             pass
+    if memory_mb and any(mark in service.stderr_tail for mark in OUT_OF_MEMORY):
+        return f"it needs more memory than the {memory_mb:,} MB a session has here"
     return last_error_line(service.stderr_tail) or f"the app exited with code {code}"
 
 
@@ -83,8 +85,16 @@ def stopped(reason: str) -> bytes:
     return (head + cut + tail).encode()
 
 
-def how_it_ended(code: int | None, stderr: bytes) -> str:
-    """"killed by SIGKILL", or "exited with code 1: MemoryError" (its last error line)."""
+# what an app writes when an allocation fails under its address-space limit: Python's, C++'s
+# (torch's own code, before it aborts) and torch's allocator's
+OUT_OF_MEMORY = (b"MemoryError", b"std::bad_alloc", b"can't allocate memory", b"Cannot allocate memory")
+
+
+def how_it_ended(code: int | None, stderr: bytes, memory_mb: int = 0) -> str:
+    """"killed by SIGKILL", "exited with code 1: ValueError: …" (its last error line), or,
+    when its stderr says an allocation failed, that it went past its ``memory_mb`` budget."""
+    if memory_mb and any(mark in stderr for mark in OUT_OF_MEMORY):
+        return f"it went past its memory budget of {memory_mb:,} MB"
     if code is not None and code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
@@ -96,10 +106,9 @@ def how_it_ended(code: int | None, stderr: bytes) -> str:
     return f"exited with code {code}" + (f": {line}" if line else "")
 
 
-async def watch_end(service: ServedApp) -> str | None:
+async def watch_end(service: ServedApp, memory_mb: int = 0) -> str | None:
     """Once the app has drawn, wait for it to end by itself: None if it quit (code 0: the
-    app said goodbye, the tab closes as textual-serve closes it), else how it died. Cancel
-    it before stopping the app on purpose."""
+    app said goodbye), else how it died. Cancel it before stopping the app on purpose."""
     await service.drew.wait()
     task, process = service.task, service.process
     if task is None or process is None:
@@ -110,25 +119,32 @@ async def watch_end(service: ServedApp) -> str | None:
     except asyncio.TimeoutError:            # stdout closed, still running: no longer an app
         process.kill()
         code = await process.wait()
-    return None if code == 0 else how_it_ended(code, service.stderr_tail)
+    return None if code == 0 else how_it_ended(code, service.stderr_tail, memory_mb)
 
 
 class StartFailures:
     """When each student's sessions could not start (or, ``what``, their apps stopped),
-    over the last FAILURE_WINDOW seconds."""
+    over the last FAILURE_WINDOW seconds, and why the last one did."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, what: str = "could not start") -> None:
         self.clock, self.what = clock, what
         self.times: dict[str, deque] = {}
+        self.last_reason: dict[str, str] = {}
 
-    def record(self, student: str) -> None:
+    def record(self, student: str, reason: str = "") -> None:
         self.times.setdefault(student, deque(maxlen=100)).append(self.clock())
+        self.last_reason[student] = reason
 
     def recent(self, student: str) -> int:
         now, times = self.clock(), self.times.get(student, ())
         return sum(1 for at in times if now - at <= FAILURE_WINDOW)
 
     def note(self, student: str) -> str:
-        """The report's mark: "could not start 2× in the last 10 min", or ""."""
+        """The report's mark: "could not start 2× in the last 10 min", or "" (the last
+        reason follows, when one was given: "app stopped 1× in the last 10 min: it went
+        past its memory budget of 2,560 MB")."""
         count = self.recent(student)
-        return f"{self.what} {count}× in the last {FAILURE_WINDOW // 60} min" if count else ""
+        if not count:
+            return ""
+        reason = self.last_reason.get(student, "")
+        return f"{self.what} {count}× in the last {FAILURE_WINDOW // 60} min" + (f": {reason}" if reason else "")

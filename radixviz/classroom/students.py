@@ -194,6 +194,8 @@ def class_rows(roster: Roster) -> list[dict]:
             "challenges": " ".join(solved),
             "warning": progress.warning or "",
             "id": student.id,
+            "positions": progress.positions,            # where they are in a lesson (live.py)
+            "challenge_records": progress.challenges,
         })
     return rows
 

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from .guards import same_secret
 from .keepers import stop_keeper
 from .limits import mb
+from .live import lesson_index, live_columns
 from .pages import page
 from .students import class_rows, report_csv
 
@@ -71,7 +73,7 @@ class TeacherRoutes:
     def _teacher(self, request: web.Request, key: str | None = None) -> bool:
         """The teacher's key, given (a form's), in the query (a script's curl) or in the cookie."""
         key = key or request.query.get("key") or request.cookies.get(TEACHER_COOKIE, "")
-        return self.host_allowed(request) and secrets.compare_digest(key, self.teacher_key)
+        return self.host_allowed(request) and same_secret(key, self.teacher_key)
 
     def teacher_csrf(self) -> str:
         """The token the teacher's forms carry: known only to a page the server sent the
@@ -86,7 +88,7 @@ class TeacherRoutes:
         """The student id a form names: a row's handle (the report's) or the id itself."""
         given = given[:80]
         for student in self.roster.students():
-            if secrets.compare_digest(self.row_handle(student.id), given) or student.id == given:
+            if same_secret(given, self.row_handle(student.id)) or student.id == given:
                 return student.id
         return ""
 
@@ -96,7 +98,7 @@ class TeacherRoutes:
         if key:
             return self._teacher(request, key)
         return (self._teacher(request, request.cookies.get(TEACHER_COOKIE, "") or "-")
-                and secrets.compare_digest(str(form.get("csrf", "")), self.teacher_csrf()))
+                and same_secret(str(form.get("csrf", "")), self.teacher_csrf()))
 
     def _not_teacher(self) -> web.Response:
         return self._refused(403, "Refused", "The teacher's page needs the key printed when the server started.")
@@ -114,23 +116,27 @@ class TeacherRoutes:
         loop = asyncio.get_running_loop()
         rows = await loop.run_in_executor(None, class_rows, self.roster)
         used = await loop.run_in_executor(None, lambda: self.budget.usage(everyone=True))
+        index = await loop.run_in_executor(None, lesson_index, tuple(getattr(self, "lesson_dirs", ())))
         failures = [getattr(self, name, None) for name in ("start_failures", "app_ends")]
         shown = request.query.get("shown", "")[:16]
         base = f"{request.scheme}://{request.host}"
+        keystrokes = getattr(self, "last_keystroke", {})
         for row in rows:
             row["handle"] = self.row_handle(row["id"])
             # masked: a projected report must not sign anyone in; "show link" shows one row's
             code = f"&class={self.token}" if self.token else ""
-            row["link"] = (f"{base}/?student={row['id']}{code}" if shown and row["handle"] == shown
-                           else f"/?student={row['id'][:3]}…")
+            row["shown"] = bool(shown) and row["handle"] == shown
+            row["link"] = (f"{base}/?student={row['id']}{code}" if row["shown"] else f"/?student={row['id'][:3]}…")
             row["disk"] = mb(used.get(row["id"], 0))
             row["start_note"] = "; ".join(note for f in failures if f is not None and (note := f.note(row["id"])))
+            live_columns(row, index, keystrokes.get(row["id"]), bool(self.open_sockets.get(row["id"])))
         limits = {"students": len(rows), "max_students": self.roster.max_students,
                   "joins": self.joins.per_minute,
                   "requests": f"{self.requests.per_second:g}", "used": mb(sum(used.values())),
                   "budget": mb(self.budget.total), "share": mb(self.budget.share),
                   "sessions": self.max_sessions, "per_client": self.per_client,
                   "per_student": getattr(self, "per_student", 3),
+                  "memory": getattr(self, "memory_mb", None),
                   "guard": getattr(self, "guard", None),       # the connection caps, once serving
                   "key_days": self.roster.key_days}
         return web.Response(content_type="text/html", headers={"Cache-Control": "no-store"}, text=page(

@@ -14,8 +14,16 @@ as soon as a new textual-serve renames one or changes its signature:
   stderr's tail (textual-serve's echoes stderr to the server's output, and says nothing of
   a first frame);
 - ``stop()``: quit, then a kill for an app that does not;
+- ``on_meta``: an app's "exit" no longer closes the tab at once (with code 1000 and no
+  reason, whatever the app died of): the session's watchers close it, saying why;
 - ``_process``, ``_task``, ``_stdin``: the app process, the reader's task, its stdin (here
   the keeper's socket, which passes whole packets on to the app's stdin).
+
+Its download manager keeps every delivery an app announced until the browser fetches it
+(with the app session behind it), and a fetch that waits past its timeout raises inside
+its generator, leaving the response half sent: ``ClassroomDownloads`` keeps an app's newest
+few for a minute, as the app itself does (radixviz/tui/browser_tab.py), forgets an app's
+when it stops, and ends such a fetch cleanly. It reads ``DownloadManager._active_downloads``.
 
 Nothing else in radixviz imports textual_serve.
 """
@@ -23,8 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+import json
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+from radixviz.settings import SERVED_CAPS, SessionCaps
 
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
@@ -33,7 +47,7 @@ from textual_serve.server import Server
 from .keeper import STDERR_KEPT, read_packet
 from .keepers import IDLE_SECONDS, Attached, attach, start_keeper, stop_keeper
 
-__all__ = ["PRIVATE", "DownloadManager", "KeptApp", "Server", "ServedApp"]
+__all__ = ["PRIVATE", "ClassroomDownloads", "DownloadManager", "KeptApp", "Server", "ServedApp"]
 
 QUIT_SECONDS = 10          # an app told to quit that is still running then is killed
 
@@ -45,10 +59,43 @@ PRIVATE = [
     (AppService, "run", "(self) -> 'None'"),
     (AppService, "start", "(self, width: 'int', height: 'int') -> 'None'"),
     (AppService, "stop", "(self) -> 'None'"),
+    (AppService, "on_meta", "(self, data: 'bytes') -> 'None'"),
     (AppService, "_process", None),
     (AppService, "_task", None),
     (AppService, "_stdin", None),
+    (DownloadManager, "_active_downloads", None),
+    (DownloadManager, "download", "(self, delivery_key: 'str') -> 'AsyncGenerator[bytes, None]'"),
 ]
+
+
+class ClassroomDownloads(DownloadManager):
+    """textual-serve's download manager, bounded as the apps bound their deliveries."""
+
+    def __init__(self, caps: SessionCaps = SERVED_CAPS, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.caps, self.clock = caps, clock
+        self.announced: dict[str, deque] = {}        # app service id -> (when, key), oldest first
+
+    async def create_download(self, *, app_service: AppService, delivery_key: str, **details: Any) -> None:
+        await super().create_download(app_service=app_service, delivery_key=delivery_key, **details)
+        mine = self.announced.setdefault(app_service.app_service_id, deque())
+        mine.append((self.clock(), delivery_key))
+        # a little before the app drops its own: a fetch then is refused (404), never left waiting
+        expired = self.clock() - self.caps.delivery_seconds + 2
+        while mine and (len(mine) > self.caps.deliveries or mine[0][0] < expired):
+            self._active_downloads.pop(mine.popleft()[1], None)
+
+    async def download(self, delivery_key: str) -> AsyncGenerator[bytes, None]:
+        try:
+            async for chunk in super().download(delivery_key):
+                yield chunk
+        except ValueError:     # its task_done() after a chunk that never came: the fetch ends here
+            self._active_downloads.pop(delivery_key, None)
+
+    def forget_app(self, app_service_id: str) -> None:
+        """The app stopped: its deliveries (and with them the session) are let go."""
+        for _, key in self.announced.pop(app_service_id, ()):
+            self._active_downloads.pop(key, None)
 
 
 class KeptApp:
@@ -84,11 +131,11 @@ class ServedApp(AppService):
     def __init__(self, command: str, *, write_bytes: Callable[[bytes], Awaitable[None]],
                  write_str: Callable[[str], Awaitable[None]], close: Callable[..., Awaitable[object]],
                  download_manager: DownloadManager, debug: bool = False, student: str, env: dict[str, str],
-                 folder: Path | None = None, idle: float = IDLE_SECONDS) -> None:
+                 folder: Path | None = None, idle: float = IDLE_SECONDS, memory: int = 0) -> None:
         super().__init__(command, write_bytes=write_bytes, write_str=write_str, close=close,  # type: ignore[arg-type]
                          download_manager=download_manager, debug=debug)
         self.student, self.extra_env = student, env
-        self.folder, self.idle = folder, idle
+        self.folder, self.idle, self.memory = folder, idle, memory
         self.drew = asyncio.Event()
         self.stderr_tail = b""
         self.kept: KeptApp | None = None
@@ -111,7 +158,7 @@ class ServedApp(AppService):
         that dies leaves it running, for the next front to attach to."""
         assert self.folder is not None
         sock, keeper = await start_keeper(self.command, self._build_environment(width=width, height=height),
-                                          self.folder, self.idle)
+                                          self.folder, self.idle, self.memory)
         try:
             return self._adopt(await attach(sock))
         except BaseException:       # not attached (cancelled, refused): nobody would stop it but its idle timeout
@@ -135,6 +182,16 @@ class ServedApp(AppService):
         self.drew.set()
         await super().on_data(payload)
 
+    async def on_meta(self, data: bytes) -> None:
+        """textual-serve's, but "exit" is left to the session's watchers (starts.py): they
+        close the tab once the app's exit code says how it ended."""
+        try:
+            if json.loads(data).get("type") == "exit":
+                return
+        except (ValueError, AttributeError):
+            return
+        await super().on_meta(data)
+
     async def stop(self) -> None:
         """textual-serve's (quit, then wait for the app), but an app that does not quit
         within QUIT_SECONDS is killed; so is one whose stop is cancelled (no waiting then)."""
@@ -142,6 +199,8 @@ class ServedApp(AppService):
             return
         try:
             await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+            if isinstance(self._download_manager, ClassroomDownloads):
+                self._download_manager.forget_app(self.app_service_id)
             await self.send_meta({"type": "quit"})
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), QUIT_SECONDS)

@@ -1,4 +1,5 @@
 """``radixviz demo``: print the chapter's example with both matchers."""
+from radixviz.cache.engines import op_owners
 
 
 def register(subparsers) -> None:
@@ -9,9 +10,11 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from radixviz.cache import TokenToKVPool, open_engine  # torch: not when --help loads this module
 
+    release = op_owners("matcher")[0]   # the engine with the #7 matcher switch: the first release's
+
     for buggy in (False, True):
         pool = TokenToKVPool(32, device="cpu")
-        cache = open_engine("2024", pool, buggy=buggy).cache   # the first release's RadixCache
+        cache = open_engine(release, pool, buggy=buggy).cache   # the first release's RadixCache
         for text in ("Hello_L.A.!", "Hello_L.A.!world"):
             slots = pool.alloc(len(text))
             pool.free(slots[:cache.insert(text, slots)])

@@ -11,16 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from radixviz.cache.engines import (declared_options, engine_names, engine_spec, engines_with,
-                                    option_owners)
-from radixviz.cache.options import Option
+from radixviz.cache.engines import declared_options, default_engine, engine_names, engine_spec, option_owners
+from radixviz.cache.options import EngineSettings, Option
 from radixviz.errors import UsageError
 from radixviz.settings import arg_type
 
 if TYPE_CHECKING:
     from radixviz.cache.engines import EngineSpec
 
-DEFAULT_ENGINE = "2024"
 
 
 def owners(option: str) -> str:
@@ -45,16 +43,19 @@ def add_flag(p: argparse.ArgumentParser, option: Option) -> None:
                    metavar=option.metavar(), help=f"{option.help} ({where}{default})")
 
 
-def add_engine_args(p: argparse.ArgumentParser, command: str, skip: tuple = ()) -> None:
+def add_engine_args(p: argparse.ArgumentParser, command: str, skip: tuple = (),
+                    only: tuple[str, ...] = ()) -> None:
     """--engine and a flag for each option ``command`` offers (read when the parser is built:
     a registered engine and its options are offered); ``skip`` names options the command
-    declares itself."""
-    names = engine_names()
+    declares (or sets) itself; ``only`` the engines the command can use (the first is its
+    default), whose options alone get flags."""
+    names = list(only or engine_names())
+    default = names[0] if only else default_engine()
     p.add_argument("--engine", choices=names, default=None, metavar="|".join(names),
                    help=f"which cache: {'; '.join(f'{n}: {engine_spec(n).title}' for n in names)} "
-                        f"(default {DEFAULT_ENGINE})")
+                        f"(default {default})")
     for option in declared_options(command):
-        if option.flag_name and option.name not in skip:
+        if option.flag_name and option.name not in skip and set(option_owners(option.name)) & set(names):
             add_flag(p, option)
 
 
@@ -72,30 +73,34 @@ def refuse_foreign(args: argparse.Namespace, spec: EngineSpec, command: str, ski
                              f"--engine {owners(option.name)}")
 
 
-def engine_options(args: argparse.Namespace, command: str = "run") -> dict[str, Any]:
-    """Session keyword arguments: ``engine`` and the options given; UsageError for a flag the
-    engine does not take or options that do not fit together (the engine's own check)."""
+def engine_settings(args: argparse.Namespace, command: str = "run") -> EngineSettings:
+    """The chosen engine's settings from the flags given: one object, made and checked once,
+    here (its ``__post_init__``: each value against its option, then the engine's check of
+    them together with ``--pool-size``), then handed whole to the session and to the engine
+    (docs/architecture.md: the path of an option). UsageError (one line) for a flag the engine
+    does not take or values that do not fit together."""
     events = bool(getattr(args, "kv_events", False))
-    # --events alone picks the first engine with KV events (today's cache)
-    default = engines_with("kv_events")[0].name if events and args.engine is None else DEFAULT_ENGINE
+    # --events alone picks the first engine that takes it (today's cache)
+    default = option_owners("kv_events")[0] if events and args.engine is None else default_engine()
     spec = engine_spec(args.engine or default)
     refuse_foreign(args, spec, command)
-    options = {option.name: getattr(args, option.name) for option in declared_options(command)
-               if option.flag_name and given(args, option)}
-    try:   # every command with engine flags has --pool-size
-        if spec.check is not None:   # refuse_foreign above left only options the engine takes
-            spec.check(spec.settings_type(**options), args.pool_size)
+    given = {option.name: getattr(args, option.name) for option in spec.options
+             if option.flag_name and command in option.commands and getattr(args, option.name, None) is not None
+             and (not option.is_switch or getattr(args, option.name))}
+    try:
+        return spec.settings_type(args.pool_size, **given)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    options.pop("buggy", None)   # the session takes the #7 switch as its own argument
-    return {"engine": spec.name, **options}
 
 
-def session_settings(args: argparse.Namespace, command: str = "run") -> dict[str, Any]:
-    """Session keyword arguments: ``engine`` and its ``settings``, one frozen object made
-    from the engine's declared options and the flags given (checked as ``engine_options``
-    checks them), handed whole to the engine (tests/test_settings_path.py holds the path)."""
-    given = engine_options(args, command)
-    spec = engine_spec(given.pop("engine"))
-    return {"engine": spec.name, "settings": spec.settings_type(**given)}
+def engine_options(args: argparse.Namespace, command: str = "run") -> dict[str, Any]:
+    """``engine`` and the options given, as a dict (checked as ``engine_settings`` checks them)."""
+    settings = engine_settings(args, command)
+    given = {name: settings[name] for name in settings if getattr(args, name, None) not in (None, False)}
+    given.pop("buggy", None)   # the session takes the #7 switch as its own argument
+    return {"engine": settings.engine, **given}
 
+
+def session_settings(args: argparse.Namespace, command: str = "run") -> dict[str, EngineSettings]:
+    """Session keyword arguments: the engine's ``settings`` (``engine_settings``)."""
+    return {"settings": engine_settings(args, command)}

@@ -65,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         try:
             format_for(args.output)      # refuse a bad extension before any work
-        except GraphvizError as exc:
-            raise UsageError(str(exc)) from None
+        except GraphvizError:
+            raise UsageError(f"cannot tell the format of {args.output}: use .dot, .svg, .png or .pdf (a "
+                             "diagram), .html (a page stepping through every step) or .gif (animated)") from None
     ops = read_ops(args)
     if args.compare:
         return _export_compare(args, ops)
@@ -102,7 +103,8 @@ def _run_pages(args: argparse.Namespace) -> int:
     error = apply_all(session, ops)
     if error is not None and not session.frames:
         return refused(error)    # the first operation was refused: nothing to show
-    title = f"radixviz · {args.script or 'operations'}"
+    # the script's name: a page a teacher shares must not carry the folders of their machine
+    title = f"radixviz · {Path(args.script).name if args.script else 'operations'}"
     print(write_output(session, args, title=title))
     note_dropped(session)
     return refused(error) if error is not None else EXIT_OK

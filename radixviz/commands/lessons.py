@@ -14,6 +14,7 @@ from radixviz.lessons.progress import Progress, save_lesson_completed
 from radixviz.lessons.lesson.reader import read_plain
 
 if TYPE_CHECKING:
+    from radixviz.lessons import Lesson
     from radixviz.lessons.progress import Progress
     import argparse
 
@@ -52,19 +53,19 @@ def run(args: argparse.Namespace) -> int:
         mark = "✓" if lesson.id in done else " "
         origin = "" if lesson.shipped else f"   [{lesson.path.parent}]"
         print(f"{mark} {lesson.number:>2}. {lesson.title}  ({lesson.id}, {len(lesson.operations)} operations)"
-              f"{lesson_score_note(progress, lesson.id)}{origin}")
+              f"{lesson_score_note(progress, lesson)}{origin}")
     print(f"\n{len(lessons)} lessons, {sum(l.id in done for l in lessons)} completed. "
           "Read one with: radixviz lessons --read N")
     return 0
 
 
-def lesson_score_note(progress: Progress, lesson_id: str) -> str:
-    """`` · predicted 5/6`` for a completed lesson, `` · left at block 7`` for one in progress."""
-    score = progress.prediction_score(lesson_id)
+def lesson_score_note(progress: Progress, lesson: Lesson) -> str:
+    """`` · predicted 5/6`` for a completed lesson, `` · left at page 3 of 8`` for one in progress."""
+    score = progress.prediction_score(lesson.id)
     if score:
         return f" · predicted {score[0]}/{score[1]}"
-    where = progress.positions.get(lesson_id)
-    return f" · left at block {where['block'] + 1}" if where and lesson_id not in progress.lessons else ""
+    where = progress.positions.get(lesson.id)
+    return f" · left at {lesson.place_of(where['block'])}" if where and lesson.id not in progress.lessons else ""
 
 
 def check(directory: str, extra: list) -> int:

@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager
 from collections.abc import Iterator
 
-from radixviz.cache.engines import engines_with
+from radixviz.cache.engines import option_owners
 from radixviz.errors import UsageError
 from radixviz.sim.pass_hooks import after_each_pass
 
@@ -54,7 +54,7 @@ def live_publisher(args: argparse.Namespace) -> Iterator:
 
 def run_publishing(args: argparse.Namespace, run) -> int:
     """``simulate --publish``: ``run(args)`` with every run's passes on the wire."""
-    with_events = [spec.name for spec in engines_with("kv_events")]
+    with_events = option_owners("kv_events")   # the engines that take the option turning them on
     if args.engine not in with_events:
         raise UsageError(f"--publish sends KV events: add --engine {'|'.join(with_events)}")
     if args.workers is not None or getattr(args, "app", False):

@@ -82,9 +82,10 @@ def _save(progress: Progress) -> None:
 
 def show(progress: Progress) -> None:
     try:
-        titles = {l.id: (l.number, l.title) for l in load_lessons()}
+        lessons = {l.id: l for l in load_lessons()}
     except LessonError:
-        titles = {}
+        lessons = {}
+    titles = {key: (l.number, l.title) for key, l in lessons.items()}
     print(f"Progress ({progress.path})")
     total = len(titles)
     done = [k for k in progress.lessons if k in titles]
@@ -96,7 +97,9 @@ def show(progress: Progress) -> None:
         print(f"  ✓ {number}. {title}  ({progress.lessons[lesson_id].get('completed', '')}{predicted})")
     for lesson_id in sorted(set(progress.positions) - set(progress.lessons), key=lambda k: titles.get(k, (99, k))):
         number, title = titles.get(lesson_id, ("?", lesson_id))
-        print(f"  … {number}. {title}  (in progress: left at block {progress.positions[lesson_id]['block'] + 1})")
+        block = progress.positions[lesson_id]["block"]
+        place = lessons[lesson_id].place_of(block) if lesson_id in lessons else f"part {block + 1}"
+        print(f"  … {number}. {title}  (in progress: left at {place})")
     _show_challenges(progress)
     print(f"\nQuizzes taken: {len(progress.scores)}")
     for s in progress.scores[-10:]:

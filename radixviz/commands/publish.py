@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import json
 import sys
 
+from radixviz.cache.engines import option_owners
 from radixviz.errors import EXIT_OK, UsageError, excerpt
 from radixviz.wire.from_engine import engine_blocks, wire_events
 from radixviz.wire.publisher import Publisher
@@ -35,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                "insert abxy; evict 2' --interval 1; then radixviz watch tcp://localhost:5557 "
                "--replay tcp://localhost:5558 in another terminal")
     p.add_argument("endpoint", type=ENDPOINT, metavar="ENDPOINT")
-    add_script_args(p)
+    # only an engine with KV events can publish, and its events are always on
+    add_script_args(p, skip=("kv_events",), only=option_owners("kv_events"))
     add_publisher_args(p)
     p.add_argument("--rank", type=int, default=0, metavar="R",
                    help="the DP rank to stamp; the ports move up by R as SGLang's do (default 0)")
@@ -66,7 +68,7 @@ def publish(args: argparse.Namespace) -> int:
     args.events = args.kv_events = True   # the flag's name before and after the option registry
     session = new_session(args)
     pub = open_publisher(args.endpoint, args.replay, args.topic, buffer_steps=args.buffer_steps,
-                         rank=args.rank, drop=args.drop, wire=args.wire or session.engine.spec.wire)
+                         rank=args.rank, drop=args.drop, wire=args.wire or session.spec.wire)
     try:
         where = f"publishing on {pub.endpoint}" + (f", replay on {pub.replay_endpoint}" if pub.replay else "")
         print(f"{where}, topic {excerpt(args.topic, 200)}", file=sys.stderr, flush=True)   # typed: cut if long

@@ -29,7 +29,7 @@ from radixviz.script.kv_text import event_line
 from radixviz.cache.options import EVICTION, PAGE
 from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
-from .engine_args import add_engine_args, session_settings
+from .engine_args import add_engine_args, engine_settings
 
 from .wire_args import ENDPOINT, add_publisher_args, open_publisher, wire_for
 
@@ -44,8 +44,9 @@ INLINE_FILE = "<-e>"
 COMPARE_KINDS = ("matchers", "engines")
 
 
-def add_script_args(p: argparse.ArgumentParser) -> None:
-    """The arguments ``run`` and ``export`` share: where the script comes from and the session."""
+def add_script_args(p: argparse.ArgumentParser, skip: tuple = (), only: tuple[str, ...] = ()) -> None:
+    """The arguments ``run`` and ``export`` share: where the script comes from and the session
+    (``skip``, ``only``: as ``add_engine_args`` takes them)."""
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="a file of operations, one a line")
     p.add_argument("-e", "--exec", dest="ops", metavar="OPS",
                    help='operations given inline, ";" between them, e.g. -e "insert abc; match abd"')
@@ -53,7 +54,7 @@ def add_script_args(p: argparse.ArgumentParser) -> None:
                    help=f"KV pool slots (default {POOL_SLOTS.default})")
     p.add_argument("--device", type=DEVICE_ARG, default="auto",
                    help="auto (CUDA when torch sees one), cpu or cuda")
-    add_engine_args(p, "run")
+    add_engine_args(p, "run", skip, only)
     add_history_arg(p)
 
 
@@ -160,8 +161,7 @@ def new_session(args: argparse.Namespace):
     from radixviz.script import Session   # imports the engine, so torch: only once the script parsed
 
     try:
-        return Session(pool_size=args.pool_size, buggy=bool(args.buggy), device=args.device,
-                       history_mb=args.history_mb, **session_settings(args))
+        return Session(device=args.device, history_mb=args.history_mb, settings=engine_settings(args))
     except ValueError as exc:
         raise UsageError(f"--device {args.device}: {exc}") from None
 

@@ -18,7 +18,7 @@ from radixviz.classroom.students import DEFAULT_STUDENTS, Roster, class_rows, re
 from radixviz.classroom.students import MAX_STUDENTS as ROSTER_CAP
 from radixviz.errors import UsageError
 from radixviz.lessons.progress.places import data_dir
-from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, Limit
+from radixviz.settings import DEVICE_ARG, MAX_SESSIONS, PORT, SESSION_MB, Limit, session_caps
 
 from .lessons import load_or_refuse, pick_lesson
 
@@ -79,6 +79,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help=f"the class folder's disk budget in MB (default {DISK_MB.default}), each student's "
                         "share being MB / --max-students: an upload past either is refused; the teacher's "
                         "page shows what each student uses")
+    caps = session_caps()
+    p.add_argument("--memory-mb", type=SESSION_MB.arg, default=SESSION_MB.default, metavar="MB",
+                   help=f"the memory one session's app may use, in MB of address space ({SESSION_MB.low} to "
+                        f"{SESSION_MB.high}; default {SESSION_MB.default}: {caps.kv_slots:,} KV slots of device "
+                        f"and host pool together, a history of {caps.history_mb} MB, scripts of "
+                        f"{caps.ops_per_session} operations and {caps.script_bytes:,} bytes, the scheduler's "
+                        f"{caps.sim_requests} requests; each follows the budget). The system holds each app "
+                        "to it: an app past it is stopped alone, its tab and your report say so")
     p.add_argument("--key-days", type=KEY_DAYS.arg, default=KEY_DAYS.default, metavar="DAYS",
                    help=f"personal links and the teacher's key last DAYS days after they are issued "
                         f"(default {KEY_DAYS.default}); an expired link tells the student to ask you, "
@@ -171,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
                              joins_per_minute=args.joins_per_minute, disk_mb=args.disk_mb,
                              key_days=args.key_days, per_student=args.per_student, trust_proxy=args.trust_proxy,
                              requests_per_second=args.requests_per_second, detached_timeout=args.detached_timeout,
+                             memory_mb=args.memory_mb, confine_memory=args.device == "cpu", lesson_dirs=args.lessons,
                              teacher_key=teacher_key_for(class_dir(args), args.new_teacher_key, args.key_days))
     teacher = f"http://{'[' + host + ']' if ':' in host else host}:{args.port}/teacher?key={server.teacher_key}"
 
@@ -181,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
               "Ctrl+C stops.", flush=True)
         print(f"  share this link with the class{' (it holds the class code)' if code else ''}: {share}", flush=True)
         print(f"  your class report (keep this link to yourself): {teacher}", flush=True)
+        if args.device != "cpu":
+            print(f"  --device {args.device}: CUDA reserves more address space than a budget, so the "
+                  f"system does not hold the apps to {args.memory_mb} MB; what a tab types still is", flush=True)
         if args.open:
             webbrowser.open(share)
 

@@ -14,9 +14,10 @@ its registry line), and render/sim_report.py prints the report.
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, cast
 
-from radixviz.cache.engines import declared_options, engine_names, engine_spec, engines_with
+from radixviz.cache.engines import declared_options, engine_names, engine_spec, flag_owners
 from radixviz.cache.evict_policy import POLICY_NAMES
 from radixviz.cache.options import EVICTION, HOST_SIZE, PAGE, WRITE_POLICY
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
@@ -176,7 +177,7 @@ def engine_flags(args: argparse.Namespace, spec: EngineSpec) -> dict:
 
 
 def _owner(capability: str) -> str:
-    return "|".join(spec.name for spec in engines_with(capability))
+    return flag_owners(capability)
 
 
 def parse_options(args: argparse.Namespace) -> dict:
@@ -285,6 +286,9 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         show(report, getattr(args, "figure", None))
+        if isinstance(args.requests, _DefaultNumber) and args.trace is None and "sweep" not in options:
+            print(f"radixviz: {int(args.requests)} requests, the default: --requests N runs another number",
+                  file=sys.stderr)
     return 0
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import json
 
-from radixviz.cache.engines import engine_spec, engines_with, engines_without, option_owners
+from radixviz.cache.engines import engine_spec, option_owners
 from radixviz.cache.options import EVICTION, PAGE
 from radixviz.errors import UsageError
 from radixviz.settings import Limit, arg_type
@@ -117,10 +117,6 @@ def check_cluster_args(args: argparse.Namespace, options: dict) -> list:
         raise UsageError("--workers runs the fake sampler: drop --model")
     routers = parse_routers(args.router)
     spec = engine_spec(args.engine)
-    device_only = engines_without("host_tier")
-    if spec not in device_only:
-        owners = "|".join(s.name for s in device_only if s in engines_with("pages"))
-        raise UsageError(f"--workers runs workers with a device cache only: --engine {owners}")
     if "cache-aware-events" in routers and not spec.takes("kv_events"):   # the option the router turns on
         raise UsageError(f"router cache-aware-events reads KV events: --engine {'|'.join(option_owners('kv_events'))}")
     if len(options["policies"]) > 1:

@@ -89,8 +89,10 @@ def _from_trace(args: argparse.Namespace) -> tuple:
         first, second = int(args.a), int(args.b)
     except (TypeError, ValueError):
         raise UsageError("with --trace, PROMPT_A and PROMPT_B are request numbers (from 1)") from None
-    if not 1 <= first < second:
-        raise UsageError(f"with --trace, A must come before B (1 <= A < B), not {first} and {second}")
+    if min(first, second) < 1:
+        raise UsageError(f"with --trace, requests are numbered from 1: {min(first, second)} is none of them")
+    if first >= second:
+        raise UsageError(f"with --trace, A must come before B (A < B), not {first} and {second}")
     try:
         trace = open_trace(args.trace, tokenizer=args.tokenizer, block_size=args.block_size)
         specs = list(trace)   # a list, or a streamed trace's requests in file order

@@ -231,7 +231,8 @@ def _choice(e: Expected, text: str):
 
 
 def _option_by_text(choices: tuple, text: str) -> int | None:
-    """The option whose text the reply is, each option read as what it is (number, slots…)."""
+    """The option whose text the reply is, each option read as what it is (number, slots…),
+    or the one option that quotes the reply (``greetings!`` picks ``A, "greetings!"``)."""
     for read in (lambda t: t.strip().strip("\"'").lower(), read_number, read_slots):
         wanted = read(text)
         if wanted is None:
@@ -239,7 +240,9 @@ def _option_by_text(choices: tuple, text: str) -> int | None:
         for index, choice in enumerate(choices):
             if read(choice) is not None and read(choice) == wanted:
                 return index
-    return None
+    plain = text.strip().strip("\"'").lower()
+    quoting = [i for i, choice in enumerate(choices) if re.findall(r'"([^"]+)"', choice.lower()) == [plain]]
+    return quoting[0] if len(quoting) == 1 else None
 
 
 def _order(e: Expected, text: str):

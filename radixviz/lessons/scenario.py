@@ -42,24 +42,34 @@ def whole_key(tree: TreeSnapshot, node_id: int) -> str:
     return "".join(edge_text(tree.nodes[i].key) for i in tree.path_to(node_id) if tree.nodes[i].key)
 
 
-def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = True) -> str:
-    """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
+def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = True, parts: bool = False) -> str:
+    """The tree as indented plain text: id, edge, slots, reference count (and access time);
+    with ``parts``, each further component's part too (its slots and locks, ``⊘`` where the
+    node is a tombstone for it)."""
     lines = ["(root)"]
     stack = [(tree.root, "", True, True)]   # (node, its line's prefix, last sibling, is the root)
     while stack:   # a stack, not recursion: a learner's tree can be thousands of levels deep
         node, prefix, last, top = stack.pop()
         if not top:
-            parts = [f"#{node.id}", f'"{edge_text(node.key)}"']
+            words = [f"#{node.id}", f'"{edge_text(node.key)}"']
             if show_slots:
-                parts.append(f"slots {slot_ranges(node.value)}")
-            parts.append(f"ref {node.ref}")
+                words.append(f"slots {slot_ranges(node.value)}")
+            words.append(f"ref {node.ref}")
+            if parts:
+                words.extend(_part_text(part) for part in node.parts[1:])
             if show_time:
-                parts.append(f"used at t={node.last_access}")
-            lines.append(prefix + ("└─ " if last else "├─ ") + "  ".join(parts))
+                words.append(f"used at t={node.last_access}")
+            lines.append(prefix + ("└─ " if last else "├─ ") + "  ".join(words))
             prefix += "   " if last else "│  "
         kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
         stack.extend((child, prefix, i == len(kids) - 1, False) for i, child in reversed(list(enumerate(kids))))
     return "\n".join(lines)
+
+
+def _part_text(part) -> str:
+    """``swa 3-6 lock 1``, ``mamba ⊘``: one further component's part of a node."""
+    held = "⊘" if part.tombstone else slot_ranges(part.slots)
+    return f"{part.component.name} {held}" + (f" lock {part.locks}" if part.locks else "")
 
 
 def first_evicted_leaf(session: Session, count: int) -> tuple[int | None, object]:

@@ -42,7 +42,7 @@ def print_charts(console: Console, points: Sequence[GridPoint]) -> None:
 
 def print_latency_charts(console: Console, labelled) -> None:
     """% of optimal and p95 TTFT, for ``(label, point)`` pairs (a one-setting sweep has its hit rates)."""
-    _bars(console, "% of optimal (SGLang paper's theorem)", [(n, p.percent_of_optimal) for n, p in labelled],
+    _bars(console, "% of optimal (SGLang paper's theorem)", [(n, p.share_of_optimal) for n, p in labelled],
           _pct, full=1)
     _bars(console, "p95 time to first token (passes)", [(n, p.p95_ttft) for n, p in labelled],
           lambda v: f"{v:,}")
@@ -50,7 +50,7 @@ def print_latency_charts(console: Console, labelled) -> None:
 
 def print_grid(title: str, points: Sequence[GridPoint], note: str = "") -> None:
     keys = list(points[0].setting)
-    over = any((p.percent_of_optimal or 0) > 1 for p in points)
+    over = any((p.share_of_optimal or 0) > 1 for p in points)
     table = Table(title="capacity sweep", caption="above 100 %: hits the theorem does not model "
                   "(a retracted request's second prefill, host-tier loads)" if over else None)
     for key in keys:
@@ -59,7 +59,7 @@ def print_grid(title: str, points: Sequence[GridPoint], note: str = "") -> None:
         table.add_column(name, justify="left" if name == "policy" else "right", no_wrap=True)
     for p in points:
         table.add_row(*(f"{p.setting[k]:,}" for k in keys), p.policy, f"{p.stats.hit_rate:.1%}",
-                      _pct(p.percent_of_optimal), f"{p.p95_ttft:,}")
+                      _pct(p.share_of_optimal), f"{p.p95_ttft:,}")
     console = Console()
     console.print(title, highlight=False)
     if note:
@@ -83,7 +83,7 @@ def save_figure(path: str, points: Sequence[GridPoint]) -> str:
     labels = list(dict.fromkeys(p.label for p in points))
     policies = list(dict.fromkeys(p.policy for p in points))
     measures = [("cache hit rate", lambda p: p.stats.hit_rate),
-                ("% of optimal", lambda p: p.percent_of_optimal or 0.0),
+                ("% of optimal", lambda p: p.share_of_optimal or 0.0),
                 ("p95 TTFT (passes)", lambda p: p.p95_ttft)]
     figure, axes = plt.subplots(1, 3, figsize=(13, 4))
     for axis, (title, value) in zip(axes, measures):

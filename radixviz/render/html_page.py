@@ -94,7 +94,7 @@ def _step(frame: Frame, svg: bytes, records, note) -> dict:
         "why": explain(frame),
         "code": _code_block(frame.source, frame.label) if frame.source else None,
         "pool": _pool(frame),
-        "host_pool": _host_pool(frame),
+        "more_pool": _more_pool(frame),
         "status": _status(frame, records),
     }
 
@@ -119,8 +119,9 @@ def _disagreement(record, buggy_now: bool) -> dict | None:
 
 @lru_cache(maxsize=1024)
 def _code_block(source: str, step: str) -> CodeView:
-    """The lines around the one that did ``step``, that line highlighted; lines that only
-    report steps dimmed, as in the app's code pane."""
+    """The lines around the one that did ``step``, that line highlighted; the lines that only
+    report steps to the viewer left out, as the app's code pane leaves them out (its ``t``
+    shows them; a page has no key for that). The lines kept keep their numbers."""
     site = locate(source, step)
     if site.file is None or site.line is None:
         return CodeView(site.where)
@@ -129,10 +130,9 @@ def _code_block(source: str, step: str) -> CodeView:
     span = function_span(file, line)
     if span is not None:
         first, last = max(first, span[0]), min(last, span[1])
-    dim = reporting_lines(file)
-    rows = tuple((number, strip_marker(lines[number - 1]).rstrip("\n"),
-                  "hi" if number == line else ("dim" if number in dim else ""))
-                 for number in range(first, last + 1))
+    hidden = reporting_lines(file) - {line}
+    rows = tuple((number, strip_marker(lines[number - 1]).rstrip("\n"), "hi" if number == line else "")
+                 for number in range(first, last + 1) if number not in hidden)
     where = f"{short_path(file)} · {site.function}() · line {line}" if site.function else \
         f"{short_path(file)} · line {line}"
     return CodeView(where, rows)
@@ -162,8 +162,8 @@ def _pool(frame) -> dict:
     return shown
 
 
-def _host_pool(frame) -> dict | None:
-    """A second pool, as the engine's views draw it on a page (the host tier's), or None."""
+def _more_pool(frame) -> dict | None:
+    """A second pool, as the engine's views draw it on a page (a host pool, a window's), or None."""
     load_views(frame.tree)
     return page_pools(frame.tree, frame, MAX_DRAWN_POOL, POOL_ROW)
 

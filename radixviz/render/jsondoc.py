@@ -15,12 +15,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..cache.snapshot import NodeSnapshot, TreeSnapshot
-    from ..script.frames import Frame
+    from ..script.frames import Frame, PoolSnapshot
     from radixviz.script.parser import Op, ScriptError
     from radixviz.script.session import Session
 
 
-SCHEMA_VERSION = 2   # 2: operations and steps are numbered from 1 ("op", "step")
+# 2: operations and steps are numbered from 1 ("op", "step"); 3: the declared memory, per tree
+# (``components``) and per node (``parts``)
+SCHEMA_VERSION = 3
 
 
 def key_json(key: tuple):
@@ -50,10 +52,36 @@ def tree_json(node: NodeSnapshot) -> dict:
             stack.extend((c, False) for c in current.children)
             continue
         entry = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
-                 "ref": current.ref, "last_access": current.last_access, **node_fields(current)}
+                 "ref": current.ref, "last_access": current.last_access, **node_fields(current),
+                 "parts": parts_json(current)}
         entry["children"] = [done.pop(c.id) for c in current.children]
         done[current.id] = entry
     return done[node.id]
+
+
+def parts_json(node: NodeSnapshot) -> dict:
+    """What a node holds of each declared component: ``{name: {slots, locks}}``, ``slots``
+    null for a tombstone (the data gone, the node kept)."""
+    return {part.component.name: {"slots": None if part.slots is None else list(part.slots), "locks": part.locks}
+            for part in node.parts}
+
+
+def components_json(pool: PoolSnapshot) -> list:
+    """Each component the tree's engine declares, first the backbone: its name, title and
+    unit, what the tree holds of it (evictable, protected) and its pool's occupancy."""
+    tree, pooled = pool.tree, pool.pooled
+    out = []
+    for held in tree.held:
+        component = held.component
+        index = 0 if component is tree.components[0] else (pooled.index(component) + 1 if component in pooled else None)
+        shown = None
+        if index is not None:
+            counts = pool.counts(index)
+            free = counts.count(0)
+            shown = {"size": len(counts), "used": len(counts) - free, "free": free}
+        out.append({"name": component.name, "title": component.title, "unit": component.unit,
+                    "evictable": held.evictable, "protected": held.protected, "pool": shown})
+    return out
 
 
 def _engine_fields(tree: TreeSnapshot) -> dict:
@@ -84,7 +112,8 @@ def session_document(session: Session, *, error: ScriptError | None = None, step
         if steps:
             entry["steps"] = [step_json(f, describe) for f in session.frames.kept(record.frame_range)]
         ops.append(entry)
-    tree = session.cache.snapshot()
+    final = session.live_frame()
+    tree = final.tree
     load_views(tree)   # the fields of the tree's type (render/views/)
     pool = session.pool
     return {
@@ -97,6 +126,7 @@ def session_document(session: Session, *, error: ScriptError | None = None, step
         "evictable_size": tree.evictable_size,
         "total_size": tree.total_size,
         "pool": {"size": pool.size, "free": pool.available_size(), "used": pool.used_size()},
+        "components": components_json(final.pool),
         "error": None if error is None else {"file": error.file, "line": error.line, "col": error.col,
                                              "message": error.message, "text": str(error)},
     }

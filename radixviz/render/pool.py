@@ -167,3 +167,141 @@ class PoolRows:
     def focus(self) -> int | None:
         """The row of the first touched slot."""
         return min(self.touched) // self.cols if self.touched else None
+
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of ``slot``'s row (None for a host slot: this pool has no host tier)."""
+        return None if host or not 0 <= slot < self.grid.pool.size else slot // self.cols
+
+
+# ------------------------------------------------- the pools of further components
+
+TOMBSTONE = "⊘"     # a node that lost one component's data and stays (contract.NodePart)
+
+
+class _ComponentPool:
+    """Pool ``index`` of a PoolSnapshot (a component after the first: a host pool, a window's
+    pool), seen as a pool the grid draws: its counts, and which node's part holds a slot."""
+
+    def __init__(self, snapshot, index: int) -> None:
+        self.snapshot, self.index = snapshot, index
+        self.refcounts = snapshot.counts(index)
+        self.tree = snapshot.tree
+        self.size = len(self.refcounts)
+        self.used = self.size - self.refcounts.count(0)
+
+    def state(self, slot: int) -> str:
+        count = self.refcounts[slot]
+        if count == 0:
+            return "free"
+        if self.snapshot.holders(self.index)[slot] is None:
+            return "request"
+        return "tree" if count == 1 else "shared"
+
+
+class ComponentGrid(PoolGrid):
+    """The grid of a further component's pool (``PoolSnapshot.more``), with the slots a step
+    touches there (``Marks.more_slots``): the same cells and legend as the device's."""
+
+    def __init__(self, pool, index: int, marks: Marks | None = None, *, width: int | None = None,
+                 legend: bool = True) -> None:
+        super().__init__(_ComponentPool(pool, index), None, width=width, legend=legend)
+        touched = getattr(marks, "more_slots", ()) or ()
+        self._touched = frozenset(touched[index - 1]) if len(touched) >= index else frozenset()
+
+    def state(self, slot: int) -> str:
+        return self.pool.state(slot)
+
+
+def pool_title(component, pool=None) -> Text:
+    """A pool's heading: its component's title (and its occupancy, given the pool)."""
+    title = Text(component.title, style="bold")
+    if pool is not None:
+        title.append(f"  {pool.used}/{pool.size} {component.unit}s", style="dim")
+    return title
+
+
+class StackedPoolRows:
+    """Every declared pool's lines as one lazily built sequence: each pool's title, rows and
+    legend, a blank line between pools (the interface of ``PoolRows``)."""
+
+    def __init__(self, pool, marks=None, width: int = 40) -> None:
+        tree = pool.tree
+        self.parts: list = [(pool_title(tree.components[0]), PoolRows(pool, marks, width))]
+        for i, component in enumerate(pool.pooled, start=1):
+            grid = ComponentGrid(pool, i, marks)
+            rows = _GridRows(grid, width)
+            self.parts.append((pool_title(component), rows))
+        self._starts: list = []
+        at = 0
+        for i, (_title, rows) in enumerate(self.parts):
+            self._starts.append(at)
+            at += 1 + len(rows) + (1 if i < len(self.parts) - 1 else 0)
+        self._length = at
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> Text:
+        for start, (title, rows) in zip(reversed(self._starts), reversed(self.parts)):
+            if index >= start:
+                offset = index - start
+                if offset == 0:
+                    return title
+                if offset - 1 < len(rows):
+                    return rows[offset - 1]
+                return Text("")
+        raise IndexError(index)
+
+    @property
+    def width(self) -> int:
+        return max(rows.width for _title, rows in self.parts)
+
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of ``slot``'s row in the first pool (``host``: in the first further one)."""
+        index = 1 if host else 0
+        if index >= len(self.parts):
+            return None
+        line = self.parts[index][1].line_of(slot)
+        return None if line is None else self._starts[index] + 1 + line
+
+    @property
+    def focus(self) -> int | None:
+        """The row of the first touched slot, in the first pool that has one."""
+        for start, (_title, rows) in zip(self._starts, self.parts):
+            if rows.focus is not None:
+                return start + 1 + rows.focus
+        return None
+
+
+class _GridRows:
+    """A grid's rows and legend, built lazily (``PoolRows`` for any grid)."""
+
+    def __init__(self, grid: PoolGrid, width: int) -> None:
+        self.grid = grid
+        self.touched = tuple(sorted(grid._touched))
+        self.cols = grid.columns(width)
+        self.rows = -(-grid.pool.size // self.cols)
+        self.legend = grid.legend_lines(width)
+        self._built: dict = {}
+
+    def __len__(self) -> int:
+        return self.rows + len(self.legend)
+
+    def __getitem__(self, index: int) -> Text:
+        if index >= self.rows:
+            return self.legend[index - self.rows]
+        row = self._built.get(index)
+        if row is None:
+            row = self._built[index] = self.grid.row(index * self.cols, self.cols)
+        return row
+
+    @property
+    def width(self) -> int:
+        return max([LABEL + 1 + CELL * self.cols] + [line.cell_len for line in self.legend])
+
+    @property
+    def focus(self) -> int | None:
+        return self.touched[0] // self.cols if self.touched else None
+
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        return None if host or not 0 <= slot < self.grid.pool.size else slot // self.cols

@@ -18,7 +18,7 @@ def run_traffic_text(policy: str, traffic: dict) -> Text:
         text.append(" no optimum or TTFT measured")
         return text
     if optimum:
-        share = optimum.get("percent_of_optimal")
+        share = optimum.get("share_of_optimal")
         best = optimum["optimal_hit_rate"]
         if share is None:
             text.append(f" the best is {best:.1%}")

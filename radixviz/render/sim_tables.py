@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from radixviz.sim.schedule_v0523 import RELEASE_LOOP, TODAYS_LOOP
+from radixviz.sim.workloads import WORKLOADS
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -69,8 +70,8 @@ def _optimum_rows(table: Table, results) -> None:
     if not all(optima):
         return
     table.add_row("optimal hit rate (theorem)", *(f"{o['optimal_hit_rate']:.1%}" for o in optima))
-    table.add_row("% of optimal", *("-" if o["percent_of_optimal"] is None
-                                    else f"{o['percent_of_optimal']:.1%}" for o in optima))
+    table.add_row("% of optimal", *("-" if o["share_of_optimal"] is None
+                                    else f"{o['share_of_optimal']:.1%}" for o in optima))
 
 
 def _dropped_rows(table: Table, results) -> None:
@@ -109,8 +110,10 @@ IGNORED_PRIORITIES = ("these requests carry priorities; the 2024 engine has no p
 
 def _title(workload: str, settings: dict) -> str:
     loop = settings.get("scheduler_loop", RELEASE_LOOP)
+    # a trace brings its own requests: its seed only drives the sampler of the output tokens
+    seed = "seed" if workload in WORKLOADS else "sampler seed"
     return (f"{workload}: {settings['requests']} requests, {settings['pool_size']} slots, "
-            f"seed {settings['seed']}" + (f", {loop}'s scheduler" if loop != RELEASE_LOOP else ""))
+            f"{seed} {settings['seed']}" + (f", {loop}'s scheduler" if loop != RELEASE_LOOP else ""))
 
 
 def print_single(workload: str, result: SimResult) -> None:

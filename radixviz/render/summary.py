@@ -72,7 +72,8 @@ _RESULTS = {
     "insert": _insert,
     "lock": _lock,
     "unlock": lambda r: f"evictable size {r['delta']:+d}",
-    "evict": lambda r: f"evicted {r['evicted']} token(s) (slots {slot_ranges(r['freed_slots'])})",
+    "evict": lambda r: (f"evicted {r['evicted']} token(s)" + (f" of {r['component']}" if "component" in r else "")
+                        + f" (slots {slot_ranges(r['freed_slots'])})"),
     "matcher": lambda r: f"matcher is now {r['mode']}",
     "insert-slots": lambda r: ("inserts keep one slot fewer than their tokens (release, #4)"
                                if r["mode"] == "release" else "inserts keep one slot per token"),

@@ -12,6 +12,8 @@ from radixviz.cache.snapshot import picture
 from radixviz.cache.recent import recent_property
 
 if TYPE_CHECKING:
+    from radixviz.cache.contract import Component
+
     from .parser import Op
 
 EMPTY: MappingProxyType[str, Any] = MappingProxyType({})
@@ -19,10 +21,13 @@ EMPTY: MappingProxyType[str, Any] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class PoolSnapshot:
+    """Every declared pool at one step: the facade's KV pool (the tree's first component)
+    and, in declared order, the pools of the components after it that have one
+    (contract.Component.pooled: a host pool, a window's pool)."""
     refcounts: Sequence       # per slot: 0 free, 1 one holder, 2+ shared (a tuple, or a
                               # SlotCounts sharing unchanged slots with the step before)
     picture: Any              # the tree, to tell which node owns a slot (``tree`` reads it)
-    host: tuple = ()          # the host tier's pool, per slot: 0 free, 1 in use, 2 freed twice (hicache)
+    more: tuple = ()          # per further pool, per slot: 0 free, else how many hold it
 
     @property
     def tree(self) -> TreeSnapshot:
@@ -59,41 +64,44 @@ class PoolSnapshot:
             return "request"
         return "tree" if count == 1 else "shared"
 
-    # ------------------------------------------------------------ the host tier
-
-    @property
-    def host_size(self) -> int:
-        return len(self.host)
+    # ------------------------------------------------ the further pools, by declared order
 
     @cached_property
-    def host_owners(self) -> tuple:
-        """Per host slot: the tree node holding it there, or None."""
-        owners: list = [None] * len(self.host)
-        for node in self.tree.root.walk() if self.host else ():   # a host pool: host-tier nodes
-            for slot in node.host_value or ():
-                if 0 <= slot < len(owners):
-                    owners[slot] = node
-        return tuple(owners)
+    def pooled(self) -> tuple[Component, ...]:
+        """The components whose pools ``more`` pictures, in its order."""
+        return tuple(c for c in self.tree.components[1:] if c.pooled) if self.tree is not None else ()
 
-    @cached_property
-    def host_used(self) -> int:
-        return self.host.count(1)
+    def counts(self, index: int) -> Sequence:
+        """Pool ``index``'s counts per slot (0: the facade's pool, 1 on: ``more``)."""
+        return self.refcounts if index == 0 else self.more[index - 1]
 
-    def host_state(self, slot: int) -> str:
-        """free; host (its node has no device copy); both (the node is on both tiers);
-        writing (a copy to it is in flight); or stray (taken, but no node holds it). Only the
-        9fbe6800a bugs (engines/hicache/cache_head_bugs.py) make the last three: twice (in the free
-        queue twice), held (free, yet a node in the tree holds it), and stray."""
-        if self.host[slot] == 2:
-            return "twice"
-        if not self.host[slot]:
-            return "held" if self.host_owners[slot] is not None else "free"
-        node = self.host_owners[slot]
-        if node is None:
-            return "stray"
-        if node.in_flight == "write":
-            return "writing"
-        return "host" if node.evicted else "both"
+    def holders(self, index: int) -> tuple:
+        """Per slot of pool ``index``: the node snapshot whose part holds it there, or None."""
+        return _holders(self, index)
+
+
+_HOLDERS: dict = {}   # (id of a PoolSnapshot, pool index) -> holders, for the newest few only
+
+
+def _holders(pool: PoolSnapshot, index: int) -> tuple:
+    key = (id(pool), index)
+    known = _HOLDERS.get(key)
+    if known is not None and known[0] is pool:
+        return known[1]
+    component = pool.tree.components[0] if index == 0 else pool.pooled[index - 1]
+    at = pool.tree.components.index(component)
+    found: list = [None] * len(pool.counts(index))
+    for node in pool.tree.root.walk():
+        if not node.key:
+            continue
+        part = node.parts[at]
+        for slot in part.slots or ():
+            if 0 <= slot < len(found):
+                found[slot] = node
+    if len(_HOLDERS) > 16:
+        _HOLDERS.clear()
+    _HOLDERS[key] = (pool, tuple(found))
+    return _HOLDERS[key][1]
 
 
 @dataclass(frozen=True, slots=True)   # slots: one of these per step kept
@@ -107,7 +115,7 @@ class Marks:
     created: tuple = ()            # node ids created in this operation
     partial: tuple = ()            # (id, tokens taken) of edges a match took only the start of
     slots: tuple = ()              # pool slots this step touches
-    host_slots: tuple = ()         # host pool slots this step touches (engine hicache)
+    more_slots: tuple = ()         # per further pool (PoolSnapshot.more), the slots this step touches
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from radixviz.cache.engines import engine_spec
 from radixviz.cache.evict_policy import POLICY_SUMMARY
-from radixviz.cache.text import key_text, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
+from radixviz.cache.text import key_text, node_label, slot_ranges, slot_runs  # noqa: F401 (the one formatter)
 
 from .kv_text import event_line
 from . import ops as engine_words   # an engine's own words for its steps (script/ops/)
@@ -27,10 +27,7 @@ def node_name(frame: Frame, node_id: int | None) -> str:
 
 
 def _node(frame: Frame, node_id: int | None) -> str:
-    node = frame.tree.nodes.get(node_id)
-    if node is None:
-        return f"node #{node_id}"
-    return "the root" if not node.key else key_text(node.key)
+    return node_label(frame.tree, node_id)
 
 
 def describe(frame: Frame) -> str:
@@ -59,7 +56,8 @@ def describe(frame: Frame) -> str:
         extra = " — only part of the edge, yet the walk goes on below (pre-#7)" if d.get("partial") else ""
         return f"take slots {slot_ranges(d['slots'])} of {_node(frame, first)}{extra}"
     if kind == "create":
-        return f"create leaf {_node(frame, first)} ({d['length']} tokens), evictable at once"
+        return (f"create leaf {_node(frame, first)} ({d['length']} tokens): no request holds it, "
+                "so the next step counts it evictable")
     if kind == "evictable":
         why = {"created": "new unreferenced node", "locked": "first lock on the node",
                "unlocked": "last lock released", "deleted": "leaf deleted"}[d["why"]]
@@ -102,6 +100,10 @@ def describe(frame: Frame) -> str:
     if kind == "skip":
         return f"skip {_node(frame, first)}: {d['ref']} reference(s) still hold it"
     if kind == "free":
+        component = d.get("component")   # a further component's free names it, its slots under its key
+        if component is not None:
+            touched = next((c.touched for c in frame.tree.components if c.name == component), "slots")
+            return f"free {component} slots {slot_ranges(d[touched])} ({d['freed']} back in its pool)"
         return f"free slots {slot_ranges(d['slots'])} ({d['freed']} back in the pool)"
     if kind == "delete":
         return f"remove leaf {key_text(d['key'])} from the tree"
@@ -118,7 +120,16 @@ def describe(frame: Frame) -> str:
                 if d["mode"] == "release" else "inserts keep one slot per token (the #4 fix)")
     if kind == "reset":
         return "reset: empty tree, every pool slot free"
+    words = _declared(frame)   # a kind the engine declares (its registry line's ``kinds``)
+    if words is not None:
+        on = f" {_node(frame, first)}" if first is not None else ""
+        return f"{kind}{on}: {words}"
     return kind
+
+
+def _declared(frame: Frame) -> str | None:
+    """The words the frame's engine declares for its own kind of step, or None."""
+    return engine_spec(frame.tree.engine).kinds.get(frame.kind)
 
 
 def _key(key) -> str:
@@ -199,4 +210,4 @@ def explain(frame: Frame) -> str:
         return why
     if frame.kind in _WHY_STEPS and frame.event is None:
         return _WHY_STEPS[frame.kind]
-    return _WHY.get(frame.kind, "")
+    return _WHY.get(frame.kind) or _declared(frame) or ""

@@ -19,7 +19,9 @@ The host-tier engine (``engine hicache``) adds ``host-size N`` (a fresh cache wh
 holds N tokens), ``write-policy P``, ``sync`` (wait for the copies in flight and acknowledge
 them), ``auto-sync on|off`` (acknowledge them before each operation, as the scheduler checks
 every round; on by default), ``load-back KEY`` (match, then bring the host-only part back to
-the device) and ``evict-host N``. An option a registered engine declares with an operation
+the device) and ``evict-host N``. ``evict N COMPONENT`` evicts a component the engine
+declares other than its first (contract.py: ``evict 8 host``, a window's ``evict 2 window``):
+its data leaves the nodes, which stay. An option a registered engine declares with an operation
 of its own (radixviz/cache/options.py: ``window 4``) is parsed by that option's limits or words.
 ``hicache-fixes on|off|load-back-unprotected|host-leaf-by-evicted`` (off brings back both of
 SGLang's 9fbe6800a write_back bugs, a bug's name just that one).
@@ -28,14 +30,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from radixviz.cache.engines import engine_names, op_owners, option_ops
 from radixviz.cache.evict_policy import POLICY_NAMES as EVICTION_POLICIES
 from radixviz.cache.write_policy import WRITE_POLICY_NAMES
-from radixviz.files import BOM, ReadError, excerpt, read_bytes
+from radixviz.files import BOM, ReadError, excerpt, read_bytes, strip_controls
 from radixviz.settings import HOST_SLOTS, PAGE_SIZE
 
 MAX_SCRIPT_BYTES = 1_000_000
@@ -50,6 +52,7 @@ COUNT_OPS = ("evict", "page-size", "host-size", "evict-host")
 MODE_OPS = ("matcher", "insert-slots", "engine", "eviction", "write-policy", "auto-sync", "events",
             "hicache-fixes")
 NAMESPACE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,39}")
+COMPONENT = re.compile(r"[a-z][a-z0-9_-]{0,23}")   # a declared component's name: ``evict 2 host``
 MAX_DIGITS = 18          # every number in the language fits in 64 bits
 USAGE = {
     "insert": 'insert "Hello"', "match": 'match "Hello"', "lock": 'lock "Hello"',
@@ -93,7 +96,7 @@ class Op:
         if self.name in KEY_OPS:
             return (self.key,)
         if self.name in COUNT_OPS:
-            return (self.count,)
+            return (self.count,) if self.mode is None else (self.count, self.mode)   # evict 2 host
         if self.name in MODE_OPS or self.mode is not None:   # a registered option's word too
             return (self.mode,)
         if self.count is not None:
@@ -223,6 +226,9 @@ def _parse_op(words: list[_Word], raw: str, file: str, lineno: int) -> Op:
         return Op(name, **where)
     if not args:
         raise ScriptError(file, lineno, col, f"missing argument: e.g. {USAGE[name]}")
+    if name == "evict" and len(args) == 2 and not args[1].quoted and COMPONENT.fullmatch(args[1].text):
+        # ``evict 2 window``: a component the engine declares (contract.py), checked by the session
+        return replace(_parse_op(words[:-1], raw, file, lineno), text=text, mode=args[1].text)
     if len(args) > 1:
         raise ScriptError(file, lineno, args[1].col, f"extra argument {excerpt(args[1].text)}: e.g. {USAGE[name]}")
     if name in ("evict", "evict-host"):
@@ -314,7 +320,9 @@ def parse_script(text: str, file: str = "<input>", first_line: int = 1) -> list[
 
 def load_script(path: str | Path) -> list[Op]:
     """Read and parse a script file, refusing binary, empty and oversized files and
-    anything that is not a regular file (a device or a FIFO is never read)."""
+    anything that is not a regular file (a device or a FIFO is never read). A file comes
+    from anyone (an upload, a download): its terminal control characters are stripped, so
+    that a line echoed back (``radixviz run``) cannot drive the terminal."""
     name = str(path)
     try:
         data = read_bytes(path, MAX_SCRIPT_BYTES)
@@ -329,7 +337,7 @@ def load_script(path: str | Path) -> list[Op]:
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise ScriptError(name, line, 1, "binary file: not UTF-8 text") from None
-    ops = parse_script(text, name)
+    ops = parse_script(strip_controls(text), name)
     if not ops:
         raise ScriptError(name, 1, 1, "empty script: no operations (see radixviz run --help)")
     return ops

@@ -8,15 +8,16 @@ on its handler's ``def``.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from radixviz.cache import TokenToKVPool, tokens_text
 from radixviz.cache.options import EngineSettings
-from radixviz.cache.engines import all_options, engine_spec, engines_with, op_owners, option_ops, option_owners
+from radixviz.cache.engines import (all_options, default_engine, engine_spec, op_owners, option_ops,
+                                    option_owners, owners_of)
 from radixviz.cache.snapshot import LazyTree, built_bytes, unshared_bytes
-from radixviz.cache.trace import EventKind
+from radixviz.cache.trace import EventKind, kind_name
 
 from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
@@ -25,8 +26,9 @@ from .parser import Op, ScriptError, parse_script
 from .narrate import key_text
 
 if TYPE_CHECKING:
-    from typing import Any
+    from radixviz.cache.contract import SlotPool
     from radixviz.cache.engines import EngineSpec
+    from radixviz.cache.facade import CacheEngine
 
 DEFAULT_POOL_SIZE = 128
 # the facade frees an insert's duplicates and partial page: those frames show its lines
@@ -41,42 +43,45 @@ LAZY_BYTES = 400   # a step's LazyTree: itself and its tree's header (its nodes 
 
 class Session:
     def __init__(self, pool_size: int = DEFAULT_POOL_SIZE, buggy: bool = False, device: str = "auto",
-                 engine: str = "2024", history_mb: float | None = DEFAULT_LIMIT_MB,
-                 settings: EngineSettings | None = None, **options: Any):
+                 engine: str | None = None, history_mb: float | None = DEFAULT_LIMIT_MB,
+                 settings: EngineSettings | None = None, **options: object):
         """A session on engine ``engine`` (engines.py) with its ``settings`` (the command
-        line's, made once from the declared options) or those engine ``options``
-        (``page_size=4``, ``eviction_policy="lfu"``); ``buggy`` starts the 2024 engine with
-        the pre-#7 matcher. Options of other engines are kept for a later ``engine`` line.
-        Past ``history_mb`` MiB of frames (estimated; None: no limit) the oldest frames are
-        dropped (frame_history.py)."""
+        line's: one object, made and checked once, which names its engine and pool size and
+        goes to the engine whole) or those engine ``options`` (``page_size=4``,
+        ``eviction_policy="lfu"``); ``buggy`` starts the 2024 engine with the pre-#7 matcher.
+        Options of other engines are kept for a later ``engine`` line. Past ``history_mb`` MiB
+        of frames (estimated; None: no limit) the oldest frames are dropped (frame_history.py)."""
+        if settings is not None:
+            engine, pool_size = settings.engine, settings.pool_size
         self.pool_size, self.device = pool_size, device
-        spec = engine_spec(engine)
+        spec = engine_spec(engine or default_engine())
         # one value for every engine's options: 'engine 2026' in a 2024 session uses these
-        self.options = {**all_options(), **options, **(settings or {}), "buggy": buggy}
-        self.options["strict"] = False  # the 2024 engine takes a short value from insert-slots release (#4)
-        self.release_inserts = False   # insert-slots release: one slot fewer than tokens
-        self.knowingly_broken = False  # a short value is in the tree (#4) until the next reset
+        self.options: dict[str, object] = {**all_options(), **options, **(settings or {})}
+        self.options["buggy"] = bool(buggy or self.options["buggy"])
+        self.knowingly_broken = False  # a step broke the tree's invariants on purpose (#4, a head bug) until a reset
         self._engine_ops: dict[str, EngineOps] = {}   # engine name -> its own operations (ops/)
-        self.engine = self._open(spec, TokenToKVPool(pool_size, device=device))
-        self.initial_buggy = buggy
-        self.initial = dict(engine=spec.name, **{k: v for k, v in self.options.items()
-                                                  if k not in ("buggy", "strict")})
+        self.settings = settings if settings is not None and not buggy else self._settings_for(spec)
+        self.engine: CacheEngine = self._open(spec, TokenToKVPool(pool_size, device=device))
+        self.initial_buggy = bool(self.options["buggy"])   # the #7 matcher the session started with
+        self.initial: dict[str, Any] = dict(engine=spec.name, **{k: v for k, v in self.options.items() if k != "buggy"})
         self.history_mb = history_mb
         self.frames = FrameHistory(history_mb)
         self._last_root = None           # the tree root of the newest frame
-        self._last_host: tuple = ()      # the host pool picture of the newest frame
         self.records: list[OpRecord] = []
         self.locks: dict = {}            # (key, namespace) -> nodes locked under that name, newest last
         self._record: OpRecord | None = None
         self._marks: dict = {}
-        self._pool_refs: Any = None      # the pool's last SlotCounts
-        self._pool_version: tuple | None = None
-        self._host_picture: tuple = (None, ())
-        self._disagreement: dict | None = None
-        self._wrong_ahead: set = set()
+        # per pool (the facade's, then the engine's further ones): (version, last picture)
+        self._pictures: list[tuple[object, Sequence[int] | None]] = []
+        self._new_bytes = 0              # what the pictures taken last cost beyond those before
         # called with an insert's fresh slots before the engine sees them (a KV session fills
         # them there, so a write to the host tier copies the request's real K/V)
         self.before_insert: Callable[[Any], None] | None = None
+
+    @property
+    def spec(self) -> EngineSpec:
+        """The registry line of the session's engine now."""
+        return engine_spec(self.engine.name)
 
     @property
     def cache(self):
@@ -90,7 +95,7 @@ class Session:
     @property
     def engine_ops(self) -> EngineOps:
         """The operations and hooks the session's engine brings (script/ops/), made once per engine."""
-        spec = self.engine.spec
+        spec = self.spec
         if spec.name not in self._engine_ops:
             self._engine_ops[spec.name] = engine_ops(spec, self)
         return self._engine_ops[spec.name]
@@ -106,7 +111,8 @@ class Session:
         """Apply one operation; raise ScriptError (and change nothing) if it cannot be done."""
         self._precheck(op)
         record = OpRecord(len(self.records), op, first_frame=len(self.frames))
-        self._record, self._marks, self._wrong_ahead = record, {}, set()
+        self._record, self._marks = record, {}
+        self.engine_ops.wrong_ahead = set()
         if op.name == "match":
             self.engine_ops.before_match(op)
         handler = getattr(self, f"_do_{op.name.replace('-', '_')}", None) or self.engine_ops.handler(op.name)
@@ -165,8 +171,9 @@ class Session:
     def live_frame(self) -> Frame:
         """The cache and pool as they are now, unmarked: what a view shows before any step."""
         tree = self.engine.snapshot()
-        return Frame(-1, len(self.records), "start", EMPTY, tree,
-                     PoolSnapshot(self.pool.refcounts(), tree, self._host_states()), Marks(), "", "")
+        counts = self._picture()
+        return Frame(-1, len(self.records), "start", EMPTY, tree, PoolSnapshot(counts[0], tree, tuple(counts[1:])),
+                     Marks(), "", "")
 
     def held_slots(self) -> tuple:
         """Slots held outside the tree (for check_invariants): script locks hold none."""
@@ -185,14 +192,14 @@ class Session:
     def _precheck(self, op: Op) -> None:
         def refuse(message: str):
             raise ScriptError(op.file, op.line, op.col, message)
-        spec = self.engine.spec
+        spec = self.spec
         if op.name == "insert":
             need = len(_key(op))
             if need > self.pool.available_size() + self.engine.evictable_size():
                 refuse(f"pool full: {need} slots needed, {self.pool.available_size()} free and "
                        f"{self.engine.evictable_size()} evictable ({self.engine_ops.ways_to_room})")
             if op.priority is not None and not self.engine_ops.takes_priority:
-                refuse(f"priorities belong to {_owners('priorities')}")
+                refuse(f"priorities belong to {owners_of('priorities')}")
         elif op.name == "unlock" and not self.locks.get((op.key, op.ns)):
             held = ", ".join(lock_name(*k) for k in self.locks) or "none"
             refuse(f"no lock on {lock_name(op.key, op.ns)} to release (locks held: {held})")
@@ -202,7 +209,10 @@ class Session:
             owners = " or ".join(option_owners(option_ops()[op.name].name))
             refuse(f"{op.name} belongs to the {owners} engine")
         if op.ns is not None and not self.engine_ops.takes_namespace:
-            refuse(f"namespaces (ns {op.ns}) belong to {_owners('namespaces')}")
+            refuse(f"namespaces (ns {op.ns}) belong to {owners_of('namespaces')}")
+        elif op.name == "evict" and op.mode is not None and op.mode not in (c.name for c in self.engine.memory):
+            refuse(f"engine {spec.name} keeps no {op.mode!r} memory to evict: its components are "
+                   f"{', '.join(c.name for c in self.engine.memory)}")
         self.engine_ops.precheck(op, refuse)
 
     def _do_insert(self, op: Op) -> dict:  # step: op.insert
@@ -210,11 +220,7 @@ class Session:
         need = len(key)
         shortfall = need - self.pool.available_size()
         evicted = self._evict(shortfall) if shortfall > 0 else []
-        if self.release_inserts:
-            # the release's scheduler stored seq_len = len - 1 slots: the last token's K/V is
-            # not computed yet (#4); the tree still takes the whole key
-            need -= 1
-        self.knowingly_broken |= self.release_inserts
+        need = self.engine_ops.slots_for(need)   # one fewer under the 2024 release's insert (#4)
         slots = self.pool.alloc(need)  # step: alloc
         self._step("alloc", "alloc", slots=tuple(slots.tolist()))
         if self.before_insert is not None:
@@ -240,14 +246,14 @@ class Session:
         matched = len(value)
         result = {"matched": matched, "matched_text": tokens_text(_key(op)[:matched]),
                   "slots": value.tolist(), "last_node": last_node.id,
-                  "disagreement": self._disagreement}
+                  "disagreement": None}   # the two matchers' (#7): the 2024 engine's match says
         if op.ns is not None:
             result["ns"] = op.ns
         result.update(extra)
         return result
 
     def _do_lock(self, op: Op) -> dict:  # step: op.lock
-        value, last_node = self.engine.match(op.key, op.ns)
+        value, last_node = self.engine.match(_key(op), op.ns)
         delta = self.engine.lock(last_node)
         self.locks.setdefault((op.key, op.ns), []).append(last_node)
         return {"delta": delta, "matched": len(value), "node": last_node.id}
@@ -262,14 +268,20 @@ class Session:
         return {"delta": delta, "node": node.id}
 
     def _do_evict(self, op: Op) -> dict:  # step: op.evict
-        freed = self._evict(op.count or 0)   # the parser gives evict its count
-        return {"evicted": len(freed), "freed_slots": freed}
+        # the parser gives evict its count, and the component when one is named (``evict 2 host``)
+        freed = self._evict(op.count or 0, op.mode)
+        result: dict[str, object] = {"evicted": len(freed), "freed_slots": freed}
+        if op.mode is not None:
+            result["component"] = op.mode
+        return result
 
     def _do_engine(self, op: Op) -> dict:  # step: op.engine
         # the first release's switches (#7, #4) start off on a fresh engine
-        self.options["buggy"], self.release_inserts = False, False
-        self._fresh_engine(engine_spec(str(op.mode)))  # step: engine
-        self._step("engine", "engine", engine=op.mode, **self.engine.spec.pick(self.options))
+        self.options["buggy"] = False
+        spec = engine_spec(str(op.mode))
+        self._fresh_engine(spec, self._settings_for(spec))  # step: engine
+        self.engine_ops.opened()
+        self._step("engine", "engine", engine=op.mode, **self.spec.pick(self.options))
         return {"engine": op.mode}
 
     def _do_option(self, op: Op) -> dict:  # step: op.option
@@ -277,49 +289,61 @@ class Session:
         option says it can be, else on a fresh cache (locks are gone), as ``page-size`` does."""
         option = option_ops()[op.name]
         value = op.count if option.limit is not None else (op.mode == "on" if option.is_switch else op.mode)
-        self.options[option.name] = value
-        if option.live:  # step: option
-            self.engine.change(option.name, value)
-        else:
-            self._fresh_engine(self.engine.spec)
+        self.set_option(option.name, value)  # step: option
         changed: dict[str, Any] = {option.name: value}
         self._step("option", "option", **changed)
         return {option.name: value}
 
     def _do_reset(self, op: Op) -> dict:  # step: op.reset
-        self._pool_version = None  # a new pool object may reuse an old one's id
+        self._pictures = []  # a new pool object may reuse an old one's id
         self.engine.reset(TokenToKVPool(self.pool_size, device=self.device))  # step: reset
         self.locks.clear()
         self.knowingly_broken = False
         self._step("reset", "reset")
         return {}
 
-    def _open(self, spec: EngineSpec, pool: TokenToKVPool):
-        # the session keeps one value per option (a script line changes them): the engine
-        # gets its own, as one frozen object
-        settings = spec.settings_type(**{option.name: self.options[option.name] for option in spec.options})
-        engine = spec.engine_class(spec, pool, settings)
+    def set_option(self, name: str, value: object) -> None:
+        """Set the engine's option ``name``: on the live cache where the option says it can
+        change in place (``Engine.change``), else on a fresh cache whose settings are the
+        engine's with that one value replaced (checked as they are made; locks are gone)."""
+        live = next(option.live for option in self.spec.options if option.name == name)
+        if live:
+            self.engine.change(name, value)
+        else:
+            self._fresh_engine(self.spec, self.engine.settings.replace(**{name: value}))
+        self.options[name] = value   # kept for a later ``engine`` line
+
+    def _settings_for(self, spec: EngineSpec) -> EngineSettings:
+        """Engine ``spec``'s settings from the values this session keeps for every option."""
+        return spec.settings_type(self.pool_size, **spec.pick(self.options))
+
+    def _open(self, spec: EngineSpec, pool: TokenToKVPool) -> CacheEngine:
+        # the engine gets the session's settings object whole (made and checked once)
+        engine = spec.engine_class(spec, pool, self.settings)
         engine.observer = self._on_event
         return engine
 
-    def _fresh_engine(self, spec: EngineSpec) -> None:
-        """Another engine or page size: a new, empty cache on a new pool (locks are gone)."""
-        self._pool_version = None
+    def _fresh_engine(self, spec: EngineSpec, settings: EngineSettings | None = None) -> None:
+        """Another engine or page size: a new, empty cache on a new pool (locks are gone),
+        with ``settings`` (checked as they were made) or the engine's own now."""
+        self._pictures = []
+        self.settings = settings if settings is not None else self.engine.settings
         self.engine = self._open(spec, TokenToKVPool(self.pool_size, device=self.device))
         self.locks.clear()
 
-    def _evict(self, num_tokens: int) -> list:
+    def _evict(self, num_tokens: int, component: str | None = None) -> list:
         freed: list = []
-        self.engine.evict(num_tokens, lambda slots: freed.extend(slots.tolist()))
+        self.engine.evict(num_tokens, lambda slots: freed.extend(slots.tolist()), component)
         return freed
 
     # ------------------------------------------------------------------ frames
 
     def _on_event(self, event) -> None:
-        marks, kind = self._marks, _KIND_WORDS[event.kind]
+        marks = self._marks
+        kind = _KIND_WORDS.get(event.kind) or kind_name(event.kind)   # an engine's own kind: its name
         if kind == "append":
             marks["path"] = marks.get("path", ()) + event.nodes
-            if event.nodes[0] in self._wrong_ahead:
+            if event.nodes[0] in self.engine_ops.wrong_ahead:
                 marks["wrong"] = marks.get("wrong", ()) + event.nodes
             if event.data.get("partial"):  # the buggy walk took only the start of this edge
                 marks["partial"] = marks.get("partial", ()) + ((event.nodes[0], len(event["slots"])),)
@@ -339,14 +363,24 @@ class Session:
         self._add_frame(kind, MappingProxyType(data) if data else EMPTY, self.engine.snapshot(),
                         source, step, (), slots, None)
 
-    def _host_states(self) -> tuple:
-        """The host pool per slot (0 free, 1 used), () for an engine without a host tier."""
-        self._host_picture, states = self.engine_ops.host_states(self._host_picture)
-        return states
+    def _picture(self) -> list[Sequence[int]]:
+        """Every pool as it is now (the facade's, then the engine's further ones, in declared
+        order), each picture reused until its pool changes."""
+        pools: tuple[SlotPool, ...] = (self.pool, *self.engine.extra_pools())
+        if len(self._pictures) != len(pools):
+            self._pictures = [(None, None)] * len(pools)
+        self._new_bytes = 0
+        for i, pool in enumerate(pools):
+            version, last = self._pictures[i]
+            now = pool.picture_version()
+            if now != version or last is None:
+                # chunks of slots that did not change are shared with the picture before
+                last = pool.picture(last)
+                self._pictures[i] = (now, last)
+                self._new_bytes += getattr(last, "new_bytes", 8 * len(last))
+        return [picture for _, picture in self._pictures if picture is not None]
 
     def _add_frame(self, kind, data, tree, source, step, nodes, slots, event) -> None:
-        # torch bumps a tensor's version on every in-place change: reuse the last copy until then
-        version = (id(self.pool), self.pool.mem_state._version)
         # what keeping this frame costs: its own objects, and what it shares with no frame before
         cost = FRAME_BYTES + 8 * (len(nodes) + len(slots))
         made = built_bytes()   # the node snapshots made since the last frame: this one's own
@@ -356,33 +390,22 @@ class Session:
             # an engine whose snapshot does not go through snapshot_subtree: compare the trees
             cost += made if made or tree.root is self._last_root else unshared_bytes(tree.root, self._last_root)
             self._last_root = tree.root
-        if version != self._pool_version:
-            # chunks of slots that did not change are shared with the picture before
-            self._pool_refs = self.pool.shared_refcounts(self._pool_refs or None)
-            self._pool_version = version
-            cost += self._pool_refs.new_bytes
-        host = self._host_states()
-        if host and host is not self._last_host:   # a new host picture
-            cost += 8 * len(host)
-            self._last_host = host
+        counts = self._picture()
+        cost += self._new_bytes
         # one current node: a split's lower half keeps its ✂ mark, a heap shows its top
-        marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots),
-                      host_slots=tuple(data.get("host_slots", ())), **self._marks) if self._marks else \
-            Marks(tuple(nodes[:1]), slots=tuple(slots), host_slots=tuple(data.get("host_slots", ())))
+        more = tuple(tuple(data.get(c.touched, ())) for c in self.engine.memory[1:] if c.pooled) \
+            if len(counts) > 1 else ()
+        marks = Marks(current=tuple(nodes[:1]), slots=tuple(slots), more_slots=more, **self._marks) \
+            if self._marks else Marks(tuple(nodes[:1]), slots=tuple(slots), more_slots=more)
         op_index = self._record.index if self._record is not None else len(self.records)
         self.frames.append(Frame(len(self.frames), op_index, kind, data, tree,
-                                 PoolSnapshot(self._pool_refs, tree, host), marks, source, step,
+                                 PoolSnapshot(counts[0], tree, tuple(counts[1:])), marks, source, step,
                                  nodes, event), cost)
 
 
 def lock_name(key, ns) -> str:
     """``'Hello_'`` or ``'Hello_' ns lora-a``: a script lock as messages name it."""
     return key_text(key) if ns is None else f"{key_text(key)} ns {ns}"
-
-
-def _owners(capability: str) -> str:
-    """``the 2026 engine: start with 'engine 2026'``: where a refused operation belongs."""
-    return _named(tuple(spec.name for spec in engines_with(capability)))
 
 
 def _named(owners: tuple) -> str:

@@ -44,6 +44,6 @@ def script_source(ops: Iterable[Op], *, buggy: bool = False, note: str = "") -> 
     then one operation a line."""
     lines = [f"# {line}" for line in note.splitlines()]
     if buggy:
-        lines.append("matcher buggy   # the session started with the pre-#7 matcher")
+        lines.append("matcher buggy   # the operations below start on the pre-#7 matcher")
     lines += [op_source(op) for op in ops]
     return "\n".join(lines) + "\n"

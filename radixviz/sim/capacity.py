@@ -42,8 +42,8 @@ class GridPoint:
         return " ".join(f"{k} {v:,}" for k, v in self.setting.items())
 
     @property
-    def percent_of_optimal(self):
-        return self.traffic["optimum"]["percent_of_optimal"]
+    def share_of_optimal(self):
+        return self.traffic["optimum"]["share_of_optimal"]
 
     @property
     def p95_ttft(self) -> int:
@@ -51,7 +51,7 @@ class GridPoint:
 
     def to_dict(self) -> dict:
         return {**self.setting, "policy": self.policy, "hit_rate": round(self.stats.hit_rate, 6),
-                "percent_of_optimal": self.percent_of_optimal, "p95_ttft_passes": self.p95_ttft,
+                "share_of_optimal": self.share_of_optimal, "p95_ttft_passes": self.p95_ttft,
                 "optimal_hit_rate": self.traffic["optimum"]["optimal_hit_rate"],
                 "stats": self.stats.to_dict(), "latency": self.traffic["latency"]}
 

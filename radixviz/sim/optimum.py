@@ -115,11 +115,11 @@ def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
                 f"({tree.longest:,} tokens): the theorem's condition fails, this is only an upper bound")
     if refused:
         note += f"; {refused:,} refused request(s) (never fit) are not counted"
-    share = percent_of_optimal(hit_rate, optimal) if hit_rate is not None else None
+    share = share_of_optimal(hit_rate, optimal) if hit_rate is not None else None
     if share is not None and share > 1:
         note += ("; above 100 %: the run counts hits the theorem does not model (a retracted "
                  "request's second prefill, loads from a host tier)")
-    return {"optimal_hit_rate": round(optimal, 6), "percent_of_optimal": None if share is None
+    return {"optimal_hit_rate": round(optimal, 6), "share_of_optimal": None if share is None
             else round(share, 6), "last_token_bound": round(bound, 6),
             "tree_tokens": tree.tree_tokens + tree.tail_tokens, "prompt_tokens": total,
             "requests": tree.requests, "duplicate_prompts": tree.duplicates,
@@ -127,6 +127,6 @@ def optimum_report(tree: PromptTree, pool_size: int | None, refused: int = 0,
             "condition_holds": holds, "note": note}
 
 
-def percent_of_optimal(hit_rate: float, optimal: float) -> float | None:
+def share_of_optimal(hit_rate: float, optimal: float) -> float | None:
     """A policy's hit rate as a share of the optimum (None when the optimum is 0)."""
     return hit_rate / optimal if optimal > 0 else None

@@ -50,9 +50,11 @@ from typing import TYPE_CHECKING
 import random
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import open_engine
+from radixviz.cache.engines import default_engine, engine_spec, open_engine
+from radixviz.cache.options import EngineSettings
 
 from .admission import admit
+from .block_units import BlockPrompt
 from .defaults import CONTEXT_LEN
 from .engines import loop_hooks
 from .fake_model import FakeSampler
@@ -63,6 +65,7 @@ from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
 from . import steps
 from .edge_memo import EdgeMemo
+from .unit_engine import UnitEngine
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -81,10 +84,12 @@ class Scheduler:
                  delay_shared_prefix: bool = False, delay_threshold: int = IN_BATCH_THRESHOLD,
                  hold_back_shared_prefix: bool = False, cache_unfinished: bool = False,
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
-                 engine: str = "2024", engine_options: dict | None = None,
+                 engine: str | None = None, engine_options: dict | None = None,
                  remember_edges: bool = True, alloc_evict: str | None = None,
-                 scheduler: str = schedule_v0523.RELEASE_LOOP, logprob_start_len: int | None = None):
-        """``engine`` names the cache (radixviz.cache.engines) and ``engine_options`` its
+                 scheduler: str = schedule_v0523.RELEASE_LOOP, logprob_start_len: int | None = None,
+                 block_units: bool | None = False):
+        """``engine`` names the cache (radixviz.cache.engines; None: the registry's default, the
+        first release's) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
         ``insert="release"`` finishes requests with the release's insert line (#4): the
         key is all of input + output, the value one slot shorter (the cache runs with
@@ -92,6 +97,11 @@ class Scheduler:
         every edge compared afresh -- the same passes, slower (tests hold the two alike).
         ``alloc_evict``: how much a failed allocation evicts, ``need`` or ``shortfall``
         (need minus free); None: the engine's SGLang's (``LoopHooks.alloc_evict``).
+        ``block_units``: key the engine by runs of tokens (sim/block_units.py: prompts given as
+        BlockPrompts, a Mooncake trace's blocks), the same passes as token by token, faster:
+        True asks for it (ValueError where this loop cannot: with ``record``, ``insert="release"``,
+        v0.5.23's loop, or an engine whose hooks do not allow it), None takes it where the loop can, False
+        (the default) keys by tokens; ``self.block_units`` says which.
 
         Later SGLang, each off by default (docs/simulation-api.md):
         ``delay_shared_prefix``: #2442's in-batch rule under lpm and weight (threshold
@@ -134,16 +144,23 @@ class Scheduler:
         self.pool = pool if pool is not None else TokenToKVPool(pool_size, device=device)
         # cache_factory(pool) -> the engine for the same loop (engines/v2026/sim.py)
         self._cache_factory = cache_factory
-        self._engine_name, self._engine_options = engine, dict(engine_options or {})
+        # the engine's settings object, run whole (the scheduler form makes one), or its options
+        self._engine_name = engine or default_engine()
+        self._engine_options: EngineSettings | dict = (
+            engine_options if isinstance(engine_options, EngineSettings) else dict(engine_options or {}))
         self.engine = self.make_engine()
-        # the loop matches the same prompts round after round: remember whole-edge answers
-        # (None where the engine has no edge comparison to wrap)
-        self.edge_memo: EdgeMemo | None = None
-        if remember_edges:
-            self.engine.wrap_key_match(self._remembering)
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
-        self.hooks = loop_hooks(self.engine.spec, self)
+        self.hooks = loop_hooks(engine_spec(self.engine.name), self)
+        self.record = record
+        self.block_units = self._units_refusal(block_units) == ""
+        if self.block_units:
+            self.engine = UnitEngine(self.engine)
+        # the loop matches the same prompts round after round: remember whole-edge answers
+        # (None where the engine has no edge comparison to wrap; unit keys are short)
+        self.edge_memo: EdgeMemo | None = None
+        if remember_edges and not self.block_units:
+            self.engine.wrap_key_match(self._remembering)
         self.priority_at_insert = self.hooks.priority_at_insert
         if alloc_evict not in (None, *ALLOC_EVICT):
             raise ValueError(f"alloc_evict must be {' or '.join(ALLOC_EVICT)}, not {alloc_evict!r}")
@@ -165,7 +182,6 @@ class Scheduler:
                                    and not today else None)
         self.hold_back_threshold = delay_threshold if hold_back_shared_prefix else None
         self.cache_unfinished = cache_unfinished
-        self.record = record
         self.rng = random.Random(seed)
         self.waiting: list[Request] = []
         self.running: list[Request] = []
@@ -192,6 +208,19 @@ class Scheduler:
         self._evicted = 0
         self._last_attempt: tuple | None = None   # a prefill round that admitted nobody, shown with the decode
 
+    def _units_refusal(self, asked: bool | None) -> str:
+        """Why this loop does not key by block units ("" when it does), ValueError if asked."""
+        why = ("" if asked is not False else "not asked") or (
+            "the run keeps records (the views show tokens)" if self.record else
+            "the release's insert (#4) is one slot short of a token" if self.insert != "fixed" else
+            "v0.5.23's loop matches a prompt one token short, inside its last block"
+            if self.prefix_limit is not None else
+            f"engine {self.engine.name} counts or frees by more than its values' length"
+            if not self.hooks.block_units else "")
+        if why and asked:
+            raise ValueError(f"block_units: {why}")
+        return why
+
     def _remembering(self, key_match):
         """The engine's comparison, remembered by this loop's own EdgeMemo (which the loop
         tells the prompts to watch and forget); called only by an engine that has one."""
@@ -203,10 +232,13 @@ class Scheduler:
         ``__init__`` after the pool. Override (or pass ``cache_factory``) to drive another."""
         if self._cache_factory is not None:
             return self._cache_factory(self.pool)
-        options = dict(self._engine_options)
-        if self.insert == "release":
-            options["strict"] = False   # the release's short value (#4)
-        return open_engine(self._engine_name, self.pool, **options)
+        options = self._engine_options
+        release = {"strict": False} if self.insert == "release" else {}   # the release's short value (#4)
+        if isinstance(options, EngineSettings):
+            if options.pool_size != self.pool.size or release:
+                options = options.replace(pool_size=self.pool.size, **release)
+            return engine_spec(self._engine_name).open(self.pool, options)
+        return open_engine(self._engine_name, self.pool, **options, **release)
 
     @property
     def cache(self):
@@ -225,7 +257,7 @@ class Scheduler:
             specs = [specs]
         queued = []
         for spec in specs:
-            req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
+            req = Request(self._next_rid, self._prompt(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
                           spec.then, priority=spec.priority, arrival_work=self.stats.prefill_computed,
                           logprob_start_len=spec.logprob_start_len if spec.logprob_start_len >= 0
                           or self.logprob_start_len is None else self.logprob_start_len)
@@ -241,6 +273,15 @@ class Scheduler:
                 self.waiting.append(req)
                 queued.append(req)
         return queued
+
+    def _prompt(self, ids):
+        """A prompt as the loop keeps it: a BlockPrompt when keyed by block units, else a tuple."""
+        if isinstance(ids, BlockPrompt) and self.block_units:
+            return ids
+        if self.block_units:
+            raise ValueError("a loop keyed by block units takes BlockPrompts (a Mooncake trace's), "
+                             f"not {type(ids).__name__}")
+        return tuple(ids)
 
     @property
     def done(self) -> bool:

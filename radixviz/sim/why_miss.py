@@ -105,7 +105,9 @@ def _shown(token) -> str:
 def _namespace_words(a: Sent, b: Sent) -> str:
     parts = [(name, x, y) for name, x, y in (("adapter", a.adapter, b.adapter), ("extra_key", a.extra_key,
              b.extra_key), ("cache salt", a.salt, b.salt)) if x != y]
-    return "; ".join(f"{name} {x!r} for A, {y!r} for B" for name, x, y in parts)
+    def given(value) -> str:
+        return "none" if value is None else repr(value)
+    return "; ".join(f"{name} {given(x)} for A, {given(y)} for B" for name, x, y in parts)
 
 
 def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, between=(),
@@ -162,9 +164,10 @@ def _static_causes(out: Explanation, a: Sent, b: Sent, common: int, page: int) -
                                 f"{_shown(a.tokens[common])}, B has {_shown(b.tokens[common])}; nothing "
                                 "after it can be shared"))
     if common >= n:
-        out.causes.append(Cause("last_token", 1, f"B ({n} tokens) is all in the cache, but a request "
-                                "matches at most its length minus one: its last token is computed anyway, "
-                                "to give the logits of the first new one"))
+        # B is all in A's prompt; whether it is still all in the cache is an eviction's to say
+        out.causes.append(Cause("last_token", 1, f"B's {n} tokens are all in A, but a request matches "
+                                "at most its length minus one: its last token is computed anyway, to give "
+                                "the logits of the first new one"))
     capped = min(common, n - 1)
     if b.logprob_start >= 0 and b.logprob_start < capped:
         out.causes.append(Cause("logprob_start", capped - b.logprob_start, f"B asked for its prompt's logprobs "

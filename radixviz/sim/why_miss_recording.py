@@ -26,7 +26,7 @@ class Held:
     rank: int
     medium: str | None
     namespace: str | None
-    pages: int
+    leading_pages: int
 
 
 @dataclass
@@ -83,11 +83,12 @@ def explain_recorded(records, b: tuple, *, rank: int = 0, namespace: str | None 
     full = [tuple(b[i:i + page]) for i in range(0, n - n % page, page)]
     usable = (n - 1) // page                       # pages a match may take (v0.5.23's cap)
     held = [h for r in sorted(core.trees) for h in held_chains(core.tree(r), r, full)]
-    own = next((h.pages for h in held if (h.rank, h.namespace) == (rank, namespace) and _device(h)), 0)
+    own = next((h.leading_pages for h in held if (h.rank, h.namespace) == (rank, namespace) and _device(h)), 0)
     mine = min(own, usable)
     out = Explanation((), b, own * page, mine * page, settings={
         "recording": True, "page_size": page, "rank": rank, "namespace": namespace, "at_seq": at_seq,
-        "held": [vars(h) for h in held]})
+        "held": [{"rank": h.rank, "medium": h.medium, "namespace": h.namespace, "pages": h.leading_pages}
+                 for h in held]})
     if own > mine:
         cut = (own - mine) * page
         out.causes.append(Cause("last_token", 1, f"the server holds all {own * page} of B's whole-page "
@@ -114,10 +115,11 @@ def _block_size(core) -> int | None:
 def _missing(out: Explanation, held: list[Held], mine: int, usable: int, page: int, rank: int,
              namespace: str | None, seen: _Seen, pages: list[tuple]) -> None:
     """The cause of the first page B does not find on its rank's device, in its namespace."""
-    others = [h for h in held if h.pages > mine and not ((h.rank, h.namespace) == (rank, namespace) and _device(h))]
+    others = [h for h in held
+              if h.leading_pages > mine and not ((h.rank, h.namespace) == (rank, namespace) and _device(h))]
     if others:
-        best = max(others, key=lambda h: (h.rank == rank, h.namespace == namespace, h.pages))
-        extra = (min(best.pages, usable) - mine) * page
+        best = max(others, key=lambda h: (h.rank == rank, h.namespace == namespace, h.leading_pages))
+        extra = (min(best.leading_pages, usable) - mine) * page
         if best.rank != rank:
             out.causes.append(Cause("another_rank", extra, f"rank {best.rank} of the server holds {extra} more "
                                     f"of B's tokens, a cache rank {rank} cannot read"))

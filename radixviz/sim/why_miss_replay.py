@@ -8,12 +8,14 @@ part found on the host only.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 import torch
 
 from radixviz.cache import TokenToKVPool
-from radixviz.cache.engines import open_engine
+from radixviz.cache.engines import engine_with, open_engine
 
 
 @dataclass(frozen=True)
@@ -23,15 +25,31 @@ class Reach:
     host: int = 0
 
 
+class HostTierVerbs(Protocol):
+    """The host tier's own verbs this replay drives (engines/hicache/engine.py has them)."""
+    def match_tiers(self, key: Sequence[int], extra_key: str | None = None) -> TieredMatch: ...
+
+    def sync(self) -> int: ...
+
+
+class TieredMatch(Protocol):
+    @property
+    def device_indices(self) -> torch.Tensor: ...
+
+    @property
+    def host_hit_length(self) -> int: ...
+
+
 class Replay:
     def __init__(self, pool_size: int, page_size: int, eviction: str, host_size: int | None = None):
         self.pool = TokenToKVPool(pool_size, device="cpu")
         self.tiers = host_size is not None
         if self.tiers:
-            self.engine = open_engine("hicache", self.pool, page_size=page_size, eviction_policy=eviction,
-                                      host_size=host_size)
+            self.engine = open_engine(engine_with("host_tier"), self.pool, page_size=page_size,
+                                      eviction_policy=eviction, host_size=host_size)
         else:
-            self.engine = open_engine("2026", self.pool, page_size=page_size, eviction_policy=eviction)
+            self.engine = open_engine(engine_with("pages", without="host_tier"), self.pool, page_size=page_size,
+                                      eviction_policy=eviction)
 
     def key(self, prompt: tuple, limit: int) -> tuple:
         return prompt[:self.engine.whole_pages(limit)]
@@ -44,7 +62,7 @@ class Replay:
         """The device part and the host-only part of the match (this match splits and stamps)."""
         if not self.tiers:
             return Reach(self.device_reach(prompt, limit, namespace))
-        found = self.engine.match_tiers(self.key(prompt, limit), namespace)
+        found = cast(HostTierVerbs, self.engine).match_tiers(self.key(prompt, limit), namespace)
         return Reach(len(found.device_indices), found.host_hit_length)
 
     def run(self, prompt: tuple, namespace) -> int:
@@ -65,5 +83,5 @@ class Replay:
         engine.insert(key, values, extra_key=namespace)
         engine.unlock(node)
         if self.tiers:
-            engine.sync()   # the copies to the host land before the next request
+            cast(HostTierVerbs, engine).sync()   # the copies to the host land before the next request
         return evicted

@@ -18,8 +18,9 @@ from radixviz.lessons import LessonError
 from radixviz.lessons.challenges.challenge import load_challenges
 from radixviz.lessons.progress.places import data_dir
 from radixviz.lessons.progress import Progress
-from radixviz.settings import SERVED_CAPS, SERVED_ENV
+from radixviz.settings import SERVED_ENV, served_caps
 from radixviz.tui.app_base import RadixvizAppBase
+from radixviz.tui.browser_tab import BrowserTab
 from radixviz.tui.palette import screen_commands
 from radixviz.tui.sandbox_work import KeepsWork
 
@@ -61,7 +62,7 @@ async def wait_until_ready(app, pilot) -> None:
     await pilot.pause()
 
 
-class RadixvizApp(RadixvizAppBase):   # app_base.py: what the screens may ask of it
+class RadixvizApp(BrowserTab, RadixvizAppBase):   # app_base.py: what the screens may ask of it
     # absolute: Textual resolves a relative CSS_PATH beside the module of the subclass
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "radixviz"
@@ -93,6 +94,9 @@ class RadixvizApp(RadixvizAppBase):   # app_base.py: what the screens may ask of
         self.first_paint: float | None = None   # perf_counter() once the first screen is drawn
         self._after_paint: list = []
         self.served = os.environ.get(SERVED_ENV) == "1"
+        self._caps = served_caps() if self.served else None
+        if self._caps is not None and history_mb is None:
+            self.history_mb = self._caps.history_mb     # the share of the class's memory budget
 
     @property
     def serving(self) -> bool:
@@ -102,8 +106,11 @@ class RadixvizApp(RadixvizAppBase):   # app_base.py: what the screens may ask of
 
     @property
     def caps(self):
-        """The served session's limits (settings.SessionCaps), or None on a terminal."""
-        return SERVED_CAPS if self.serving else None
+        """The served session's limits (settings.SessionCaps, from the class's memory budget),
+        or None on a terminal."""
+        if self._caps is None and self.is_web:
+            self._caps = served_caps()
+        return self._caps if self.serving else None
 
     @property
     def session_folder(self) -> Path | None:

@@ -17,7 +17,8 @@ the same text again.
 
 The walk never changes the lesson's operations: the app takes typing and undo into a
 sandbox copy, so every prediction is answered on the lesson's own tree, which
-``lessons --check`` holds to the engine (and the ``answer`` stop checks again).
+``lessons --check`` holds to the engine; the ``answer`` stop asks the same judge
+(``checker.hold_to_engine``), so what it says here is what ``--check`` and ``--read`` say.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from radixviz.lessons import Narrative
-from radixviz.lessons.lesson.checker import engine_disagrees
+from radixviz.lessons.lesson.checker import hold_to_engine
 from radixviz.lessons.lesson.reader import answer_text
 
 if TYPE_CHECKING:
@@ -63,16 +64,13 @@ class Reply:
 def plan_of(lesson: Lesson) -> tuple[Stop, ...]:
     """The stops of ``lesson`` in walking order (see the module's docstring)."""
     stops: list[Stop] = []
-    page, after_ops = 0, False
     pending: list[int] = []
-    for index, block in enumerate(lesson.blocks):
+    pages = lesson.pages   # one rule for the app's pages and the places saved in words
+    for index, (block, page) in enumerate(zip(lesson.blocks, pages)):
         kind = type(block).__name__
         if kind == "Narrative":
-            page += after_ops
-            after_ops = False
             stops.append(Stop("read", page, index))
         elif kind == "Predict":
-            after_ops = False      # the question's lead-in and the question share a page
             pending.append(index)
             stops.append(Stop("ask", page, index))
         elif kind == "Operations":
@@ -80,8 +78,7 @@ def plan_of(lesson: Lesson) -> tuple[Stop, ...]:
             if pending:
                 stops.append(Stop("answer", page, index, tuple(pending)))
                 pending = []
-            after_ops = True
-    stops.append(Stop("end", page, len(lesson.blocks)))
+    stops.append(Stop("end", pages[-1] if pages else 0, len(lesson.blocks)))
     return tuple(stops)
 
 
@@ -94,8 +91,8 @@ class LessonWalk:
         self.replies: dict[int, Reply] = {}          # prediction block -> the learner's reply
         self.ran: dict[int, tuple[int, int]] = {}    # ops stop -> (first frame, last frame)
         self.records: dict[int, list[OpRecord]] = {}         # ops stop -> the records of its operations
-        self.engine_says: dict[int, str] = {}        # prediction block -> the engine's value, where
-        #                                              it is not the file's answer (a wrong lesson)
+        self.engine_warnings: dict[int, str] = {}        # prediction block -> the warning, where the
+        #                                              engine's value is not the file's answer
         self.error: str | None = None                # a refused operation (a teacher's lesson)
         self.right = self.asked = 0
         self.completed = False
@@ -136,6 +133,21 @@ class LessonWalk:
         """The block to come back to: that of the furthest stop reached."""
         return self.plan[self.reached].block if self.reached >= 0 else 0
 
+    def pointers(self, at: int | None = None) -> tuple:
+        """What the paragraphs shown at stop ``at`` point at on screen (``Pointer``s): those
+        read since the operations before them, while the picture is the one they were
+        written beside; none while operations step or are answered."""
+        at = self.at if at is None else at
+        if at < 0 or self.plan[at].kind not in ("read", "ask"):
+            return ()
+        found: tuple = ()
+        for stop in self.plan[:at + 1]:
+            if stop.kind in ("ops", "answer"):
+                found = ()
+            elif stop.kind == "read":
+                found += self.lesson.blocks[stop.block].pointers
+        return found
+
     def frames(self, at: int | None = None) -> tuple[int, int] | None:
         """(first, last) frame of an ops stop that ran; None for other stops."""
         return self.ran.get(self.at if at is None else at)
@@ -150,11 +162,14 @@ class LessonWalk:
 
     # ------------------------------------------------------------------ moving
 
-    def forward(self, model: StepperModel) -> tuple[Stop | None, bool]:
+    def forward(self, model: StepperModel | None) -> tuple[Stop | None, bool]:
         """Go to the next stop, playing it when it is reached for the first time: returns
         (the stop, whether it was played now); (None, False) past the end. A prediction
-        waiting for its reply holds the walk where it is."""
+        waiting for its reply holds the walk where it is, and so does an operations stop
+        not played yet while the engine loads (``model`` None)."""
         if self.at_end or self.waiting is not None:
+            return None, False
+        if model is None and self.plan[self.at + 1].kind in ("ops", "answer") and self.at + 1 > self.reached:
             return None, False
         self.at += 1
         first_time = self.at > self.reached
@@ -182,8 +197,10 @@ class LessonWalk:
                 self._play(model)
         self.right, self.asked = right, asked
 
-    def _play(self, model: StepperModel) -> None:
+    def _play(self, model: StepperModel | None) -> None:
         stop = self.here
+        if model is None:
+            return   # a stop that runs nothing (forward holds the others until the engine is there)
         if stop.kind == "ops":
             applied = model.apply_ops(self.lesson.blocks[stop.block].ops)
             self.error = applied.error
@@ -194,9 +211,10 @@ class LessonWalk:
             # the operations have just run: the engine's own value for each prediction
             records = self.records.get(self.at - 1, [])
             for block in stop.asks:
-                said = engine_disagrees(self.lesson.blocks[block], records, model.session)
-                if said is not None:
-                    self.engine_says[block] = said
+                warning = hold_to_engine(self.lesson.blocks[block], records, model.session) \
+                    .warning(self.lesson.blocks[block])
+                if warning is not None:
+                    self.engine_warnings[block] = warning
 
     # ------------------------------------------------------------------ replies
 
@@ -263,10 +281,8 @@ class LessonWalk:
                 lines.append(answer_text(predict, reply.verdict))
                 verdict = "skipped" if reply.verdict is None else \
                     "right" if reply.verdict.correct else "wrong"
-            if block in self.engine_says:
-                lines.append(f"⚠ The engine gives {self.engine_says[block]} here, not the lesson's "
-                             f"answer {predict.answer}: the lesson file is wrong "
-                             "(radixviz lessons --check finds it).")
+            if block in self.engine_warnings:
+                lines.append(self.engine_warnings[block])
         return Part("reply", "\n".join(lines), verdict)
 
     def end_text(self) -> str:

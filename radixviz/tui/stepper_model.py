@@ -167,7 +167,9 @@ class StepperModel:
         longest = max((len(op.key) for op in ops if op.key is not None), default=0)
         if longest > caps.key_tokens:
             return f"keys of at most {caps.key_tokens} tokens here (this one has {longest})"
-        return None
+        # the host pool is allocated whole at once: bounded by the class's memory budget
+        hosts = (caps.host_refusal(op.count, self.session.pool_size) for op in ops if op.name == "host-size")
+        return next((refusal for refusal in hosts if refusal), None)
 
     def apply_text(self, text: str) -> Applied:
         """Parse and apply a line of the operation language, whole or not at all."""

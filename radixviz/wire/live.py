@@ -33,7 +33,7 @@ QUIET_S = 3.0              # past this with nothing from the publisher, the figu
 
 class NoMarks:
     """A stream marks nothing (the tree pane reads a frame's marks; every field empty)."""
-    current = path = split = wrong = evicted = created = partial = slots = host_slots = ()
+    current = path = split = wrong = evicted = created = partial = slots = more_slots = ()
 
 
 NO_MARKS = NoMarks()

@@ -16,6 +16,7 @@ branches at every turn is a tree thousands of levels deep.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 from collections.abc import Callable
@@ -38,6 +39,13 @@ UNKNOWN_PARENT = "[? parent not held]"
 class StreamTreeSnapshot(TreeSnapshot):
     """A tree rebuilt from a server's KV events: no radixviz engine made it, so its views
     say where it came from (render/views/stream.py), not an engine's settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamNodeSnapshot(NodeSnapshot):
+    """A node of a stream's tree: no slots and no access time travel on the wire, so its
+    ``value`` holds the edge's token positions from the root and ``last_access`` is 0; its
+    views say so (render/views/stream.py) instead of showing slots and a clock."""
 
 
 class TreeBuilder:
@@ -104,7 +112,7 @@ class TreeBuilder:
         made = [self._edge(key, 0) for key in _by_tokens(tree, top)]
         for name in sorted(groups):
             heads = [self._edge(key, 0) for key in _by_tokens(tree, groups[name])]
-            made.append(NodeSnapshot(self._id(name), tuple(name), tuple(range(len(name))), 0, 0, tuple(heads),
+            made.append(StreamNodeSnapshot(self._id(name), tuple(name), tuple(range(len(name))), 0, 0, tuple(heads),
                                      len(name) + sum(h.subtree_tokens for h in heads)))
         self.dirty.clear()
         root = NodeSnapshot(0, (), (), 1, 0, tuple(made), sum(c.subtree_tokens for c in made))
@@ -160,7 +168,7 @@ class TreeBuilder:
             kids = tuple([made[h][1] for h in heads])
             tokens = self._piece(run[0]) if len(run) == 1 else tuple(chain.from_iterable(map(self._piece, run)))
             copies = min([tree.blocks[k].copies for k in run])
-            made[key] = (at, NodeSnapshot(self._id(key), tokens, tuple(range(at, at + len(tokens))),
+            made[key] = (at, StreamNodeSnapshot(self._id(key), tokens, tuple(range(at, at + len(tokens))),
                                           copies - 1, 0, kids, len(tokens) + sum(k.subtree_tokens for k in kids)))
         return made[head][1]
 

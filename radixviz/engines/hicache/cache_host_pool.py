@@ -101,6 +101,14 @@ class TokenToKVPoolHost:
         return (f"host pool broken: slot(s) {slots} freed twice; the free queue holds {entries} "
                 f"entries for {distinct} free slots, so one slot can go to two nodes")
 
+    def picture_version(self) -> tuple[int, int]:
+        """Changes whenever a slot does (contract.SlotPool): a view's picture is reused until then."""
+        return id(self), self.version
+
+    def picture(self, previous: object = None) -> tuple:
+        """``states()``: the host pool as a session pictures it each step (contract.SlotPool)."""
+        return self.states()
+
     def states(self) -> tuple:
         """Per slot: 0 free, 1 in use, 2 in the free queue more than once (for views)."""
         used = torch.ones(self.size, dtype=torch.int8)

@@ -8,17 +8,20 @@ for every engine. ``Engine`` puts it behind the facade's verbs and adds the host
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
-from radixviz.engines.v2026.engine import Engine as _TodaysEngine
+from radixviz.cache.contract import Component, FreedSlots, Matched, SlotPool
+from radixviz.cache.options import EVICTION, HEAD_BUGS, HOST_SIZE, KV_EVENTS, PAGE, WRITE_POLICY
+from radixviz.engines.v2026.engine import TodaysEngine
 from .cache import HiRadixCache, MatchResult
 from .cache_host_pool import TokenToKVPoolHost, default_host_size
 from .invariants import check_hicache_invariants
 from .node import TreeNode
 from .preview import preview_match
+from .snapshot import DEVICE_TIER, HOST_TIER
 
 if TYPE_CHECKING:
     from radixviz.cache.pool import TokenToKVPool
@@ -28,18 +31,27 @@ __all__ = ["Engine", "HiRadixCache", "MatchResult", "TokenToKVPoolHost", "TreeNo
            "check_hicache_invariants", "default_host_size", "preview_match"]
 
 
-class Engine(_TodaysEngine):
+class Engine(TodaysEngine[HiRadixCache]):
     """The host-tier engine: the 2026 engine's settings and verbs (lock, unlock, insert,
     protected size, the edge comparison), plus ``host_size`` (None: SGLang's default, twice
     the device pool) and ``write_policy``; what differs is the cache, its checks and the
     two-tier match and eviction; ``head_bugs`` brings back SGLang's 9fbe6800a write_back bugs
     (cache_head_bugs.py; () by default)."""
 
+    memory = (DEVICE_TIER, HOST_TIER)
+
     def make_cache(self) -> HiRadixCache:
         s = self.settings
-        return HiRadixCache(self.pool, s["page_size"], s["eviction_policy"], s.get("host_size"),
-                            s["write_policy"], enable_kv_events=s.get("kv_events", False),
-                            head_bugs=s.get("head_bugs", ()))
+        return HiRadixCache(self.pool, s.of(PAGE), s.of(EVICTION), s.of(HOST_SIZE), s.of(WRITE_POLICY),
+                            enable_kv_events=s.of(KV_EVENTS), head_bugs=s.of(HEAD_BUGS))
+
+    def extra_pools(self) -> tuple[SlotPool, ...]:
+        return (self.host_pool,)
+
+    def evict_component(self, component: Component, num_tokens: int, freed: FreedSlots | None) -> int:
+        """The host tier's own eviction (``evict N host``, as ``evict-host N``): host-only
+        leaves leave the tree; returns the host tokens freed."""
+        return self.cache.evict_host(num_tokens)
 
     def check_invariants(self, held: Sequence[torch.Tensor | Sequence[int]] = ()) -> None:
         check_hicache_invariants(self.cache, self.pool, held)
@@ -47,33 +59,39 @@ class Engine(_TodaysEngine):
     def preview(self, key: Sequence[int], extra_key: str | None = None) -> MatchPreview:
         return preview_match(self.cache.snapshot(), key, extra_key)
 
-    def reported_settings(self) -> dict:
+    def reported_settings(self) -> dict[str, object]:
         return {**self.settings, "host_size": self.cache.token_to_kv_pool_host.size}
 
-    def change(self, option: str, value: Any) -> None:
-        if option == "head_bugs":   # a switch, as the 2024 engine's matcher: the tree stays
-            self.cache.set_head_bugs(value)
-            self.settings["head_bugs"] = self.cache.head_bugs
+    def change(self, option: str, value: object) -> None:
+        if option == HEAD_BUGS.name:   # a switch, as the 2024 engine's matcher: the tree stays
+            self.settings = self.settings.replace(head_bugs=value)
+            self.cache.set_head_bugs(self.settings.of(HEAD_BUGS))
             return
-        if option != "write_policy":
+        if option != WRITE_POLICY.name:
             super().change(option, value)   # the eviction policy, as the 2026 engine
             return
         if self.cache.in_flight():
             raise ValueError("copies are in flight: sync before changing the write policy")
-        self.cache.set_write_policy(value)
-        self.settings[option] = self.cache.write_policy
+        self.settings = self.settings.replace(write_policy=value)
+        self.cache.set_write_policy(self.settings.of(WRITE_POLICY))
 
     # --------------------------------------------------------- the shared verbs
 
-    def match(self, key: Sequence[int], extra_key: str | None = None) -> tuple[torch.Tensor, TreeNode]:
+    def match(self, key: Sequence[int], extra_key: str | None = None) -> Matched:
+        return self.match_key(key, extra_key)   # not today's shortcut: this cache's match has two tiers
+
+    def match_key(self, key: Sequence[int], extra_key: str | None) -> Matched:
         """``(device slots, last device node)``: the part of the match already on the device."""
         result = self.cache.match_prefix(key, extra_key)
-        return result.device_indices, result.last_device_node
+        return Matched(result.device_indices, result.last_device_node)
 
-    def evict(self, num_tokens: int, freed: Callable[[torch.Tensor], None] | None = None) -> int:
+    def evict(self, num_tokens: int, freed: FreedSlots | None = None, component: str | None = None) -> int:
         """Evict device copies until ``num_tokens`` tokens are off the device; the cache frees
         the slots itself (its controller owns the device allocator, as in SGLang), telling
-        ``freed(slots)`` of each stretch. Returns how many slots became free."""
+        ``freed(slots)`` of each stretch. Returns how many slots became free. ``component``
+        ``host``: the host tier's own eviction."""
+        if component is not None and component != DEVICE_TIER.name:
+            return super().evict(num_tokens, freed, component)
         before = self.pool.available_size()
         self.cache.evict(num_tokens, freed)
         return self.pool.available_size() - before

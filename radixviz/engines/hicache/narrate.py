@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from radixviz.cache.text import key_text, slot_ranges
+from radixviz.cache.text import key_text, node_label, slot_ranges
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD, WRITE_POLICY_SUMMARY
 
 if TYPE_CHECKING:
@@ -17,10 +17,7 @@ if TYPE_CHECKING:
 
 
 def _name(frame: Frame, node_id: int) -> str:
-    node = frame.tree.nodes.get(node_id)
-    if node is None:
-        return f"node #{node_id}"
-    return "the root" if not node.key else key_text(node.key)
+    return node_label(frame.tree, node_id)
 
 
 def describe_host(frame: Frame) -> str | None:

@@ -13,6 +13,8 @@ from radixviz.lessons.quiz.builder import ScenarioBuilder
 from radixviz.lessons.quiz.questions import Question
 from radixviz.lessons.scenario import apply_text, run_scenario
 
+from .ops_pool import host_size, host_state
+
 _PARENT = {"easy": (3, 3), "medium": (2, 5), "hard": (2, 6)}
 
 
@@ -36,7 +38,7 @@ def gen_host_leaf(build: ScenarioBuilder, seed: int) -> Question:
     session = run_scenario(build.text)
     record = apply_text(session, asked)
     frame = session.live_frame()
-    stray = sum(1 for slot in range(frame.pool.host_size) if frame.pool.host_state(slot) == "stray")
+    stray = sum(1 for slot in range(host_size(frame.pool)) if host_state(frame.pool, slot) == "stray")
     deleted = [tokens_text(f.data["key"]) for f in session.frames.kept(record.frame_range) if f.kind == "delete"]
     gone = ", ".join(repr(d) for d in deleted) or "nothing"
     twice = len(set(session.engine.host_pool.double_freed))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from radixviz.cache.engines import flag_owners
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
@@ -180,6 +181,10 @@ class HostSimulation(TodaysSimulation):
 
     def check(self) -> None:
         self.check_insert()   # the host options are this engine's own
+
+    def cluster_cache(self) -> tuple[int, str | None]:
+        raise UsageError(f"--workers runs workers with a device cache only: --engine "
+                         f"{flag_owners('pages', without='host_tier')}")
 
     def prepare(self, options: dict) -> None:
         args, name = self.args, self.spec.name

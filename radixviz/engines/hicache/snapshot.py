@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
+from radixviz.cache.contract import Component, Held, NodePart
 from radixviz.cache.snapshot import snapshot_subtree
 from radixviz.engines.v2026.snapshot import ModernNodeSnapshot, ModernTreeSnapshot
 
@@ -13,6 +14,12 @@ if TYPE_CHECKING:
     # the half of HiRadixCache (cache.py, which imports this module) that declares the tree's
     # state: typed by it, so that cache.py and this module do not import each other
     from .cache_transfers import HostTransfers
+
+
+# its two tiers (contract.py): the device pool, the backbone (a node whose device copy was
+# evicted stays, a tombstone of it, while its host copy lasts), and the host pool
+DEVICE_TIER = Component("device", "GPU · device pool", "slots")
+HOST_TIER = Component("host", "CPU · host pool", "host", touched="host_slots")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +33,11 @@ class HiNodeSnapshot(ModernNodeSnapshot):
     @property
     def backuped(self) -> bool:
         return self.host_value is not None
+
+    @property
+    def parts(self) -> tuple[NodePart, ...]:
+        return (NodePart(DEVICE_TIER, None if self.evicted else self.value, self.ref),
+                NodePart(HOST_TIER, self.host_value, self.host_ref))
 
     @property
     def tier(self) -> str:
@@ -51,6 +63,7 @@ class HiTreeSnapshot(ModernTreeSnapshot):
     double_freed: tuple = ()    # host slots freed while already free, oldest first
     reports: tuple = ()         # where SGLang's file would have stopped on an assert
     host_accounting: str = ""   # the host pool's one line on its broken accounting ('' if sound)
+    host_leaves: int = 0        # host-eviction candidates the cache keeps (a head bug can leave stale ones)
 
     @property
     def settings(self) -> dict:
@@ -62,6 +75,23 @@ class HiTreeSnapshot(ModernTreeSnapshot):
     def total_size(self) -> int:
         """Tokens on the device, as ``total_size()`` counts them (host-only nodes excluded)."""
         return self.device_tokens
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        return (DEVICE_TIER, HOST_TIER)
+
+    @property
+    def held(self) -> tuple[Held, ...]:
+        """The device tier's counters; on the host, copies of host-only nodes nobody protects
+        (what host eviction may free) and protected ones."""
+        free_to_go = guarded = 0
+        for node in self.root.walk():
+            if isinstance(node, HiNodeSnapshot) and node.key and node.host_value is not None:
+                if node.host_ref > 0:
+                    guarded += len(node.host_value)
+                elif node.evicted:
+                    free_to_go += len(node.host_value)
+        return (Held(DEVICE_TIER, self.evictable_size, self.protected_size), Held(HOST_TIER, free_to_go, guarded))
 
     @property
     def host_tokens(self) -> int:
@@ -97,7 +127,7 @@ def hicache_snapshot(cache: HostTransfers) -> HiTreeSnapshot:
                           writes_in_flight=len(writing), loads_in_flight=len(cache.ongoing_load_back),
                           head_bugs=cache.head_bugs, unreachable=_unreachable(cache) if cache.head_bugs else (),
                           double_freed=tuple(host.double_freed), reports=tuple(cache.head_bug_reports),
-                          host_accounting=host.accounting())
+                          host_accounting=host.accounting(), host_leaves=len(cache.evictable_host_leaves))
 
 
 def _unreachable(cache: HostTransfers) -> tuple:

@@ -109,7 +109,7 @@ def _(tree: HiTreeSnapshot, pool, marks, width: int):
 
 @more_pools.register
 def _(tree: HiTreeSnapshot, pool, marks) -> list:
-    if not pool.host:
+    if not pool.more:
         return []
     # with SGLang's 9fbe6800a bugs on, what they broke follows the grid
     return [Text("host pool (CPU)", style="bold"), views_pool.HostPoolGrid(pool, marks), *damage_lines(tree)]

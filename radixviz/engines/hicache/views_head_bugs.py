@@ -24,14 +24,16 @@ def damage_lines(tree: HiTreeSnapshot) -> list[Text]:
     if not getattr(tree, "head_bugs", ()):
         return []
     lines = []
-    for node_id, key, device, host in tree.unreachable:
+    for _, key, device, host in tree.unreachable:
         where = []
         if device:
             where.append(f"device slots {slot_ranges(device)}")
         if host:
             where.append(f"host slots {slot_ranges(host)}")
-        lines.append(Text(f"✗ #{node_id} {tokens_text(key[:12])!r} is out of the tree, nobody can "
-                          f"reach it; it still holds {' and '.join(where) or 'nothing'}", style=BROKEN))
+        # named by its tokens, as the tree names nodes (its number is nowhere on screen)
+        name = tokens_text(key[:24]) + ("…" if len(key) > 24 else "")
+        lines.append(Text(f"✗ {name!r} is out of the tree, nobody can reach it; it still holds "
+                          f"{' and '.join(where) or 'nothing'}", style=BROKEN))
     if tree.host_accounting:
         lines.append(Text(f"✗ {tree.host_accounting}", style=BROKEN))
     for report in tree.reports[-2:]:

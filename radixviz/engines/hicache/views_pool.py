@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from .views_head_bugs import damage_lines
+from .ops_pool import host_size, host_state, host_used
 from radixviz.render.pool import CELL, LABEL, TOUCHED_STYLE, PoolGrid, PoolRows
+from radixviz.render.wrap import wrap_words
+
+from .views_head_bugs import damage_lines
 
 HOST_STATES = {   # state -> (symbol, style, legend words)
     "free": ("·", "dim", "free"),
@@ -31,11 +34,11 @@ class _HostPool:
 
     def __init__(self, snapshot) -> None:
         self.snapshot = snapshot
-        self.size = snapshot.host_size
-        self.used = snapshot.host_used
+        self.size = host_size(snapshot)
+        self.used = host_used(snapshot)
 
     def state(self, slot: int) -> str:
-        return self.snapshot.host_state(slot)
+        return host_state(self.snapshot, slot)
 
 
 class HostPoolGrid(PoolGrid):
@@ -43,7 +46,8 @@ class HostPoolGrid(PoolGrid):
 
     def __init__(self, pool, marks=None, *, width: int | None = None, legend: bool = True) -> None:
         super().__init__(_HostPool(pool), None, width=width, legend=legend)
-        self._touched = frozenset(getattr(marks, "host_slots", ()) or ())
+        # the host pool's slots this step touches (Marks.more_slots follows PoolSnapshot.more)
+        self._touched = frozenset(marks.more_slots[0]) if marks is not None and marks.more_slots else frozenset()
 
     def row(self, start: int, cols: int) -> Text:
         pool, touched = self.pool, self._touched
@@ -77,7 +81,8 @@ class TieredPoolRows:
         self.host_grid, self.host_cols = host, host.columns(width)
         self.host_rows = -(-host.pool.size // self.host_cols)
         # with SGLang's 9fbe6800a bugs on: the lost nodes and the broken accounting, named
-        self.host_legend = host.legend_lines(width) + damage_lines(pool.tree)
+        self.host_legend = host.legend_lines(width) + [
+            row for line in damage_lines(pool.tree) for row in wrap_words(line, width)]
         self.host_touched = tuple(sorted(host._touched))
         self._built: dict = {}
         self.titles = (Text("GPU · device pool", style="bold green"),
@@ -110,6 +115,13 @@ class TieredPoolRows:
         return max(self.device.width, LABEL + 1 + CELL * self.host_cols,
                    *(line.cell_len for line in self.host_legend))
 
+    def line_of(self, slot: int, host: bool = False) -> int | None:
+        """The line of the row of device slot ``slot``, or of host slot ``slot``."""
+        if not host:
+            line = self.device.line_of(slot)
+            return None if line is None else 1 + line
+        return 1 + len(self.device) + 2 + slot // self.host_cols if 0 <= slot < self.host_grid.pool.size else None
+
     @property
     def focus(self) -> int | None:
         """The row of the first touched device slot, else of the first touched host slot."""
@@ -122,23 +134,25 @@ class TieredPoolRows:
 
 def pool_rows(pool, marks=None, width: int = 40):
     """The pool pane's lines: the device grid, and the host grid under it when there is one."""
-    return TieredPoolRows(pool, marks, width) if pool.host else PoolRows(pool, marks, width)
+    return TieredPoolRows(pool, marks, width) if pool.more else PoolRows(pool, marks, width)
 
 
 def host_pool_page(frame, max_drawn: int, row: int) -> dict | None:
     """The host tier's pool, one character a slot, as the app's second grid shows it, for a
     step's HTML page (render/html_page.py): rows of (start, [(class, symbol)]); ``rows`` None
     for a pool of more than ``max_drawn`` slots; None without a host pool."""
-    if not frame.pool.host:
+    if not frame.pool.more:
         return None
-    pool, touched = frame.pool, set(frame.marks.host_slots or ())
-    shown = {"used": pool.host_used, "size": pool.host_size, "rows": None,
+    pool, touched = frame.pool, set(frame.marks.more_slots[0] if frame.marks.more_slots else ())
+    size = host_size(pool)
+    shown: dict[str, object] = {"title": "host pool (CPU)", "prefix": "h-", "used": host_used(pool), "size": size,
+                                "rows": None,
              "legend": [(state, symbol, words) for state, (symbol, _style, words) in HOST_STATES.items()
                         if state not in BROKEN_STATES]}
-    if pool.host_size > max_drawn:
+    if size > max_drawn:
         return shown
-    shown["rows"] = [(start, [(f"h-{pool.host_state(slot)}" + (" p-t" if slot in touched else ""),
-                               HOST_STATES[pool.host_state(slot)][0])
-                              for slot in range(start, min(start + row, pool.host_size))])
-                     for start in range(0, pool.host_size, row)]
+    shown["rows"] = [(start, [(f"h-{host_state(pool, slot)}" + (" p-t" if slot in touched else ""),
+                               HOST_STATES[host_state(pool, slot)][0])
+                              for slot in range(start, min(start + row, size))])
+                     for start in range(0, size, row)]
     return shown

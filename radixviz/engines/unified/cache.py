@@ -216,8 +216,9 @@ class UnifiedRadixCache(CacheChecks):
         alloc, tree, tr = self.token_to_kv_pool_allocator, self.tree_core, self.tracer
         if isinstance(action, FreeDeviceKV):
             for indices in action.indices:
+                peers = self._swa_peers(indices) if tr.active else ()
                 alloc.free_segment(indices)  # step: pool.free
-                if tr.active: tr.emit("pool.free", K.FREE, (), slots=tuple(indices.tolist()), pools=("full", "swa") if self.swa_enabled else ("full",))
+                if tr.active: tr.emit("pool.free", K.FREE, (), slots=tuple(indices.tolist()), swa_slots=peers, pools=("full", "swa") if self.swa_enabled else ("full",))
         elif isinstance(action, FreeDeviceKVFullOnly):
             for indices in action.indices:
                 alloc.free_full_segment(indices)  # step: pool.free_full
@@ -227,7 +228,7 @@ class UnifiedRadixCache(CacheChecks):
         elif isinstance(action, SWARebuild):
             swa_value = alloc.translate_loc_from_full_to_swa(action.source_value)  # type: ignore[union-attr]
             tree.set_component_device_value(action.node_id, ComponentType.SWA, swa_value)  # step: insert.swa.state
-            if tr.active: tr.emit("insert.swa.state", UK.STATE, (tree.node_by_id(action.node_id),), component="swa", slots=tuple(swa_value.tolist()))
+            if tr.active: tr.emit("insert.swa.state", UK.STATE, (tree.node_by_id(action.node_id),), component="swa", swa_slots=tuple(swa_value.tolist()))
         elif isinstance(action, RecoverSWAWithLockedFull):
             swa_alloc = self.token_to_kv_pool_allocator
             swa_value = swa_alloc.translate_loc_from_full_to_swa(action.incoming_full)  # type: ignore[union-attr]
@@ -235,7 +236,7 @@ class UnifiedRadixCache(CacheChecks):
             swa_alloc.set_full_to_swa_mapping(action.kept_full, swa_value)  # type: ignore[union-attr]
             swa_alloc.free_full_segment(action.incoming_full)
             tree.set_component_device_value(action.node_id, ComponentType.SWA, swa_value)  # step: insert.swa.state_locked
-            if tr.active: tr.emit("insert.swa.state_locked", UK.STATE, (tree.node_by_id(action.node_id),), component="swa", slots=tuple(swa_value.tolist()))
+            if tr.active: tr.emit("insert.swa.state_locked", UK.STATE, (tree.node_by_id(action.node_id),), component="swa", swa_slots=tuple(swa_value.tolist()))
         elif isinstance(action, MambaEvictExcessPathStates):
             step = EvictStep()
             try:
@@ -247,7 +248,10 @@ class UnifiedRadixCache(CacheChecks):
 
     def _free_component_slots(self, component_type: ComponentType, indices: list) -> None:
         alloc, tr = self.token_to_kv_pool_allocator, self.tracer
+        touched = {ComponentType.FULL: "slots", ComponentType.SWA: "swa_slots", ComponentType.MAMBA: "mamba_slots"}[component_type]
         for slots in indices:
+            # the slots of this component's own pool (an SWA free is given the Full slots it pairs)
+            own = (self._swa_peers(slots) if component_type == ComponentType.SWA else tuple(slots.reshape(-1).tolist())) if tr.active else ()
             if component_type == ComponentType.FULL:
                 full = alloc.full_attn_allocator if self.swa_enabled else alloc  # type: ignore[union-attr]
                 full.free_segment(slots)  # step: pool.free_component
@@ -255,7 +259,14 @@ class UnifiedRadixCache(CacheChecks):
                 alloc.free_swa_segment(slots)  # type: ignore[union-attr]
             else:
                 self.mamba_pool.free(slots)  # type: ignore[union-attr]
-            if tr.active: tr.emit("pool.free_component", K.FREE, (), component=str(component_type), slots=tuple(slots.tolist()))
+            if tr.active: tr.emit("pool.free_component", K.FREE, (), component=str(component_type), **{touched: own})
+
+    def _swa_peers(self, full_slots) -> tuple:
+        """The SWA slots paired with ``full_slots`` now (before a free unpairs them)."""
+        if not self.swa_enabled:
+            return ()
+        peers = self.token_to_kv_pool_allocator.translate_loc_from_full_to_swa(full_slots)  # type: ignore[union-attr]
+        return tuple(int(p) for p in peers.tolist() if p > 0)
 
     # ---- sizes, paths, nodes (as SGLang names them)
 

@@ -3,15 +3,15 @@
 The shared kinds (``radixviz/cache/trace.py``) cover walking, comparing, splitting, creating,
 freeing, deleting and locking; a unified tree also asks each component's validator, evicts
 one component while the node stays, cascades an eviction to the lower components, restores
-a tombstone and copies a Mamba state. Until the shared kinds are open to an engine's own,
-``WingTracer`` passes these through the same Event (its ``kind`` is then one of these).
+a tombstone and copies a Mamba state. The shared kinds are open (an
+Event's ``kind`` is any str: trace.py), so these pass through the same Event.
 """
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from ...cache.trace import EventKind, Tracer
+from ...cache.trace import Tracer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,9 +35,8 @@ class WingTracer(Tracer):
 
     __slots__ = ()
 
-    def emit(self, step: str, kind: EventKind | UnifiedKind, nodes: Sequence[Any] = (),
-             **data: Any) -> None:
-        self.emit_from(self.source, step, cast(EventKind, kind), nodes, data)
+    def emit(self, step: str, kind: str, nodes: Sequence[Any] = (), **data: Any) -> None:
+        self.emit_from(self.source, step, kind, nodes, data)
 
 
 class WingBranch:
@@ -52,6 +51,5 @@ class WingBranch:
     def active(self) -> bool:
         return self.root.active
 
-    def emit(self, step: str, kind: EventKind | UnifiedKind, nodes: Sequence[Any] = (),
-             **data: Any) -> None:
-        self.root.emit_from(self.source, step, cast(EventKind, kind), nodes, data)
+    def emit(self, step: str, kind: str, nodes: Sequence[Any] = (), **data: Any) -> None:
+        self.root.emit_from(self.source, step, kind, nodes, data)

@@ -81,7 +81,7 @@ class MambaComponent(AuxiliaryComponent):
         # SGLang records the source and copies before the batch runs; the copy is made here
         pool.copy_from(src_index, dst)  # step: match.mamba.copy
         req.mamba_cow_src_index = src_index
-        if self.tr.active: self.tr.emit("match.mamba.copy", UK.COPY, (best,), component="mamba", src=int(src_index[0]), dst=int(dst))
+        if self.tr.active: self.tr.emit("match.mamba.copy", UK.COPY, (best,), component="mamba", src=int(src_index[0]), dst=int(dst), mamba_slots=(int(src_index[0]), int(dst)))
         return result
 
     # ---- insert: the state goes on the insert's last node
@@ -96,14 +96,14 @@ class MambaComponent(AuxiliaryComponent):
             invalidate(node)
             core.lru_lists[ct].insert_mru(node)
             core.component_evictable_size_[ct] += self.reclaimable_value_len(node)
-            if tr.active: tr.emit("insert.mamba.state", UK.STATE, (node,), component="mamba", slot=int(cd.value[0]), new_leaf=True)
+            if tr.active: tr.emit("insert.mamba.state", UK.STATE, (node,), component="mamba", slot=int(cd.value[0]), mamba_slots=(int(cd.value[0]),), new_leaf=True)
             self._emit_excess_path_states_eviction(node, cache_actions)
             return
         if cd.value is None:
             core.set_component_device_value(node.id, ct, params.mamba_value)  # step: insert.mamba.branch_state
             node.last_access_time = core.tick()
             invalidate(node)
-            if tr.active: tr.emit("insert.mamba.branch_state", UK.STATE, (node,), component="mamba", slot=int(params.mamba_value[0]), new_leaf=False)
+            if tr.active: tr.emit("insert.mamba.branch_state", UK.STATE, (node,), component="mamba", slot=int(params.mamba_value[0]), mamba_slots=(int(params.mamba_value[0]),), new_leaf=False)
             self._emit_excess_path_states_eviction(node, cache_actions)
             return
         core.lru_lists[ct].reset_node_mru(node)  # step: insert.mamba.exists

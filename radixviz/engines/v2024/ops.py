@@ -9,22 +9,48 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+import torch
+
+from radixviz.cache.contract import CacheNode
 from radixviz.cache.engines import EngineSpec
+from radixviz.cache.options import MATCHER, STRICT
 
 from radixviz.script.parser import Op
-from radixviz.script.ops import EngineOps
+from radixviz.script.ops import EngineOps, SessionShape
 
 from .preview import compare_matchers
 
 
 class ReleaseOps(EngineOps):
+    """The first release's switches, kept per session: ``insert-slots release`` (#4) and the
+    two matchers' comparison before each match (#7)."""
+
+    def __init__(self, session: SessionShape):
+        super().__init__(session)
+        self.release_inserts = False   # insert-slots release: one slot fewer than tokens (#4)
+        self.disagreement: dict | None = None   # the two matchers' answers to the match running
+
+    def opened(self) -> None:
+        self.release_inserts = False
+
+    def slots_for(self, need: int) -> int:
+        # the release's scheduler stored seq_len = len - 1 slots: the last token's K/V is not
+        # computed yet (#4); the tree still takes the whole key
+        self.session.knowingly_broken |= self.release_inserts
+        return need - 1 if self.release_inserts else need
+
+    def match(self, op: Op) -> tuple[torch.Tensor, CacheNode, dict]:
+        value, last_node, extra = super().match(op)
+        extra["disagreement"] = self.disagreement
+        return value, last_node, extra
+
     def before_match(self, op: Op) -> None:
         """Mark the nodes the buggy matcher gets wrong, on the tree before the walk (after
         its split both matchers agree)."""
         assert op.key is not None   # a match always carries its key (the parser's)
         session = self.session
         diff = compare_matchers(session.engine.snapshot(), op.key)
-        session._disagreement = None
+        self.disagreement = None
         if diff is None:
             return
         wrong, pos = [], 0
@@ -32,18 +58,20 @@ class ReleaseOps(EngineOps):
             if pos + taken > diff.wrong_from:
                 wrong.append(node_id)
             pos += taken
-        session._disagreement = {"fixed": diff.fixed.matched, "buggy": diff.buggy.matched,
-                                 "wrong_from": diff.wrong_from, "wrong_slots": list(diff.wrong_slots)}
-        if session.cache.buggy_match:
-            session._wrong_ahead = set(wrong)  # marked as the walk reaches them
+        self.disagreement = {"fixed": diff.fixed.matched, "buggy": diff.buggy.matched,
+                             "wrong_from": diff.wrong_from, "wrong_slots": list(diff.wrong_slots)}
+        if session.engine.settings.of(MATCHER):
+            self.wrong_ahead = set(wrong)  # marked as the walk reaches them
 
     def _do_matcher(self, op: Op) -> dict:  # step: op.matcher
-        self.session.engine.change("buggy", op.mode == "buggy")  # step: matcher
+        self.session.engine.change(MATCHER.name, op.mode == "buggy")  # step: matcher
         self.session._step("matcher", "matcher", __name__, mode=op.mode)
         return {"mode": op.mode}
 
     def _do_insert_slots(self, op: Op) -> dict:  # step: op.insert-slots
-        self.session.release_inserts = op.mode == "release"  # step: insert_slots
+        self.release_inserts = op.mode == "release"  # step: insert_slots
+        # the cache takes a value one slot short from now on, as the release's did
+        self.session.engine.change(STRICT.name, not self.release_inserts)
         self.session._step("insert_slots", "insert_slots", __name__, mode=op.mode)
         return {"mode": op.mode}
 

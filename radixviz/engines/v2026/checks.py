@@ -9,6 +9,6 @@ from .snapshot import ModernTreeSnapshot
 
 
 @tree_counts.register(ModernTreeSnapshot)   # named: a local type is not seen in annotations
-def _(tree) -> dict:
-    return {**tree_counts.dispatch(object)(tree),
+def _(tree, pool=None) -> dict:
+    return {**tree_counts.dispatch(object)(tree, pool),
             "namespaces": len({child.extra_key for child in tree.root.children})}

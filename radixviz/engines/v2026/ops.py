@@ -57,22 +57,19 @@ class TodaysOps(EngineOps):
 
     def _do_page_size(self, op: Op) -> dict:  # step: op.page-size
         session = self.session
-        session.options["page_size"] = op.count
-        session._fresh_engine(session.engine.spec)  # step: page_size
+        session.set_option("page_size", op.count)  # step: page_size
         session._step("page_size", "page_size", __name__, page_size=op.count)
         return {"page_size": op.count}
 
     def _do_eviction(self, op: Op) -> dict:  # step: op.eviction
         session = self.session
-        session.options["eviction_policy"] = op.mode
-        session.engine.change("eviction_policy", op.mode)  # step: eviction
+        session.set_option("eviction_policy", op.mode)  # step: eviction
         session._step("eviction", "eviction", __name__, policy=op.mode)
         return {"eviction_policy": op.mode}
 
     def _do_events(self, op: Op) -> dict:  # step: op.events
         session = self.session
-        session.options["kv_events"] = op.mode == "on"
-        session._fresh_engine(session.engine.spec)  # step: events
+        session.set_option("kv_events", op.mode == "on")  # step: events
         session._step("events", "events", __name__, kv_events=op.mode)
         return {"kv_events": op.mode}
 

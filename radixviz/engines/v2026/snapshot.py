@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
+from radixviz.cache.contract import DEVICE, Held
 from radixviz.cache.keys import get_child_key
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot, snapshot_subtree
 
@@ -50,6 +51,10 @@ class ModernTreeSnapshot(TreeSnapshot):
     def settings(self) -> dict:
         return {"page_size": self.page_size, "eviction_policy": self.eviction_policy,
                 "kv_events": self.kv_events}
+
+    @property
+    def held(self) -> tuple[Held, ...]:
+        return (Held(DEVICE, self.evictable_size, self.protected_size),)
 
     @property
     def namespaces(self) -> tuple:

@@ -109,7 +109,8 @@ def _page_named(session: Session, block_hash: int) -> str:
     """The tokens of the page of the live tree whose block hash is ``block_hash``."""
     page = session.engine.page_size
     for node in session.engine.snapshot().root.walk():
-        for i, digest in enumerate(node.hash_value or ()):
+        # only an engine with KV events sends the events this reads: its nodes carry page hashes
+        for i, digest in enumerate(node.hash_value or ()):  # type: ignore[attr-defined]
             if hash_str_to_int64(digest) == block_hash:
                 return edge_text(node.key[i * page:(i + 1) * page])
     return "a page no longer in the tree"

@@ -21,6 +21,27 @@ class LessonError(Exception):
 
 
 @dataclass(frozen=True)
+class Pointer:
+    """What a paragraph points at on screen, written ``<!-- show: ... -->`` after the words
+    that point (``pointers.py`` finds it in a frame; the app brings it into view):
+
+    ``node "TEXT"``      the tree's node whose key from the root, or whose edge, is TEXT;
+    ``slots 3 4``        the device pool's rows that hold those slots (``0-9`` for a range);
+    ``host-slots 3 4``   the host pool's rows that hold those slots;
+    ``tree "TEXT"``, ``pool "TEXT"``  the first line of that pane that reads TEXT.
+    """
+    kind: str                    # node, slots, host-slots, tree, pool
+    target: str | tuple          # the text, or the slots as a sorted tuple
+    line: int                    # file line of the mark
+    sentence: str                # the words just before the mark (what points)
+
+    @property
+    def pane(self) -> str:
+        """Which pane shows it: "tree" or "pool"."""
+        return "tree" if self.kind in ("node", "tree") else "pool"
+
+
+@dataclass(frozen=True)
 class Narrative:
     """Markdown text shown between operations (blank lines at either end trimmed).
 
@@ -31,6 +52,7 @@ class Narrative:
     text: str
     line: int                    # file line of the first line of ``text``
     app_text: str | None = None
+    pointers: tuple = ()         # Pointer: what these paragraphs point at on screen
 
     @property
     def in_app(self) -> str:
@@ -51,11 +73,12 @@ class Predict:
     """A pause before the next operations: the learner guesses, then the engine shows.
 
     ``choices`` may be empty (a free answer). ``answer`` is the expected answer as text.
-    ``check``, when set, names what ``--check`` compares the answer with after running the
-    next operations block: a field of the first operation's result (``matched``,
-    ``prefix_len``, ``delta``, ``evicted``, ``matched_text``, ``last_node``,
-    ``disagreement.buggy``...), ``evicted_leaves`` (the edges that operation deleted, in
-    order) or a state after the whole block (``evictable_size``, ``total_size``,
+    ``check`` names what the engine's answer is read from once the next operations block
+    has run (``checker.hold_to_engine``; ``--check`` refuses a prediction without one): a
+    field of the first operation's result (``matched``, ``prefix_len``, ``delta``,
+    ``evicted``, ``matched_text``, ``last_node``, ``disagreement.buggy``...), the frames of
+    that operation (``evicted_leaves``, ``host_deleted``, ``loaded_wrong_kv``...)
+    or a state after the whole block (``evictable_size``, ``total_size``,
     ``free_slots``, ``nodes``). Lists compare as space-separated text.
     """
     question: str
@@ -103,12 +126,13 @@ CHECK_KINDS = {
                      "evictable_size", "free_slots", "disagreement.buggy", "disagreement.fixed",
                      "host_hit_length", "loaded", "acknowledged", "acknowledged_first", "host_used",
                      "in_flight", "host_only_nodes", "protected_size", "host_leaves",
-                     "stray_host_slots", "double_freed"),
+                     "stray_host_slots", "double_freed", "loaded_wrong_kv"),
                     "number"),
     **dict.fromkeys(("slots", "new_slots", "freed_duplicates", "freed_slots",
                      "disagreement.wrong_slots"), "slots"),
     "evicted_leaves": "list",
     "demoted_leaves": "list",
+    "host_deleted": "list",
     "split_edges": "list",
     "matched_text": "text",
 }
@@ -137,6 +161,34 @@ class Lesson:
         return tuple(op for block in self.blocks if isinstance(block, Operations) for op in block.ops)
 
     @property
+    def pages(self) -> tuple[int, ...]:
+        """The page (0-based) each block is shown on: a page starts at a paragraph that
+        follows operations (a prediction between them keeps the page), as the app walks it."""
+        pages, page, after_ops = [], 0, False
+        for block in self.blocks:
+            if isinstance(block, Narrative):
+                page += after_ops
+                after_ops = False
+            elif isinstance(block, Predict):
+                after_ops = False      # the question's lead-in and the question share a page
+            else:
+                after_ops = True
+            pages.append(page)
+        return tuple(pages)
+
+    def place_of(self, block: int) -> str:
+        """Where block ``block`` is, in the words the app shows: "page 4 of 9"."""
+        pages = self.pages
+        if not pages:
+            return "the start"
+        return f"page {pages[min(max(block, 0), len(pages) - 1)] + 1} of {pages[-1] + 1}"
+
+    @property
     def script(self) -> str:
         """The lesson's operations as one script (for the stepper or ``radixviz run``)."""
         return "\n".join(b.text for b in self.blocks if isinstance(b, Operations))
+
+    @property
+    def predictions(self) -> int:
+        """How many predictions the lesson asks."""
+        return sum(isinstance(b, Predict) for b in self.blocks)

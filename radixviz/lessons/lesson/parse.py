@@ -34,7 +34,8 @@ from radixviz.files import BOM, ReadError, read_bytes, strip_controls
 from radixviz.script.parser import ScriptError, parse_script
 
 from ..markdown_file import FormatError, Prose, read_markdown
-from .model import Lesson, LessonError, Narrative, Operations, Predict
+from ..grading import read_slots
+from .model import Lesson, LessonError, Narrative, Operations, Pointer, Predict
 
 MAX_LESSON_BYTES = 500_000
 OPS_FENCE, PREDICT_FENCE = "radixviz", "predict"
@@ -45,6 +46,10 @@ PREDICT_FIELDS = ("question", "choices", "answer", "check", "explain")
 # a passage only the app can act on ("Press v now"): left out of --read and the HTML export
 APP_ONLY = re.compile(r"<!--\s*app\s*-->(.*?)<!--\s*/app\s*-->([ \t]*)", re.S)
 _APP_MARK = re.compile(r"<!--\s*/?app\s*-->")
+# what a paragraph points at on screen (model.Pointer): the app brings it into view
+POINTER = re.compile(r"[ \t]*<!--\s*show:(.*?)-->", re.S)
+_POINTER_LINE = re.compile(r"\n[ \t]*(?:<!--\s*show:.*?-->[ \t]*)+(?=\n|$)", re.S)   # marks alone on a line
+POINTER_FORMS = 'node "TEXT", slots 3 4, host-slots 0-9, tree "TEXT" or pool "TEXT"'
 
 
 def read_lesson_text(path: Path) -> str:
@@ -89,7 +94,7 @@ def parse_lesson(text: str, path: Path | str, shipped: bool = True) -> Lesson:
             raise LessonError(name, fence.line, f"unknown block {fence.kind!r}: use ```radixviz or ```predict")
     for piece in source.pieces(body_start, (OPS_FENCE, PREDICT_FENCE)):
         if isinstance(piece, Prose):
-            _flush(blocks, list(piece.lines), piece.line)
+            found.extend(_flush(blocks, list(piece.lines), piece.line, name))
         elif piece.kind == OPS_FENCE:
             try:
                 ops = parse_script(piece.body, name, first_line=piece.line + 1)
@@ -134,22 +139,50 @@ def _near(info: str) -> bool:
     return bool(difflib.get_close_matches(info.lower(), (OPS_FENCE, PREDICT_FENCE), n=1, cutoff=0.75))
 
 
-def _flush(blocks: list, prose: list[str], start: int) -> None:
+def _flush(blocks: list, prose: list[str], start: int, name: str) -> list[LessonError]:
+    """Add the paragraphs ``prose`` as a Narrative; the problems of its pointers."""
     while prose and not prose[0].strip():
         prose.pop(0)
         start += 1
     while prose and not prose[-1].strip():
         prose.pop()
     if not prose:
-        return
-    text = "\n".join(prose)
+        return []
+    text, problems, pointers = "\n".join(prose), [], []
+    for mark in POINTER.finditer(text):
+        line = start + text.count("\n", 0, mark.start())
+        try:
+            pointers.append(_pointer(mark.group(1).strip(), line, POINTER.sub("", text[:mark.start()])))
+        except ValueError as exc:
+            problems.append(LessonError(name, line, str(exc)))
+    text = POINTER.sub("", _POINTER_LINE.sub("", text))   # a mark's own line goes with it
     if not APP_ONLY.search(text):
-        blocks.append(Narrative(text, start))
-        return
+        blocks.append(Narrative(text, start, pointers=tuple(pointers)))
+        return problems
+
     def tidy(kept: str) -> str:
         return re.sub(r"\n{3,}", "\n\n", kept).strip()
     blocks.append(Narrative(tidy(APP_ONLY.sub("", text)), start,
-                            tidy(APP_ONLY.sub(lambda m: m.group(1) + m.group(2), text))))
+                            tidy(APP_ONLY.sub(lambda m: m.group(1) + m.group(2), text)), tuple(pointers)))
+    return problems
+
+
+def _pointer(body: str, line: int, before: str) -> Pointer:
+    """A ``<!-- show: ... -->`` mark's Pointer; ValueError saying what is wrong with it."""
+    kind, _, rest = body.partition(" ")
+    rest = rest.strip()
+    sentence = " ".join(re.split(r"\n\s*\n", before)[-1].split()[-8:])
+    if kind in ("node", "tree", "pool"):
+        quoted = re.fullmatch(r'"(.+)"', rest)
+        if not quoted:
+            raise ValueError(f"show: {kind} needs its text in double quotes, e.g. {kind} \"Hello_\"")
+        return Pointer(kind, quoted.group(1), line, sentence)
+    if kind in ("slots", "host-slots"):
+        slots = read_slots(rest)
+        if not slots:
+            raise ValueError(f"show: {kind} needs slot numbers, e.g. {kind} 3 4 or {kind} 0-9")
+        return Pointer(kind, slots, line, sentence)
+    raise ValueError(f"unknown pointer {body!r}: show: {POINTER_FORMS}")
 
 
 def _heading(blocks: list) -> str | None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from radixviz.script import ScriptError
 
 from ..grading import LETTERS
+from .checker import hold_to_engine
 from .model import Narrative, Operations, Predict
 from ..progress import save_lesson_completed
 from ..scenario import tree_text
@@ -42,17 +43,20 @@ def read_plain(lesson: Lesson, stdin: TextIO, out: TextIO, save: bool = True) ->
             asked += 1
             right += verdict.correct
         elif isinstance(block, Operations):
+            records = []
             for op in block.ops:
                 try:
-                    record = session.apply(op)
+                    records.append(session.apply(op))
                 except ScriptError as exc:
                     print(f"  {exc}", file=out)
                     return 1
-                print(f"  ▶ {op.text:<30} → {result_text(record)}", file=out)
+                print(f"  ▶ {op.text:<30} → {result_text(records[-1])}", file=out)
             drawn = tree_text(session.cache.snapshot()).splitlines()
             print("\n" + "\n".join("    " + l for l in drawn) + "\n", file=out)
             for predict, verdict in pending:
-                print(f"  {answer_text(predict, verdict)}\n", file=out)
+                warning = hold_to_engine(predict, records, session).warning(predict)
+                print(f"  {answer_text(predict, verdict)}" + (f"\n  {warning}" if warning else "") + "\n",
+                      file=out)
             pending = []
     saved = False
     if save:

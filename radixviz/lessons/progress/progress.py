@@ -101,9 +101,13 @@ class Progress:
                 record["predicted"] = [int(right), int(asked)]
         self.positions.pop(lesson_id, None)
 
-    def remember_position(self, lesson_id: str, block: int, right: int = 0, asked: int = 0) -> None:
-        """Where a learner left a lesson before its end (resumed when they open it again)."""
-        self.positions[lesson_id] = {"block": int(block), "predicted": [int(right), int(asked)]}
+    def remember_position(self, lesson_id: str, block: int, right: int = 0, asked: int = 0,
+                          of: int | None = None) -> None:
+        """Where a learner left a lesson before its end (resumed when they open it again),
+        when, and of how many predictions (``of``: the teacher's report shows the place)."""
+        self.positions[lesson_id] = {"block": int(block), "predicted": [int(right), int(asked)], "when": _now()}
+        if of is not None:
+            self.positions[lesson_id]["of"] = int(of)
 
     def prediction_score(self, lesson_id: str) -> tuple[int, int] | None:
         """(right, asked) of the lesson's best completed run, when it asked anything."""
@@ -133,6 +137,8 @@ class Progress:
         """Add another file's progress (ProgressError if it is not one at all): return
         (lessons added, scores added, a line per damaged record skipped)."""
         theirs = parse_document(text)
+        if theirs.bad_times:        # a time is a time: such a file is refused whole, not trimmed
+            raise ProgressError(theirs.bad_times[0])
         new_lessons = [k for k in theirs.lessons if k not in self.lessons]
         for key in new_lessons:
             self.lessons[key] = theirs.lessons[key]
@@ -174,7 +180,8 @@ def mark_lesson_completed(lesson, right: int | None = None, asked: int | None = 
 
 def save_lesson_position(lesson, block: int, right: int = 0, asked: int = 0) -> str | None:
     """Remember where the app's player left ``lesson``: the last warning, or None."""
-    _, warnings = update_progress(lambda p: p.remember_position(lesson.id, block, right, asked))
+    of = getattr(lesson, "predictions", None)      # a Lesson's (lesson/model.py)
+    _, warnings = update_progress(lambda p: p.remember_position(lesson.id, block, right, asked, of))
     return warnings[-1] if warnings else None
 
 

@@ -3,7 +3,10 @@
 ``progress.schema.json`` (beside this module) describes the document. Its shape is checked
 as a whole (not JSON, another version, ``lessons`` not a mapping: the file is damaged);
 then each record (a lesson, a score, a challenge, a resume position) on its own, so a
-damaged record is dropped with a note and every good one is kept.
+damaged record is dropped with a note and every good one is kept. A time must be one
+(``2026-01-01T12:00:00Z``), and every text a record keeps is stripped of terminal control
+characters as it is read: a progress file is imported from anywhere, and its titles are
+printed (an escape sequence in one retitled the terminal and cleared it, issue 53).
 
 Writers take an exclusive lock on ``progress.json.lock`` around load, change and save, so
 twelve commands finishing at once record all twelve.
@@ -19,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from radixviz.files import ReadError, excerpt, read_text
+from radixviz.files import ReadError, excerpt, read_text, strip_controls
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -55,6 +58,7 @@ class Document:
     challenges: dict = field(default_factory=dict)
     positions: dict = field(default_factory=dict)
     dropped: list = field(default_factory=list)
+    bad_times: list = field(default_factory=list)   # the dropped records whose time is no time
 
 
 @cache
@@ -98,10 +102,12 @@ def parse_document(text: str) -> Document:
             if problem:
                 label = f"#{key + 1}" if isinstance(records, list) else excerpt(str(key), 30)
                 document.dropped.append(f"{name} {label}: {problem}")
+                if problem.endswith(NOT_A_TIME):
+                    document.bad_times.append(document.dropped[-1])
             elif isinstance(kept, list):
-                kept.append(record)
+                kept.append(_without_controls(record))
             else:
-                kept[key] = record
+                kept[strip_controls(str(key))] = _without_controls(record)
     return document
 
 
@@ -120,6 +126,20 @@ def record_problem(kind: str, record: dict[str, Any]) -> str | None:
     return None
 
 
+NOT_A_TIME = "must be a time such as 2026-01-01T12:00:00Z"
+
+
+def _without_controls(value):
+    """``value`` with every text in it (keys too) stripped of control characters."""
+    if isinstance(value, str):
+        return strip_controls(value)
+    if isinstance(value, dict):
+        return {strip_controls(k): _without_controls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_controls(v) for v in value]
+    return value
+
+
 def _best_error(errors: Iterable[ValidationError]):
     """The error jsonschema deems most telling, or None."""
     from jsonschema.exceptions import best_match  # jsonschema: loaded with the validator
@@ -134,6 +154,8 @@ def _where(error: ValidationError) -> str:
 def _say(error: ValidationError) -> str:
     if error.validator == "type":
         return f"must be {' or '.join(TYPE_WORDS.get(t, t) for t in _listed(error.validator_value))}"
+    if error.validator == "pattern" and "UTC time" in str(error.schema.get("description", "")):
+        return NOT_A_TIME
     if error.validator == "required":
         return error.message.replace("'", "").split(" is")[0] + " is missing"
     return excerpt(error.message, 80)[1:-1]

@@ -12,11 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from radixviz.cache.engines import EngineSpec, engine_spec
 
 if TYPE_CHECKING:
+    import torch
+
+    from radixviz.cache.contract import CacheNode
+    from radixviz.cache.facade import CacheEngine, Inserted
+    from radixviz.cache.options import EngineSettings
+    from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
+
     from ..parser import Op
     from radixviz.script.frames import Frame
 
@@ -27,19 +34,15 @@ class SessionShape(Protocol):
     its class: the two modules do not import each other, and mypy still checks that the
     session fits where it hands itself over (``engine_ops``)."""
     pool_size: int
-    engine: Any                 # the facade's Engine of the session's engine now
-    options: dict[str, Any]     # the session's one value per option (a script line changes them)
-    release_inserts: bool
+    engine: CacheEngine                 # the facade's Engine of the session's engine now
+    options: dict[str, object]        # the session's one value per option (a script line changes them)
     knowingly_broken: bool
-    _disagreement: dict | None
-    _wrong_ahead: set
 
-    @property
-    def cache(self) -> Any: ...
+    def _fresh_engine(self, spec: EngineSpec, settings: EngineSettings | None = None) -> None: ...
 
-    def _fresh_engine(self, spec: EngineSpec) -> None: ...
+    def set_option(self, name: str, value: object) -> None: ...
 
-    def _step(self, kind: str, step: str, source: str = ..., **data: Any) -> None: ...
+    def _step(self, kind: str, step: str, source: str = ..., **data: object) -> None: ...
 
 
 # the host tier's measures a challenge's goal may name (0 where there is no second tier)
@@ -60,40 +63,46 @@ class EngineOps:
 
     def __init__(self, session: SessionShape):
         self.session = session
+        # nodes the match about to run takes wrongly, marked as its walk reaches them (the
+        # 2024 engine's buggy matcher, #7): emptied before each operation
+        self.wrong_ahead: set[int] = set()
 
     def handler(self, name: str) -> Callable[[Op], dict] | None:
         """The handler of an operation this engine brings (``sync``), or None."""
         return getattr(self, f"_do_{name.replace('-', '_')}", None)
 
-    def precheck(self, op: Op, refuse: Callable[[str], Any]) -> None:
+    def precheck(self, op: Op, refuse: Callable[[str], object]) -> None:
         """Refuse (``refuse(message)`` raises), changing nothing, what this engine cannot do now."""
 
     def sync_first(self, op: Op) -> int:
         """Acknowledge what must be before ``op`` runs; return how many nodes were (0: none)."""
         return 0
 
+    def opened(self) -> None:
+        """An ``engine`` line opened this engine afresh: its switches start as they do."""
+
+    def slots_for(self, need: int) -> int:
+        """How many slots an insert of ``need`` tokens allocates (all of them, but under the
+        2024 release's insert, #4)."""
+        return need
+
     def before_match(self, op: Op) -> None:
         """Before a ``match`` walks the tree (the 2024 engine compares its two matchers here)."""
-        self.session._disagreement = None   # the #7 comparison is about the 2024 matcher
 
-    def match(self, op: Op) -> tuple[Any, Any, dict]:
+    def match(self, op: Op) -> tuple[torch.Tensor, CacheNode, dict]:
         """(slots, last node, the result's own entries) of a ``match``."""
-        value, last_node = self.session.engine.match(op.key, op.ns)
-        extra = {}
+        value, last_node = self.session.engine.match(op.key or (), op.ns)
+        extra: dict[str, object] = {}
         if any(len(n.value) < len(n.key) for n in _path(last_node)):
             # a node holding fewer slots than tokens (insert-slots release, #4): shifted slots
             extra["misaligned"] = {"tokens": sum(len(n.key) for n in _path(last_node)), "slots": len(value),
                                    "from": _first_short(last_node)}
         return value, last_node, extra
 
-    def insert_result(self, result: dict, done: Any, op: Op) -> None:
+    def insert_result(self, result: dict, done: Inserted, op: Op) -> None:
         """Add this engine's entries to an ``insert``'s result (a freed tail, a priority)."""
 
-    def host_states(self, picture: tuple) -> tuple[tuple, tuple]:
-        """((version, states), states) of a second pool's picture, () for an engine with one pool."""
-        return (None, ()), ()
-
-    def tier_measures(self, tree: Any, nodes: list) -> dict[str, int]:
+    def tier_measures(self, tree: TreeSnapshot, nodes: list[NodeSnapshot]) -> dict[str, int]:
         """A challenge's measures of a second tier (lessons/challenges/goals.py), on the tree
         ``tree`` and its ``nodes`` (the root left out): 0 each for an engine with one tier."""
         return dict.fromkeys(TIER_MEASURES, 0)

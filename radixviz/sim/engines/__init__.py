@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from radixviz.cache.engines import EngineSpec
 
 if TYPE_CHECKING:
+    from radixviz.cache.facade import CacheEngine
+
     from ..records import SimStats
 
 
@@ -21,7 +23,7 @@ class LoopHost(Protocol):
     """What the hooks reach of the Scheduler that runs them. scheduler.py imports this
     module, so the hooks are typed by its shape rather than by its class: the two modules do
     not import each other, and mypy checks the Scheduler fits where it hands itself over."""
-    engine: Any   # the facade's Engine the loop drives
+    engine: CacheEngine   # the facade's Engine the loop drives
 
 
 class LoopHooks:
@@ -41,6 +43,9 @@ class LoopHooks:
     # an engine of SGLang v0.5.23 says ``shortfall``, need minus free
     # (mem_cache/allocator/base.py:166-168). docs/simulation-api.md has the table.
     alloc_evict = "need"
+    # whether the loop may key this engine by block units (sim/unit_engine.py): an engine that
+    # counts its sizes by its values' length and frees no slot in its own insert
+    block_units = False
 
     def __init__(self, scheduler: LoopHost):
         self.scheduler = scheduler

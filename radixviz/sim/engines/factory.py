@@ -13,10 +13,7 @@ from radixviz.cache.options import EVICTION, PAGE
 def todays_cache(page_size: int = PAGE.default, eviction_policy: str = EVICTION.default, engine: str = "2026"):
     """A cache factory for ``Scheduler(cache_factory=...)``: pool -> the engine on it. A bad
     page size or policy fails here, early (ValueError)."""
-    from radixviz.cache import TokenToKVPool  # imports torch
-
     spec = engine_spec(engine)
     # one frozen settings object for every run's engine (each keeps its own working copy)
-    settings = spec.make_settings(page_size=page_size, eviction_policy=eviction_policy)
-    spec.open(TokenToKVPool(1, device="cpu"), settings)   # refuses a bad option now
-    return lambda pool: spec.open(pool, settings)
+    settings = spec.make_settings(1, page_size=page_size, eviction_policy=eviction_policy)   # refuses a bad option now
+    return lambda pool: spec.open(pool, settings.replace(pool_size=pool.size))

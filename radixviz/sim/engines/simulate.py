@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
-from radixviz.cache.engines import EngineSpec, engines_with
+from radixviz.cache.engines import EngineSpec, flag_owners
 from radixviz.cache.options import EVICTION, PAGE, WRITE_POLICY
 from radixviz.errors import UsageError
 
@@ -35,7 +35,7 @@ Progress = Callable[[str, int], Any]
 
 def owners(capability: str) -> str:
     """``2026|hicache``: the engines with ``capability``, for a refusal's advice."""
-    return "|".join(spec.name for spec in engines_with(capability))
+    return flag_owners(capability)
 
 
 @dataclass(frozen=True)

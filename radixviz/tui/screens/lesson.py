@@ -10,20 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from textual import events
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from radixviz.lessons.progress import Progress, mark_lesson_completed, save_lesson_position
 from radixviz.tui.lesson_player import LessonWalk
-from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen
-from radixviz.tui.screens.resume import ResumeScreen
-from radixviz.tui.screens.side_sandbox import LessonCopy
 from radixviz.tui.screens.stepper import StepperScreen
 from radixviz.tui.screens.stepper_keys import LESSON_KEYS
-from radixviz.tui.widgets.lesson_page import LessonPage, rows_for
-from radixviz.tui.widgets.prediction import PredictionDock
 
 if TYPE_CHECKING:
     from radixviz.lessons import Lesson
@@ -31,7 +27,9 @@ if TYPE_CHECKING:
     from radixviz.script.session import Session
     from radixviz.tui.lesson_player import Part
     from radixviz.tui.stepper_model import StepperModel
+    from radixviz.tui.widgets.lesson_page import LessonPage
     from radixviz.tui.widgets.lesson_panes import LessonPanes
+    from radixviz.tui.widgets.prediction import PredictionDock
 
 LESSON_OVER = "End of the lesson: h goes home; : tries your own operations in a sandbox copy"
 ANSWER_FIRST = "answer the prediction first (its letter, or type it), or press esc to skip it"
@@ -43,7 +41,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     BINDINGS = [*Screen.BINDINGS, *LESSON_KEYS]
     # below either size a paragraph gets the whole screen (the reading layout)
     SMALL_WIDTH, SMALL_HEIGHT = 100, 32
-    PANES_BEFORE_ENGINE = False   # a lesson's panes need its session: the loading line stays
+    # the first page is read while the engine loads: panes, text and a free pool before it
+    PANES_BEFORE_ENGINE = True
+    SCROLLED_FIRST = "#lesson-pane"   # ↑ ↓ pgup pgdn: the lesson's text while tab has picked no pane
 
     def __init__(self, lesson: Lesson, load: Callable[[], tuple[Session, str | None]],
                  export_dir: Path | None = None):
@@ -54,25 +54,38 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self._before: Frame | None = None  # the cache before the first operations
         self._kept_block = 0               # the place last saved as the learner went on
         self._place_warned = False         # a "could not save" warning was shown once
+        self._started = False              # the walk was begun (before the engine, or with it)
+        self._resume_to: tuple | None = None   # (block, right, asked) chosen before the engine came
 
     def make_panes(self) -> LessonPanes:
-        from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets: once the engine is ready
+        from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets, without torch
         return LessonPanes(id="stepper-panes")
 
+    def show_before_engine(self, panes) -> None:
+        """The panes are up before the engine: begin the walk (its first page needs none)."""
+        self._start()
+
     def watch_model(self, model: StepperModel | None) -> None:
-        if model is not None and self.walk.at < 0:
-            self._before = model.session.live_frame()
+        if model is None:
+            return
+        self._before = model.session.live_frame()
+        if not self._started:
             self._start()
+        elif self._resume_to is not None or self.walk.at < 0:
+            self._begin()   # a resume chosen, or a first stop that needed the engine
+        else:
+            self.model_changed()   # the page read meanwhile, now beside the engine's panes
 
     # ------------------------------------------------------------ starting
 
     def _start(self) -> None:
         """Play the lesson from its start, or offer to resume where the learner left it."""
+        self._started = True
         saved = Progress.load().positions.get(self.lesson.id)
         block = saved.get("block") if isinstance(saved, dict) else None
         predicted = saved.get("predicted") if isinstance(saved, dict) else None
         if not isinstance(block, int) or not 0 < block < len(self.lesson.blocks):
-            self._forward()
+            self._begin()
             return
 
         def chosen(resume: bool | None) -> None:
@@ -81,9 +94,20 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
                     right, asked = (int(n) for n in (list(predicted or []) + [0, 0])[:2])
                 except (TypeError, ValueError):
                     right = asked = 0
-                self.walk.fast_forward(self.loaded, block, right, asked)
-            self._forward()
+                self._resume_to = (block, right, asked)
+            self._begin()
+        from radixviz.tui.screens.resume import ResumeScreen   # Textual: a dialog loads when it opens
         self.app.push_screen(ResumeScreen(self.lesson, block), chosen)
+
+    def _begin(self) -> None:
+        """Show the first stop (or the one resumed at): without the engine only a first stop
+        that runs nothing can be shown; the rest waits for it (``watch_model``)."""
+        if self.model is None and (self._resume_to is not None or self.walk.plan[0].kind == "ops"):
+            return
+        if self._resume_to is not None:
+            self.walk.fast_forward(self.loaded, *self._resume_to)
+            self._resume_to = None
+        self._forward()
 
     # ------------------------------------------------------------ drawing
 
@@ -104,7 +128,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         return [self.walk.progress] + super().status_notes()
 
     def refresh_view(self) -> None:
-        if self.model is None or not self.is_attached or self.walk.stop is None:
+        """Draw the stop shown; before the engine has loaded, its page beside the empty tree."""
+        if not self.is_attached or self.walk.stop is None:
             return
         try:
             from radixviz.tui.widgets.lesson_panes import LessonPanes   # Textual widgets, loaded by make_panes
@@ -114,10 +139,13 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         stop, waiting = self.walk.stop, self.walk.waiting
         stepping = self.walk.frames() is not None
         parts, own = self.walk.page()
+        pointers = self.walk.pointers()
+        # a paragraph that points at the picture is read beside it, on any screen
         reading = self.reading if self.reading is not None else \
-            self.small and not stepping and waiting is None and not self._fits_beside(parts[own or 0:])
+            self.small and not stepping and waiting is None and not pointers \
+            and not self._fits_beside(parts[own or 0:])
         panes.choose_layout(reading=reading, asking=waiting is not None, stepping=stepping, small=self.small)
-        dock = panes.query_one(PredictionDock)
+        dock = cast("PredictionDock", panes.query_one("#predict-dock"))
         if waiting is not None and dock.predict is not waiting:
             dock.ask(waiting)
         elif waiting is None:
@@ -125,7 +153,12 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             if self.focused is not None and dock in self.focused.ancestors_with_self:
                 self.set_focus(None)   # the stepping keys need no focus
         title = "lesson · the end" if stop.kind == "end" else f"lesson {self.lesson.number}"
-        panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before)
+        if self.model is None:
+            status = f"{self.walk.progress[0]} · loading the engine (torch)…"
+            panes.show_loading(parts, own, title, self.app.pool_size, status)
+            return
+        panes.show(self.model, self._frame(), parts, own, self.status_notes(), title, self._before,
+                   () if reading else pointers)
 
     def _fits_beside(self, parts: list[Part]) -> bool:
         """Whether ``parts`` fit in the lesson pane beside the tree, with no scrolling: a small
@@ -133,23 +166,29 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         width, height = self.app.size
         # half the screen, less the border, padding and scrollbar gutter; less the two
         # bottom lines and the border
+        from radixviz.tui.widgets.lesson_page import rows_for   # Textual widgets, loaded with the panes
         return rows_for(parts, width // 2 - 5, self.app.console) <= height - 4
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_view)   # the layout follows the terminal's size
 
     def _page(self) -> LessonPage:
-        return self.query_one(LessonPage)
+        return cast("LessonPage", self.query_one("#lesson-pane"))
 
     # ------------------------------------------------------------ walking
 
     def _forward(self) -> None:
-        stop, first_time = self.walk.forward(self.loaded)
+        # without the engine (the first page, read while it loads) no operations can run:
+        # the keys that would go on are held until it is there (early_keys)
+        stop, first_time = self.walk.forward(self.model)
         if stop is None:
             self.notify(ANSWER_FIRST if self.walk.waiting is not None else LESSON_OVER, timeout=4)
             return
         self.reading = None
         frames = self.walk.frames()
+        if self.model is None:
+            self.refresh_view()
+            return
         if frames is not None:
             self.loaded.go(frames[0])
         elif (shown := self.walk.shown_frame()) is not None:
@@ -262,11 +301,21 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         self.reading = not shown
         self.refresh_view()
 
-    def action_scroll_page(self, direction: int) -> None:
-        for page in self.query(LessonPage):
-            page.page_down() if direction > 0 else page.page_up()
-
     # ------------------------------------------------------------ predictions
+
+    def on_key(self, event: events.Key) -> None:
+        """While a question with options is docked, its letters pick them even when the focus
+        is elsewhere (a pane tab picked, a click): a shown question's ``a`` is option a, never
+        autoplay. (The stepper's own key handling then does not run for the key.)"""
+        found = self.query("#predict-dock")
+        if self.walk.waiting is None or not found or not event.character:
+            return
+        dock = cast("PredictionDock", found.first())
+        if self.focused is not None and dock in self.focused.ancestors_with_self:
+            return   # the dock has the keys: its own bindings pick
+        if dock.take_letter(event.character):
+            event.stop()
+            event.prevent_default()
 
     def on_prediction_dock_replied(self, message: PredictionDock.Replied) -> None:
         message.stop()
@@ -274,7 +323,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             return
         verdict = self.walk.answer(message.reply, message.said)
         if not verdict.understood:
-            self.query_one(PredictionDock).refuse(verdict.reason)
+            cast("PredictionDock", self.query_one("#predict-dock")).refuse(verdict.reason)
             return
         self._forward()       # on to what answers it: the operations (or the next question)
 
@@ -292,6 +341,7 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
         if self.model is None:
             return
         self.playing = False
+        from radixviz.tui.screens.side_sandbox import LessonCopy   # Textual: a screen loads when it opens
         self.app.push_screen(LessonCopy(self, then))
 
     def action_op_input(self) -> None:
@@ -306,6 +356,9 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
     def action_toggle_matcher(self) -> None:
         self._sandbox_copy("toggle_matcher")
 
+    def action_toggle_head_bugs(self) -> None:
+        self._sandbox_copy("toggle_head_bugs")
+
     def action_open_script(self) -> None:
         self._sandbox_copy("open_script")
 
@@ -314,7 +367,8 @@ class LessonScreen(StepperScreen, inherit_bindings=False):
             self._sandbox_copy(("node", choice))
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(LESSON_KEYS, LESSON_GUIDE))
+        from radixviz.tui.screens.help import LESSON_GUIDE, HelpScreen   # Textual: a screen loads when it opens
+        self.app.push_screen(HelpScreen(self.shown_keys(LESSON_KEYS), LESSON_GUIDE))
 
     # ------------------------------------------------------------ progress
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class ResumeScreen(ModalScreen):
-    """Dismisses with True to resume at the saved block, False to start from the beginning."""
+    """Dismisses with True to resume at the saved place, False to start from the beginning."""
 
     BINDINGS = [Binding("escape", "resume", "Keep my place")]
 
@@ -27,11 +27,10 @@ class ResumeScreen(ModalScreen):
         self.lesson, self.block = lesson, block
 
     def compose(self) -> ComposeResult:
-        total = len(self.lesson.blocks)
+        place = self.lesson.place_of(self.block)
         with Vertical(id="resume-box"):
-            yield Static(f"You left lesson {self.lesson.number} at block {self.block + 1} of {total}.",
-                         id="resume-question")
-            yield OptionList(Option(f"Resume at block {self.block + 1}", id="resume"),
+            yield Static(f"You left lesson {self.lesson.number} at {place}.", id="resume-question")
+            yield OptionList(Option(f"Resume at {place.split(' of ')[0]}", id="resume"),
                              Option("Start from the beginning", id="start"), id="resume-choices")
             yield Static("↑/↓ and enter · esc keeps your place", classes="hint")
 

@@ -62,10 +62,12 @@ class SideSandbox(StepperScreen):
 
 
 class QuizShowMe(SideSandbox):
-    """A quiz question's scenario in the stepper; h or esc returns to the quiz."""
+    """A quiz question's scenario in the stepper; h or esc returns to the quiz. A replay of
+    the question, not the learner's work: leaving never asks to save it (ctrl+s still can)."""
 
     BINDINGS = keys_back_to("Quiz", "the quiz")
     back_to = "the quiz"
+    ASK_BEFORE_LEAVING = False
 
 
 class LessonCopy(SideSandbox):

@@ -56,7 +56,8 @@ class StepperScreen(SandboxFiles, Screen):
     BINDINGS = [*STEPPER_KEYS]   # a copy typed as Screen.BINDINGS (list is invariant)
     # what the keys can do before the engine has loaded: everything else waits for it
     WITHOUT_ENGINE = frozenset({"help", "home", "quit_app", "close_input", "scroll_tree",
-                                "scroll_text"})
+                                "scroll_text", "scroll_pane"})
+    SCROLLED_FIRST = "#tree-pane"   # what ↑ ↓ pgup pgdn scroll while tab has picked no pane
     # the panes can show themselves empty while torch loads (StepperPanes.show_loading)
     PANES_BEFORE_ENGINE = True
 
@@ -97,6 +98,7 @@ class StepperScreen(SandboxFiles, Screen):
         self._prefetch: Timer | None = None   # the next step's rows, built once this one has painted
         self._early_keys = EarlyKeys()   # keys pressed while the engine loads
         self._mounting = asyncio.Lock()   # the panes are mounted once, early or when ready
+        self._engine_shown: str | None = None   # the engine whose keys the footer lists
 
     def compose(self) -> ComposeResult:
         # the title may be a script's path: plain text, never markup
@@ -156,10 +158,15 @@ class StepperScreen(SandboxFiles, Screen):
             body = self.query_one("#stepper-body")
             await body.remove_children()
             await body.mount(panes)
-            from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, imported by make_panes
-            if early and self.is_attached and self.model is None and isinstance(panes, StepperPanes):
-                panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
+            if early and self.is_attached and self.model is None:
+                self.show_before_engine(panes)
             return self.is_attached
+
+    def show_before_engine(self, panes: Widget) -> None:
+        """Draw what the panes can show while the engine still loads (mounted early)."""
+        from radixviz.tui.widgets.panes import StepperPanes   # Textual widgets, imported by make_panes
+        if isinstance(panes, StepperPanes):
+            panes.show_loading(self.app.pool_size, f"{self.stepper_title}: loading the engine (torch)…")
 
     def make_panes(self) -> Widget:
         """The panes this screen draws its frames into (called once the engine has loaded)."""
@@ -213,13 +220,25 @@ class StepperScreen(SandboxFiles, Screen):
         lesson's next stop): take the model's position without its own repaint, and
         repaint once."""
         self.set_reactive(StepperScreen.position, self.loaded.position)
+        engine = self.loaded.session.engine.name
+        if engine != self._engine_shown:   # an engine line: its keys (b) may be other ones
+            self._engine_shown = engine
+            self.refresh_bindings()
         self.refresh_view()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Before the engine has loaded, the keys that need it are shown disabled."""
+        """Before the engine has loaded, the keys that need it are shown disabled; b is the
+        bug switch of the engine shown (the #7 matcher, or the host tier's 9fbe6800a bugs)."""
+        if action in ("toggle_matcher", "toggle_head_bugs"):
+            if self.model is None:
+                return None if action == "toggle_matcher" else False
+            return (action == "toggle_head_bugs") == self._has_head_bugs()
         if self.model is None and action not in self.WITHOUT_ENGINE:
             return None
         return True
+
+    def _has_head_bugs(self) -> bool:
+        return self.loaded.session.spec.takes("head_bugs")
 
     # ---------------------------------------------------------------- drawing
 
@@ -339,6 +358,19 @@ class StepperScreen(SandboxFiles, Screen):
         for pane in self.query("TreePane"):
             pane.scroll_relative(y=direction * max(1, pane.size.height - 2), animate=False)
 
+    def action_scroll_pane(self, direction: int, page: bool = False) -> None:
+        """Scroll the pane tab picked (else ``SCROLLED_FIRST``) a line, or a page less a line."""
+        pane = self.focused if self.focused is not None and self.focused.has_class("pane") else None
+        if pane is None:
+            found = self.query(self.SCROLLED_FIRST)
+            if not found:
+                return
+            pane = found.first()
+        rows = max(1, pane.scrollable_content_region.height - 1) if page else 1
+        scroll = getattr(pane, "scroll_rows", None)
+        if scroll is not None:
+            scroll(direction * rows)
+
     def action_scroll_text(self, direction: int) -> None:
         for pane in self.query("NarrationPane"):
             pane.scroll_relative(y=direction * 3, animate=False)
@@ -388,10 +420,14 @@ class StepperScreen(SandboxFiles, Screen):
         self.work_changed()
         self.model_changed()
 
+    def action_toggle_head_bugs(self) -> None:
+        if self.model is not None and self._has_head_bugs():
+            self._toggle_head_bugs()
+
     def action_toggle_matcher(self) -> None:
         if self.model is None:
             return
-        spec = self.model.session.engine.spec
+        spec = self.model.session.spec
         if spec.takes("head_bugs"):   # b is the engine's bug switch, whichever it declares
             self._toggle_head_bugs()
             return
@@ -481,7 +517,11 @@ class StepperScreen(SandboxFiles, Screen):
     # ------------------------------------------------------------------- others
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(self.BINDINGS))
+        self.app.push_screen(HelpScreen(self.shown_keys(self.BINDINGS)))
+
+    def shown_keys(self, bindings) -> list:
+        """``bindings`` less those this screen hides now (b's other engine's switch)."""
+        return [b for b in bindings if self.check_action(b.action.partition("(")[0], ()) is not False]
 
     def action_home(self) -> None:
         self.leave_then(self._go_home, "the home screen")

@@ -20,9 +20,12 @@ STEPPER_KEYS = [
             tooltip="jump back to the start of this (or the previous) operation", show=False),
     Binding("colon,i", "op_input", "Op", key_display=":",
             tooltip="type operations: insert, match, lock, unlock, evict, matcher, reset"),
+    # b is the engine's bug switch: the screen shows the one its engine has (check_action)
     Binding("b", "toggle_matcher", "Bug #7",
-            tooltip="switch between the fixed matcher and the buggy one from before PR #7 (on the "
-                    "host-tier engine: SGLang's 9fbe6800a write_back bugs on or off)"),
+            tooltip="switch between the fixed matcher and the buggy one from before PR #7"),
+    Binding("b", "toggle_head_bugs", "Bugs 9fbe6800a",
+            tooltip="SGLang's two write_back bugs of 9fbe6800a (March 2026) on or off, from this "
+                    "operation on"),
     Binding("ctrl+z,u", "undo", "Undo", tooltip="take back the last operation (ctrl+z or u)", show=False),
     Binding("ctrl+y,U", "redo", "Redo", tooltip="apply again what undo took back (ctrl+y or U)", show=False),
     Binding("ctrl+s", "save_script", "Save script", show=False,
@@ -52,10 +55,19 @@ STEPPER_KEYS = [
             tooltip="export every step as SVGs into the export folder", show=False),
     Binding("t", "toggle_trace", "Trace lines", show=False,
             tooltip="show or hide the code pane's tracing lines (if tr.active: tr.emit(...))"),
-    Binding("pageup", "scroll_tree(-1)", "Scroll tree up",
-            tooltip="scroll the tree up", show=False),
-    Binding("pagedown", "scroll_tree(1)", "Scroll tree down",
-            tooltip="scroll the tree down", show=False),
+    # every pane scrolls from the keyboard: tab picks it (its border lights up), then these
+    Binding("tab", "app.focus_next", "Next pane", show=False,
+            tooltip="move to the next pane (its border lights up; esc leaves it): ↑ ↓ pgup pgdn scroll it"),
+    Binding("shift+tab", "app.focus_previous", "Previous pane", show=False,
+            tooltip="move to the previous pane"),
+    Binding("up", "scroll_pane(-1)", "Scroll up", key_display="↑", show=False,
+            tooltip="scroll the pane tab picked up a line (none picked: the tree)"),
+    Binding("down", "scroll_pane(1)", "Scroll down", key_display="↓", show=False,
+            tooltip="scroll the pane tab picked down a line (none picked: the tree)"),
+    Binding("pageup", "scroll_pane(-1, True)", "Page up", key_display="pgup", show=False,
+            tooltip="scroll the pane tab picked up a page (none picked: the tree)"),
+    Binding("pagedown", "scroll_pane(1, True)", "Page down", key_display="pgdn", show=False,
+            tooltip="scroll the pane tab picked down a page (none picked: the tree)"),
     Binding("shift+up", "scroll_text(-1)", "Scroll narration up",
             tooltip="scroll the narration up", show=False),
     Binding("shift+down", "scroll_text(1)", "Scroll narration down",
@@ -65,7 +77,7 @@ STEPPER_KEYS = [
 ]
 
 # A lesson's keys: the same, with reading first. → also pages through a paragraph that does
-# not fit; pgup/pgdn scroll the lesson's text (ctrl+pgup/ctrl+pgdn the tree); everything
+# not fit; ↑ ↓ pgup pgdn scroll the lesson's text (or the pane tab picked); everything
 # that would change the lesson's operations opens a sandbox copy instead.
 LESSON_ONLY = {
     "next": Binding("right,space,n", "next", "Next",
@@ -77,23 +89,25 @@ LESSON_ONLY = {
                                 "its own; h there comes back here)"),
     "toggle_matcher": Binding("b", "toggle_matcher", "Bug #7", show=False,
                               tooltip="the other matcher (#7), in a sandbox copy of the lesson"),
+    "toggle_head_bugs": Binding("b", "toggle_head_bugs", "Bugs 9fbe6800a", show=False,
+                                tooltip="SGLang's 9fbe6800a write_back bugs on or off, in a sandbox "
+                                        "copy of the lesson"),
     "undo": Binding("ctrl+z,u", "undo", "Undo", show=False,
                     tooltip="take back the last operation, in a sandbox copy of the lesson"),
     "redo": Binding("ctrl+y,U", "redo", "Redo", show=False,
                     tooltip="apply again what undo took back, in a sandbox copy of the lesson"),
-    "scroll_tree(-1)": Binding("ctrl+pageup", "scroll_tree(-1)", "Scroll tree up",
-                               tooltip="scroll the tree up", show=False),
-    "scroll_tree(1)": Binding("ctrl+pagedown", "scroll_tree(1)", "Scroll tree down",
-                              tooltip="scroll the tree down", show=False),
 }
 READING_KEYS = [
     Binding("r", "toggle_reading", "Read/Watch",
             tooltip="the lesson's text across the whole screen, or beside the tree (r again)"),
-    Binding("pagedown", "scroll_page(1)", "More text", key_display="pgdn", show=False,
-            tooltip="scroll the lesson's text down"),
-    Binding("pageup", "scroll_page(-1)", "Text up", key_display="pgup", show=False,
-            tooltip="scroll the lesson's text up"),
 ]
+# in a lesson the keys that scroll a pane scroll the lesson's text while tab has picked none
+for _binding in STEPPER_KEYS:
+    if _binding.action.startswith("scroll_pane"):
+        LESSON_ONLY[_binding.action] = Binding(
+            _binding.key, _binding.action, _binding.description, key_display=_binding.key_display,
+            show=False, tooltip=(_binding.tooltip or "").replace("none picked: the tree", "none picked: "
+                                                                     "the lesson's text"))
 
 
 def _lesson_keys() -> list:

@@ -16,8 +16,10 @@ from textual.widgets import Footer, Static
 from radixviz.render.views import stream as _stream_views  # noqa: F401 - registers the stream tree's header
 from radixviz.tui.widgets.tree_pane import TreePane
 
-CAPTION = ("a stream carries no slots: 'slots' are token positions from the root, 'ref' the "
-           "extra copies of a block (one prompt in two namespaces)")
+CAPTION = ("a stream carries no slots and no access times: 'tokens' are positions from the root, "
+           "'N copies' a block sent N times (one prompt in N namespaces)")
+WAITING = ("waiting for the first batch: a server publishes when its cache changes, so send it a "
+           "request (radixviz publish ENDPOINT -e 'insert abc' plays one)")
 
 
 class WatchScreen(Screen):
@@ -44,6 +46,9 @@ class WatchScreen(Screen):
                 yield Static("", id="log")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self.refresh_view()   # before the first batch too: what it waits for, not a blank screen
+
     def refresh_view(self) -> None:
         app = self.app
         arrived = getattr(getattr(app, "feeder", None), "arrived_at", None)
@@ -54,6 +59,9 @@ class WatchScreen(Screen):
             words = f"nothing from the publisher for {quiet:,.0f} s" if arrived is not None else \
                 "waiting for the first batch…"
             figures.update(Text(f"{self.title_text}\n{words}", style="bold"))
+            self.query_one("#log", Static).update(Text(WAITING))
+            self.query_one("#tree", TreePane).show_lines([Text("root  (no batch yet)", style="bold")])
+            self._moment = None
             return
         if moment is not self._moment:
             self.query_one("#tree", TreePane).show(moment)

@@ -35,8 +35,9 @@ class CodeView:
     ones take several). A Rich renderable too (tests print it); the pane shows ``lines`` as
     they are when they were built for its ``width``."""
 
-    def __init__(self, lines: tuple[Text, ...], width: int | None):
+    def __init__(self, lines: tuple[Text, ...], width: int | None, offset: int = 0):
         self.lines, self.width = lines, width
+        self.offset = offset   # source lines the window was moved from the step's (↑ ↓ on the pane)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         yield from self.lines
@@ -44,7 +45,7 @@ class CodeView:
 
 @lru_cache(maxsize=512)
 def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", width: int | None = None,
-              trace: bool = False) -> CodeView | Text:
+              trace: bool = False, offset: int = 0) -> CodeView | Text:
     """The function around the line of ``step``, at most ``height`` rows tall (a CodeView).
 
     The lines that only report steps are left out unless ``trace`` (then they are dimmed);
@@ -59,7 +60,9 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
 
     A function longer than the pane is shown through a window that moves by bands of lines
     (``_steady_window``), not at every line: a loop's steps a few lines apart mostly show
-    the same window, so a step repaints the marked rows, not the pane.
+    the same window, so a step repaints the marked rows, not the pane. ``offset`` moves the
+    window that many lines down (up when negative) within the function, for a reader who
+    scrolls the pane; the view's ``offset`` says how far it could.
     """
     site = locate(source, step)
     file, line = site.file, site.line   # line is known only where the file is
@@ -83,6 +86,8 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
         if any(rows[i] > 1 for i in range(first, last + 1)) and \
                 4 * (wrapped[1] - wrapped[0] + 1) >= 3 * (last - first + 1):
             (first, last), wrap = wrapped, True
+    offset = max(-first, min(offset, len(shown) - 1 - last))
+    first, last = first + offset, last + offset
     header = Text.assemble((f"{Path(file).name}", "bold"), f" · {span[2]}() · line {line}",
                            no_wrap=True, overflow="ellipsis")
     if hidden:
@@ -93,7 +98,7 @@ def code_view(source: str, step: str, height: int, theme: str = "ansi_dark", wid
     for number in shown[first:last + 1]:
         lines.extend(_row(file, span, theme, number, number == line, number in reporting,
                           code_width, wrap))
-    return CodeView(tuple(lines), width)
+    return CodeView(tuple(lines), width, offset)
 
 
 def warm_functions(frames: Iterable[Frame], theme: str, size: tuple[int, int | None] | None = None,
@@ -252,6 +257,7 @@ class CodePane(LinesView):
         self._where: tuple | None = None
         self._content: RenderableType = Text("")
         self.trace = False   # show the lines that only report steps (the t key)
+        self.window_shift = 0      # lines the reader scrolled the window by, until the next step
 
     @property
     def content(self) -> RenderableType:
@@ -275,15 +281,26 @@ class CodePane(LinesView):
 
     def show(self, source: str, step: str) -> None:
         """Show the code of ``step`` in module ``source`` (a frame's ``source`` and ``label``)."""
+        if self._where is None or self._where[:2] != (source, step):
+            self.window_shift = 0   # a new step shows its own line again
         arguments = self._view_arguments(source, step)
         if arguments != self._where:
             self._where = arguments
-            self.update(code_view(*arguments))
+            view = code_view(*arguments)
+            self.window_shift = view.offset if isinstance(view, CodeView) else 0
+            self.update(view)
+
+    def scroll_rows(self, rows: int) -> None:
+        """Move the window over the function ``rows`` lines (the screen's ↑ ↓ pgup pgdn):
+        the pane shows a window of the function, not the whole file, so it moves the window."""
+        if self._where is not None:
+            self.window_shift += rows
+            self.show(*self._where[:2])
 
     def prefetch(self, source: str, step: str) -> None:
         """Build ahead the view of ``step`` and its rows' strips (for idle time before the
         step: see TreePane.prefetch)."""
-        arguments = self._view_arguments(source, step)
+        arguments = self._view_arguments(source, step)[:6]   # the next step shows its own line
         view, width = code_view(*arguments), arguments[4]
         if isinstance(view, CodeView) and width is not None and view.width == width:
             self.prefetch_lines(view.lines, None, width)
@@ -291,7 +308,10 @@ class CodePane(LinesView):
     def _view_arguments(self, source: str, step: str) -> tuple:
         """``code_view``'s arguments for ``step`` at this pane's size, colours and trace setting."""
         height, width = self.view_size()
-        return source, step, height, code_theme(self.app), width, self.trace
+        # the offset only when scrolled: the loading worker's views (warm_functions) are
+        # cached under the six arguments, and a step that shows its own line finds them
+        return (source, step, height, code_theme(self.app), width, self.trace) + \
+            ((self.window_shift,) if self.window_shift else ())
 
     def toggle_trace(self) -> bool:
         """Show the tracing lines if hidden, hide them if shown; return whether shown now."""

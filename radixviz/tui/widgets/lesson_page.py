@@ -52,8 +52,9 @@ def rows_for(parts: Sequence[Part], width: int, console: Console) -> int:
     return sum(len(console.render_lines(part_renderable(p), options, pad=False)) + 1 for p in parts) - 1
 
 
-class LessonPage(VerticalScroll, can_focus=False):
-    """Shows a page (``LessonWalk.page``); keys reach it through the screen (→, pgup, pgdn)."""
+class LessonPage(VerticalScroll, can_focus=True, inherit_bindings=False):
+    """Shows a page (``LessonWalk.page``); keys reach it through the screen (→, pgup, pgdn;
+    ↑ ↓ too once tab has focused it)."""
 
     # the gutter is kept even when nothing scrolls: a scrollbar appearing would narrow the
     # text after its height was measured, and the last lines would fall out of reach
@@ -120,6 +121,11 @@ class LessonPage(VerticalScroll, can_focus=False):
         """Scroll a screenful on, keeping the last line in view so no line is skipped."""
         self.scroll_to(y=self.scroll_y + max(1, self.scrollable_content_region.height - 1),
                        animate=False, immediate=True)
+        self._note_more()
+
+    def scroll_rows(self, rows: int) -> None:
+        """Scroll ``rows`` down (up when negative): the screen's ↑ ↓ pgup pgdn."""
+        self.scroll_to(y=self.scroll_y + rows, animate=False, immediate=True)
         self._note_more()
 
     def page_up(self) -> None:

@@ -9,12 +9,14 @@ Two layouts, set by the screen as classes:
 - ``-reading``: the lesson text alone, across the whole screen, for reading a long page
   on a small terminal (the screen picks it there for paragraphs and answers; r toggles).
 
-Importing this module imports the engine (torch), as panes.py does.
+Importing this module does not import the engine (torch): the lesson's first page is drawn
+while the engine loads (``show_loading``).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.containers import Horizontal, Vertical
 
 from .code_pane import CodePane
@@ -27,6 +29,7 @@ from .tree_pane import TreePane
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from textual.widget import Widget
+    from radixviz.lessons.lesson.model import Pointer
     from radixviz.script.frames import Frame
     from radixviz.tui.stepper_model import StepperModel
 
@@ -57,18 +60,30 @@ class LessonPanes(Vertical):
         self.set_class(asking, "-asking")
         self.set_class(stepping and not asking, "-stepping")
 
+    def show_loading(self, parts: list, own: int | None, title: str, pool_size: int, status: str) -> None:
+        """The page ``parts`` opened at part ``own``, beside the empty tree and a free pool of
+        ``pool_size`` slots, ``status`` on the status line: all of it while the engine loads
+        (nothing here needs torch)."""
+        page = self.query_one(LessonPage)
+        page.border_title = title
+        page.show(parts, own)
+        self.query_one(TreePane).show_lines([Text("root  (no tokens yet)", style="bold")])
+        self.query_one(PoolPane).show_free(pool_size)
+        self.query_one(StatusLine).update(Text(status, no_wrap=True, overflow="ellipsis"), layout=False)
+
     def show(self, model: StepperModel, frame: Frame | None, parts: list, own: int | None,
-             notes: Sequence[tuple[str, str]], title: str, before: Frame | None = None) -> None:
+             notes: Sequence[tuple[str, str]], title: str, before: Frame | None = None,
+             pointers: Sequence[Pointer] = ()) -> None:
         """Draw ``frame`` of ``model`` (None: ``before``, the cache as it was before the
         lesson's first operations) and the page ``parts``, opened at part ``own``; ``notes``
-        end the status line."""
+        end the status line; what ``pointers`` name is brought into view in its pane."""
         page = self.query_one(LessonPage)
         page.border_title = title
         page.show(parts, own)
         status = self.query_one(StatusLine)
         shown = frame if frame is not None else before or model.session.live_frame()
-        self.query_one(TreePane).show(shown)
-        self.query_one(PoolPane).show(shown)
+        self.query_one(TreePane).show(shown, [p for p in pointers if p.pane == "tree"])
+        self.query_one(PoolPane).show(shown, [p for p in pointers if p.pane == "pool"])
         if frame is None:
             status.show_empty(shown.tree, notes)
             return

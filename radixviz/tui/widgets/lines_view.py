@@ -71,7 +71,15 @@ class FramedRows(StylesCache):
         return strip
 
 
-class LinesView(ScrollView, can_focus=False):
+def line_holding(lines, text: str) -> list[int]:
+    """[the index of the first of ``lines`` whose text holds ``text``], or []."""
+    return next(([index] for index, line in enumerate(lines) if text in line.plain), [])
+
+
+class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
+    """Focusable so that tab reaches it and the screen's ↑ ↓ pgup pgdn scroll it; it has no
+    keys of its own (a scroll view's ← → home end would take the stepping keys)."""
+
     DEFAULT_CSS = "LinesView { height: 1fr; }"
     CUT_WITH_ELLIPSIS = False
     """True: a line wider than the view ends in "…" (for views that never scroll sideways)."""
@@ -87,6 +95,15 @@ class LinesView(ScrollView, can_focus=False):
         # node's line) renders it once, wherever it moves to
         self._by_line: OrderedDict = OrderedDict()   # (id(line), width) -> (line, strip)
         self._style: Style | None = None   # the widget's style, looked up once per set of lines
+        self.pointed: list[int] = []   # the lines a lesson points at (show_pointed)
+        self.fitted_width: int | None = None   # the width the lines were wrapped to (if they were)
+
+    @property
+    def view_width(self) -> int:
+        """Columns a line gets, from the size laid out last: a pane hidden for a layout (a
+        lesson's reading page) keeps its size but has no region, and is shown again with
+        the same size, so no resize redraws lines built for a width of 0."""
+        return max(0, self.outer_size.width - self.gutter.width)
 
     @property
     def lines(self):
@@ -136,6 +153,32 @@ class LinesView(ScrollView, can_focus=False):
         if self.scroll_y <= focus_line < self.scroll_y + height:
             return None
         return max(0, focus_line - height // 3)
+
+    def bring_into_view(self, first: int, last: int) -> None:
+        """Scroll so lines ``first`` to ``last`` are in view (as many as fit, from
+        ``first``), a third of the way down where there is room; no scroll if they are."""
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        if top <= first and last < top + height:
+            return
+        span = last - first + 1
+        target = first if span >= height else max(0, first - (height - span) // 3)
+        self.scroll_to(y=target, animate=False, immediate=True)
+
+    def refit(self) -> None:
+        """Build the lines again for the pane's width (a view that wraps them overrides it)."""
+
+    def show_pointed(self, lines: list[int]) -> None:
+        """Bring the lines a lesson points at into view, the border lit while it does;
+        ``pointed`` keeps them (for a reader of the screen to find them painted)."""
+        self.pointed = sorted(lines)
+        self.set_class(bool(lines), "-pointed")
+        if lines:
+            self.bring_into_view(self.pointed[0], self.pointed[-1])
+
+    def scroll_rows(self, rows: int) -> None:
+        """Scroll ``rows`` down (up when negative): the screen's ↑ ↓ pgup pgdn."""
+        self.scroll_to(y=self.scroll_offset.y + rows, animate=False, immediate=True)
 
     def prefetch_lines(self, lines, focus_line: int | None, width: int) -> None:
         """Draw ahead the strips of the rows that ``set_lines(lines, focus_line, width)``
@@ -191,6 +234,11 @@ class LinesView(ScrollView, can_focus=False):
         width = self.scrollable_content_region.width
         if self._style is None:
             self._style = self.rich_style
+        if self.fitted_width is not None and width != self.fitted_width and width > 0:
+            # the lines were fitted (wrapped) to another width: a pane drawn while a layout
+            # hid it can be shown again without a resize; fit them again, once, after this paint
+            self.fitted_width = None
+            self.call_later(self.refit)
         if index >= len(self._lines):
             return Strip.blank(width, self._style)
         strip = self._strips.get(index)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from radixviz.script.frames import Frame, OpRecord
 
 
-class NarrationPane(VerticalScroll, can_focus=False):
+class NarrationPane(VerticalScroll, can_focus=True, inherit_bindings=False):
     """What this step did (bold) and why, then the matcher note. In a lesson it sits under
     the lesson's own words (``LessonPage``)."""
 
@@ -35,6 +35,10 @@ class NarrationPane(VerticalScroll, can_focus=False):
 
     def compose(self):
         yield NarrationBody(id="narration-body")
+
+    def scroll_rows(self, rows: int) -> None:
+        """Scroll ``rows`` down (up when negative): the screen's ↑ ↓ pgup pgdn."""
+        self.scroll_to(y=self.scroll_y + rows, animate=False, immediate=True)
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -222,8 +226,11 @@ class StatusLine(Widget):
         sizes = f"evictable {tree.evictable_size} · total {tree.total_size} · free {pool.free}"
         step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
-        full = f"{sizes}/{pool.size}{step}"
-        self._fit(engine_badge(tree), (full + ops, full, sizes + step), notes)
+        # each further pool the engine declares: its name and slots in use (a host pool, a window's)
+        pools = "".join(f" · {c.name} {len(counts) - counts.count(0)}/{len(counts)}"
+                        for i, c in enumerate(pool.pooled, start=1) for counts in (pool.counts(i),))
+        full = f"{sizes}/{pool.size}{pools}{step}"
+        self._fit(engine_badge(tree), (full + ops, full, sizes + pools + step, sizes + step), notes)
 
     def show_empty(self, tree: TreeSnapshot, notes: Sequence[tuple[str, str]] = ()) -> None:
         """Before the first step; ``tree`` is the live cache's snapshot."""

@@ -13,10 +13,12 @@ from types import SimpleNamespace
 from radixviz.render.views import pool_lines
 from radixviz.script.frames import PoolSnapshot
 
-from .lines_view import LinesView
+from .lines_view import LinesView, line_holding
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
+    from radixviz.lessons.lesson.model import Pointer
     from radixviz.script.frames import Frame
 
 
@@ -24,12 +26,23 @@ class PoolPane(LinesView):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._frame: Frame | SimpleNamespace | None = None   # or show_free's stand-in (a pool, no marks)
+        self._pointers: tuple = ()
         self._ahead: tuple | None = None   # (frame, width, its rows) built by prefetch
 
-    def show(self, frame) -> None:
-        self._frame = frame
-        rows = self._rows_of(frame, self.scrollable_content_region.width or 40)
-        self.set_lines(rows, rows.focus, width=rows.width)
+    def show(self, frame, pointers: Sequence[Pointer] = ()) -> None:
+        """Show ``frame``'s pool, scrolled to the slots its step touched, or to what a
+        lesson's ``pointers`` (``slots``, ``host-slots`` and ``pool`` ones) name."""
+        self._frame, self._pointers = frame, tuple(pointers)
+        rows = self._rows_of(frame, self.view_width or 40)
+        pointed: list[int] = []
+        for pointer in self._pointers:
+            if pointer.kind == "pool":
+                pointed += line_holding(rows, str(pointer.target))
+            else:
+                lines = {rows.line_of(slot, host=pointer.kind == "host-slots") for slot in pointer.target}
+                pointed += sorted(line for line in lines if line is not None)
+        self.set_lines(rows, None if pointed else rows.focus, width=rows.width)
+        self.show_pointed(pointed)
 
     def _rows_of(self, frame, width: int):
         ahead = self._ahead
@@ -40,7 +53,7 @@ class PoolPane(LinesView):
     def prefetch(self, frame: Frame) -> None:
         """Build ahead the rows that showing ``frame`` will put on screen, with their strips
         (for idle time before the step: see TreePane.prefetch)."""
-        width = self.scrollable_content_region.width or 40
+        width = self.view_width or 40
         rows = self._rows_of(frame, width)
         self._ahead = (frame, width, rows)
         self.prefetch_lines(rows, rows.focus, width)
@@ -51,4 +64,4 @@ class PoolPane(LinesView):
 
     def on_resize(self) -> None:
         if self._frame is not None:
-            self.show(self._frame)
+            self.show(self._frame, self._pointers)

@@ -94,6 +94,14 @@ class PredictionDock(Vertical):
             return self.predict is not None and parameters[0] < len(self.predict.choices)
         return True
 
+    def take_letter(self, character: str) -> bool:
+        """Pick the option ``character`` names, wherever the focus is (a letter on screen
+        beside a question is its answer); whether it named one."""
+        if self.predict is None or character not in LETTERS[:len(self.predict.choices)]:
+            return False
+        self._chosen(LETTERS.index(character))
+        return True
+
     def refuse(self, reason: str) -> None:
         """The reply could not be read: say why, keep the prediction open."""
         self._hint(f"✗ {reason}")

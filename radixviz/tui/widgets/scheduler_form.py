@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static
 
 from radixviz.cache.engines import engine_spec
+from radixviz.cache.options import EngineSettings
 from radixviz.settings import APP_SIM_LIMITS, SimSettings, check_settings
 from radixviz.sim.policies import POLICIES
 from radixviz.sim.workloads import WORKLOADS
@@ -82,9 +83,9 @@ class SchedulerForm(Vertical):
     # Button handle enter themselves and end up in submit() too
 
     class Run(Message):
-        def __init__(self, settings: SimSettings, engine_options: dict | None = None):
+        def __init__(self, settings: SimSettings, engine_options: EngineSettings | None = None):
             super().__init__()
-            self.settings, self.engine_options = settings, dict(engine_options or {})
+            self.settings, self.engine_options = settings, engine_options
 
     def __init__(self, settings: SimSettings | None = None, engine: str | None = None,
                  engine_options: dict | None = None, **kwargs: Any):
@@ -93,6 +94,7 @@ class SchedulerForm(Vertical):
         their first values (else the declared defaults)."""
         super().__init__(**kwargs)
         self.initial = settings or SimSettings()
+        self.engine = engine
         self.engine_fields = () if engine is None else tuple(
             o for o in engine_spec(engine).options if "simulate" in o.commands and o.flag_name and not o.many)
         self.initial_options = {o.name: (engine_options or {}).get(o.name, o.default) for o in self.engine_fields}
@@ -158,11 +160,21 @@ class SchedulerForm(Vertical):
     def submit(self) -> None:
         settings, error = check_settings(**self.raw_values())
         options, option_error = self.engine_values()
+        caps = getattr(self.app, "caps", None)      # a served session: its memory budget bounds the run
+        if caps is not None and settings is not None and not option_error:
+            option_error = caps.sim_refusal(settings.requests, settings.pool_size, options.get("host_size"))
         if error or option_error:
             self.show_error(error or option_error)
             return
+        engine = None
+        if self.engine is not None and settings is not None:
+            try:   # the engine's settings object: made and checked here, once, and run whole
+                engine = engine_spec(self.engine).settings_type(settings.pool_size, **options)
+            except ValueError as exc:
+                self.show_error(str(exc))
+                return
         self.show_error(None)
-        self.post_message(self.Run(settings, options))
+        self.post_message(self.Run(settings, engine))
 
     def show_error(self, message: str | None) -> None:
         error = self.query_one("#sched-form-error", Static)
