@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from collections.abc import Callable
 
 from .blocks import DEFAULT_MAX_BLOCKS, DEFAULT_MAX_TOKENS, BlockTree, Budget, Problems
+from .collector import LARGE_PAYLOAD, collector_paused
 from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, parse_message,
                        parse_replay)
 from .events import WIRE_WORDS, batch_wire
@@ -134,6 +135,10 @@ class WatchCore:
 
     def live(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
         """Take one message from stream ``stream``'s SUB socket."""
+        with collector_paused(len(frames[-1]) > LARGE_PAYLOAD if frames else False):
+            return self._live(stream, frames)
+
+    def _live(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
         state = self.streams[stream]
         message = parse_message(frames, self.max_frame, self.wire)
         if isinstance(message, WireError):
@@ -147,7 +152,7 @@ class WatchCore:
                 self.note(f"stream {stream}: {len(state.held):,} messages ({state.held_bytes:,} bytes) "
                           "held during a replay: cutting it short")
                 done = self.finish_replay(stream)
-                more = self.live(stream, frames)
+                more = self._live(stream, frames)
                 return done[0] + more[0], done[1] + more[1]
             self._hold(state, message, frames)
             return [], []
@@ -205,6 +210,10 @@ class WatchCore:
         """Take one reply from stream ``stream``'s replay socket: ``[b"", seq, payload]``
         (9fbe6800a) or ``[b"", topic, seq, payload]`` (v0.5.23). A reply in order is applied
         at once; the batches applied are returned."""
+        with collector_paused(len(frames[-1]) > LARGE_PAYLOAD if frames else False):
+            return self._replayed(stream, frames)
+
+    def _replayed(self, stream: int, frames: list) -> tuple[list[Applied], list[ReplayRequest]]:
         state = self.streams[stream]
         reply = parse_replay(frames)
         if isinstance(reply, WireError):

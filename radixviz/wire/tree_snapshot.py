@@ -24,6 +24,7 @@ from collections.abc import Callable
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
 
 from .blocks import BlockTree
+from .collector import collector_paused
 from .tiers import namespace_name, tier_name, tier_rank
 
 if TYPE_CHECKING:
@@ -102,6 +103,11 @@ class TreeBuilder:
             key = (key[0], blocks[key].parent)
 
     def snapshot(self) -> StreamTreeSnapshot:
+        # a node snapshot per edge made again, none in a cycle: the collector waits (collector.py)
+        with collector_paused(bool(self.dirty) or not self.made):
+            return self._snapshot()
+
+    def _snapshot(self) -> StreamTreeSnapshot:
         tree = self.tree
         mode = self.decode or (chr if tree.unprintable == 0 else None)
         if mode is not self.mode:   # every token is drawn another way now
@@ -150,6 +156,7 @@ class TreeBuilder:
         if found is not None and found[0] == depth:
             return found[1]
         tree, made = self.tree, self.made
+        blocks = tree.blocks
         stack: list = [(head, depth, None)]
         while stack:
             key, at, parts = stack.pop()
@@ -158,7 +165,7 @@ class TreeBuilder:
                 if hit is not None and hit[0] == at:
                     continue
                 run = self._run(key)
-                length = sum(len(tree.blocks[k].token_ids) for k in run)
+                length = sum([len(blocks[k].token_ids) for k in run])
                 last = run[-1]
                 heads = _by_tokens(tree, [(last[0], h) for h in tree.children(last[0], last[1])])
                 stack.append((key, at, (run, heads)))
@@ -167,17 +174,20 @@ class TreeBuilder:
             run, heads = parts
             kids = tuple([made[h][1] for h in heads])
             tokens = self._piece(run[0]) if len(run) == 1 else tuple(chain.from_iterable(map(self._piece, run)))
-            copies = min([tree.blocks[k].copies for k in run])
+            copies = min([blocks[k].copies for k in run])
             made[key] = (at, StreamNodeSnapshot(self._id(key), tokens, tuple(range(at, at + len(tokens))),
                                           copies - 1, 0, kids, len(tokens) + sum(k.subtree_tokens for k in kids)))
         return made[head][1]
 
     def _run(self, head: tuple) -> list:
         """``head`` and the blocks below it while each has exactly one child."""
-        tree = self.tree
+        kids_of, medium = self.tree.kids, head[0]   # keyed (medium, parent hash): a block's own key
         run = [head]
-        while len(kids := tree.children(*run[-1])) == 1:
-            run.append((head[0], next(iter(kids))))
+        kids = kids_of.get(head)
+        while kids is not None and len(kids) == 1:
+            key = (medium, next(iter(kids)))
+            run.append(key)
+            kids = kids_of.get(key)
         return run
 
     def _piece(self, key: tuple) -> tuple:
