@@ -315,7 +315,7 @@ def _components(settings: Mapping) -> tuple:
 # the unified tree's own kinds of step (engines/unified/cache_kinds.py), in the words views say
 _UNIFIED_KINDS = MappingProxyType({
     "validate": "each component's rule says whether a match may end on this node",
-    "best": "every component accepts this node: the match may end here",
+    "walk": "the walk passes this node's Full KV; the match returns it only if a node at or below is accepted",
     "tombstone": "one component's data left this node; the node stays, with its Full KV",
     "cascade": "evicting one component took a lower one's data on the same node with it",
     "recover": "an insert gave an SWA tombstone inside its window its sliding-window KV back",

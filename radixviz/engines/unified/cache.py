@@ -49,7 +49,7 @@ class UnifiedRadixCache(CacheChecks):
         result, _ = self.tree_core.match_prefix(params.key)
         for component in self.tree_core.components:
             result = component.finalize_match_result_in_cache(params, result)
-        if tr.active: tr.emit("match.result", K.RESULT, (self.tree_core.node_by_id(result.best_match_node),), matched=result.device_prefix_len, full_hit=result.full_kv_hit_length, refused=tuple(str(ct) for ct in result.stop.refused) if result.stop else ())
+        if tr.active: tr.emit("match.result", K.RESULT, (self.tree_core.node_by_id(result.best_match_node),), matched=result.device_prefix_len, full_hit=result.full_kv_hit_length, refused=tuple(str(ct) for ct in result.stop.refused) if result.stop else (), reasons=tuple((str(ct), why) for ct, why in result.stop.reasons) if result.stop else ())
         return result  # step: match.result
 
     # ---- insert

@@ -143,6 +143,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         full_kv_hit_length = 0
         validators = tuple(component.create_match_validator() for component in self.components)
         verdicts: tuple = ()
+        walked: list[UnifiedTreeNode] = []   # the nodes whose Full slots ``value`` holds, in order
 
         def update_best_if_valid(node: UnifiedTreeNode) -> None:
             nonlocal best_match_node, best_match_device_value_len, verdicts
@@ -150,9 +151,11 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
             verdicts = tuple((c.component_type, v(node)) for c, v in zip(self.components, validators))  # step: match.validate
             if tr.active: tr.emit("match.validate", UK.VALIDATE, (node,), verdicts=tuple((str(ct), ok) for ct, ok in verdicts), reasons=tuple((str(c.component_type), v.reason) for (c, v), (_, ok) in zip(zip(self.components, validators), verdicts) if not ok))
             if all(ok for _, ok in verdicts):
+                if tr.active:   # the nodes this acceptance adds to what the match returns, this one first
+                    taken = [node, *walked[best_match_device_value_len:len(value) - 1]]
+                    tr.emit("match.best", K.APPEND, taken, matched=sum(len(v) for v in value), slots=tuple(torch.cat(value[best_match_device_value_len:]).tolist()))
                 best_match_node = node  # step: match.best
                 best_match_device_value_len = len(value)
-                if tr.active: tr.emit("match.best", UK.BEST, (node,), matched=sum(len(v) for v in value))
 
         while key_offset < len(key) and child_key in node.children:
             child = node.children[child_key]
@@ -165,11 +168,13 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
                 node = self._split_node(child.key, child, prefix_len)  # step: match.split
                 if tr.active: tr.emit("match.split", K.SPLIT, (node, child), at=prefix_len)
                 value.append(node.full_value())
+                walked.append(node)
                 update_best_if_valid(node)
                 break
             value.append(child.full_value())  # step: match.take
             node = child
-            if tr.active: tr.emit("match.take", K.APPEND, (node,), slots=tuple(node.full_value().tolist()))
+            walked.append(node)
+            if tr.active: tr.emit("match.take", UK.WALK, (node,), slots=tuple(node.full_value().tolist()))
             update_best_if_valid(node)
             key_offset += prefix_len
             if key_offset < len(key):
