@@ -24,7 +24,7 @@ from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .options import (COMPONENTS, EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MAMBA_CHUNK,
-                      MAMBA_PER_PATH, MAMBA_POOL, MATCHER, PAGE, STRICT, SWA_POOL, WINDOW, WRITE_POLICY,
+                      MAMBA_PER_PATH, MAMBA_POOL, MATCHER, PAGE, SHAPE, STRICT, SWA_POOL, WINDOW, WRITE_POLICY,
                       EngineSettings, Option, check_components, check_host_size, settings_type)
 
 if TYPE_CHECKING:
@@ -326,7 +326,7 @@ _UNIFIED_KINDS = MappingProxyType({
 })
 register(EngineSpec("unified", "radixviz.engines.unified.engine",
                     "SGLang v0.5.23's unified tree: full, sliding-window and Mamba components (October 2026)",
-                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH),
+                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH, SHAPE),
                     _components, check_components, views="radixviz.engines.unified.views",
                     script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
                     ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,

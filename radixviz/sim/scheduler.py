@@ -141,6 +141,9 @@ class Scheduler:
         self._engine_options: EngineSettings | dict = (
             engine_options if isinstance(engine_options, EngineSettings) else dict(engine_options or {}))
         self.engine = self.make_engine()
+        # the engine's pool is the loop's: an engine may put its own allocator behind the pool's
+        # calls (the unified tree: SGLang's), and the facade's pool is then that object
+        self.pool = self.engine.pool
         # the loop matches the same prompts round after round: remember whole-edge answers
         # (None where the engine has no edge comparison to wrap)
         self.edge_memo: EdgeMemo | None = None

@@ -29,6 +29,7 @@ from .cache import UnifiedRadixCache
 from .cache_counted import CountedMambaPool, CountedPages, CountedSWAPages
 from .cache_facade_pool import KVPool, MambaPicture, SWAPicture
 from .cache_params import EvictParams, InsertParams, MatchPrefixParams, MatchResult, Req
+from .cache_verdicts import Step, Verdict, judge, reach
 from .invariants_pools import check_facade_pools
 from .node import ComponentType, UnifiedTreeNode
 from .preview import preview_match
@@ -54,6 +55,7 @@ class InsertedAs(NamedTuple):
     swa_evicted: int
     mamba_slot: int | None
     mamba_exist: bool
+    node: int | None              # the node the insert ended on
 
 
 # SGLang's ``total_size`` is a pair (Full tokens, the other components'), where the contract's
@@ -111,14 +113,27 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
         return self._evict(component.name, EvictParams(**{amount: num_tokens}), freed)
 
     def evict(self, num_tokens: int, freed: FreedSlots | None = None, component: str | None = None) -> int:
+        """``evict N`` (and an allocation's shortfall): room for ``num_tokens`` more tokens. With
+        one pool, SGLang's ``evict`` of that many Full tokens; with the SWA pool beside it,
+        what each pool lacks for them, as SGLang's allocator asks (``evict_to_free_tokens``:
+        ``evict_for_alloc`` with the Full and the SWA shortfall). ``evict N swa|mamba``: that
+        component alone. Returns the Full slots freed (``component``'s, when named)."""
         if component is not None and component != self.memory[0].name:
             return self.evict_component(self.component(component), num_tokens, freed)
-        return self._evict("full", EvictParams(num_tokens=num_tokens), freed)
+        if not self.cache.swa_enabled or num_tokens <= 0:
+            return self._evict("full", EvictParams(num_tokens=num_tokens), freed)
+        pool = self.pool
+        assert isinstance(pool, KVPool)
+        full, swa = pool.shortfalls(num_tokens + pool.available_size())
+        return self._evict("full", EvictParams(num_tokens=full, swa_num_tokens=swa), freed, for_alloc=True)
 
     def evict_backbone(self, num_tokens: int, release: Callable[[torch.Tensor], int]) -> None:
         self._evict("full", EvictParams(num_tokens=num_tokens), None)
 
-    def _evict(self, name: str, params: EvictParams, freed: FreedSlots | None) -> int:
+    def _evict(self, name: str, params: EvictParams, freed: FreedSlots | None, for_alloc: bool = False) -> int:
+        """The cache's eviction of ``params``; returns how many slots of ``name`` became free
+        (nothing asked, as an allocation's shortfall below zero asks: nothing done)."""
+        params = EvictParams(*(max(0, n) for n in (params.num_tokens, params.swa_num_tokens, params.mamba_num)))
         total = 0
 
         def heard(component: str, slots: torch.Tensor) -> None:
@@ -128,7 +143,10 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
                 if freed is not None:
                     freed(slots)
         with self.listening(heard):
-            self.cache.evict(params)
+            if for_alloc:
+                self.cache.evict_for_alloc(params)
+            else:
+                self.cache.evict(params)
         return total
 
     def listening(self, listener: Callable[[str, torch.Tensor], None]) -> _Listening:
@@ -173,7 +191,8 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
             self.pool.free(tail)
             if freed is not None:
                 freed("tail", tail)
-        self.last_insert = InsertedAs(prev, evicted, None if state is None else int(state[0]), result.mamba_exist)
+        self.last_insert = InsertedAs(prev, evicted, None if state is None else int(state[0]), result.mamba_exist,
+                                      result.last_device_node)
         own = kept[prev:]
         still = self.pool.mem_state[own] > 0 if own.numel() else torch.zeros(0, dtype=torch.bool)
         return Inserted(result.prefix_len, own[still], own[~still], tail)
@@ -255,6 +274,47 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
         if held.mamba_slot is not None:
             self.cache.mamba_pool.free(held.mamba_slot)  # type: ignore[union-attr]
         return self.cache.evictable_size() - before
+
+    # ------------------------------------------- what the scheduler loop asks (sim.py)
+
+    def walk_verdicts(self, result: MatchResult) -> list[Verdict]:
+        """Each component's verdict on every node the match that gave ``result`` walked (the
+        live path from the root to where the walk stopped)."""
+        if result.stop is None:
+            return []
+        path, node, root = [], self.cache.tree_core.node_by_id(result.stop.node), self.cache.root_node
+        while node is not root:
+            path.append(node)
+            node = node.parent
+        swa, mamba = self.cache.swa_enabled, self.cache.mamba_enabled
+        steps = [Step(n.id, len(n.key), n.component_data[SWA].value is not None if swa else None,
+                      n.component_data[MAMBA].value is not None if mamba else None) for n in reversed(path)]
+        return judge(steps, self.cache.sliding_window_size)
+
+    reach = staticmethod(reach)
+
+    def inserted_node(self) -> UnifiedTreeNode:
+        """The node the last insert ended on."""
+        assert self.last_insert is not None and self.last_insert.node is not None
+        return self.cache.tree_core.node_by_id(self.last_insert.node)
+
+    def path_slots(self, key: Sequence[int]) -> torch.Tensor:
+        """The tree's Full slots for ``key``, which the tree holds whole (read, nothing moves)."""
+        node, at, chunks = self.cache.root_node, 0, []
+        key = tuple(key)
+        while at < len(key):
+            node = node.children[self.cache.child_key(key, at)]
+            chunks.append(node.full_value())
+            at += len(node.key)
+        return torch.cat(chunks)[:len(key)] if chunks else self.cache.root_node.full_value()
+
+    def give_back_state(self, node: UnifiedTreeNode) -> None:
+        """The Mamba slot of the newest lock at ``node`` goes back to the pool (its holder is
+        done with its copy); the lock stays."""
+        taken = self.held.get(node.id)
+        if taken and taken[-1].mamba_slot is not None:
+            self.cache.mamba_pool.free(taken[-1].mamba_slot)  # type: ignore[union-attr]
+            taken[-1] = taken[-1]._replace(mamba_slot=None)
 
     def reset(self, pool: TokenToKVPool | None = None) -> None:
         """Empty the tree and every pool (the facade's pool stays this engine's own)."""
