@@ -326,8 +326,9 @@ _UNIFIED_KINDS = MappingProxyType({
 })
 register(EngineSpec("unified", "radixviz.engines.unified.engine",
                     "SGLang v0.5.23's unified tree: full, sliding-window and Mamba components (October 2026)",
-                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH, SHAPE),
+                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, KV_EVENTS, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH,
+                     SHAPE),
                     _components, check_components, views="radixviz.engines.unified.views",
                     script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
-                    ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
-                    eviction_policies=True, node_stats=True, scheduler="v0.5.23", wire="v0.5.23"))
+                    ops=("page-size", "eviction", "events"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
+                    eviction_policies=True, node_stats=True, kv_events=True, scheduler="v0.5.23", wire="v0.5.23"))

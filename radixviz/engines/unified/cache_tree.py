@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING
 import torch
 
 from ...cache.evict_policy import eviction_key
+from ...cache.hashes import split_node_hash_value
 from ...cache.keys import get_child_key, match
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
 from .cache_component import LRURefreshPhase
+from .cache_events import KVCacheEventRecorder
 from .cache_evict import TreeEvict
 from .cache_insert import InsertWalkState, TreeInsert
 from .cache_kinds import UnifiedKind as UK, WingBranch
@@ -44,8 +46,10 @@ TICK = 100_000  # one read of SGLang's clock (1.0); a match's path is stamped 1 
 
 class UnifiedTreeCore(TreeInsert, TreeEvict):
     def __init__(self, components: dict[ComponentType, TreeComponent], page_size: int,
-                 eviction_policy: str, tracer: WingTracer, device: torch.device) -> None:
+                 eviction_policy: str, tracer: WingTracer, device: torch.device,
+                 kv_events: KVCacheEventRecorder | None = None) -> None:
         self.page_size = page_size
+        self.kv_events = kv_events or KVCacheEventRecorder(False, page_size)
         self.component_types = tuple(components)
         self.components_by_type = components
         self.components = tuple(components.values())
@@ -75,6 +79,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         self.root_node = self._new_node()
         self.root_node.priority = -sys.maxsize  # any insert's priority replaces it
         self.root_node.key = ()
+        self.root_node.hash_value = []
         self.root_node.component_data[BASE_COMPONENT_TYPE].value = torch.empty(
             (0,), dtype=torch.int64, device=self.device)
         for ct in self.component_types:
@@ -235,6 +240,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         new_node.key = child.key[:split_len]
         new_node.hit_count = child.hit_count
         new_node.creation_time = child.creation_time
+        new_node.hash_value, child.hash_value = split_node_hash_value(child.hash_value, split_len, self.page_size)
         child.parent = new_node
         child.key = child.key[split_len:]
         for component in self.components:
@@ -263,6 +269,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         self.component_evictable_size_[BASE_COMPONENT_TYPE] += n
         self._update_evictable_leaf_sets(new_node)
         self._update_evictable_leaf_sets(parent)
+        self.kv_events.record_store(new_node)
         if self.tr.active: self.tr.emit("insert.create", K.CREATE, (new_node,), length=len(key), slots=tuple(value.tolist()), priority=priority)
         return new_node
 

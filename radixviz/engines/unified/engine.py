@@ -23,7 +23,7 @@ import torch
 from radixviz.cache.contract import Component, FreedSlots, Matched
 from radixviz.cache.evict_policy import eviction_key
 from radixviz.cache.facade import Engine as _Facade, Inserted
-from radixviz.cache.options import (COMPONENTS, EVICTION, MAMBA_CHUNK, MAMBA_PER_PATH, MAMBA_POOL, PAGE, SWA_POOL,
+from radixviz.cache.options import (COMPONENTS, EVICTION, KV_EVENTS, MAMBA_CHUNK, MAMBA_PER_PATH, MAMBA_POOL, PAGE, SWA_POOL,
                                     WINDOW, default_mamba_pool)
 from .cache import UnifiedRadixCache
 from .cache_counted import CountedMambaPool, CountedPages, CountedSWAPages
@@ -37,6 +37,7 @@ from .snapshot import DECLARED
 
 if TYPE_CHECKING:
     from radixviz.cache.contract import SlotPool
+    from radixviz.cache.kv_events import KVEvent
     from radixviz.cache.pool import TokenToKVPool
     from radixviz.cache.snapshot import MatchPreview
 
@@ -75,7 +76,7 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
                                   kv_size=s.pool_size,
                                   swa_kv_size=s.of(SWA_POOL), mamba_size=mamba_size,
                                   eviction_policy=s.of(EVICTION), mamba_max_states_per_path=-1 if cap is None else cap,
-                                  device=self.pool.device)
+                                  device=self.pool.device, enable_kv_events=s.of(KV_EVENTS))
         # SGLang's allocators, counted (cache_counted.py), in the cache's place and the facade's
         page = s.of(PAGE)
         if cache.swa_enabled:
@@ -330,6 +331,10 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
 
     def protected_size(self) -> int:
         return self.cache.protected_size()
+
+    def take_events(self) -> list[KVEvent]:
+        """The KV events since the last call (cache_events.py: Full KV pages only, as v0.5.23)."""
+        return self.cache.tree_core.kv_events.take()
 
     def total_size(self) -> int:
         return self.cache.total_size()[0]

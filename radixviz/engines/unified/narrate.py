@@ -124,6 +124,10 @@ def describe(frame: Frame) -> str | None:
     if frame.event is None:
         if kind == "page_size":
             return f"page size {d['page_size']}: a fresh, empty unified tree"
+        if kind == "events":
+            return f"KV events {d['kv_events']}: a fresh, empty unified tree" + (
+                " that reports each Full KV page it stores and frees (SWA and Mamba send nothing, as in "
+                "v0.5.23)" if d["kv_events"] == "on" else "")
         if kind == "option":
             return ", ".join(f"{k.replace('_', ' ')} {v if not isinstance(v, tuple) else ','.join(v)}"
                              for k, v in d.items()) + ": a fresh, empty unified tree"

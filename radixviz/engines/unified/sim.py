@@ -323,3 +323,9 @@ class UnifiedSimulation(Simulation):
 
 
 SIMULATION = UnifiedSimulation
+
+
+def replay_class() -> type:
+    """The why-miss replay of this engine (sim_why_miss.py, loaded when asked: torch)."""
+    from .sim_why_miss import HybridReplay
+    return HybridReplay
