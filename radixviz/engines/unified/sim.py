@@ -327,5 +327,5 @@ SIMULATION = UnifiedSimulation
 
 def replay_class() -> type:
     """The why-miss replay of this engine (sim_why_miss.py, loaded when asked: torch)."""
-    from .sim_why_miss import HybridReplay
+    from .sim_why_miss import HybridReplay  # defers torch: the command line loads this module first
     return HybridReplay
