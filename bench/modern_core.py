@@ -92,16 +92,21 @@ def drive(cache, workload, pool_size: int, page: int) -> dict:
                 evicted=evicted, sizes=sizes, digest=digest)
 
 
-def timed_drive(cache, workload, pool_size: int, page: int) -> dict:
-    """``drive`` with the cyclic garbage collector paused, as ``timeit`` does: a collection
+def paused_gc(run, *args):
+    """``run(*args)`` with the cyclic garbage collector paused, as ``timeit`` does: a collection
     walks the whole heap (the workload, the recorded slots) and lands inside whichever call
     happened to allocate, so it would time the bench's heap, not the cache."""
     gc.collect()
     gc.disable()
     try:
-        return drive(cache, workload, pool_size, page)
+        return run(*args)
     finally:
         gc.enable()
+
+
+def timed_drive(cache, workload, pool_size: int, page: int) -> dict:
+    """``drive`` with the garbage collector paused (``paused_gc``)."""
+    return paused_gc(drive, cache, workload, pool_size, page)
 
 
 def run(workload, pool_size: int, repeat: int = 1, page_sizes=PAGE_SIZES, policy=POLICY) -> dict:

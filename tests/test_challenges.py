@@ -39,6 +39,9 @@ WRONG = {
     # without a child leaves nothing behind
     "someone-elses-kv": ('load-back "greetings!"', "load-back.foreign > 0"),
     "nobody-can-reach-it": ('insert "xyz"; evict 3; evict-host 3', "unreachable > 0"),
+    # the unified tree: without a tombstone the shared prefix is reused; with one, a key that
+    # shares too little of the tree reaches fewer than 8 tokens of full KV
+    "in-the-tree-out-of-reach": ('insert "Once_upon_a_time"; match "Once_upon_a_star"', "match.matched == 0"),
 }
 
 

@@ -1,4 +1,5 @@
 """Lessons and quiz texts are written in our own words: no long run of words from the chapter."""
+import ast
 import re
 from pathlib import Path
 
@@ -34,4 +35,25 @@ def test_no_long_runs_copied_from_the_chapter():
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         texts[str(page.relative_to(ROOT))] = page.read_text(encoding="utf-8")
     copied = {name: sorted(_runs(text) & chapter) for name, text in texts.items()}
+    assert {k: v for k, v in copied.items() if v} == {}
+
+
+# SGLang v0.5.23's unified tree, as its wheel unpacks beside the checkout (never committed)
+WHEEL = ROOT.parent / "ref/sglang-0.5.23/sglang/srt/mem_cache"
+UNIFIED_SOURCES = ("unified_cache/components/README.md", "unified_cache/components/base.py",
+                   "unified_cache/components/swa.py", "unified_cache/components/mamba.py",
+                   "unified_radix_cache.py")
+
+
+@pytest.mark.skipif(not WHEEL.exists(), reason="SGLang v0.5.23's wheel is not unpacked on this machine")
+def test_the_unified_lessons_copy_no_run_of_sglangs_own_words():
+    import radixviz.engines.unified.quiz as quiz
+    sglang = set().union(*(_runs((WHEEL / name).read_text(encoding="utf-8")) for name in UNIFIED_SOURCES))
+    texts = {str(l.path): l.path.read_text(encoding="utf-8") for l in load_lessons() if l.number in (9, 18, 19)}
+    # the quiz's words are its strings (its code shares Python's boilerplate with any file)
+    tree = ast.parse(Path(quiz.__file__).read_text(encoding="utf-8"))
+    texts["quiz.py"] = "\n".join(node.value for node in ast.walk(tree)
+                                  if isinstance(node, ast.Constant) and isinstance(node.value, str))
+    texts["challenge"] = (ROOT / "lessons/challenges/19-in-the-tree-out-of-reach.md").read_text(encoding="utf-8")
+    copied = {name: sorted(_runs(text) & sglang) for name, text in texts.items()}
     assert {k: v for k, v in copied.items() if v} == {}

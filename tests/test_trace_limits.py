@@ -101,7 +101,8 @@ class TestTheQueueIsBounded:
 
 class TestOutOfMemory:
     def test_running_out_of_memory_is_one_line_naming_what_grew(self, tmp_path):
-        trace = tmp_path / "all-at-once.jsonl"   # 4,000 prompts of 40,960 tokens, all waiting at once
+        # 4,000 prompts of 40,960 tokens, all waiting at once, held as tokens (as blocks they are small)
+        trace = tmp_path / "all-at-once.jsonl"
         lines(trace, [{"timestamp": 0, "input_length": 40_960, "output_length": 1, "hash_ids": list(range(80))}
                       for _ in range(4_000)])
         # the cap is set once torch is loaded: 300 MB more than the child holds then
@@ -109,7 +110,7 @@ class TestOutOfMemory:
                "size = int(open('/proc/self/status').read().split('VmSize:')[1].split()[0]) * 1024\n"
                "resource.setrlimit(resource.RLIMIT_AS, (size + 300 * 2**20, resource.RLIM_INFINITY))")
         code, err, _ = simulate("--trace", str(trace), "--pool-size", "131072", "--context-len", "131072",
-                                "--max-waiting", "100000", prelude=cap)
+                                "--max-waiting", "100000", "--no-block-units", prelude=cap)
         assert code == 2
         line = one_line(err)
         assert line.startswith(f"radixviz: out of memory replaying {trace}: its requests (up to "

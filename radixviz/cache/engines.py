@@ -330,5 +330,6 @@ register(EngineSpec("unified", "radixviz.engines.unified.engine",
                      SHAPE),
                     _components, check_components, views="radixviz.engines.unified.views",
                     script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
-                    ops=("page-size", "eviction", "events"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
-                    eviction_policies=True, node_stats=True, kv_events=True, scheduler="v0.5.23", wire="v0.5.23"))
+                    quiz="radixviz.engines.unified.quiz", ops=("page-size", "eviction", "events"), kinds=_UNIFIED_KINDS,
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True, kv_events=True,
+                    scheduler="v0.5.23", wire="v0.5.23"))

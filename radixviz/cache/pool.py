@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 
+_lowest, _highest = np.minimum.reduce, np.maximum.reduce
+
+
 class PoolError(ValueError):
     """A pool call that would break the slot accounting; nothing was changed."""
 
@@ -59,11 +62,17 @@ class TokenToKVPool:
         # the free slots, ascending, kept as they change: the loop asks for the free count and
         # the lowest free slots every pass, and scanning the pool for them cost more than the
         # rest of a long trace's pass together (a 131,072-slot pool: docs/benchmarks.md).
-        # Invariant: with the sorted runs freed since the last allocation (``_freed``, merged
+        # Invariant: with the runs freed since the last allocation (``_freed``, merged and sorted
         # when the next allocation needs the lowest), exactly the slots whose count is 0.
         self._free_slots = np.arange(size, dtype=np.int64)
         self._freed: list = []
         self._free_count = size
+        # on the CPU the counts are also read and written as numpy, the same memory: a request's
+        # few thousand slots cost a few numpy calls where torch's calls cost more than their work
+        self._on_cpu = self.device.type == "cpu"
+        self._counts = self.mem_state.numpy() if self._on_cpu else np.zeros(0, dtype=np.int32)
+        self._marks = np.zeros(size if self._on_cpu else 0, dtype=np.int32)
+        self._changes = 0    # numpy's writes, which torch's version counter does not see
 
     def alloc(self, need_size: int) -> torch.Tensor | None:
         """The ``need_size`` lowest free slots (int64), now referenced once; None if too few."""
@@ -74,14 +83,30 @@ class TokenToKVPool:
         free = self._merged_free_slots()
         # a copy: a view would keep the whole free list alive as long as the tree keeps these
         # slots (a pool's worth of int64 per node: most of a big session's memory)
-        select = torch.from_numpy(free[:need_size].copy()).to(self.device)
+        chosen = free[:need_size].copy()
         self._free_slots = free[need_size:]
         self._free_count -= need_size
-        self.mem_state.index_fill_(0, select, 1)  # they were free: one reference each now
+        if self._on_cpu:
+            self._counts[chosen] = 1   # they were free: one reference each now
+            self._changes += 1
+            return torch.from_numpy(chosen)
+        select = torch.from_numpy(chosen).to(self.device)
+        self.mem_state.index_fill_(0, select, 1)
         return select
 
-    def add_refs(self, slots: torch.Tensor | Sequence[int]) -> None:
-        """One more reference to each slot (a request reusing the tree's KV)."""
+    def add_refs(self, slots: torch.Tensor | Sequence[int], distinct: bool = False) -> None:
+        """One more reference to each slot (a request reusing the tree's KV). ``distinct``: the
+        caller vouches that they are this pool's slots, each named once (the tree's own, a
+        request's row), so that is not checked."""
+        index = self._distinct_index(slots, distinct)
+        if index is not None:
+            counts = self._counts
+            before = counts[index]
+            if _lowest(before) <= 0:
+                raise PoolError(f"slot {int(index[before <= 0].min())} is free: it has no reference to share")
+            counts[index] = np.add(before, 1, out=before)
+            self._changes += 1
+            return
         slots = self._as_slots(slots)
         if slots.shape[0] == 0:
             return
@@ -91,8 +116,12 @@ class TokenToKVPool:
         # accumulate: a slot named twice gets two references
         self.mem_state.index_put_((slots,), self._one, accumulate=True)
 
-    def free(self, slots: torch.Tensor | Sequence[int]) -> int:
-        """Drop one reference from each slot; return how many slots became free."""
+    def free(self, slots: torch.Tensor | Sequence[int], distinct: bool = False) -> int:
+        """Drop one reference from each slot; return how many slots became free (``distinct``
+        as for ``add_refs``)."""
+        index = self._distinct_index(slots, distinct)
+        if index is not None:
+            return self._free_distinct(index)
         slots = self._as_slots(slots)
         if slots.shape[0] == 0:
             return 0
@@ -116,9 +145,41 @@ class TokenToKVPool:
         self._free_count += len(runs)
         return len(runs)
 
+    def _distinct_index(self, slots: torch.Tensor | Sequence[int], known: bool) -> np.ndarray | None:
+        """``slots`` as a numpy index into the counts, when the pool is on the CPU, they are a
+        non-empty 1-D int64 tensor there, inside the pool, and none is named twice (``known``,
+        or checked: a slot named twice takes two references, which the torch path counts); else
+        None."""
+        if not self._on_cpu or slots.__class__ is not torch.Tensor or not slots.shape[0]:
+            return None
+        if known:   # vouched for: this pool's slots (an int64 tensor on its device), each once
+            return slots.numpy()
+        if slots.dtype != torch.int64 or slots.dim() != 1 or slots.device.type != "cpu":
+            return None
+        index = slots.numpy()
+        if _lowest(index) < 0 or _highest(index) >= self.size:
+            return None     # refused by the torch path, naming the slot
+        order = np.arange(len(index), dtype=np.int32)
+        marks = self._marks
+        marks[index] = order
+        return index if np.array_equal(marks[index], order) else None
+
+    def _free_distinct(self, index: np.ndarray) -> int:
+        counts = self._counts
+        after = counts[index]
+        if _lowest(after) <= 0:   # released more often than held: nothing changed yet
+            raise PoolError(f"slot {int(index[after <= 0].min())} is free: it has no reference to release")
+        counts[index] = np.subtract(after, 1, out=after)
+        self._changes += 1
+        freed = index[after == 0]
+        if len(freed):
+            self._freed.append(freed)     # merged (sorted) by the next allocation
+            self._free_count += len(freed)
+        return len(freed)
+
     def _merged_free_slots(self) -> np.ndarray:
         if self._freed:
-            # sorted runs: a stable sort merges them in about linear time
+            # mostly sorted runs: a stable sort merges them in about linear time
             self._free_slots = np.sort(np.concatenate([self._free_slots, *self._freed]), kind="stable")
             self._freed = []
         return self._free_slots
@@ -144,8 +205,9 @@ class TokenToKVPool:
 
     def picture_version(self) -> tuple[int, int]:
         """Changes whenever a slot's count does (contract.SlotPool): torch bumps a tensor's
-        version on every in-place change, so a session reuses its last picture until then."""
-        return id(self), self.mem_state._version
+        version on every in-place change, and the numpy writes count their own (both only
+        grow, so their sum changes when either does); a session reuses its last picture until then."""
+        return id(self), self.mem_state._version + self._changes
 
     def picture(self, previous: Sequence[int] | None = None) -> SlotCounts:
         """``shared_refcounts``: the pool as a session pictures it each step (contract.SlotPool)."""

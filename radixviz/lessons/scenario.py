@@ -42,9 +42,12 @@ def whole_key(tree: TreeSnapshot, node_id: int) -> str:
     return "".join(edge_text(tree.nodes[i].key) for i in tree.path_to(node_id) if tree.nodes[i].key)
 
 
-def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = True) -> str:
-    """The tree as indented plain text: id, edge, slots, reference count (and access time)."""
+def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = True, parts: bool = False) -> str:
+    """The tree as indented plain text: id, edge, slots, reference count (and access time);
+    with ``parts``, each further component's part too (its slots and locks, ``⊘`` where the
+    node is a tombstone for it)."""
     lines = ["(root)"]
+    with_parts = parts
 
     def visit(node, prefix: str) -> None:
         kids = [tree.nodes[c] if isinstance(c, int) else c for c in node.children]
@@ -54,6 +57,8 @@ def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = Tr
             if show_slots:
                 parts.append(f"slots {slot_ranges(child.value)}")
             parts.append(f"ref {child.ref}")
+            if with_parts:
+                parts.extend(_part_text(part) for part in child.parts[1:])
             if show_time:
                 parts.append(f"used at t={child.last_access}")
             lines.append(prefix + ("└─ " if last else "├─ ") + "  ".join(parts))
@@ -61,6 +66,12 @@ def tree_text(tree: TreeSnapshot, show_time: bool = False, show_slots: bool = Tr
 
     visit(tree.root, "")
     return "\n".join(lines)
+
+
+def _part_text(part) -> str:
+    """``swa 3-6 lock 1``, ``mamba ⊘``: one further component's part of a node."""
+    held = "⊘" if part.tombstone else slot_ranges(part.slots)
+    return f"{part.component.name} {held}" + (f" lock {part.locks}" if part.locks else "")
 
 
 def first_evicted_leaf(session: Session, count: int) -> tuple[int | None, object]:

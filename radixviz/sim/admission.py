@@ -129,7 +129,7 @@ def admit(queue: list[Request], cache, pool: TokenToKVPool, running: list[Reques
         if stop:
             break
         if ok:
-            pool.add_refs(req.prefix_indices)
+            pool.add_refs(req.prefix_indices, distinct=True)   # the tree's slots: each in one node
             admitted.append(req)
             batch_tokens += req.extend_input_len + req.max_new_tokens
             batch_inputs += req.extend_input_len

@@ -5,6 +5,8 @@ from typing import Any
 
 from dataclasses import dataclass, field
 
+from .block_units import BlockPrompt
+
 
 @dataclass(frozen=True, slots=True)
 class RequestSpec:
@@ -22,7 +24,7 @@ class RequestSpec:
     SGLang's API does: the v0.5.23 scheduler then matches at most that many tokens (-1: no
     input logprobs asked; a chat's later turns keep it).
     """
-    input_ids: tuple
+    input_ids: tuple | BlockPrompt
     max_new_tokens: int
     follow_ups: tuple = ()
     then: RequestSpec | None = None
@@ -38,7 +40,7 @@ class Request:
     is how many prompt tokens still have to be computed.
     """
     rid: int
-    input_ids: tuple
+    input_ids: tuple | BlockPrompt     # a BlockPrompt when the loop is keyed by block units
     max_new_tokens: int
     follow_ups: tuple = ()
     then: RequestSpec | None = None
@@ -53,7 +55,7 @@ class Request:
     priority: int = 0
     # the prompt cut to the engine's whole pages, made once: the same tuple every round, so
     # the simulation's memo of edge comparisons (edge_memo.py) recognises it
-    match_key: tuple | None = None
+    match_key: tuple | BlockPrompt | None = None
     # a host-tier engine's match: prompt tokens past the device prefix found on the host
     # only, and the deepest matched node with a host copy; host_loaded: what admission loaded
     host_hit_length: int = 0

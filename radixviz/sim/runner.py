@@ -51,7 +51,7 @@ def replay(specs, policy: str | None = None, pool_size: int = 4096, seed: int = 
            model: str | Callable = "fake", record: bool = False, workload: str = "custom",
            progress: Callable | None = None, arrivals: Callable | None = None,
            keep_outputs: bool = True, optimum: bool | None = None, max_waiting: int | None = None,
-           **options: Any) -> SimResult:
+           block_units: bool | None = None, **options: Any) -> SimResult:
     """Run the given RequestSpecs (a workload, a trace) under ``policy`` to the end (None:
     the scheduler's default, as ``simulate``).
 
@@ -62,31 +62,55 @@ def replay(specs, policy: str | None = None, pool_size: int = 4096, seed: int = 
     latency. ``optimum``: True or False; None (the default) counts it for runs of at most
     ``OPTIMUM_UP_TO`` requests (its tables grow with the trace's distinct content, and it
     took more CPU than the run itself on long traces). ``keep_outputs=False`` forgets
-    generated tokens as requests finish; ``max_waiting`` bounds the queue (drive.py)."""
+    generated tokens as requests finish; ``max_waiting`` bounds the queue (drive.py).
+    ``block_units``: key the engine by a Mooncake trace's blocks (sim/block_units.py; the
+    same answer as token by token): None (the default) where the trace has blocks and the
+    loop can, True to insist (ValueError where not), False for the token path."""
     if isinstance(specs, StreamedWorkload):   # a StreamedTrace (sim/traces): read as the run goes
         arrivals, specs = specs.arrivals, None
     factory = _model_factory(model)
-    sched = Scheduler(pool_size, policy, seed=seed, record=record, **options)
+    stream = arrivals.__self__ if inspect.ismethod(arrivals) else None
+    units = _block_units(stream, block_units, record, model)
+    sched = Scheduler(pool_size, policy, seed=seed, record=record,
+                      block_units=False if units is None else block_units, **options)
     # the pool is built first so a real model can own its KV there
     sched.model = factory(sched.pool, seed)
     total = request_count(specs) if specs is not None else None
     sched.settings.update(workload=workload, requests=total, model=_model_name(model))
-    stream = arrivals.__self__ if inspect.ismethod(arrivals) else None
     if stream is not None:   # a stream's own arrivals: how it is read (format, pace)
-        sched.settings["trace"] = dict(getattr(stream, "described", {}))
+        trace = sched.settings["trace"] = dict(getattr(stream, "described", {}))
+        if "block_size" in trace:   # how the tree compared its prompts (the answer is the same)
+            trace["keyed_by"] = "blocks" if sched.block_units else "tokens"
     known = total if total is not None else request_count(stream) if isinstance(stream, CountsItself) else None
     if optimum is None:
         optimum = known is not None and known <= OPTIMUM_UP_TO
     sched.settings["optimum"] = optimum
     observer = RunObserver(sched, optimum)
     observer.max_waiting = max_waiting
-    feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
+    if sched.block_units and arrivals is not None:
+        feed = arrivals(units)
+    else:
+        feed = arrivals() if arrivals is not None else ((None, spec) for spec in specs)
     drive(sched, feed, observer, with_hooks(sched, progress), known, keep_outputs, max_waiting)
     if total is None:
         sched.settings["requests"] = sched.stats.requests
     result = sched.result()
     result.traffic = observer.report(result.stats.hit_rate)
     return result
+
+
+def _block_units(stream, asked: bool | None, record: bool, model):
+    """The stream's blocks as units (traces/block_cuts.py) when a run may key by them, else None.
+    Only the named models: their tokens stay below the vocabulary, where units keep tokens single."""
+    offer = getattr(stream, "block_units", None)
+    if asked is False or (asked is None and (record or not isinstance(model, str))):
+        return None
+    units = offer() if offer is not None else None
+    if asked and units is None:
+        raise ValueError("block_units: the trace has no blocks to key by (a Mooncake trace's hash_ids)")
+    if asked and not isinstance(model, str):
+        raise ValueError("block_units: a model of your own may emit any token id: run with a named model")
+    return units
 
 
 def compare(workload: str, policies: Iterable[str] = tuple(POLICIES), **kwargs: Any) -> dict:

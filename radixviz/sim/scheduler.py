@@ -54,6 +54,7 @@ from radixviz.cache.engines import default_engine, engine_spec, open_engine
 from radixviz.cache.options import EngineSettings
 
 from .admission import admit
+from .block_units import BlockPrompt
 from .defaults import CONTEXT_LEN
 from .engines import loop_hooks
 from .fake_model import FakeSampler
@@ -64,6 +65,7 @@ from .request import Request, RequestSpec
 from .rows import RequestRows, release_row_count
 from . import steps
 from .edge_memo import EdgeMemo
+from .unit_engine import UnitEngine
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -84,7 +86,8 @@ class Scheduler:
                  record: bool = True, device: str = "cpu", cache_factory=None, insert: str = "fixed",
                  engine: str | None = None, engine_options: dict | None = None,
                  remember_edges: bool = True, alloc_evict: str | None = None,
-                 scheduler: str = schedule_v0523.RELEASE_LOOP, logprob_start_len: int | None = None):
+                 scheduler: str = schedule_v0523.RELEASE_LOOP, logprob_start_len: int | None = None,
+                 block_units: bool | None = False):
         """``engine`` names the cache (radixviz.cache.engines; None: the registry's default, the
         first release's) and ``engine_options`` its
         options (``{"page_size": 16}``); ``cache_factory(pool)``, when given, opens it instead.
@@ -94,6 +97,11 @@ class Scheduler:
         every edge compared afresh -- the same passes, slower (tests hold the two alike).
         ``alloc_evict``: how much a failed allocation evicts, ``need`` or ``shortfall``
         (need minus free); None: the engine's SGLang's (``LoopHooks.alloc_evict``).
+        ``block_units``: key the engine by runs of tokens (sim/block_units.py: prompts given as
+        BlockPrompts, a Mooncake trace's blocks), the same passes as token by token, faster:
+        True asks for it (ValueError where this loop cannot: with ``record``, ``insert="release"``,
+        v0.5.23's loop, or an engine whose hooks do not allow it), None takes it where the loop can, False
+        (the default) keys by tokens; ``self.block_units`` says which.
 
         Later SGLang, each off by default (docs/simulation-api.md):
         ``delay_shared_prefix``: #2442's in-batch rule under lpm and weight (threshold
@@ -144,14 +152,18 @@ class Scheduler:
         # the engine's pool is the loop's: an engine may put its own allocator behind the pool's
         # calls (the unified tree: SGLang's), and the facade's pool is then that object
         self.pool = self.engine.pool
-        # the loop matches the same prompts round after round: remember whole-edge answers
-        # (None where the engine has no edge comparison to wrap)
-        self.edge_memo: EdgeMemo | None = None
-        if remember_edges:
-            self.engine.wrap_key_match(self._remembering)
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
         self.hooks = loop_hooks(engine_spec(self.engine.name), self)
+        self.record = record
+        self.block_units = self._units_refusal(block_units) == ""
+        if self.block_units:
+            self.engine = UnitEngine(self.engine)
+        # the loop matches the same prompts round after round: remember whole-edge answers
+        # (None where the engine has no edge comparison to wrap; unit keys are short)
+        self.edge_memo: EdgeMemo | None = None
+        if remember_edges and not self.block_units:
+            self.engine.wrap_key_match(self._remembering)
         self.priority_at_insert = self.hooks.priority_at_insert
         if alloc_evict not in (None, *ALLOC_EVICT):
             raise ValueError(f"alloc_evict must be {' or '.join(ALLOC_EVICT)}, not {alloc_evict!r}")
@@ -173,7 +185,6 @@ class Scheduler:
                                    and not today else None)
         self.hold_back_threshold = delay_threshold if hold_back_shared_prefix else None
         self.cache_unfinished = cache_unfinished
-        self.record = record
         self.rng = random.Random(seed)
         self.waiting: list[Request] = []
         self.running: list[Request] = []
@@ -199,6 +210,19 @@ class Scheduler:
         self._pass_events: list[SimEvent] = []
         self._evicted = 0
         self._last_attempt: tuple | None = None   # a prefill round that admitted nobody, shown with the decode
+
+    def _units_refusal(self, asked: bool | None) -> str:
+        """Why this loop does not key by block units ("" when it does), ValueError if asked."""
+        why = ("" if asked is not False else "not asked") or (
+            "the run keeps records (the views show tokens)" if self.record else
+            "the release's insert (#4) is one slot short of a token" if self.insert != "fixed" else
+            "v0.5.23's loop matches a prompt one token short, inside its last block"
+            if self.prefix_limit is not None else
+            f"engine {self.engine.name} counts or frees by more than its values' length"
+            if not self.hooks.block_units else "")
+        if why and asked:
+            raise ValueError(f"block_units: {why}")
+        return why
 
     def _remembering(self, key_match):
         """The engine's comparison, remembered by this loop's own EdgeMemo (which the loop
@@ -236,7 +260,7 @@ class Scheduler:
             specs = [specs]
         queued = []
         for spec in specs:
-            req = Request(self._next_rid, tuple(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
+            req = Request(self._next_rid, self._prompt(spec.input_ids), spec.max_new_tokens, spec.follow_ups,
                           spec.then, priority=spec.priority, arrival_work=self.stats.prefill_computed,
                           logprob_start_len=spec.logprob_start_len if spec.logprob_start_len >= 0
                           or self.logprob_start_len is None else self.logprob_start_len)
@@ -252,6 +276,15 @@ class Scheduler:
                 self.waiting.append(req)
                 queued.append(req)
         return queued
+
+    def _prompt(self, ids):
+        """A prompt as the loop keeps it: a BlockPrompt when keyed by block units, else a tuple."""
+        if isinstance(ids, BlockPrompt) and self.block_units:
+            return ids
+        if self.block_units:
+            raise ValueError("a loop keyed by block units takes BlockPrompts (a Mooncake trace's), "
+                             f"not {type(ids).__name__}")
+        return tuple(ids)
 
     @property
     def done(self) -> bool:

@@ -19,10 +19,12 @@ from .request import RequestSpec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from .block_units import BlockPrompt
     from .request import Request
 
 
-def match_key(s, req: Request) -> tuple:
+def match_key(s, req: Request) -> tuple | BlockPrompt:
     """The request's prompt cut to whole pages, made once and the same tuple every round,
     so the edge memo (edge_memo.py) answers its comparisons again until it finishes."""
     if req.match_key is None:
@@ -164,9 +166,10 @@ def finish(s, req: Request) -> None:
     and a partial last page), unlock. The priority reaches an engine that has priorities
     (SGLang passes it from both cache_finished_req and cache_unfinished_req)."""
     n = req.kv_len
-    tokens = req.input_ids + tuple(req.output_ids)
     if s.insert != "release":   # the release (#4) kept the newest token, which has no slot yet
-        tokens = tokens[:n]
+        tokens = req.input_ids + tuple(req.output_ids[:n - len(req.input_ids)])
+    else:
+        tokens = req.input_ids + tuple(req.output_ids)
     s.hooks.insert_finished(req, tokens, req.kv_row[:n].clone())
     s.req_pool.free(req.req_pool_idx)
     s.engine.unlock(req.last_node)

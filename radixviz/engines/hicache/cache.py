@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from radixviz.cache.checks import check_release
+from radixviz.cache.checks import LOCK_REF, check_release
 from radixviz.cache.evict_policy import eviction_key
 from radixviz.cache.hashes import check_hashable, split_node_hash_value
 from radixviz.cache.snapshot import invalidate
@@ -443,5 +443,4 @@ class HiRadixCache(HostTransfers):
         if tr.active: tr.emit(f"kv.{event.kind}", K.KV_EVENT, nodes, event=event)
 
 
-def _lock_ref(node: TreeNode) -> int:
-    return node.lock_ref
+_lock_ref = LOCK_REF  # a node's lock count, read in C (checks.py)

@@ -54,10 +54,11 @@ class KVPool(TokenToKVPool):
             swa = max(0, aligned - self.allocator.swa_available_size())
         return max(0, aligned - self.full.available_size()), swa
 
-    def add_refs(self, slots: torch.Tensor | Sequence[int]) -> None:
+    def add_refs(self, slots: torch.Tensor | Sequence[int], distinct: bool = False) -> None:
+        # ``distinct`` is the shared pool's shortcut; SGLang's counted pages always check
         self.full.add_refs(self._as_slots(slots))
 
-    def free(self, slots: torch.Tensor | Sequence[int]) -> int:
+    def free(self, slots: torch.Tensor | Sequence[int], distinct: bool = False) -> int:
         """Drop one reference from each slot; return how many slots went back to the free list
         (whole pages: a partial last page is handed out whole, as SGLang's)."""
         pages = self.allocator.release(self._as_slots(slots))

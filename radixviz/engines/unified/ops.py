@@ -78,10 +78,9 @@ class UnifiedOps(EngineOps):
         judged = verdicts(self.engine.cache.snapshot(), op.key or ())
         extra["refused"] = [{"node": v.node, "at": v.end, "by": dict(v.refused)} for v in judged if v.refused]
         extra["stopped_by"] = sorted({c for v in judged if v.end > len(value) for c, _ in v.refused})
-        if result.swa_branching_seqlen is not None:
-            extra["swa_branch"] = result.swa_branching_seqlen
-        if result.mamba_branching_seqlen is not None:
-            extra["mamba_branch"] = result.mamba_branching_seqlen
+        # None where there is none: a lesson predicts that too (lesson 19, a spacing of 64)
+        extra["swa_branch"] = result.swa_branching_seqlen
+        extra["mamba_branch"] = result.mamba_branching_seqlen
         return value, last_node, extra
 
     def insert_result(self, result: dict, done: Any, op: Op) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from radixviz.cache.checks import check_release
+from radixviz.cache.checks import REF_COUNTER, check_release
 from radixviz.cache.keys import as_key, get_child_key, match, match_stops_here
 from radixviz.cache.snapshot import ReleaseTreeSnapshot, invalidate, snapshot_node
 from radixviz.cache.trace import EventKind as K, Tracer
@@ -100,7 +100,8 @@ class RadixCache:
         """
         key = as_key(key)
         value = as_value(key, value, self.device, shorter_ok=not self.strict)
-        self.short_values |= len(value) < len(key)
+        if not self.strict:  # only a lenient cache takes a value shorter than its key (#4)
+            self.short_values |= len(value) < len(key)
         if self.disable:
             return len(key)
         tr = self.tracer
@@ -167,7 +168,7 @@ class RadixCache:
                 if tr.active: tr.emit("lock.evictable", K.EVICTABLE, (node,), old=old, new=self._evictable, why="locked")
                 delta -= len(node.value)
             node.ref_counter += 1  # step: lock.ref
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if tr.active: tr.emit("lock.ref", K.REF, (node,), old=ref, new=node.ref_counter)
             node = node.parent
         if tr.active: tr.emit("lock.result", K.RESULT, (), delta=delta)
@@ -187,7 +188,7 @@ class RadixCache:
                 if tr.active: tr.emit("unlock.evictable", K.EVICTABLE, (node,), old=old, new=self._evictable, why="unlocked")
                 delta += len(node.value)
             node.ref_counter -= 1  # step: unlock.ref
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if tr.active: tr.emit("unlock.ref", K.REF, (node,), old=ref, new=node.ref_counter)
             node = node.parent
         if tr.active: tr.emit("unlock.result", K.RESULT, (), delta=delta)
@@ -221,7 +222,7 @@ class RadixCache:
         start = 0  # key[:start] is matched so far
         while True:
             node.last_access_time = self._tick()  # step: match.visit
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if tr.active: tr.emit("match.visit", K.VISIT, (node,), at=start)
             child = node.children.get(get_child_key(key, start=start)) if start < len(key) else None
             if child is None:
@@ -266,7 +267,7 @@ class RadixCache:
         held = 0  # tokens the tree already had
         while True:
             node.last_access_time = self._tick()  # step: insert.visit
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if tr.active: tr.emit("insert.visit", K.VISIT, (node,), at=held)
             child = node.children.get(get_child_key(key, start=held)) if held < len(key) else None
             if child is not None:
@@ -288,7 +289,7 @@ class RadixCache:
                 new_node.key = key[held:]
                 new_node.value = value[held:]
                 node.children[get_child_key(new_node.key)] = new_node  # step: insert.create
-                invalidate(node)
+                if node._snap is not None: invalidate(node)
                 if tr.active: tr.emit("insert.create", K.CREATE, (new_node,), length=len(new_node.key))
                 old = self._evictable
                 self._evictable += len(new_node.value)  # step: insert.evictable
@@ -301,7 +302,7 @@ class RadixCache:
         tr = self.tracer
         parent = node.parent
         del parent.children[get_child_key(node.key)]  # step: evict.delete
-        invalidate(parent)
+        if parent._snap is not None: invalidate(parent)
         if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=node.id, key=node.key)
         old = self._evictable
         self._evictable -= len(node.key)  # step: evict.evictable
@@ -325,4 +326,4 @@ class RadixCache:
     def _check_attached(self, node, releasing: bool = False) -> None:
         """Refuse, before changing anything, a node not in this tree or a release of a lock
         the caller never took (checks.py)."""
-        check_release(self, node, lambda n: n.ref_counter, releasing)
+        check_release(self, node, REF_COUNTER, releasing)

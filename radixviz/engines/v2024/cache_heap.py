@@ -52,7 +52,8 @@ class LeafHeap:
             if stamp.get(node_id) != t:
                 continue  # a newer entry for this node exists, or this one was already taken
             del stamp[node_id]
-            if self._live(t, node):
+            # _live, written out: every eviction pops here
+            if node.last_access_time == t and not node.children and _attached(node):
                 return node
         return None
 

@@ -3,7 +3,7 @@
 The 2024 loop needs no hook for its own cache (``LoopHooks`` changes nothing); what this
 module adds is what the loop's views and ``simulate`` know of it: a status line need not name
 the cache beside the loop, and the release's insert (bug #4, ``simulate --insert release``)
-is this cache's to run.
+is this cache's to run, and it may be keyed by a trace's blocks (sim/unit_engine.py).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ class ReleaseHooks(LoopHooks):
 
     loop_own_cache = True
     runs_release_insert = True
+    block_units = True
 
 
 HOOKS = ReleaseHooks

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from radixviz.cache.checks import check_release
+from radixviz.cache.checks import LOCK_REF, check_release
 from radixviz.cache.evict_policy import eviction_key
 from radixviz.cache.hashes import check_hashable, split_node_hash_value
 from radixviz.cache.keys import as_key, get_child_key, key_match_paged, match
@@ -175,7 +175,7 @@ class RadixCache(Watched, KVEventRecorder):
                 delta -= len(node.key)
                 if tr.active: tr.emit("lock.evictable", K.EVICTABLE, (node,), old=self.evictable_size_ + len(node.key), new=self.evictable_size_, protected=self.protected_size_, why="locked")
             node.lock_ref += 1  # step: lock.ref
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             self._update_leaf_status(node)
             if tr.active: tr.emit("lock.ref", K.REF, (node,), old=node.lock_ref - 1, new=node.lock_ref)
             node = node.parent
@@ -196,7 +196,7 @@ class RadixCache(Watched, KVEventRecorder):
                 delta += len(node.key)
                 if tr.active: tr.emit("unlock.evictable", K.EVICTABLE, (node,), old=self.evictable_size_ - len(node.key), new=self.evictable_size_, protected=self.protected_size_, why="unlocked")
             node.lock_ref -= 1  # step: unlock.ref
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             self._update_leaf_status(node)
             if tr.active: tr.emit("unlock.ref", K.REF, (node,), old=node.lock_ref + 1, new=node.lock_ref)
             node = node.parent
@@ -282,7 +282,7 @@ class RadixCache(Watched, KVEventRecorder):
             priority = 0
         access_time = self._tick()
         node.last_access_time = access_time  # step: insert.visit
-        invalidate(node)
+        if node._snap is not None: invalidate(node)
         if tr.active: tr.emit("insert.visit", K.VISIT, (node,), time=access_time)
         # the priority along the path is the highest of the inserts through it
         self._raise_priority(node, priority)
@@ -324,7 +324,7 @@ class RadixCache(Watched, KVEventRecorder):
             new_node.value = value.clone()  # its own tensor: a slice would keep the caller's alive
             new_node.hit_count = 1
             node.children[child_key] = new_node  # step: insert.create
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if tr.active: tr.emit("insert.create", K.CREATE, (new_node,), length=len(key), hit_count=1, priority=priority)
             self.evictable_size_ += len(key)  # step: insert.evictable
             if tr.active: tr.emit("insert.evictable", K.EVICTABLE, (new_node,), old=self.evictable_size_ - len(key), new=self.evictable_size_, why="created")
@@ -335,21 +335,21 @@ class RadixCache(Watched, KVEventRecorder):
 
     def _inc_hit_count(self, node: TreeNode) -> None:
         node.hit_count += 1  # step: insert.hit
-        invalidate(node)
+        if node._snap is not None: invalidate(node)
         if self.tracer.active: self.tracer.emit("insert.hit", K.HIT, (node,), old=node.hit_count - 1, new=node.hit_count)
 
     def _raise_priority(self, node: TreeNode, priority: int) -> None:
         old = node.priority
         if priority > old:
             node.priority = priority  # step: insert.priority
-            invalidate(node)
+            if node._snap is not None: invalidate(node)
             if self.tracer.active: self.tracer.emit("insert.priority", K.PRIORITY, (node,), old=old, new=priority)
 
     def _delete_leaf(self, node: TreeNode) -> None:
         tr = self.tracer
         parent = node.parent
         del parent.children[self.get_child_key_fn(node.key, extra_key=node.extra_key)]  # step: evict.delete
-        invalidate(parent)
+        if parent._snap is not None: invalidate(parent)
         if tr.active: tr.emit("evict.delete", K.DELETE, (parent,), leaf=node.id, key=node.key)
         self.evictable_size_ -= len(node.key)  # step: evict.evictable
         if tr.active: tr.emit("evict.evictable", K.EVICTABLE, (parent,), old=self.evictable_size_ + len(node.key), new=self.evictable_size_, why="deleted", leaf=node.id)
@@ -377,5 +377,4 @@ class RadixCache(Watched, KVEventRecorder):
         return node
 
 
-def _lock_ref(node: TreeNode) -> int:
-    return node.lock_ref
+_lock_ref = LOCK_REF  # a node's lock count, read in C (checks.py)

@@ -9,7 +9,26 @@ import torch
 from radixviz.cache.text import tokens_text
 
 
-class TreeNode:
+# how many nodes were made: SGLang's class counter, kept in a list and not on the class
+_made = [0]
+
+
+class _CountsNodes(type):
+    """Gives ``TreeNode.counter`` (read and set as SGLang's class attribute) without writing the
+    class on each node made, as SGLang's ``TreeNode.counter += 1`` does: writing to a class makes
+    Python drop the specialized attribute reads of its instances, and a tree reads node fields
+    all the time (7 % more instructions in the engine's calls; docs/benchmarks.md)."""
+
+    @property
+    def counter(cls) -> int:
+        return _made[0]
+
+    @counter.setter
+    def counter(cls, value: int) -> None:
+        _made[0] = value
+
+
+class TreeNode(metaclass=_CountsNodes):
     """One edge of the 2026 tree (SGLang's ``TreeNode``, GPU tier only).
 
     ``key`` holds the edge's tokens (a whole number of pages), ``value`` their KV slots.
@@ -25,14 +44,12 @@ class TreeNode:
                  "priority", "creation_time", "last_access_time", "extra_key", "hash_value",
                  "_snap")
 
-    # ids for nodes made without one, as SGLang's class counter gives them (it counts every
-    # node made, so ``TreeNode(id=42)`` then ``TreeNode()`` gives id 1, as SGLang's tests expect)
-    counter = 0
-
     def __init__(self, id: int | None = None, last_access_time: int = 0, creation_time: int = 0,
                  priority: int = 0) -> None:
-        self.id = TreeNode.counter if id is None else id
-        TreeNode.counter += 1
+        # ids for nodes made without one, as SGLang's class counter gives them (it counts every
+        # node made, so ``TreeNode(id=42)`` then ``TreeNode()`` gives id 1, as SGLang's tests expect)
+        self.id = _made[0] if id is None else id
+        _made[0] += 1
         # None until the engine gives the node its edge, as SGLang's (the root gets an empty one)
         self.key: tuple = None  # type: ignore[assignment]
         # None only until the engine gives the new node its slots (the root: an empty tensor)

@@ -18,10 +18,12 @@ are measured after the learner's operations:
 - the learner's LAST operation of a kind, ``OP.FIELD``: ``insert.prefix_len``,
   ``insert.created`` (leaves it hung), ``insert.splits``; ``match.matched``,
   ``match.splits``, ``match.foreign`` (slots the pre-#7 matcher would hand out that belong
-  to another context); ``evict.asked``, ``evict.freed``, ``evict.skipped`` (referenced
-  leaves it passed over), ``evict.leaves`` (leaves it deleted); ``lock.delta``,
-  ``unlock.delta``, ``evict.slots`` (the slots it freed, in order). Prefix ``any`` to ask
-  whether ANY such operation meets the condition;
+  to another context), ``match.full_hit`` (the tokens whose full KV the walk reached: more
+  than ``match.matched`` where the unified engine's sliding window or Mamba state cut it);
+  ``evict.asked``, ``evict.freed``, ``evict.skipped`` (referenced leaves it passed over),
+  ``evict.leaves`` (leaves it deleted); ``lock.delta``, ``unlock.delta``, ``evict.slots``
+  (the slots it freed, in order). Prefix ``any`` to ask whether ANY such operation meets
+  the condition;
 - the host tier (engine hicache): ``host_only`` (nodes whose KV is on the host only),
   ``host_used`` (host slots in use), ``in_flight`` (copies not yet acknowledged);
   ``match.host_hit`` (tokens after the device prefix found on the host only),
@@ -66,7 +68,7 @@ STATE = ("nodes", "leaves", "total_size", "evictable_size", "free_slots", "locks
 LISTS = ("edges", "inserted")   # compared as multisets of texts
 OP_FIELDS = {
     "insert": ("prefix_len", "created", "splits"),
-    "match": ("matched", "splits", "foreign", "host_hit"),
+    "match": ("matched", "splits", "foreign", "host_hit", "full_hit"),
     "evict": ("asked", "freed", "skipped", "leaves", "slots", "demoted"),
     "load-back": ("loaded", "host_hit", "foreign"),
     "lock": ("delta",),
@@ -197,7 +199,10 @@ def op_measures(session: Session, record: OpRecord) -> dict:
         disagreement = result.get("disagreement") or {}
         return {"matched": result["matched"], "splits": kinds["split"],
                 "foreign": len(disagreement.get("wrong_slots", ())),
-                "host_hit": result.get("host_hit_length", 0)}
+                "host_hit": result.get("host_hit_length", 0),
+                # the unified engine's full-KV reach, which another component may cut short;
+                # an engine of one kind of memory reuses all it reaches
+                "full_hit": result.get("full_hit", result["matched"])}
     if name == "evict":
         return {"asked": record.op.count, "freed": len(result["freed_slots"]),
                 "skipped": kinds["skip"], "leaves": kinds["delete"],

@@ -43,6 +43,39 @@ STATE_CHECKS: dict[str, Callable[[Any], object]] = {
 }
 
 
+# what a lesson may predict of one declared component (the contract's ``held`` and ``parts``,
+# and its pool's picture): ``protected.swa``, ``evictable.swa``, ``tombstones.swa`` (nodes that
+# lost that component's data and stayed), ``holders.mamba`` (nodes holding that component's
+# data: Mamba states), ``used.mamba`` (its pool's slots in use, the tree's and the requests')
+COMPONENT_CHECKS = ("evictable", "protected", "tombstones", "holders", "used")
+
+
+def _component_value(check: str, session: Session) -> int:
+    """``KIND.COMPONENT`` (COMPONENT_CHECKS) read from the live tree; KeyError for another
+    name, or a component the engine does not declare."""
+    kind, _, name = check.partition(".")
+    if kind not in COMPONENT_CHECKS or not name:
+        raise KeyError(check)
+    frame = session.live_frame()
+    tree = frame.tree
+    names = [component.name for component in tree.components]
+    if name not in names:
+        raise KeyError(check)
+    at = names.index(name)
+    if kind == "used":
+        component = tree.components[at]
+        if at and component not in frame.pool.pooled:
+            raise KeyError(check)
+        index = frame.pool.pooled.index(component) + 1 if at else 0
+        return sum(1 for count in frame.pool.counts(index) if count)
+    if kind in ("evictable", "protected"):
+        return getattr(tree.held[at], kind)
+    parts = [node.parts[at] for node in tree.root.walk() if node is not tree.root]
+    if kind == "tombstones":
+        return sum(1 for part in parts if part.tombstone)
+    return sum(1 for part in parts if not part.tombstone)
+
+
 def _frames_of(record: OpRecord, session: Session, kind: str) -> list:
     return [f for f in session.frames[record.first_frame:record.last_frame + 1] if f.kind == kind]
 
@@ -185,7 +218,8 @@ def hold_to_engine(predict: Predict, records: Sequence[OpRecord], session: Sessi
     try:
         value = _as_text(engine_value(predict.check, record, session, records))
     except KeyError:
-        known = sorted(set(record.result) | set(STATE_CHECKS) | set(RECORD_CHECKS) | set(BLOCK_CHECKS))
+        known = sorted(set(record.result) | set(STATE_CHECKS) | set(RECORD_CHECKS) | set(BLOCK_CHECKS)
+                       | {f"{kind}.COMPONENT" for kind in COMPONENT_CHECKS})
         return Held(None, f"unknown check {predict.check!r} (here: {', '.join(known)})")
     # the engine's value, read by the same grader as a learner's reply, must be the answer
     if predict.grade(value).correct:
@@ -201,6 +235,8 @@ def engine_value(check: str, record: OpRecord, session: Session, records: Sequen
         return block_value(check, records or [record], session)
     if check in STATE_CHECKS:
         return STATE_CHECKS[check](session)
+    if check.partition(".")[0] in COMPONENT_CHECKS:
+        return _component_value(check, session)
     if check in RECORD_CHECKS:
         return RECORD_CHECKS[check](record, session)
     value = record.result

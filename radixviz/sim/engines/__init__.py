@@ -43,6 +43,9 @@ class LoopHooks:
     # an engine of SGLang v0.5.23 says ``shortfall``, need minus free
     # (mem_cache/allocator/base.py:166-168). docs/simulation-api.md has the table.
     alloc_evict = "need"
+    # whether the loop may key this engine by block units (sim/unit_engine.py): an engine that
+    # counts its sizes by its values' length and frees no slot in its own insert
+    block_units = False
 
     def __init__(self, scheduler: LoopHost):
         self.scheduler = scheduler

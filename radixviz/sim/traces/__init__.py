@@ -21,12 +21,14 @@ from radixviz.errors import UsageError
 from radixviz.files import ReadError
 from radixviz.sim.trace import TraceError, load_trace
 
-from . import mooncake, openai_log
+from . import block_cuts, mooncake, openai_log
 from .lines import count_lines, json_lines
 from .timed_jsonl import read_timed
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from .block_cuts import BlockUnits
 
 FORMATS = ("auto", "radixviz", "mooncake", "openai")
 DEFAULT_MS_PER_PASS = 25.0   # a decode step of a loaded server is tens of milliseconds
@@ -78,15 +80,33 @@ class StreamError(TraceError, UsageError):
 
 class StreamedTrace:
     """A trace read again for each run: ``arrivals()`` is a fresh one-pass iterator (a
-    sim/workloads StreamedWorkload, and CountsItself)."""
+    sim/workloads StreamedWorkload, and CountsItself). A Mooncake trace also offers its
+    prompts as block units (``block_units``, sim/block_units.py)."""
 
-    def __init__(self, path: Path, fmt: str, reader, described: dict):
+    def __init__(self, path: Path, fmt: str, reader, described: dict, block_size: int | None = None):
         self.path, self.format, self._reader, self.described = path, fmt, reader, described
         self._count: int | None = None
+        self.block_size = block_size    # a Mooncake trace's: its prompts can be keyed by blocks
+        self._units: BlockUnits | None = None
 
-    def arrivals(self):
+    def block_units(self) -> BlockUnits | None:
+        """The trace's blocks as units, cut where its prompts end (the file read once, on first
+        asking); None for a trace without blocks, or with ids too large to code."""
+        if self.block_size is None:
+            return None
+        if self._units is None:
+            cuts = block_cuts.scan(self.path, self.block_size)
+            if cuts is None:
+                self.block_size = None
+                return None
+            self._units = block_cuts.BlockUnits(self.block_size, cuts)
+        return self._units
+
+    def arrivals(self, units: BlockUnits | None = None):
+        """``(arrival pass or None, RequestSpec)`` from the file's start; prompts as ``units``
+        (from ``block_units()``) when given, else as tokens."""
         try:
-            yield from self._reader()
+            yield from self._reader(units)
         except TraceError as error:
             raise StreamError(str(error)) from None
 
@@ -144,15 +164,15 @@ def open_trace(path: str | Path, fmt: str = "auto", *, block_size: int | None = 
     if fmt == "mooncake":
         size = block_size or mooncake.DEFAULT_BLOCK
         described["block_size"] = size
-        reader = lambda: mooncake.read(path, size, ms_per_pass, limits)   # noqa: E731
+        reader = lambda units=None: mooncake.read(path, size, ms_per_pass, limits, units)   # noqa: E731
     elif fmt == "openai":
         encode = encode or character_tokens
         described["tokens"] = tokens or "one per character (no --tokenizer)"
-        reader = lambda: openai_log.read(path, encode, ms_per_pass)   # noqa: E731
+        reader = lambda units=None: openai_log.read(path, encode, ms_per_pass)   # noqa: E731
     else:
         described["tokens"] = tokens or "one per UTF-8 byte"
-        reader = lambda: read_timed(path, encode, ms_per_pass)   # noqa: E731
-    trace = StreamedTrace(path, fmt, reader, described)
+        reader = lambda units=None: read_timed(path, encode, ms_per_pass)   # noqa: E731
+    trace = StreamedTrace(path, fmt, reader, described, described.get("block_size"))
     first = next(iter(trace.arrivals()), None)   # the first line's errors, before anything runs
     if first is None:
         raise TraceError(f"{path}: the trace has no requests")

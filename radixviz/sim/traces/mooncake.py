@@ -29,6 +29,8 @@ from .lines import Clock, json_lines, shown, time_of, whole
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .block_cuts import BlockUnits
+
 FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
 DEFAULT_BLOCK = 512
 CACHED_TOKENS = 1 << 19     # the blocks kept for reuse, in tokens (about 20 MB)
@@ -75,7 +77,8 @@ class Blocks:
 
 
 def parse(obj: dict, where: str, block_size: int, limits: Limits | None = None,
-          blocks: Blocks | None = None) -> RequestSpec:
+          blocks: Blocks | None = None, units: BlockUnits | None = None) -> RequestSpec:
+    """The line's request: its prompt as tokens, or as block units when ``units`` is given."""
     unknown = [k for k in obj if k not in FIELDS]
     if unknown:
         raise TraceError(f"{where}: unknown field {shown(unknown[0])} for a Mooncake trace: "
@@ -95,17 +98,19 @@ def parse(obj: dict, where: str, block_size: int, limits: Limits | None = None,
     refusal = limits.refusal(length + output, where) if limits is not None else None
     if refusal:
         raise TraceError(refusal)
+    if units is not None:
+        return RequestSpec(units.prompt(ids, length, where), output)
     blocks = blocks or Blocks(block_size)
     tokens = tuple(chain.from_iterable(map(blocks, ids)))
     return RequestSpec(tokens if len(tokens) == length else tokens[:length], output)
 
 
 def read(path: Path, block_size: int = DEFAULT_BLOCK, ms_per_pass: float | None = None,
-         limits: Limits | None = None):
-    """``(arrival pass or None, RequestSpec)`` per line, streamed."""
+         limits: Limits | None = None, units: BlockUnits | None = None):
+    """``(arrival pass or None, RequestSpec)`` per line, streamed (prompts as ``units`` when given)."""
     clock = Clock(ms_per_pass, unit_ms=1.0)
     blocks = Blocks(block_size)
     for _, where, obj in json_lines(path):
         # the time first: a line refused for its size still says when it came
         when = clock.pass_of(time_of(obj, ("timestamp",), where), where)
-        yield when, parse(obj, where, block_size, limits, blocks)
+        yield when, parse(obj, where, block_size, limits, blocks, units)
