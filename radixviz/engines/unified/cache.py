@@ -13,8 +13,8 @@ calls, ``_apply_cache_action``. Differences, each stated: calls are checked firs
 one changes nothing (SGLang asserts, part way through); a matched Mamba state is copied at
 once (SGLang notes the source and copies before the batch runs); an insert needs its slots
 (SGLang lets the token ids stand in). Left out with the host tier: HiCache and storage,
-prefetch, write-back, the external linker, sessions, retraction backups, TP/PP consensus,
-metrics and KV events. ``cache_checks.py`` holds the argument checks and the pictures.
+prefetch, write-back, the external linker, sessions, retraction backups, TP/PP consensus and
+metrics. KV events: cache_events.py. ``cache_checks.py`` holds the argument checks and the pictures.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ counter counts 1.0 a read and a match stamps its path 0.00001 apart; here a read
 100,000 and a path step 1 (the same order, in integers). Node ids count the tree's nodes only
 (SGLang's count every node made, the LRU lists' sentinels too). SWA window stamps count from
 1 per cache. Left out: the host tier, storage, the external linker, sessions, bigram (EAGLE)
-keys, namespaces (extra keys, cache salts), rotation bases and KV events.
+keys, namespaces (extra keys, cache salts) and rotation bases. KV events: cache_events.py.
 """
 from __future__ import annotations
 
