@@ -57,6 +57,16 @@ class TestRun:
         assert match["refused"][0]["by"]["swa"] == "a tombstone: its sliding-window KV is gone"
         assert match["refused"][1]["by"]["swa"] == "only 2 of the 4 window tokens since the last tombstone"
 
+    def test_the_document_is_the_schemas(self, run):
+        from test_run_json import schema, validate
+        script = (f"{SWA_CUT}; unlock \"abcdefghij\"; evict 2 mamba; window 3; components full,swa,mamba; "
+                  "mamba-chunk 2; swa-pool 16; mamba-pool 4; events on; insert \"abcdef\" priority 1; "
+                  "evict 1; reset")
+        code, out, _ = run(*HYBRID, "--json", "-e", script)
+        doc = json.loads(out)
+        assert code == 0 and doc["error"] is None
+        validate(doc, schema(), schema())
+
     @pytest.mark.parametrize("argv, message", [
         (("--components", "swa,mamba"), "full (full-attention KV) is the tree's backbone"),
         (("--components", "full,swa"), "the swa component needs its sliding window: --window N"),
