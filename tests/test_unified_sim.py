@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from radixviz.engines.unified.sim import resolve_options
+from radixviz.engines.unified.sim_runs import resolve_options
 from radixviz.sim.request import RequestSpec
 from radixviz.sim.scheduler import Scheduler
 from radixviz.sim.workloads import make_workload

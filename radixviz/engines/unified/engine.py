@@ -16,7 +16,7 @@ asking each component for an amount. ``Engine`` maps the verbs every caller uses
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -29,7 +29,7 @@ from .cache import UnifiedRadixCache
 from .cache_counted import CountedMambaPool, CountedPages, CountedSWAPages
 from .cache_facade_pool import KVPool, MambaPicture, SWAPicture
 from .cache_params import EvictParams, InsertParams, MatchPrefixParams, MatchResult, Req
-from .cache_verdicts import Step, Verdict, judge, reach
+from .engine_loop import Held, InsertedAs, LoopVerbs
 from .invariants_pools import check_facade_pools
 from .node import ComponentType, UnifiedTreeNode
 from .preview import preview_match
@@ -44,24 +44,9 @@ if TYPE_CHECKING:
 FULL, SWA, MAMBA = ComponentType.FULL, ComponentType.SWA, ComponentType.MAMBA
 
 
-class Held(NamedTuple):
-    """One lock the facade keeps for its holder: the receipt, and the holder's Mamba slot."""
-    receipt: object
-    mamba_slot: torch.Tensor | None
-
-
-class InsertedAs(NamedTuple):
-    """How the last insert was handed to the cache (a script's result reports it)."""
-    prev_prefix_len: int
-    swa_evicted: int
-    mamba_slot: int | None
-    mamba_exist: bool
-    node: int | None              # the node the insert ended on
-
-
 # SGLang's ``total_size`` is a pair (Full tokens, the other components'), where the contract's
 # TracedCache says one number: the facade's ``total_size`` below gives the Full tokens
-class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-var]
+class Engine(LoopVerbs, _Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-var]
     """The unified engine: ``components`` (full, swa, mamba), ``window``, ``page_size``,
     ``mamba_chunk``, ``eviction_policy``, the pools' sizes and ``mamba_per_path``."""
 
@@ -275,47 +260,6 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
         if held.mamba_slot is not None:
             self.cache.mamba_pool.free(held.mamba_slot)  # type: ignore[union-attr]
         return self.cache.evictable_size() - before
-
-    # ------------------------------------------- what the scheduler loop asks (sim.py)
-
-    def walk_verdicts(self, result: MatchResult) -> list[Verdict]:
-        """Each component's verdict on every node the match that gave ``result`` walked (the
-        live path from the root to where the walk stopped)."""
-        if result.stop is None:
-            return []
-        path, node, root = [], self.cache.tree_core.node_by_id(result.stop.node), self.cache.root_node
-        while node is not root:
-            path.append(node)
-            node = node.parent
-        swa, mamba = self.cache.swa_enabled, self.cache.mamba_enabled
-        steps = [Step(n.id, len(n.key), n.component_data[SWA].value is not None if swa else None,
-                      n.component_data[MAMBA].value is not None if mamba else None) for n in reversed(path)]
-        return judge(steps, self.cache.sliding_window_size)
-
-    reach = staticmethod(reach)
-
-    def inserted_node(self) -> UnifiedTreeNode:
-        """The node the last insert ended on."""
-        assert self.last_insert is not None and self.last_insert.node is not None
-        return self.cache.tree_core.node_by_id(self.last_insert.node)
-
-    def path_slots(self, key: Sequence[int]) -> torch.Tensor:
-        """The tree's Full slots for ``key``, which the tree holds whole (read, nothing moves)."""
-        node, at, chunks = self.cache.root_node, 0, []
-        key = tuple(key)
-        while at < len(key):
-            node = node.children[self.cache.child_key(key, at)]
-            chunks.append(node.full_value())
-            at += len(node.key)
-        return torch.cat(chunks)[:len(key)] if chunks else self.cache.root_node.full_value()
-
-    def give_back_state(self, node: UnifiedTreeNode) -> None:
-        """The Mamba slot of the newest lock at ``node`` goes back to the pool (its holder is
-        done with its copy); the lock stays."""
-        taken = self.held.get(node.id)
-        if taken and taken[-1].mamba_slot is not None:
-            self.cache.mamba_pool.free(taken[-1].mamba_slot)  # type: ignore[union-attr]
-            taken[-1] = taken[-1]._replace(mamba_slot=None)
 
     def reset(self, pool: TokenToKVPool | None = None) -> None:
         """Empty the tree and every pool (the facade's pool stays this engine's own)."""
