@@ -87,7 +87,7 @@ class CacheChecks:
         self.tracer = WingTracer("radixviz.engines.unified.cache", self.snapshot)
         self.tree_core = UnifiedTreeCore(built, page_size, eviction_policy, self.tracer, self.device,
                                          KVCacheEventRecorder(bool(enable_kv_events), page_size))
-        self.tree_core.kv_events.record_all_cleared()   # the constructor's reset, as SGLang's
+        self.tree_core.event_recorder.record_all_cleared()   # the constructor's reset, as SGLang's
         self._lru_orders: dict = {}
 
     def reset(self) -> None:
@@ -96,7 +96,7 @@ class CacheChecks:
         self.token_to_kv_pool_allocator.clear()
         if self.mamba_pool is not None:
             self.mamba_pool.clear()
-        self.tree_core.kv_events.record_all_cleared()
+        self.tree_core.event_recorder.record_all_cleared()
 
     # ---- refusing bad calls before anything changes
 

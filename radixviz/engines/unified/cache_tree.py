@@ -49,7 +49,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
                  eviction_policy: str, tracer: WingTracer, device: torch.device,
                  kv_events: KVCacheEventRecorder | None = None) -> None:
         self.page_size = page_size
-        self.kv_events = kv_events or KVCacheEventRecorder(False, page_size)
+        self.event_recorder = kv_events or KVCacheEventRecorder(False, page_size)
         self.component_types = tuple(components)
         self.components_by_type = components
         self.components = tuple(components.values())
@@ -269,7 +269,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         self.component_evictable_size_[BASE_COMPONENT_TYPE] += n
         self._update_evictable_leaf_sets(new_node)
         self._update_evictable_leaf_sets(parent)
-        self.kv_events.record_store(new_node)
+        self.event_recorder.record_store(new_node)
         if self.tr.active: self.tr.emit("insert.create", K.CREATE, (new_node,), length=len(key), slots=tuple(value.tolist()), priority=priority)
         return new_node
 

@@ -278,7 +278,7 @@ class Engine(LoopVerbs, _Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: i
 
     def take_events(self) -> list[KVEvent]:
         """The KV events since the last call (cache_events.py: Full KV pages only, as v0.5.23)."""
-        return self.cache.tree_core.kv_events.take()
+        return self.cache.tree_core.event_recorder.take()
 
     def total_size(self) -> int:
         return self.cache.total_size()[0]
