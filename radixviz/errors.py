@@ -39,7 +39,8 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 def shorten_typed(message: str, typed: Iterable[str]) -> str:
     """``message`` with every long word of ``typed`` (the command line) cut to an excerpt,
     wherever it appears (as typed or as Python quoted it), control characters escaped and
-    the whole at most ``MAX_MESSAGE`` characters: the last guard of every refusal."""
+    the whole at most ``MAX_MESSAGE`` characters: the last guard of every refusal. A long
+    message loses its middle, not its end: the end names what to do next."""
     words = set()
     for word in typed:
         words.add(word)
@@ -49,4 +50,7 @@ def shorten_typed(message: str, typed: Iterable[str]) -> str:
         short = excerpt(word, TYPED_SHOWN)
         message = message.replace(repr(word), short).replace(word, short[1:-1])
     message = _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
-    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 1] + "…"
+    if len(message) <= MAX_MESSAGE:
+        return message
+    head = MAX_MESSAGE * 3 // 5
+    return message[:head] + "…" + message[head + 1 - MAX_MESSAGE:]

@@ -130,6 +130,20 @@ def engines_part(_arg: str | None, page: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def left_out_part(arg: str | None, page: Path) -> str:
+    """What engine ``arg`` leaves out: the first paragraph under its page's "Left out" heading,
+    linked to the page (the page is where it is kept)."""
+    source = DOCS / "engines" / f"{arg}.md"
+    found = re.search(r"^## Left out[^\n]*\n+(.+?)(?:\n\n|\Z)", source.read_text(encoding="utf-8"),
+                      re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise ValueError(f"{source.name} has no 'Left out' section")
+    words = " ".join(found.group(1).split())
+    words = words[:1].lower() + words[1:]   # after a colon
+    link = _link(page, source, "its page")
+    return f"The `{arg}` engine leaves out what a learner does not see ({link} says more): {words}\n"
+
+
 def operations_part(_arg: str | None, page: Path) -> str:
     from radixviz.cache.engines import engine_names, op_owners, option_owners
     from radixviz.script.parser import OP_NAMES, USAGE, option_ops
@@ -244,7 +258,7 @@ def _rebased(link: str, source: Path, page: Path) -> str:
 
 
 PARTS: dict[str, Callable[[str | None, Path], str]] = {
-    "lessons": lessons_part, "challenges": challenges_part, "engines": engines_part,
+    "lessons": lessons_part, "challenges": challenges_part, "engines": engines_part, "left-out": left_out_part,
     "commands": commands_part, "operations": operations_part,
     "keys": keys_part, "usage": usage_part, "include": include_part,
 }

@@ -107,3 +107,13 @@ def test_a_command_refusing_any_option_quotes_it_short(capsys, monkeypatch, comm
         return parser
     monkeypatch.setattr(cli, "build_parser", refusing)
     assert_short(refusal(capsys, [command, option, HOSTILE, *["1"] * positionals]), HOSTILE)
+
+
+def test_a_message_over_the_limit_keeps_its_end():
+    # the end of a refusal says what to do next ("(every problem: radixviz lessons --check DIR)"):
+    # a message too long loses its middle
+    from radixviz.errors import MAX_MESSAGE, shorten_typed
+    message = "bad.md:20: unknown operation 'frob' (operations: " + "op, " * 200 + ") (every problem: fix it)"
+    short = shorten_typed(message, [])
+    assert len(short) == MAX_MESSAGE and "…" in short
+    assert short.startswith("bad.md:20: unknown operation 'frob'") and short.endswith("(every problem: fix it)")

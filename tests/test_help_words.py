@@ -6,7 +6,7 @@ import json
 
 def test_publish_offers_the_engines_that_publish_and_says_its_default(cli):
     code, out, _ = cli("publish", "--help")
-    assert code == 0 and "[--engine 2026|hicache]" in out and "(default 2026)" in out
+    assert code == 0 and "[--engine 2026|hicache|unified]" in out and "(default 2026)" in out
     assert "default 2024" not in out and "--buggy" not in out and "--events" not in out
 
 

@@ -47,6 +47,8 @@ def validate(value, rule, root, where="$") -> None:
     if "maximum" in rule:
         assert value <= rule["maximum"], f"{where}: {value} > {rule['maximum']}"
     if isinstance(value, dict):
+        assert len(value) >= rule.get("minProperties", 0), f"{where}: fewer than {rule['minProperties']} fields"
+        assert len(value) <= rule.get("maxProperties", len(value)), f"{where}: more than {rule['maxProperties']} fields"
         for name in rule.get("required", ()):
             assert name in value, f"{where}: missing {name}"
         props = rule.get("properties", {})

@@ -44,5 +44,5 @@ def test_every_emitted_step_is_marked_in_its_source_file():
         marked = set(markers(file))
         assert {step for step, _ in steps} <= marked, (source, {s for s, _ in steps} - marked)
     kinds = {kind for steps in seen.values() for _, kind in steps}
-    assert {UnifiedKind.VALIDATE, UnifiedKind.BEST, UnifiedKind.TOMBSTONE, UnifiedKind.CASCADE,
+    assert {UnifiedKind.VALIDATE, UnifiedKind.WALK, UnifiedKind.TOMBSTONE, UnifiedKind.CASCADE,
             UnifiedKind.RECOVER, UnifiedKind.STATE, UnifiedKind.COPY, UnifiedKind.WINDOW} <= kinds

@@ -24,7 +24,7 @@ from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .options import (COMPONENTS, EVICTION, HEAD_BUGS, HOST_SIZE, HOST_TO_DEVICE_RATIO, KV_EVENTS, MAMBA_CHUNK,
-                      MAMBA_PER_PATH, MAMBA_POOL, MATCHER, PAGE, STRICT, SWA_POOL, WINDOW, WRITE_POLICY,
+                      MAMBA_PER_PATH, MAMBA_POOL, MATCHER, PAGE, SHAPE, STRICT, SWA_POOL, WINDOW, WRITE_POLICY,
                       EngineSettings, Option, check_components, check_host_size, settings_type)
 
 if TYPE_CHECKING:
@@ -315,7 +315,7 @@ def _components(settings: Mapping) -> tuple:
 # the unified tree's own kinds of step (engines/unified/cache_kinds.py), in the words views say
 _UNIFIED_KINDS = MappingProxyType({
     "validate": "each component's rule says whether a match may end on this node",
-    "best": "every component accepts this node: the match may end here",
+    "walk": "the walk passes this node's Full KV; the match returns it only if a node at or below is accepted",
     "tombstone": "one component's data left this node; the node stays, with its Full KV",
     "cascade": "evicting one component took a lower one's data on the same node with it",
     "recover": "an insert gave an SWA tombstone inside its window its sliding-window KV back",
@@ -326,8 +326,10 @@ _UNIFIED_KINDS = MappingProxyType({
 })
 register(EngineSpec("unified", "radixviz.engines.unified.engine",
                     "SGLang v0.5.23's unified tree: full, sliding-window and Mamba components (October 2026)",
-                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH),
+                    (COMPONENTS, WINDOW, PAGE, MAMBA_CHUNK, EVICTION, KV_EVENTS, SWA_POOL, MAMBA_POOL, MAMBA_PER_PATH,
+                     SHAPE),
                     _components, check_components, views="radixviz.engines.unified.views",
                     script="radixviz.engines.unified.ops", sim="radixviz.engines.unified.sim",
-                    quiz="radixviz.engines.unified.quiz", ops=("page-size", "eviction"), kinds=_UNIFIED_KINDS, pages=True, priorities=True,
-                    eviction_policies=True, node_stats=True, scheduler="v0.5.23", wire="v0.5.23"))
+                    quiz="radixviz.engines.unified.quiz", ops=("page-size", "eviction", "events"), kinds=_UNIFIED_KINDS,
+                    pages=True, priorities=True, eviction_policies=True, node_stats=True, kv_events=True,
+                    scheduler="v0.5.23", wire="v0.5.23"))

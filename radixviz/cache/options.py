@@ -256,6 +256,14 @@ MAMBA_PER_PATH: Option[int | None] = Option("mamba_per_path", None, "the most Ma
                                             "(default: no limit)", limit=Limit("Mamba states a path", 1, 4096),
                                             what="Mamba states")
 
+# a model's layout, as ``simulate`` runs it on the unified engine (engines/unified/sim.py SHAPES)
+SHAPE_NAMES = ("full", "swa_5to1", "linear", "hybrid")
+SHAPE: Option[str | None] = Option("shape", None, "a model's layout for the unified tree: full (attention only), "
+                                   "swa-5to1 (five sliding-window layers to one full one), linear (linear "
+                                   "attention, a state every --mamba-chunk tokens), hybrid (both); sets the "
+                                   "components, window and pools you do not give", choices=SHAPE_NAMES,
+                                   what="model shapes", op=None, commands=("simulate",))
+
 
 def default_mamba_pool(pool_size: int) -> int:
     """The Mamba pool a unified engine gets when none is named (``MAMBA_POOL``'s help says it)."""

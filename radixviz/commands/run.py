@@ -26,6 +26,7 @@ from radixviz.render.tree import TreeView
 from radixviz.render.views import load_views, more_pools
 from radixviz.script import ScriptError, load_script, parse_script   # the parser: no torch
 from radixviz.script.kv_text import event_line
+from radixviz.cache.engines import default_engine, engine_with
 from radixviz.cache.options import EVICTION, PAGE
 from radixviz.settings import DEVICE_ARG, HISTORY_MB, POOL_SLOTS, WIDTH
 
@@ -79,7 +80,8 @@ def add_compare_arg(p: argparse.ArgumentParser, what: str) -> None:
                    help="run the operations twice and " + what + ": 'matchers' (the default) "
                         "with the fixed and the pre-#7 matcher; 'engines' on the 2024 engine "
                         "(--buggy picks its matcher) and the 2026 engine (--page-size, "
-                        "--eviction-policy); give the script before --compare")
+                        "--eviction-policy), or with --engine unified the 2026 engine beside the "
+                        "unified one (its own options too); give the script before --compare")
 
 
 def compare_side_by_side(args: argparse.Namespace, ops: Sequence[Op]):
@@ -95,12 +97,22 @@ def compare_side_by_side(args: argparse.Namespace, ops: Sequence[Op]):
                              "--page-size and --eviction-policy (or use --compare engines)")
         check_device(args)
         return compare_ops(ops, args.pool_size, args.device)
+    page_size = PAGE.default if args.page_size is None else args.page_size
+    eviction_policy = args.eviction_policy or EVICTION.default
+    if args.engine is not None and args.engine not in (default_engine(), engine_with("pages", without="host_tier")):
+        # a later engine (the unified tree) beside today's cache, with its own options
+        settings = engine_settings(args)
+        more = tuple((name, settings[name]) for name in settings
+                     if name not in ("page_size", "eviction_policy") and getattr(args, name, None) is not None)
+        check_device(args)
+        return compare_engines(ops, args.pool_size, args.device, page_size=page_size, eviction_policy=eviction_policy,
+                               later=args.engine, more=more)
     if args.engine is not None:
-        raise UsageError("--compare engines runs both engines: drop --engine")
+        raise UsageError("--compare engines runs both the 2024 and the 2026 engine: drop --engine "
+                         "(or name a later engine to see it beside the 2026 one)")
     check_device(args)
-    return compare_engines(ops, args.pool_size, args.device, buggy=args.buggy,
-                           page_size=PAGE.default if args.page_size is None else args.page_size,
-                           eviction_policy=args.eviction_policy or EVICTION.default)
+    return compare_engines(ops, args.pool_size, args.device, buggy=args.buggy, page_size=page_size,
+                           eviction_policy=eviction_policy)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -23,7 +23,7 @@ from radixviz.sim.prompt_diff import chat_text, load_messages, load_template, me
 from radixviz.sim.trace import TraceError
 from radixviz.sim.traces import local_tokenizer, open_trace
 
-from .why_miss_args import add_request_args, request_of
+from .why_miss_args import add_hybrid_args, add_request_args, hybrid_of, request_of
 from .why_miss_view import draw
 
 if TYPE_CHECKING:
@@ -37,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "cache (SGLang v0.5.23's rules), and name every reason B computes tokens A had, "
                     "with what each cost: another rank, another namespace, where they differ, the "
                     "same batch, the last token, a logprob start, the page floor, an eviction, a host "
-                    "copy too short to load back. Or look B up in a server's recording (--recording).",
+                    "copy too short to load back; with --window or --mamba-chunk (a hybrid model, on "
+                    "the unified engine) a sliding window's cut and a missing Mamba state. Or look B "
+                    "up in a server's recording (--recording).",
         epilog="docs/why-miss.md: each cause, and how a server reports its hits")
     p.add_argument("a", metavar="PROMPT_A", nargs="?",
                    help="text, a JSON list of token ids, (with --trace) a request number, or (with "
@@ -55,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a host tier of N slots (larger than the pool, as SGLang of March 2026 requires): "
                         "evicted prompts are demoted there, and a host hit under 10 tokens is not loaded back")
     p.add_argument("--eviction-policy", default="lru", metavar="E", help="how the pool makes room (default lru)")
+    add_hybrid_args(p)
     p.add_argument("--trace", metavar="FILE", help="A and B are request numbers of this trace")
     p.add_argument("--block-size", type=int, default=None, metavar="N",
                    help="with a Mooncake --trace: tokens per hash id (default 512)")
@@ -159,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = explain(request_of(args, "a", a), request_of(args, "b", b), page_size=args.page_size,
                          between=between, pool_size=args.pool_size, eviction=args.eviction_policy,
-                         host_size=args.host_size, same_batch=args.same_batch)
+                         host_size=args.host_size, same_batch=args.same_batch, hybrid=hybrid_of(args))
     except ValueError as error:
         raise UsageError(str(error)) from None
     found = part(a, b, decode, **texts)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from radixviz.cache.options import MAMBA_CHUNK, MAMBA_POOL, SWA_POOL, WINDOW
 from radixviz.errors import UsageError
 
 if TYPE_CHECKING:
@@ -35,3 +36,30 @@ def request_of(args: argparse.Namespace, side: str, tokens: tuple) -> Sent:
         raise UsageError(f"--logprob-start must be a token position (0 or more), not {start}")
     return Sent(tokens, getattr(args, f"extra_key_{side}"), getattr(args, f"adapter_{side}"),
                 getattr(args, f"salt_{side}"), rank, start)
+
+
+# a hybrid model's layout: the unified engine's options (cache/options.py), each a flag here
+HYBRID = ((WINDOW, "a sliding-window model: its window, in tokens (the swa component)"),
+          (MAMBA_CHUNK, "a linear-attention (Mamba) model: states kept every N tokens (the mamba component)"),
+          (SWA_POOL, "with --window: slots in the sliding-window KV pool (default: the pool's)"),
+          (MAMBA_POOL, "with --mamba-chunk: Mamba state slots"))
+
+
+def add_hybrid_args(p: argparse.ArgumentParser) -> None:
+    for option, words in HYBRID:
+        assert option.limit is not None and option.flag_name is not None
+        p.add_argument(option.flag_name, dest=option.name, type=option.limit.arg, default=None, metavar="N",
+                       help=f"{words}; the replay runs on the unified engine (SGLang v0.5.23)")
+
+
+def hybrid_of(args: argparse.Namespace) -> dict | None:
+    """The unified engine's options the flags give (None: no hybrid model asked for)."""
+    window, chunk = args.window, args.mamba_chunk
+    if window is None and chunk is None:
+        if args.swa_pool is not None or args.mamba_pool is not None:
+            raise UsageError("--swa-pool and --mamba-pool go with --window and --mamba-chunk")
+        return None
+    components = ("full",) + (("swa",) if window is not None else ()) + (("mamba",) if chunk is not None else ())
+    options = {"components": components, "window": window, "mamba_chunk": chunk,
+               "swa_pool": args.swa_pool, "mamba_pool": args.mamba_pool}
+    return {k: v for k, v in options.items() if v is not None}

@@ -70,7 +70,8 @@ def draw(result, text: bool = True, svg: str | None = None) -> None:
         _causes(console, result)
         floors = ", ".join(f"page {p}: {n}" for p, n in result.page_floors.items())
         console.print(f"tokens B would reuse at each page size (no eviction): {floors}", highlight=False)
-    console.print(f"not checked: {result.not_checked}", style="dim", highlight=False)
+    if result.not_checked:   # a hybrid model's causes, unless its layout was given
+        console.print(f"not checked: {result.not_checked}", style="dim", highlight=False)
     if svg is not None:
         console.save_svg(svg, title="radixviz why-miss")
         console.print(f"saved {svg}", highlight=False)

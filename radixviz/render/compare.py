@@ -32,6 +32,11 @@ COMPARED = ("Compared: what each operation returned (tokens matched, slots, evic
             "priorities are each engine's own: shown, not compared.")
 
 
+SLOTS_COUNTED = ("The columns' pools number their slots differently (the unified engine's is SGLang's "
+                 "allocator: slot 0 never, a freed slot to the back of the list): slots are compared by "
+                 "count, not number.")
+
+
 def divergence_line(side: SideBySide) -> Text:
     if side.diverged is None:
         return Text(f"Both {side.noun} give the same results and trees for every operation.")
@@ -76,5 +81,5 @@ def compare_view(side: SideBySide) -> Group:
     states.add_row(*(final_state(s, t) for s, t in zip(side.sessions, titles)))
     head = [divergence_line(side)]
     if side.across_engines:
-        head.append(Text(COMPARED, style="dim"))
+        head.append(Text(COMPARED if side.same_slots else f"{COMPARED} {SLOTS_COUNTED}", style="dim"))
     return Group(*head, Text(""), ops_table(side), Text(""), states)

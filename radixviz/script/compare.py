@@ -15,7 +15,7 @@ from radixviz.cache.options import EVICTION, PAGE
 
 from .parser import ScriptError
 from .session import Session
-from .sides import BUGGY, FIXED, SETTING_OPS, SideConfig, engine_sides, tree_title
+from .sides import BUGGY, FIXED, SETTING_OPS, SideConfig, engine_sides, later_sides, tree_title
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -71,18 +71,27 @@ class SideBySide:
     def count(self) -> int:
         return min(len(self.left.records), len(self.right.records))
 
+    @property
+    def same_slots(self) -> bool:
+        """Whether both columns number their slots alike: pools of one kind. The unified
+        engine's pool is SGLang's allocator (slot 0 never, a freed slot to the back of the
+        list), the others' take the lowest free slots: across those, slots count, not their
+        numbers."""
+        return type(self.left.pool) is type(self.right.pool)
+
     def differs(self, index: int) -> bool:
         """Whether operation ``index`` returned something else, or left another tree."""
         a, b = self.left.records[index], self.right.records[index]
+        numbers = self.same_slots
         if self.across_engines:
-            if self.ops[index].name not in SETTING_OPS and _outcomes_differ(a.result, b.result):
+            if self.ops[index].name not in SETTING_OPS and _outcomes_differ(a.result, b.result, numbers):
                 return True
         elif _outcome(a.result) != _outcome(b.result):
             return True
         ordered = not self.across_engines   # the engines keep children in another order
         shapes: dict = {}
-        return (_shape(self.left.frames[a.last_frame].tree, shapes, ordered)
-                != _shape(self.right.frames[b.last_frame].tree, shapes, ordered))
+        return (_shape(self.left.frames[a.last_frame].tree, shapes, ordered, numbers)
+                != _shape(self.right.frames[b.last_frame].tree, shapes, ordered, numbers))
 
 
 def compare_ops(ops: Iterable[Op], pool_size: int, device: str = "auto") -> SideBySide:
@@ -94,11 +103,16 @@ def compare_ops(ops: Iterable[Op], pool_size: int, device: str = "auto") -> Side
 
 def compare_engines(ops: Iterable[Op], pool_size: int, device: str = "auto", *, buggy: bool = False,
                     page_size: int = PAGE.default,
-                    eviction_policy: str = EVICTION.default) -> SideBySide:
+                    eviction_policy: str = EVICTION.default, later: str | None = None,
+                    more: tuple[tuple[str, object], ...] = ()) -> SideBySide:
     """The compare across time: the 2024 engine (with the matcher ``buggy`` names) beside
-    the 2026 engine with ``page_size`` and ``eviction_policy``. What a line that picks a
+    the 2026 engine with ``page_size`` and ``eviction_policy``; or, given a ``later`` engine
+    (with ``more`` of its own options), the 2026 engine beside it. What a line that picks a
     cache does in each column is ``SideConfig.own_op``'s rule."""
-    left, right = engine_sides(buggy, page_size, eviction_policy)
+    if later is not None:
+        left, right = later_sides(later, page_size, eviction_policy, more)
+    else:
+        left, right = engine_sides(buggy, page_size, eviction_policy)
     return compare_sides(ops, left, right, pool_size, device)
 
 
@@ -144,18 +158,24 @@ def _outcome(result: dict) -> dict:
     return {k: v for k, v in result.items() if k not in _IDS}
 
 
-def _outcomes_differ(a: dict, b: dict) -> bool:
-    """Whether what both engines report about an operation differs."""
+def _outcomes_differ(a: dict, b: dict, numbers: bool = True) -> bool:
+    """Whether what both engines report about an operation differs (``numbers=False``: a list
+    of slots by its length only)."""
     shared = (a.keys() & b.keys()) - set(_IDS) - set(_ENGINE_ONLY)
-    return any(a[k] != b[k] for k in shared)
+    return any(_slots(a[k], numbers) != _slots(b[k], numbers) for k in shared)
 
 
-def _shape(tree: TreeSnapshot, shapes: dict, ordered: bool = True) -> int:
+def _slots(value, numbers: bool):
+    return len(value) if not numbers and isinstance(value, list) else value
+
+
+def _shape(tree: TreeSnapshot, shapes: dict, ordered: bool = True, numbers: bool = True) -> int:
     """The tree without ids or times (edges, slots and reference counts: 2024's ``ref``,
     2026's ``lock_ref``) as a number: two trees numbered with the same ``shapes`` get the
     same number exactly when they have the same shape. ``ordered=False`` ignores the order
-    of children. Numbers, not nested tuples: a tuple compared with one nested thousands
-    deep recurses past Python's limit."""
+    of children, ``numbers=False`` the slots' numbers (their count stays: the edge's length).
+    Numbers, not nested tuples: a tuple compared with one nested thousands deep recurses
+    past Python's limit."""
     done: dict = {}   # id(node) -> its number; children first, with a stack (trees run deep)
     stack = [(tree.root, False)]
     while stack:
@@ -165,6 +185,7 @@ def _shape(tree: TreeSnapshot, shapes: dict, ordered: bool = True) -> int:
             stack.extend((c, False) for c in node.children)
             continue
         kids = [done.pop(id(c)) for c in node.children]
-        shape = (node.key, tuple(node.value), node.ref, tuple(kids if ordered else sorted(kids)))
+        slots = tuple(node.value) if numbers else len(node.value)
+        shape = (node.key, slots, node.ref, tuple(kids if ordered else sorted(kids)))
         done[id(node)] = shapes.setdefault(shape, len(shapes))
     return done[id(tree.root)]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass, replace
 
-from radixviz.cache.engines import engine_spec, op_owners
+from radixviz.cache.engines import engine_spec, engine_with, op_owners, option_ops, option_owners
 from radixviz.cache.options import EVICTION, PAGE
 
 from .ops import ops_class
@@ -31,6 +31,8 @@ class SideConfig:
     buggy: bool = False            # the 2024 matcher before #7
     page_size: int = PAGE.default             # the 2026 engine's (defaults: cache/options.py)
     eviction_policy: str = EVICTION.default
+    # a later engine's own options, (name, value) pairs: the unified tree's components, window ...
+    more: tuple[tuple[str, object], ...] = ()
 
     @property
     def spec(self):
@@ -39,7 +41,8 @@ class SideConfig:
 
     @property
     def settings(self) -> dict:
-        return {"buggy": self.buggy, "page_size": self.page_size, "eviction_policy": self.eviction_policy}
+        return {"buggy": self.buggy, "page_size": self.page_size, "eviction_policy": self.eviction_policy,
+                **dict(self.more)}
 
     @property
     def name(self) -> str:
@@ -81,6 +84,9 @@ class SideConfig:
                 return None, f"the {self.engine} engine evicts least recently used first"
             if op.name in ("matcher", "insert-slots"):
                 return None, f"{op.name} is a switch of the {' or '.join(owners)} engine"
+        option = option_ops().get(op.name)   # an option's own operation (``window 4``)
+        if option is not None and not owners and not spec.takes(option.name):
+            return None, f"{op.name} is an option of the {' or '.join(option_owners(option.name))} engine"
         if op.name == "insert" and op.priority is not None and not ops_class(spec).takes_priority:
             return replace(op, priority=None), None
         return op, None
@@ -101,6 +107,15 @@ def engine_sides(buggy: bool = False, page_size: int = PAGE.default, eviction_po
     """The two columns of a comparison across time: 2024 (with that matcher), then 2026."""
     return tuple(SideConfig(name, buggy=buggy, page_size=page_size, eviction_policy=eviction_policy)
                  for name in engines)
+
+
+def later_sides(engine: str, page_size: int = PAGE.default, eviction_policy: str = EVICTION.default,
+                more: tuple[tuple[str, object], ...] = ()) -> tuple:
+    """A later engine (the unified tree) beside today's cache, both with ``page_size`` and
+    ``eviction_policy``; ``more``: the later engine's own options."""
+    today = engine_with("pages", without="host_tier")
+    return (SideConfig(today, page_size=page_size, eviction_policy=eviction_policy),
+            SideConfig(engine, page_size=page_size, eviction_policy=eviction_policy, more=tuple(more)))
 
 
 def tree_title(tree: TreeSnapshot) -> str:

@@ -149,6 +149,9 @@ class Scheduler:
         self._engine_options: EngineSettings | dict = (
             engine_options if isinstance(engine_options, EngineSettings) else dict(engine_options or {}))
         self.engine = self.make_engine()
+        # the engine's pool is the loop's: an engine may put its own allocator behind the pool's
+        # calls (the unified tree: SGLang's), and the facade's pool is then that object
+        self.pool = self.engine.pool
         # what the loop does differently for this engine (sim/engines/): a priority at
         # insert, the host tier's copies checked every round
         self.hooks = loop_hooks(engine_spec(self.engine.name), self)

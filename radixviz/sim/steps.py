@@ -96,6 +96,8 @@ def prefill_pass(s):
         s._event("prefill-deferred", req.rid, "no room to prefill after eviction: back to the queue")
         need -= req.extend_input_len
         slots = alloc_slots(s, need) if admitted else s.pool.alloc(0)
+    if not admitted:   # every one given back (an engine whose pools admission cannot see whole): decode
+        return None
 
     table = s.req_pool.req_to_token
     hit = start = host_hit = 0
@@ -168,7 +170,7 @@ def finish(s, req: Request) -> None:
         tokens = req.input_ids + tuple(req.output_ids[:n - len(req.input_ids)])
     else:
         tokens = req.input_ids + tuple(req.output_ids)
-    s.engine.insert(tokens, req.kv_row[:n].clone(), req.priority)
+    s.hooks.insert_finished(req, tokens, req.kv_row[:n].clone())
     s.req_pool.free(req.req_pool_idx)
     s.engine.unlock(req.last_node)
     req.req_pool_idx, req.kv_row = -1, None
@@ -225,6 +227,8 @@ def cache_unfinished(s, req: Request) -> None:
     on each slot of the tree's copy, so a prefix slot ends where it was. With pages, only
     whole pages go in; the partial last page stays the request's own, as today.
     """
+    if s.hooks.cache_unfinished(req):   # the engine's own checkpoint (the unified tree's)
+        return
     n = s.engine.whole_pages(len(req.input_ids))
     own = req.prefix_len      # the row's slots from here on are the ones this request computed
     if n <= own:

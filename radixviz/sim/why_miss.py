@@ -16,14 +16,18 @@ measured on what the causes before it left, so the costs add up to what B comput
 - ``host_only``: with a host tier, the rest of the match is on the host only and shorter than
   the load-back threshold (10 tokens), so it is computed again.
 
-A sliding window's cut and a missing Mamba state are causes of hybrid models: they need the
-unified engine, and ``Explanation.not_checked`` says so. ``explain`` replays A, the requests
-between and then looks B up on today's cache (the host tier's with ``host_size``).
+- ``sliding_window``, ``mamba_state`` (a hybrid model, ``hybrid=``: the unified engine): the
+  match must end on a window of SWA KV since the last tombstone, and where a state was kept.
+
+``explain`` replays A, the requests between and then looks B up on today's cache (the host
+tier's with ``host_size``, the unified tree with ``hybrid``); without ``hybrid``,
+``Explanation.not_checked`` says the hybrid causes were not.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from radixviz.cache.engines import engine_spec, option_owners
 from radixviz.cache.keys import match
 from radixviz.cache.write_policy import LOAD_BACK_THRESHOLD
 
@@ -61,8 +65,8 @@ class Sent:
 
 @dataclass
 class Cause:
-    kind: str          # another_rank, namespace, differ, not_inserted, last_token, logprob_start,
-    tokens_lost: int   # page_floor, eviction, host_only: of B's tokens, how many this cost
+    kind: str          # another_rank, namespace, differ, not_inserted, last_token, logprob_start, page_floor,
+    tokens_lost: int   # eviction, host_only, sliding_window, mamba_state: of B's tokens, how many this cost
     message: str
 
 
@@ -112,16 +116,20 @@ def _namespace_words(a: Sent, b: Sent) -> str:
 
 def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, between=(),
             pool_size: int | None = None, eviction: str = "lru", host_size: int | None = None,
-            same_batch: bool = False) -> Explanation:
+            same_batch: bool = False, hybrid: dict | None = None) -> Explanation:
     """Why ``b`` reuses less than it shares with ``a``. Each is a token tuple or a ``Sent``
     (``namespace_a``/``namespace_b``: a tuple's extra key); ``between`` lists ``(tokens,
-    extra key)`` of the requests sent in between; ``same_batch``: B was prefilled with A."""
+    extra key)`` of the requests sent in between; ``same_batch``: B was prefilled with A;
+    ``hybrid``: a hybrid model's options (the unified engine's ``components``, ``window``,
+    ``mamba_chunk``, pools), whose sliding window and Mamba states are then causes too."""
     a = a if isinstance(a, Sent) else Sent(tuple(a), extra_key=namespace_a)
     b = b if isinstance(b, Sent) else Sent(tuple(b), extra_key=namespace_b)
     if not a.tokens or not b.tokens:
         raise ValueError("both prompts need at least one token")
     if host_size is not None and host_size <= 0:
         raise ValueError("the host tier needs a host size above 0")
+    if host_size is not None and hybrid is not None:
+        raise ValueError("the host tier and a hybrid model's components are not replayed together")
     sizes = [len(a.tokens), len(b.tokens), *(len(t) for t, _ in between)]
     roomy = sum(sizes) + 2 * page_size + 16
     pool_size = pool_size or roomy
@@ -129,7 +137,10 @@ def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, bet
     out = Explanation(a.tokens, b.tokens, common, 0, settings={
         "page_size": page_size, "pool_size": pool_size, "eviction_policy": eviction, "host_size": host_size,
         "namespace_a": a.namespace(), "namespace_b": b.namespace(), "rank_a": a.rank, "rank_b": b.rank,
-        "logprob_start_b": b.logprob_start, "same_batch": same_batch, "between": len(between)})
+        "logprob_start_b": b.logprob_start, "same_batch": same_batch, "between": len(between),
+        **({"hybrid": {k: list(v) if isinstance(v, tuple) else v for k, v in hybrid.items()}} if hybrid else {})})
+    if hybrid is not None:
+        out.not_checked = ""
     apart = a.rank != b.rank or a.namespace() != b.namespace()
     shareable = 0 if apart else common
     out.page_floors = {p: page_floor(shareable, len(b.tokens), p, b.limit())
@@ -142,7 +153,7 @@ def explain(a, b, *, page_size: int = 1, namespace_a=None, namespace_b=None, bet
                                 "B could have reused were computed by both"))
         reused = 0
     if reused:
-        reused = _replayed(out, a, b, between, reused, pool_size, roomy, page_size, eviction, host_size)
+        reused = _replayed(out, a, b, between, reused, pool_size, roomy, page_size, eviction, host_size, hybrid)
     out.reused = reused
     return out
 
@@ -181,11 +192,21 @@ def _static_causes(out: Explanation, a: Sent, b: Sent, common: int, page: int) -
                                 f"({floored}) are computed again"))
 
 
+def _replay(pool_size: int, page: int, eviction: str, host_size: int | None, hybrid: dict | None) -> Replay:
+    """Today's cache (the host tier's with ``host_size``), or the engine of a hybrid model's
+    components (the registry's engine that takes them) with ``hybrid``'s options."""
+    if hybrid is None:
+        return Replay(pool_size, page, eviction, host_size)
+    spec = engine_spec(option_owners("components")[0])
+    made: Replay = spec.part("sim").replay_class()(pool_size, page, eviction, hybrid)  # type: ignore[union-attr]
+    return made
+
+
 def _replayed(out: Explanation, a: Sent, b: Sent, between, ideal: int, pool_size: int, roomy: int,
-              page: int, eviction: str, host_size: int | None) -> int:
-    """Replay the requests on the given pool and on one that never evicts; add the eviction
-    and host causes; return what B reuses."""
-    tight = Replay(pool_size, page, eviction, host_size)
+              page: int, eviction: str, host_size: int | None, hybrid: dict | None = None) -> int:
+    """Replay the requests on the given pool and on one that never evicts; add the eviction,
+    host and hybrid model's causes; return what B reuses."""
+    tight = _replay(pool_size, page, eviction, host_size, hybrid)
     tight.run(a.tokens, a.namespace())
     space = b.namespace()
     culprit, lost_at = None, 0
@@ -199,13 +220,15 @@ def _replayed(out: Explanation, a: Sent, b: Sent, between, ideal: int, pool_size
     loaded = reach.host if reach.host >= LOAD_BACK_THRESHOLD else 0
     reused = min(reach.device + loaded, ideal)
     out.loaded_back = max(0, reused - reach.device)
-    lost = ideal - reach.device - reach.host
+    full = reach.device if reach.full is None else reach.full   # what an eviction left of B's prefix
+    lost = ideal - full - reach.host
     if lost > 0:
         index, evicted = culprit if culprit is not None else (-1, 0)
         who = f"request {index + 1} of the {len(between)} in between" if index >= 0 else "a request in between"
         tiers = "both tiers" if host_size is not None else f"a {pool_size}-slot pool"
         out.causes.append(Cause("eviction", lost, f"{who} needed room: {eviction} eviction freed {evicted} "
                                 f"tokens of {tiers}, {lost_at or lost} of them B would have reused"))
+    out.causes.extend(Cause(kind, tokens, message) for kind, tokens, message in reach.causes)
     if reach.host and not loaded:
         out.causes.append(Cause("host_only", reach.host, f"{reach.host} tokens after the device's {reach.device} "
                                 f"are on the host only, fewer than the {LOAD_BACK_THRESHOLD} a load back "

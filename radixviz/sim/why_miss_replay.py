@@ -20,9 +20,13 @@ from radixviz.cache.engines import engine_with, open_engine
 
 @dataclass(frozen=True)
 class Reach:
-    """How far a prompt's match gets: on the device, and past it on the host only."""
+    """How far a prompt's match gets: on the device, and past it on the host only. An engine
+    whose components each judge a match (the unified tree) says how far its Full KV alone
+    reaches (``full``) and, for each component that cut it, ``(kind, tokens lost, why)``."""
     device: int
     host: int = 0
+    full: int | None = None
+    causes: tuple = ()
 
 
 class HostTierVerbs(Protocol):

@@ -13,8 +13,8 @@ calls, ``_apply_cache_action``. Differences, each stated: calls are checked firs
 one changes nothing (SGLang asserts, part way through); a matched Mamba state is copied at
 once (SGLang notes the source and copies before the batch runs); an insert needs its slots
 (SGLang lets the token ids stand in). Left out with the host tier: HiCache and storage,
-prefetch, write-back, the external linker, sessions, retraction backups, TP/PP consensus,
-metrics and KV events. ``cache_checks.py`` holds the argument checks and the pictures.
+prefetch, write-back, the external linker, sessions, retraction backups, TP/PP consensus and
+metrics. KV events: cache_events.py. ``cache_checks.py`` holds the argument checks and the pictures.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class UnifiedRadixCache(CacheChecks):
         result, _ = self.tree_core.match_prefix(params.key)
         for component in self.tree_core.components:
             result = component.finalize_match_result_in_cache(params, result)
-        if tr.active: tr.emit("match.result", K.RESULT, (self.tree_core.node_by_id(result.best_match_node),), matched=result.device_prefix_len, full_hit=result.full_kv_hit_length, refused=tuple(str(ct) for ct in result.stop.refused) if result.stop else ())
+        if tr.active: tr.emit("match.result", K.RESULT, (self.tree_core.node_by_id(result.best_match_node),), matched=result.device_prefix_len, full_hit=result.full_kv_hit_length, refused=tuple(str(ct) for ct in result.stop.refused) if result.stop else (), reasons=tuple((str(ct), why) for ct, why in result.stop.reasons) if result.stop else ())
         return result  # step: match.result
 
     # ---- insert

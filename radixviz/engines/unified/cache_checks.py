@@ -12,6 +12,7 @@ import torch
 
 from ...cache.keys import as_key, get_child_key
 from .cache_component import CacheView
+from .cache_events import KVCacheEventRecorder
 from .cache_full import FullComponent
 from .cache_kinds import WingTracer
 from .cache_mamba import MambaComponent
@@ -51,7 +52,7 @@ class CacheChecks:
                  sliding_window_size: int | None = None, mamba_cache_chunk_size: int = DEFAULT_MAMBA_CHUNK,
                  kv_size: int = 256, swa_kv_size: int | None = None, mamba_size: int = 32,
                  eviction_policy: str = "lru", mamba_max_states_per_path: int = -1,
-                 device: str | torch.device = "cpu") -> None:
+                 device: str | torch.device = "cpu", enable_kv_events: bool = False) -> None:
         self.tree_components = parse_components(components)
         self.page_size = _whole("page_size", page_size)
         self.swa_enabled = ComponentType.SWA in self.tree_components
@@ -84,7 +85,9 @@ class CacheChecks:
             else:
                 built[ct] = MambaComponent(owner, chunk, page_size, mamba_max_states_per_path)
         self.tracer = WingTracer("radixviz.engines.unified.cache", self.snapshot)
-        self.tree_core = UnifiedTreeCore(built, page_size, eviction_policy, self.tracer, self.device)
+        self.tree_core = UnifiedTreeCore(built, page_size, eviction_policy, self.tracer, self.device,
+                                         KVCacheEventRecorder(bool(enable_kv_events), page_size))
+        self.tree_core.event_recorder.record_all_cleared()   # the constructor's reset, as SGLang's
         self._lru_orders: dict = {}
 
     def reset(self) -> None:
@@ -93,6 +96,7 @@ class CacheChecks:
         self.token_to_kv_pool_allocator.clear()
         if self.mamba_pool is not None:
             self.mamba_pool.clear()
+        self.tree_core.event_recorder.record_all_cleared()
 
     # ---- refusing bad calls before anything changes
 

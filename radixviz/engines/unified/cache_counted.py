@@ -69,21 +69,26 @@ class CountedPages(TokenToKVPoolAllocator):
         """Drop one reference from each of ``slots``; the pages left with none go back to the
         free list. Returns those pages' ids (PoolError, nothing changed, for a slot released
         more often than it is held)."""
+        return self.release_slots(slots)[0]
+
+    def release_slots(self, slots: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``release``, and the slots left with no reference (their pages may stay taken)."""
         if slots.numel() == 0:
-            return slots
+            return slots, slots
         one = torch.ones((), dtype=torch.int32, device=self.device)
         self.refs.index_put_((slots,), -one, accumulate=True)
         after = self.refs[slots]
         if int(after.min()) < 0:
             self.refs.index_put_((slots,), one, accumulate=True)
             raise PoolError(f"slot {int(slots[after < 0][0])} is free: it has no reference to release")
-        pages = _in_order(slots[after == 0] // self.page_size)
+        zero = slots[after == 0]
+        pages = _in_order(zero // self.page_size)
         if self.page_size > 1 and pages.numel():
             pages = pages[self.refs.view(-1, self.page_size)[pages].sum(dim=1) == 0]
         self.free_page_ids(pages)
         if self.listener is not None and pages.numel():
             self.listener("full", self.page_slots(pages))
-        return pages
+        return pages, zero
 
     def page_slots(self, pages: torch.Tensor) -> torch.Tensor:
         if self.page_size == 1:
@@ -123,9 +128,11 @@ class CountedSWAPages(SWATokenToKVPoolAllocator):
         full = TokenToKVPoolAllocator.alloc(self.full_attn_allocator, aligned)
         swa = self.swa_attn_allocator.alloc(aligned)
         assert full is not None and swa is not None
-        self.full_to_swa_index_mapping[full] = swa
-        self.swa_refs[swa] = 1
-        taken = full[:need_size]
+        # the slots handed out are paired; a partial last page's others stay unpaired, so that
+        # each SWA slot goes back when its own Full slot does
+        taken, peers = full[:need_size], swa[:need_size]
+        self.full_to_swa_index_mapping[taken] = peers
+        self.swa_refs[peers] = 1
         if taken.numel():
             self.full_attn_allocator.refs.index_fill_(0, taken, 1)
         return taken
@@ -174,11 +181,11 @@ class CountedSWAPages(SWATokenToKVPoolAllocator):
             self.listener("swa", slots)
 
     def release(self, slots: torch.Tensor) -> torch.Tensor:
-        """Drop one reference from each Full slot; the Full pages left with none go back, and
-        the SWA peers of their slots with them (SGLang's ``free``). Returns those pages."""
-        pages = self.full_attn_allocator.release(slots)
-        if pages.numel():
-            self._free_swa_pages(self._unpair(self.full_attn_allocator.page_slots(pages)))
+        """Drop one reference from each Full slot; a slot left with none gives its SWA peer
+        back, and the Full pages left with none go back (SGLang's ``free``). Returns those pages."""
+        pages, zero = self.full_attn_allocator.release_slots(slots)
+        if zero.numel():
+            self._free_swa_pages(self._unpair(zero))
         return pages
 
     def free_segment(self, free_index: torch.Tensor) -> None:

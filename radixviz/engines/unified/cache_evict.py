@@ -21,6 +21,7 @@ from .node import BASE_COMPONENT_TYPE, ComponentType
 
 if TYPE_CHECKING:
     from .cache_component import TreeComponent
+    from .cache_events import KVCacheEventRecorder
     from .cache_kinds import WingBranch
     from .cache_params import DecLockRefParams
     from .node import UnifiedTreeNode
@@ -44,6 +45,7 @@ class TreeEvict(TreeView):
     """The eviction half of UnifiedTreeCore (cache_tree.py)."""
 
     tr_evict: WingBranch  # the steps written in this file
+    event_recorder: KVCacheEventRecorder
 
     def evict_device_start(self, component_type: ComponentType, request_cnt: int) -> None:
         self.components_by_type[component_type].evict_device_start(request_cnt)
@@ -85,6 +87,7 @@ class TreeEvict(TreeView):
 
     def _release_all_component_layers(self, node: UnifiedTreeNode, tracker: dict,
                                       device_frees: dict, cache_actions: list) -> None:
+        self.event_recorder.record_remove(node)
         for component in self.components:
             self._evict_component_and_detach_lru(node, component, device_frees, cache_actions, tracker)
         self.evictable_device_leaves.discard(node)

@@ -65,10 +65,11 @@ class KVPool(TokenToKVPool):
         return int(pages.numel()) * self.full.page_size
 
     def available_size(self) -> int:
-        return self.full.available_size()
+        """SGLang's: the Full pool's free slots, or with SWA the smaller of both pools' free."""
+        return self.allocator.available_size()
 
     def used_size(self) -> int:
-        return self.capacity - self.available_size()
+        return self.capacity - self.full.available_size()
 
     def check_free_list(self) -> None:
         """PoolError unless every page on SGLang's free list is unreferenced, once, and not the

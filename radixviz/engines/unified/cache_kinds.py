@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 class UnifiedKind(str, enum.Enum):
     VALIDATE = "validate"      # each component's validator judged a node the walk reached
-    BEST = "best"              # every validator accepted: the match may end here
+    WALK = "walk"              # the walk passed a node's Full KV (returned only if a node at or below is accepted)
     TOMBSTONE = "tombstone"    # one component's data left a node; the node stays
     CASCADE = "cascade"        # an eviction took a lower component's data on the same node with it
     RECOVER = "recover"        # an insert gave an SWA tombstone inside the window its data back

@@ -12,7 +12,7 @@ counter counts 1.0 a read and a match stamps its path 0.00001 apart; here a read
 100,000 and a path step 1 (the same order, in integers). Node ids count the tree's nodes only
 (SGLang's count every node made, the LRU lists' sentinels too). SWA window stamps count from
 1 per cache. Left out: the host tier, storage, the external linker, sessions, bigram (EAGLE)
-keys, namespaces (extra keys, cache salts), rotation bases and KV events.
+keys, namespaces (extra keys, cache salts) and rotation bases. KV events: cache_events.py.
 """
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING
 import torch
 
 from ...cache.evict_policy import eviction_key
+from ...cache.hashes import split_node_hash_value
 from ...cache.keys import get_child_key, match
 from ...cache.snapshot import invalidate
 from ...cache.trace import EventKind as K
 from .cache_component import LRURefreshPhase
+from .cache_events import KVCacheEventRecorder
 from .cache_evict import TreeEvict
 from .cache_insert import InsertWalkState, TreeInsert
 from .cache_kinds import UnifiedKind as UK, WingBranch
@@ -44,8 +46,10 @@ TICK = 100_000  # one read of SGLang's clock (1.0); a match's path is stamped 1 
 
 class UnifiedTreeCore(TreeInsert, TreeEvict):
     def __init__(self, components: dict[ComponentType, TreeComponent], page_size: int,
-                 eviction_policy: str, tracer: WingTracer, device: torch.device) -> None:
+                 eviction_policy: str, tracer: WingTracer, device: torch.device,
+                 kv_events: KVCacheEventRecorder | None = None) -> None:
         self.page_size = page_size
+        self.event_recorder = kv_events or KVCacheEventRecorder(False, page_size)
         self.component_types = tuple(components)
         self.components_by_type = components
         self.components = tuple(components.values())
@@ -75,6 +79,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         self.root_node = self._new_node()
         self.root_node.priority = -sys.maxsize  # any insert's priority replaces it
         self.root_node.key = ()
+        self.root_node.hash_value = []
         self.root_node.component_data[BASE_COMPONENT_TYPE].value = torch.empty(
             (0,), dtype=torch.int64, device=self.device)
         for ct in self.component_types:
@@ -143,6 +148,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         full_kv_hit_length = 0
         validators = tuple(component.create_match_validator() for component in self.components)
         verdicts: tuple = ()
+        walked: list[UnifiedTreeNode] = []   # the nodes whose Full slots ``value`` holds, in order
 
         def update_best_if_valid(node: UnifiedTreeNode) -> None:
             nonlocal best_match_node, best_match_device_value_len, verdicts
@@ -150,9 +156,11 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
             verdicts = tuple((c.component_type, v(node)) for c, v in zip(self.components, validators))  # step: match.validate
             if tr.active: tr.emit("match.validate", UK.VALIDATE, (node,), verdicts=tuple((str(ct), ok) for ct, ok in verdicts), reasons=tuple((str(c.component_type), v.reason) for (c, v), (_, ok) in zip(zip(self.components, validators), verdicts) if not ok))
             if all(ok for _, ok in verdicts):
+                if tr.active:   # the nodes this acceptance adds to what the match returns, this one first
+                    taken = [node, *walked[best_match_device_value_len:len(value) - 1]]
+                    tr.emit("match.best", K.APPEND, taken, matched=sum(len(v) for v in value), slots=tuple(torch.cat(value[best_match_device_value_len:]).tolist()))
                 best_match_node = node  # step: match.best
                 best_match_device_value_len = len(value)
-                if tr.active: tr.emit("match.best", UK.BEST, (node,), matched=sum(len(v) for v in value))
 
         while key_offset < len(key) and child_key in node.children:
             child = node.children[child_key]
@@ -165,11 +173,13 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
                 node = self._split_node(child.key, child, prefix_len)  # step: match.split
                 if tr.active: tr.emit("match.split", K.SPLIT, (node, child), at=prefix_len)
                 value.append(node.full_value())
+                walked.append(node)
                 update_best_if_valid(node)
                 break
             value.append(child.full_value())  # step: match.take
             node = child
-            if tr.active: tr.emit("match.take", K.APPEND, (node,), slots=tuple(node.full_value().tolist()))
+            walked.append(node)
+            if tr.active: tr.emit("match.take", UK.WALK, (node,), slots=tuple(node.full_value().tolist()))
             update_best_if_valid(node)
             key_offset += prefix_len
             if key_offset < len(key):
@@ -230,6 +240,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         new_node.key = child.key[:split_len]
         new_node.hit_count = child.hit_count
         new_node.creation_time = child.creation_time
+        new_node.hash_value, child.hash_value = split_node_hash_value(child.hash_value, split_len, self.page_size)
         child.parent = new_node
         child.key = child.key[split_len:]
         for component in self.components:
@@ -258,6 +269,7 @@ class UnifiedTreeCore(TreeInsert, TreeEvict):
         self.component_evictable_size_[BASE_COMPONENT_TYPE] += n
         self._update_evictable_leaf_sets(new_node)
         self._update_evictable_leaf_sets(parent)
+        self.event_recorder.record_store(new_node)
         if self.tr.active: self.tr.emit("insert.create", K.CREATE, (new_node,), length=len(key), slots=tuple(value.tolist()), priority=priority)
         return new_node
 

@@ -16,19 +16,20 @@ asking each component for an amount. ``Engine`` maps the verbs every caller uses
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import torch
 
 from radixviz.cache.contract import Component, FreedSlots, Matched
 from radixviz.cache.evict_policy import eviction_key
 from radixviz.cache.facade import Engine as _Facade, Inserted
-from radixviz.cache.options import (COMPONENTS, EVICTION, MAMBA_CHUNK, MAMBA_PER_PATH, MAMBA_POOL, PAGE, SWA_POOL,
+from radixviz.cache.options import (COMPONENTS, EVICTION, KV_EVENTS, MAMBA_CHUNK, MAMBA_PER_PATH, MAMBA_POOL, PAGE, SWA_POOL,
                                     WINDOW, default_mamba_pool)
 from .cache import UnifiedRadixCache
 from .cache_counted import CountedMambaPool, CountedPages, CountedSWAPages
 from .cache_facade_pool import KVPool, MambaPicture, SWAPicture
 from .cache_params import EvictParams, InsertParams, MatchPrefixParams, MatchResult, Req
+from .engine_loop import Held, InsertedAs, LoopVerbs
 from .invariants_pools import check_facade_pools
 from .node import ComponentType, UnifiedTreeNode
 from .preview import preview_match
@@ -36,29 +37,16 @@ from .snapshot import DECLARED
 
 if TYPE_CHECKING:
     from radixviz.cache.contract import SlotPool
+    from radixviz.cache.kv_events import KVEvent
     from radixviz.cache.pool import TokenToKVPool
     from radixviz.cache.snapshot import MatchPreview
 
 FULL, SWA, MAMBA = ComponentType.FULL, ComponentType.SWA, ComponentType.MAMBA
 
 
-class Held(NamedTuple):
-    """One lock the facade keeps for its holder: the receipt, and the holder's Mamba slot."""
-    receipt: object
-    mamba_slot: torch.Tensor | None
-
-
-class InsertedAs(NamedTuple):
-    """How the last insert was handed to the cache (a script's result reports it)."""
-    prev_prefix_len: int
-    swa_evicted: int
-    mamba_slot: int | None
-    mamba_exist: bool
-
-
 # SGLang's ``total_size`` is a pair (Full tokens, the other components'), where the contract's
 # TracedCache says one number: the facade's ``total_size`` below gives the Full tokens
-class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-var]
+class Engine(LoopVerbs, _Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-var]
     """The unified engine: ``components`` (full, swa, mamba), ``window``, ``page_size``,
     ``mamba_chunk``, ``eviction_policy``, the pools' sizes and ``mamba_per_path``."""
 
@@ -73,7 +61,7 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
                                   kv_size=s.pool_size,
                                   swa_kv_size=s.of(SWA_POOL), mamba_size=mamba_size,
                                   eviction_policy=s.of(EVICTION), mamba_max_states_per_path=-1 if cap is None else cap,
-                                  device=self.pool.device)
+                                  device=self.pool.device, enable_kv_events=s.of(KV_EVENTS))
         # SGLang's allocators, counted (cache_counted.py), in the cache's place and the facade's
         page = s.of(PAGE)
         if cache.swa_enabled:
@@ -111,14 +99,27 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
         return self._evict(component.name, EvictParams(**{amount: num_tokens}), freed)
 
     def evict(self, num_tokens: int, freed: FreedSlots | None = None, component: str | None = None) -> int:
+        """``evict N`` (and an allocation's shortfall): room for ``num_tokens`` more tokens. With
+        one pool, SGLang's ``evict`` of that many Full tokens; with the SWA pool beside it,
+        what each pool lacks for them, as SGLang's allocator asks (``evict_to_free_tokens``:
+        ``evict_for_alloc`` with the Full and the SWA shortfall). ``evict N swa|mamba``: that
+        component alone. Returns the Full slots freed (``component``'s, when named)."""
         if component is not None and component != self.memory[0].name:
             return self.evict_component(self.component(component), num_tokens, freed)
-        return self._evict("full", EvictParams(num_tokens=num_tokens), freed)
+        if not self.cache.swa_enabled or num_tokens <= 0:
+            return self._evict("full", EvictParams(num_tokens=num_tokens), freed)
+        pool = self.pool
+        assert isinstance(pool, KVPool)
+        full, swa = pool.shortfalls(num_tokens + pool.available_size())
+        return self._evict("full", EvictParams(num_tokens=full, swa_num_tokens=swa), freed, for_alloc=True)
 
     def evict_backbone(self, num_tokens: int, release: Callable[[torch.Tensor], int]) -> None:
         self._evict("full", EvictParams(num_tokens=num_tokens), None)
 
-    def _evict(self, name: str, params: EvictParams, freed: FreedSlots | None) -> int:
+    def _evict(self, name: str, params: EvictParams, freed: FreedSlots | None, for_alloc: bool = False) -> int:
+        """The cache's eviction of ``params``; returns how many slots of ``name`` became free
+        (nothing asked, as an allocation's shortfall below zero asks: nothing done)."""
+        params = EvictParams(*(max(0, n) for n in (params.num_tokens, params.swa_num_tokens, params.mamba_num)))
         total = 0
 
         def heard(component: str, slots: torch.Tensor) -> None:
@@ -128,7 +129,10 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
                 if freed is not None:
                     freed(slots)
         with self.listening(heard):
-            self.cache.evict(params)
+            if for_alloc:
+                self.cache.evict_for_alloc(params)
+            else:
+                self.cache.evict(params)
         return total
 
     def listening(self, listener: Callable[[str, torch.Tensor], None]) -> _Listening:
@@ -173,7 +177,8 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
             self.pool.free(tail)
             if freed is not None:
                 freed("tail", tail)
-        self.last_insert = InsertedAs(prev, evicted, None if state is None else int(state[0]), result.mamba_exist)
+        self.last_insert = InsertedAs(prev, evicted, None if state is None else int(state[0]), result.mamba_exist,
+                                      result.last_device_node)
         own = kept[prev:]
         still = self.pool.mem_state[own] > 0 if own.numel() else torch.zeros(0, dtype=torch.bool)
         return Inserted(result.prefix_len, own[still], own[~still], tail)
@@ -270,6 +275,10 @@ class Engine(_Facade[UnifiedRadixCache, UnifiedTreeNode]):  # type: ignore[type-
 
     def protected_size(self) -> int:
         return self.cache.protected_size()
+
+    def take_events(self) -> list[KVEvent]:
+        """The KV events since the last call (cache_events.py: Full KV pages only, as v0.5.23)."""
+        return self.cache.tree_core.event_recorder.take()
 
     def total_size(self) -> int:
         return self.cache.total_size()[0]

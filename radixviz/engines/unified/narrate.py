@@ -39,7 +39,8 @@ def _slots(frame: Frame) -> str:
 def _match_result(d) -> str:
     line = f"match_prefix returns {d['matched']} token(s)"
     if d["full_hit"] > d["matched"]:
-        line += f"; the Full KV held {d['full_hit']}, cut by {' and '.join(d['refused']) or 'a node above'}"
+        why = " and ".join(f"{c} ({reason})" for c, reason in d.get("reasons", ())) or "a node above"
+        line += f"; the Full KV held {d['full_hit']}, cut by {why}"
     return line
 
 
@@ -73,7 +74,9 @@ def _free(frame: Frame) -> str:
 
 _BY_LABEL = {
     "match.validate": lambda f: f"judge {_name(f)}: {_verdicts(f.data)}",
-    "match.best": lambda f: f"{_name(f)} suits every component: a match may end here ({f['matched']} tokens)",
+    "match.take": lambda f: f"walk past {_name(f)}: Full slots {slot_ranges(f['slots'])} (returned only if a node "
+                            "at or below it is accepted)",
+    "match.best": lambda f: f"{_name(f)} suits every component: the match reaches it ({f['matched']} tokens)",
     "match.stamp": lambda f: f"stamp the path down to {_name(f)} as just used",
     "match.branch": lambda f: "branching point: " + "; ".join(
         w for w in (f"keep a window up to token {f['swa']}" if f["swa"] is not None else "",
@@ -121,6 +124,10 @@ def describe(frame: Frame) -> str | None:
     if frame.event is None:
         if kind == "page_size":
             return f"page size {d['page_size']}: a fresh, empty unified tree"
+        if kind == "events":
+            return f"KV events {d['kv_events']}: a fresh, empty unified tree" + (
+                " that reports each Full KV page it stores and frees (SWA and Mamba send nothing, as in "
+                "v0.5.23)" if d["kv_events"] == "on" else "")
         if kind == "option":
             return ", ".join(f"{k.replace('_', ' ')} {v if not isinstance(v, tuple) else ','.join(v)}"
                              for k, v in d.items()) + ": a fresh, empty unified tree"
@@ -145,8 +152,11 @@ WHY_STEP = {
                       "says whether a match may end there: Full if the node holds its KV; SWA if the "
                       "tokens since the last SWA tombstone fill a window; Mamba if a state was kept at "
                       "the node's end.",
-    "match.best": "A match ends at the deepest node every component accepted. What the walk passes below "
-                  "it is Full KV the request cannot use.",
+    "match.take": "The walk follows the Full KV as far as the key goes, collecting each node's slots. A "
+                  "match returns them only up to the deepest node every component accepts.",
+    "match.best": "A match ends at the deepest node every component accepted: this node and the ones the "
+                  "walk passed above it are now what it returns. Full KV the walk passes below the last "
+                  "such node is KV the request cannot use.",
     "match.stamp": "The matched node and its ancestors get a fresh access time, each a little older than "
                    "its child. The SWA and Mamba LRU lists move the nodes the request reads to their "
                    "recent end.",

@@ -63,7 +63,7 @@ class UnifiedTreeNode:
     ``lru_prev``/``lru_next`` thread the node through each auxiliary component's LRU list."""
 
     __slots__ = ("id", "key", "children", "parent", "component_data", "last_access_time",
-                 "creation_time", "hit_count", "priority", "lru_prev", "lru_next", "_snap")
+                 "creation_time", "hit_count", "priority", "lru_prev", "lru_next", "hash_value", "_snap")
 
     def __init__(self, node_id: int, last_access_time: int, creation_time: int,
                  priority: int = 0) -> None:
@@ -80,6 +80,7 @@ class UnifiedTreeNode:
         self.priority = priority
         self.lru_prev: list = [None] * len(ComponentType)
         self.lru_next: list = [None] * len(ComponentType)
+        self.hash_value: list[str] | None = None  # its pages' SHA-256 chain, once KV events ask for it
         self._snap: object | None = None  # cached snapshot, dropped when this subtree changes
 
     def component(self, component_type: ComponentType) -> ComponentData:

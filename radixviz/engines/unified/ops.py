@@ -104,5 +104,11 @@ class UnifiedOps(EngineOps):
         session._step("eviction", "eviction", __name__, policy=op.mode)
         return {"eviction_policy": op.mode}
 
+    def _do_events(self, op: Op) -> dict:  # step: op.events
+        session = self.session
+        session.set_option("kv_events", op.mode == "on")  # step: events
+        session._step("events", "events", __name__, kv_events=op.mode)
+        return {"kv_events": op.mode}
+
 
 OPS = UnifiedOps

@@ -64,6 +64,18 @@ class LoopHooks:
         """Keyword arguments for ``admission.admit`` (a load back and a re-match)."""
         return {}
 
+    def insert_finished(self, req: Any, tokens: tuple, slots: Any) -> None:
+        """Put a finished request's ``tokens`` into the tree with their ``slots`` (one pool
+        reference each, handed over): the facade's insert, with the request's priority where
+        the engine takes one. An engine whose insert takes more of the request (the unified
+        tree's Mamba state and checkpoint) overrides it."""
+        self.scheduler.engine.insert(tokens, slots, req.priority)
+
+    def cache_unfinished(self, req: Any) -> bool:
+        """Insert a running request's prompt after its prefill the engine's own way; False:
+        the loop's (steps.cache_unfinished)."""
+        return False
+
     def finish(self, stats: SimStats) -> None:
         """Add this engine's totals to ``stats`` when the run's result is taken."""
 

@@ -25,7 +25,8 @@ from radixviz.render.pool import PoolGrid
 from radixviz.render.summary import op_result
 from radixviz.render.tree import TreeView
 from radixviz.script import describe
-from radixviz.script.sides import engine_sides
+from radixviz.cache.engines import default_engine, engine_spec, engine_with
+from radixviz.script.sides import engine_sides, later_sides
 from radixviz.tui.widgets.footer import FittingFooter
 
 SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
@@ -33,8 +34,15 @@ SIDES = (("fixed", "fixed matcher (#7)"), ("buggy", "BUGGY matcher (pre-#7)"))
 
 def engine_columns(session: Session) -> tuple[SideConfig, SideConfig]:
     """The compare across time for a session: its 2024 matcher beside the 2026 engine with
-    its page size and policy (page 1, LRU when it started on the 2024 engine)."""
+    its page size and policy (page 1, LRU when it started on the 2024 engine); a session of a
+    later engine (the unified tree): the 2026 engine beside it, with its own options."""
     start = session.initial
+    engine = start["engine"]
+    if engine not in (default_engine(), engine_with("pages", without="host_tier")):
+        spec = engine_spec(engine)
+        more = tuple((o.name, start[o.name]) for o in spec.options
+                     if o.name not in ("page_size", "eviction_policy") and o.name in start)
+        return later_sides(engine, start["page_size"], start["eviction_policy"], more)
     return engine_sides(buggy=session.initial_buggy, page_size=start["page_size"],
                         eviction_policy=start["eviction_policy"])
 

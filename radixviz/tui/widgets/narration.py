@@ -226,31 +226,46 @@ class StatusLine(Widget):
         sizes = f"evictable {tree.evictable_size} · total {tree.total_size} · free {pool.free}"
         step = f" · step {frame.number}/{total_frames}"
         ops = f" · op {min(frame.op_index + 1, op_count)}/{op_count}"
-        # each further pool the engine declares: its name and slots in use (a host pool, a window's)
-        pools = "".join(f" · {c.name} {len(counts) - counts.count(0)}/{len(counts)}"
-                        for i, c in enumerate(pool.pooled, start=1) for counts in (pool.counts(i),))
+        # each further pool the engine declares: its name and slots in use (a host pool, a window's),
+        # and what the tree holds of it, evictable and protected (in words, else in short)
+        held = {h.component.name: h for h in tree.held[1:]}
+        used = [(c.name, f"{len(counts) - counts.count(0)}/{len(counts)}", held.get(c.name))
+                for i, c in enumerate(pool.pooled, start=1) for counts in (pool.counts(i),)]
+        pools = "".join(f" · {name} {n}" for name, n, _ in used)
+        words = "".join(f" · {name} {n}" + (f" ({h.evictable} evictable, {h.protected} protected)" if h else "")
+                        for name, n, h in used)
+        short = "".join(f" · {name} {n}" + (f" e{h.evictable} p{h.protected}" if h else "") for name, n, h in used)
         full = f"{sizes}/{pool.size}{pools}{step}"
-        self._fit(engine_badge(tree), (full + ops, full, sizes + pools + step, sizes + step), notes)
+        plain = (full + ops, full, sizes + pools + step, sizes + step)
+        if words == pools:   # no further component's sizes to say
+            self._fit(engine_badge(tree), plain, notes)
+            return
+        bodies = (f"{sizes}/{pool.size}{words}{step}{ops}", f"{sizes}/{pool.size}{words}{step}",
+                  f"{sizes}/{pool.size}{short}{step}")
+        # the components' sizes before the badge's settings: those bodies shrink the badge first
+        self._fit(engine_badge(tree), bodies + plain[1:], notes, lead=len(bodies))
 
     def show_empty(self, tree: TreeSnapshot, notes: Sequence[tuple[str, str]] = ()) -> None:
         """Before the first step; ``tree`` is the live cache's snapshot."""
         self._redraw = lambda: self.show_empty(tree, notes)
         self._fit(engine_badge(tree), ("no steps yet",), notes)
 
-    def _fit(self, badge: tuple, bodies: tuple, notes: Sequence[tuple[str, str]]) -> None:
+    def _fit(self, badge: tuple, bodies: tuple, notes: Sequence[tuple[str, str]], lead: int = 0) -> None:
+        """Show the badge and the first body that fits; the first ``lead`` bodies are each worth
+        shrinking the badge for before a later body is tried."""
         width = self.size.width or 10**6
         choices = [(bodies[0], [long for long, _ in notes])]
         choices += [(body, [short for _, short in notes]) for body in bodies]
         # a long badge (an engine with many settings) shrinks to the engine's name before the
         # step counter is cut off
+        labels = tuple(dict.fromkeys((badge[0], badge[0].split(" · ")[0])))
+        first = [(label, body, words) for body, words in choices[:lead + 1] for label in labels] if lead else []
+        rest = [(label, body, words) for label in labels for body, words in choices[lead + 1 if lead else 0:]]
         label, fits = badge[0], False
-        for label in dict.fromkeys((badge[0], badge[0].split(" · ")[0])):
-            for body, words in choices:
-                tail = "".join(f"  {word}" for word in words if word)
-                if len(label) + 1 + len(body) + len(tail) <= width:
-                    fits = True
-                    break
-            if fits:
+        for label, body, words in first + rest:
+            tail = "".join(f"  {word}" for word in words if word)
+            if len(label) + 1 + len(body) + len(tail) <= width:
+                fits = True
                 break
         if not fits:
             label = badge[0]
