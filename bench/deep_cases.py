@@ -233,7 +233,8 @@ def watch_stream(tree: Path, limit: float, blocks: int = 100_000, small: int = 4
         streamed = time.monotonic() - sent
         if painted is None and child.wait_for(lambda t: shown_blocks(t) >= blocks, max(1.0, limit - streamed)):
             painted = time.monotonic() - sent
-        out = {"published_s": round(published, 2), "stream_s": round(streamed, 2), "seconds": None if painted is None else round(painted, 2),
+        out = {"published_s": round(published, 2), "stream_s": round(streamed, 2),
+               "seconds": None if painted is None else round(painted, 2),
                "last_shown": child.wait_for(lambda t: shown_blocks(t) >= blocks + small, 5) is not None}
         child.send(QUIT)
         out.update(child.finish(limit))

@@ -373,3 +373,24 @@ def _in_terminal(argv: list, then, module: bool = True) -> tuple[int, str]:
             proc.kill()
         os.close(main)
     return code, drawn.decode("utf-8", "replace")
+
+
+def test_one_poll_holds_a_bounded_burst_of_big_batches():
+    # each batch a poll applied is held, decoded, until the caller showed it: 13 batches of
+    # 15.7 M tokens read in one burst held them all (2 GB); a poll hands back past 16 MiB read
+    from radixviz.wire.subscriber import BURST_BYTES
+    from wire_helpers import joined
+    pub, watcher = joined(replay=False)
+    try:
+        tokens = BURST_BYTES // 3   # one byte a token: a payload a third of the bound
+        for block in range(1, 7):
+            pub.publish([BlockStored([block], None, [7] * tokens, tokens, None, "GPU")])
+        polls = []
+        deadline = time.monotonic() + HANG_GUARD_S
+        while sum(polls) < 6:
+            assert time.monotonic() < deadline, f"only {sum(polls)} of 6 batches arrived"
+            if got := len(watcher.poll(0.5)):
+                polls.append(got)
+        assert max(polls) <= 4 and len(polls) >= 2
+    finally:
+        close(pub, watcher)

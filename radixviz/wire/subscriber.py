@@ -22,6 +22,10 @@ from .recording import Recorder
 
 REPLAY_TIMEOUT_S = 5.0   # a replay that has not ended by then is given up (what came is kept)
 HARD_MAX_MSG = 256 * 2 ** 20   # ZeroMQ drops the connection of a peer sending a bigger message
+# the bytes of messages one poll reads before it hands back what it applied: each applied
+# batch is held, decoded, until the caller has shown it (a 16 MiB payload of small tokens
+# decodes to a few hundred MB)
+BURST_BYTES = 16 * 2 ** 20
 REPLAY_HWM = 256               # replies queued unread: a 15 MB reply each is the most it holds
 # what the monitor of a socket reports: a drop is said, a publisher's (re)joining subscribed
 MONITORED = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
@@ -108,6 +112,7 @@ class Watcher:
         the batches applied, oldest first."""
         deadline = time.monotonic() + timeout_s
         applied: list[Applied] = []
+        taken = 0   # bytes read by this poll
         while True:
             applied += self._overdue()
             wait = 0 if applied else max(0.0, min(deadline - time.monotonic(), 0.2))
@@ -119,10 +124,13 @@ class Watcher:
                     continue
                 # NOBLOCK: poll said one is there; a burst is read up to what arrived
                 for _ in range(1000):
+                    if taken > BURST_BYTES:
+                        break
                     try:
                         frames = sock.recv_multipart(zmq.NOBLOCK)
                     except zmq.Again:
                         break
+                    taken += sum(map(len, frames))
                     applied += self._feed(stream, channel, frames)
             if applied or time.monotonic() >= deadline:
                 return applied
