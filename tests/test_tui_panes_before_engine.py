@@ -74,3 +74,16 @@ def test_the_panes_need_no_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_a_lesson_on_another_engine_shows_that_engine_before_its_first_step():
+    # lesson 18 opens with `engine unified`: before its first step the panes showed the
+    # default engine's tree ("matcher fixed", the 2024 switch the lesson never uses)
+    from radixviz.lessons import load_lessons
+    lesson = next(one for one in load_lessons() if one.number == 18)
+    app = RadixvizApp("lesson", lesson=lesson, device="cpu")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.screen.model is not None)
+        await wait_until(pilot, lambda: "unified" in "\n".join(pane_rows(app, "#tree-pane")))
+        tree = "\n".join(pane_rows(app, "#tree-pane"))
+        assert "matcher" not in tree and "matcher" not in "\n".join(pane_rows(app, "#status-line"))

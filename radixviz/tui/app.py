@@ -215,7 +215,11 @@ class RadixvizApp(BrowserTab, RadixvizAppBase):   # app_base.py: what the screen
 
     def open_lesson(self, lesson) -> None:
         from radixviz.tui.screens.lesson import LessonScreen   # Textual: a screen loads when it opens
-        load = session_loader(self.pool_size, self.buggy, self.device)
+        # a lesson that opens with ``engine NAME`` shows that engine's empty tree and pools before
+        # its first step, not the default engine's (whose switches it never uses)
+        ops = lesson.operations
+        first = {"engine": ops[0].mode} if ops and ops[0].name == "engine" and ops[0].mode else None
+        load = session_loader(self.pool_size, self.buggy, self.device, engine_options=first)
         self.push_screen(LessonScreen(lesson, load, export_dir=self.export_dir))
 
     def open_challenges(self) -> None:
