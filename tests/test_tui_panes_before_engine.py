@@ -87,3 +87,20 @@ async def test_a_lesson_on_another_engine_shows_that_engine_before_its_first_ste
         await wait_until(pilot, lambda: "unified" in "\n".join(pane_rows(app, "#tree-pane")))
         tree = "\n".join(pane_rows(app, "#tree-pane"))
         assert "matcher" not in tree and "matcher" not in "\n".join(pane_rows(app, "#status-line"))
+
+
+async def test_a_pools_title_wider_than_its_pane_wraps_between_words(tmp_path):
+    # at 80x24 the pool pane is 36 columns: "Mamba state pool · one state a node" was cut to
+    # "... one state a" with nothing to say more was there
+    from radixviz.tui.widgets.pool_pane import pool_lines
+    from tui_helpers import stepper
+    script = 'engine unified\ncomponents full,mamba\ninsert "You_are_kind._Q1"\n'
+    async with stepper(tmp_path, script, size=(80, 24)) as (app, pilot):
+        await pilot.press("end")
+        pane = app.screen.query_one("#pool-pane")
+        await wait_until(pilot, lambda: bool(pane.view_width))
+        frame = app.screen.model.frame
+        lines = [line.plain for line in pool_lines(frame.pool, frame.marks, pane.view_width)]
+        title = next(i for i, line in enumerate(lines) if line.startswith("Mamba"))
+        assert " ".join(lines[title:title + 2]).startswith("Mamba state pool · one state a node")
+        assert all(len(line) <= pane.view_width for line in lines[title:title + 2])

@@ -5,6 +5,7 @@ for a slot shared by that many holders. Slots the current step touches sit in br
 """
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from collections import OrderedDict
@@ -220,35 +221,44 @@ def pool_title(component, pool=None) -> Text:
     return title
 
 
+def _title_lines(component, width: int) -> list[Text]:
+    """A pool's heading in lines of at most ``width`` cells, broken between words."""
+    return [Text(line, style="bold") for line in textwrap.wrap(component.title, max(width, 12))] or [Text("")]
+
+
 class StackedPoolRows:
     """Every declared pool's lines as one lazily built sequence: each pool's title, rows and
     legend, a blank line between pools (the interface of ``PoolRows``)."""
 
     def __init__(self, pool, marks=None, width: int = 40) -> None:
         tree = pool.tree
-        self.parts: list = [(pool_title(tree.components[0]), PoolRows(pool, marks, width))]
+        # a title wider than the pane wraps between words (at 80 columns a pool's title is
+        # longer than its pane): each part is (its title's lines, its rows)
+        self.parts: list = [(_title_lines(tree.components[0], width), PoolRows(pool, marks, width))]
         for i, component in enumerate(pool.pooled, start=1):
             grid = ComponentGrid(pool, i, marks)
             rows = _GridRows(grid, width)
-            self.parts.append((pool_title(component), rows))
+            self.parts.append((_title_lines(component, width), rows))
         self._starts: list = []
         at = 0
-        for i, (_title, rows) in enumerate(self.parts):
+        for i, (titles, rows) in enumerate(self.parts):
             self._starts.append(at)
-            at += 1 + len(rows) + (1 if i < len(self.parts) - 1 else 0)
+            at += len(titles) + len(rows) + (1 if i < len(self.parts) - 1 else 0)
         self._length = at
 
     def __len__(self) -> int:
         return self._length
 
     def __getitem__(self, index: int) -> Text:
-        for start, (title, rows) in zip(reversed(self._starts), reversed(self.parts)):
+        if not 0 <= index < self._length:
+            raise IndexError(index)   # iterating it ends here
+        for start, (titles, rows) in zip(reversed(self._starts), reversed(self.parts)):
             if index >= start:
                 offset = index - start
-                if offset == 0:
-                    return title
-                if offset - 1 < len(rows):
-                    return rows[offset - 1]
+                if offset < len(titles):
+                    return titles[offset]
+                if offset - len(titles) < len(rows):
+                    return rows[offset - len(titles)]
                 return Text("")
         raise IndexError(index)
 
@@ -261,15 +271,16 @@ class StackedPoolRows:
         index = 1 if host else 0
         if index >= len(self.parts):
             return None
-        line = self.parts[index][1].line_of(slot)
-        return None if line is None else self._starts[index] + 1 + line
+        titles, rows = self.parts[index]
+        line = rows.line_of(slot)
+        return None if line is None else self._starts[index] + len(titles) + line
 
     @property
     def focus(self) -> int | None:
         """The row of the first touched slot, in the first pool that has one."""
-        for start, (_title, rows) in zip(self._starts, self.parts):
+        for start, (titles, rows) in zip(self._starts, self.parts):
             if rows.focus is not None:
-                return start + 1 + rows.focus
+                return start + len(titles) + rows.focus
         return None
 
 
