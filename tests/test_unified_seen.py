@@ -191,3 +191,16 @@ async def test_the_sandbox_paints_the_components_a_tombstone_and_why_a_match_sto
             await pilot.pause()
         assert "swa ✗ (only 2 of the 4 window tokens since the last tombstone)" in narration(app)
         assert "cache_tree.py" in code_text(app) and "update_best_if_valid" in code_text(app)   # the engine's own line
+
+
+def test_the_allocation_step_says_v0523_frees_only_the_shortfall():
+    # v0.5.23's allocator (allocator/base.py evict_to_free_tokens) evicts the shortfall, as the
+    # session does; the first release's words ("asked ... the whole number") are not its
+    from radixviz.script import parse_script
+    from radixviz.script.narrate import explain
+    session = Session(64, device="cpu", engine="unified")
+    for op in parse_script('insert "abcd"'):
+        session.apply(op)
+    words = [explain(frame) for frame in session.frames if frame.kind == "alloc"]
+    assert words and all("evict_to_free_tokens evicts the shortfall" in w for w in words)
+    assert not any("whole number of new tokens" in w for w in words)

@@ -192,6 +192,10 @@ WHY_STEP = {
     "evict.result": "The call returns what each component freed.",
 }
 WHY_KIND = {
+    "alloc": "As in the scheduler, the request's tokens get fresh slots first and the tree is told about "
+             "them afterwards. When a pool is short, the tree is asked to free just the missing slots, as "
+             "v0.5.23's allocator asks (evict_to_free_tokens evicts the shortfall; the first release and "
+             "March's code asked for all the new tokens).",
     "tombstone": "The node stays in the tree with its Full KV; only this component's data left. A match "
                  "can pass through it, but SWA needs a whole window below it and Mamba a state at the "
                  "node where the match ends.",
@@ -209,5 +213,7 @@ WHY_KIND = {
 def explain(frame: Frame) -> str | None:
     """Why a unified step happens, or None (narrate.py's words serve)."""
     if frame.event is None:
+        if frame.kind == "alloc":
+            return WHY_KIND["alloc"]
         return "A different component mix, window or pool starts an empty tree." if frame.kind == "option" else None
     return WHY_STEP.get(frame.label) or WHY_KIND.get(frame.kind)
