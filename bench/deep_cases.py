@@ -50,7 +50,7 @@ CHILD = ("import atexit, os, sys\n"
          "main(sys.argv[1:])\n")
 ANSI = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78DEHMc])")
 BLOCKS = re.compile(r"GPU\)?: ([0-9,]+) blocks")
-LEFT, QUIT = b"\x1b[D", b"q"
+LEFT, RIGHT, QUIT = b"\x1b[D", b"\x1b[C", b"q"
 
 
 class Child:
@@ -195,10 +195,15 @@ def watch_comb(tree: Path, limit: float, levels: int = 3_000) -> dict:
         if painted is not None:
             pub.publish([BlockStored([7 * 10 ** 9], levels, [90], 1, None, "GPU")])
             child.wait_for(lambda t: shown_blocks(t) > 2 * levels, limit)
-            mark = len(child.plain())
-            child.send(LEFT)
-            back = child.wait_for(lambda t: "kept" in t[mark:], 10)
-            out["key_s"] = None if back is None else round(back, 3)
+            # a person looks at the screen before a key: half a second, then ← three times
+            keys = []
+            for key, shows in ((LEFT, "kept"), (RIGHT, "live"), (LEFT, "kept")):
+                time.sleep(0.5)
+                mark = len(child.plain())
+                child.send(key)
+                seen = child.wait_for(lambda t, mark=mark, shows=shows: shows in t[mark:], 10)
+                keys.append(None if seen is None else round(seen, 3))
+            out["key_s"] = keys
         child.send(QUIT)
         out.update(child.finish(limit))
         out["quit_s"] = out.pop("waited_s")

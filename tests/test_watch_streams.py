@@ -394,3 +394,34 @@ def test_one_poll_holds_a_bounded_burst_of_big_batches():
         assert max(polls) <= 4 and len(polls) >= 2
     finally:
         close(pub, watcher)
+
+
+async def test_a_still_screen_makes_ahead_what_left_shows_so_the_keys_remake_nothing(monkeypatch):
+    # a step at the bottom of a 3,000-level comb changes every edge above it: made when the
+    # key came, it took 70-210 ms of CPU a key; made while the screen is still, the key finds it
+    from radixviz.wire import tree_snapshot
+    levels = 3_000
+    pub = Publisher(LOCAL, None, "kv-events")
+    watcher = Watcher(pub.endpoint, None, "kv-events")
+    assert pub.wait_for_subscriber(HANG_GUARD_S)
+    app = WatchApp(app_args(), watcher.core, watcher=watcher)
+    made: list = []
+    edge = tree_snapshot.TreeBuilder._edge
+    monkeypatch.setattr(tree_snapshot.TreeBuilder, "_edge", lambda self, *a: made.append(1) or edge(self, *a))
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            pub.publish(comb(levels))
+            await wait_for(pilot, lambda: f"{2 * levels:,} blocks" in figures(app), "the comb")
+            for leaf in range(3):   # three one-leaf batches at the bottom
+                pub.publish([BlockStored([7 * 10 ** 9 + leaf], levels, [90 + leaf], 1, None, "GPU")])
+                shown = f"{2 * levels + leaf + 1:,} blocks"
+                await wait_for(pilot, lambda shown=shown: shown in figures(app), "a leaf")
+            for key, place in (("left", "batch 3 of 4 kept"), ("left", "batch 2 of 4 kept"),
+                               ("right", "batch 3 of 4 kept")):
+                await wait_for(pilot, lambda: app.view._ahead is not None, "the picture made ahead")
+                made.clear()
+                await pilot.press(key)
+                await wait_for(pilot, lambda place=place: place in figures(app), place)
+                assert made == [], f"{key} made {len(made)} pictures of edges again"
+    finally:
+        close(pub)

@@ -28,6 +28,7 @@ DEFAULT_HISTORY_MB = 200   # the changes kept to step back through (--history-mb
 ENTRY_BYTES = 200          # an entry's own objects
 CHANGE_BYTES = 120         # a change's tuple and key
 SEED_CHANGES = 2_000       # a batch changing more blocks than this (and a quarter of the tree) comes whole
+BEHIND_KEPT = 4             # ← steps whose picture before is kept for → (each a copy of the tree)
 QUIET_S = 3.0              # past this with nothing from the publisher, the figures say so
 
 
@@ -89,6 +90,8 @@ class LiveView:
         self._numbers = 0
         self._seeded: set = set()            # ranks whose first batch went out (feeder's side)
         self._shown: tuple | None = None     # (what it showed, the Moment) of the last ``moment()``
+        self._ahead: tuple | None = None     # (the state it was made in, cursor, shown) by prepare_back
+        self._behind: list = []              # (the state after ←, the cursor and shown before it), newest last
         core.record_changes = True
         core.listeners.append(self.arrived)
 
@@ -169,31 +172,73 @@ class LiveView:
 
     def back(self) -> bool:
         """Show the batch before the one shown (of the same rank); False at the oldest kept."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == self._state():   # made in idle time (prepare_back)
+            # what was shown stays whole (ahead was made on copies): → shows it again
+            behind = (self.cursor, self._shown)
+            self.cursor, self._shown = ahead[1], ahead[2]
+            self._behind = [*self._behind[-(BEHIND_KEPT - 1):], (self._state(), *behind)]
+            return True
+        cursor = self._back_of(self.cursor, copy=False)
+        if cursor is None:
+            return False
+        self.cursor = cursor
+        return True
+
+    def prepare_back(self, arrived_at: float | None = None) -> Moment | None:
+        """Make, in idle time, what ← will show (the tree a batch earlier, its picture and
+        figures) on copies, so the key finds it made: on a comb thousands of levels deep a
+        batch at the bottom remakes every edge above it. The Moment, or None at the oldest."""
+        state = self._state()
+        if self._ahead is not None and self._ahead[0] == state:
+            return self._ahead[2][1]
+        cursor = self._back_of(self.cursor, copy=True)
+        if cursor is None:
+            self._ahead = None
+            return None
+        shown = self._moment_of(cursor.rank, cursor.tree, cursor.builder, cursor.at, True, arrived_at)
+        self._ahead = (state, cursor, shown)
+        return shown[1]
+
+    def _state(self) -> tuple:
+        cursor = self.cursor
+        return (self.shown_rank(), id(cursor), cursor.at if cursor is not None else None, self.core.batches,
+                len(self.history), self.dropped)
+
+    def _back_of(self, cursor: _Cursor | None, copy: bool) -> _Cursor | None:
+        """``cursor`` (None: the live tree, copied) stepped back one batch of its rank; a copy
+        of it when ``copy``; None at the oldest batch kept."""
         rank = self.shown_rank()
         if rank is None:
-            return False
-        cursor = self.cursor
+            return None
         if cursor is None:
             newest = next(self._rank_entries(rank), None)
             if newest is None:
-                return False
+                return None
             tree = self.trees[rank].copy()
             cursor = _Cursor(rank, newest.number, tree, self.builders[rank].copy(tree))
+        elif copy:
+            tree = cursor.tree.copy()
+            cursor = _Cursor(cursor.rank, cursor.at, tree, cursor.builder.copy(tree))
         entry = self._entry(cursor.at)
         before = next((e for e in self._rank_entries(rank) if e.number < cursor.at), None)
         if entry is None or before is None:
-            return False
+            return None
         cursor.tree.replay(entry.changes, undo=True)
         cursor.builder.changed(entry.changes)
         cursor.at = before.number
-        self.cursor = cursor
-        return True
+        return cursor
 
     def forward(self) -> bool:
         """Show the batch after the one shown; back to following the stream after the newest."""
         cursor = self.cursor
         if cursor is None:
             return False
+        behind = self._behind.pop() if self._behind else None
+        if behind is not None and behind[0] == self._state():   # ← came from there, nothing changed since
+            self.cursor, self._shown = behind[1], behind[2]
+            return True
+        self._behind = []
         after = next((e for e in self._rank_entries(cursor.rank, newest_first=False) if e.number > cursor.at), None)
         if after is None or after is next(self._rank_entries(cursor.rank), None):
             self.cursor = None
@@ -237,16 +282,22 @@ class LiveView:
             tree, builder = self.trees[rank], self.builders[rank]
             newest = next(self._rank_entries(rank), None)
             number = newest.number if newest is not None else 0
+        self._shown = self._moment_of(rank, tree, builder, number, cursor is not None, arrived_at)
+        return self._shown[1]
+
+    def _moment_of(self, rank: int, tree: BlockTree, builder: TreeBuilder, number: int, stepping: bool,
+                   arrived_at: float | None) -> tuple:
+        """(its key, the Moment) of batch ``number`` of ``rank`` on ``tree``; the last shown
+        again when nothing it says has changed."""
         entry = self._entry(number)
         seq = entry.seq if entry is not None else (tree.last_seq or 0)
         wire = entry.wire if entry is not None else None
-        key = (rank, number, cursor is not None, self.core.batches, self.quiet_for(arrived_at) // 1)
+        quiet = self.quiet_for(arrived_at)
+        key = (rank, number, stepping, self.core.batches, quiet // 1 if quiet >= QUIET_S else 0)
         if self._shown is not None and self._shown[0] == key:
-            return self._shown[1]
+            return self._shown
         snapshot = builder.snapshot()
-        moment = Moment(seq, rank, snapshot, self.figures(seq, rank, tree, snapshot, arrived_at, wire))
-        self._shown = (key, moment)
-        return moment
+        return key, Moment(seq, rank, snapshot, self.figures(seq, rank, tree, snapshot, arrived_at, wire))
 
     def quiet_for(self, arrived_at: float | None) -> float:
         """Seconds since the publisher last sent anything (0 while it sends, or before it did)."""

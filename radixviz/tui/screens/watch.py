@@ -11,10 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from radixviz.render.views import stream as _stream_views  # noqa: F401 - registers the stream tree's header
 from radixviz.tui.widgets.tree_pane import TreePane
+
+# after this long without a redraw, the screen makes ahead what ← will show (wire/live.py prepare_back)
+PREFETCH_AFTER_S = 0.25
 
 CAPTION = ("a stream carries no slots and no access times: 'tokens' are positions from the root, "
            "'N copies' a block sent N times (one prompt in N namespaces)")
@@ -37,6 +41,7 @@ class WatchScreen(Screen):
         self.view, self.title_text = view, title
         self.paused = False             # a recording stops playing (the feeder reads it)
         self._moment = None
+        self._prefetch_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -73,6 +78,23 @@ class WatchScreen(Screen):
         body.append(f"\n\n{CAPTION}", style="dim")
         figures.update(body)
         self.query_one("#log", Static).update(Text("\n".join(self.view.core.last_notes(12))))
+        self._plan_prefetch()
+
+    def _plan_prefetch(self) -> None:
+        # once the screen has been still a moment, make what ← shows next (stream batches keep
+        # putting it off: a busy stream is followed, not stepped through)
+        if self._prefetch_timer is not None:
+            self._prefetch_timer.stop()
+        self._prefetch_timer = self.set_timer(PREFETCH_AFTER_S, self._prefetch)
+
+    def _prefetch(self) -> None:
+        self._prefetch_timer = None
+        trees = self.query("#tree")
+        if not trees:   # the screen is going away
+            return
+        ahead = self.view.prepare_back(getattr(getattr(self.app, "feeder", None), "arrived_at", None))
+        if ahead is not None:
+            trees.first(TreePane).prefetch(ahead)
 
     def action_back(self) -> None:
         self.view.back()
