@@ -34,6 +34,15 @@ class TestTheCommand:
         assert shape["hit_rate"] < alone["hit_rate"]
         assert "reusable under Mamba's rule" not in totals             # no such component
 
+    def test_the_text_report_writes_its_counts_as_the_other_rows_do(self, cli):
+        code, out, err = cli("simulate", "--engine", "unified", "--workload", "few-shot", "--requests", "40",
+                             "--pool-size", "2048", "--shape", "hybrid")
+        assert (code, err) == (0, "")
+        doc = _run(cli, "--shape", "hybrid")
+        admitted = doc["results"]["fcfs"]["stats"]["engine_totals"]["prompt tokens at admission"]
+        row = next(line for line in out.splitlines() if "prompt tokens at admission" in line)
+        assert admitted >= 1000 and f"{admitted:,}" in row   # 9,143, as "prompt tokens reused" writes it
+
     def test_a_linear_attention_model_reuses_only_where_states_were_kept(self, cli):
         doc = _run(cli, "--shape", "linear", "--mamba-chunk", "8")
         totals = doc["results"]["fcfs"]["stats"]["engine_totals"]

@@ -61,7 +61,12 @@ def _priority_rows(table: Table, results: Collection[SimResult]) -> None:
 def _engine_rows(table: Table, results: Collection[SimResult]) -> None:
     """A row per total the engine keeps of its own (``SimStats.engine_totals``), a cell per run."""
     for label in dict.fromkeys(name for r in results for name in r.stats.engine_totals):
-        table.add_row(label, *(str(r.stats.engine_totals.get(label, "–")) for r in results))
+        table.add_row(label, *(_total(r.stats.engine_totals.get(label, "–")) for r in results))
+
+
+def _total(value) -> str:
+    """A count as the table's other rows write theirs (9,143); a share or a dash as given."""
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _optimum_rows(table: Table, results) -> None:
