@@ -23,7 +23,8 @@ from radixviz.sim.block_units import BlockPrompt
 from radixviz.sim.model_api import VOCAB_SIZE
 from radixviz.sim.trace import TraceError
 
-from .lines import json_lines
+from .lines import parse_object, text_lines
+from .mooncake_line import fast_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,8 +46,13 @@ def scan(path: Path, block_size: int) -> Cuts | None:
     its own message); None when a code does not fit 64 bits."""
     codes, outputs = set(), False
     try:
-        for _, _, obj in json_lines(path):
-            ids, length, output = obj.get("hash_ids"), obj.get("input_length"), obj.get("output_length")
+        for _, where, line in text_lines(path):
+            fields = fast_line(line)
+            if fields is None:
+                obj = parse_object(line, where)
+                ids, length, output = obj.get("hash_ids"), obj.get("input_length"), obj.get("output_length")
+            else:
+                ids, length, output = fields.hash_ids, fields.input_length, fields.output_length
             outputs = outputs or not isinstance(output, int) or output > 1
             if not isinstance(ids, list) or not ids or not isinstance(length, int) or isinstance(length, bool):
                 continue
@@ -88,6 +94,12 @@ class BlockUnits:
         size = self.block_size
         base = block * size
         singles = max(0, min(size, self.vocab - base))     # tokens an output token could equal
+        if not singles and not self.cuts(block):
+            found = ((base, size),), [size]    # most blocks: one run, nothing to cut at
+            if len(self.blocks) >= CACHED_BLOCKS:
+                self.blocks.clear()
+            self.blocks[block] = found
+            return found
         units: list = list(range(base, base + singles))
         bounds = [singles, *(c for c in self.cuts(block) if c > singles)]
         bounds += [size] if singles < size else []
@@ -101,9 +113,10 @@ class BlockUnits:
     def prompt(self, ids: list, length: int, where: str) -> BlockPrompt:
         """The prompt of ``length`` tokens over blocks ``ids`` (its last block cut to fit)."""
         units: list = []
+        blocks, of = self.blocks, self.of
         for block in ids[:-1]:
-            units += self.of(block)[0]
-        last, ends = self.of(ids[-1])
+            units += (blocks.get(block) or of(block))[0]
+        last, ends = of(ids[-1])
         part = length - (len(ids) - 1) * self.block_size
         k = bisect_left(ends, part)
         if ends[k] != part:   # the scan saw this line, so its length is a cut: the file changed since
