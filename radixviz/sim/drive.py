@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from collections.abc import Callable, Iterable
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from .latency import LatencyTally
 from .optimum import PromptTree
@@ -25,6 +27,26 @@ if TYPE_CHECKING:
 
 # a long stream keeps at most this many events (refusals, follow-ups, ...) and counts the rest
 MAX_EVENTS = 10_000
+# young collections between two full ones while a run is driven (the collector's third
+# threshold; Python's default is 10)
+FULL_COLLECTION_EVERY = 1000
+
+
+@contextmanager
+def rare_full_collections() -> Iterator[None]:
+    """Full collections a hundred times rarer while the block runs, as before after it.
+
+    A run makes few cycles (nodes point up to their parents, requests to their nodes) but
+    promotes many short-lived objects past the young generations, which triggers full
+    collections; each walked every object the process holds (torch's, the trace's block
+    cache) to free next to nothing (docs/benchmarks.md measures it). The young generations
+    run as before."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTION_EVERY))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 class RunObserver:
@@ -115,6 +137,12 @@ def drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable |
     queue, and so the memory, whatever the trace: a timed arrival that finds it full is
     dropped and counted (``observer.dropped``), as a server sheds load; an untimed one
     stays in the file until there is room (it has no time to miss)."""
+    with rare_full_collections():
+        _drive(sched, arrivals, observer, progress, total, keep_outputs, max_waiting)
+
+
+def _drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable | None, total: int | None,
+           keep_outputs: bool, max_waiting: int | None) -> None:
     pending = iter(arrivals)
     upcoming = next(pending, None)
     while True:
