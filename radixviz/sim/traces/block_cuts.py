@@ -71,10 +71,11 @@ class BlockUnits:
     ``CACHED_BLOCKS`` blocks; ``prompt(ids, length)`` joins them into a BlockPrompt."""
 
     def __init__(self, block_size: int, cuts: Cuts):
-        self.block_size, self.codes = block_size, cuts.codes
+        # a list: bisecting an array makes an int object of each element it looks at
+        self.block_size, self.codes = block_size, cuts.codes.tolist()
         self.vocab = VOCAB_SIZE if cuts.outputs_cached else 0   # tokens below it stay single
         self.high = cuts.codes[-1] if cuts.codes else -1
-        self.blocks: dict = {}    # id -> (units, token offset after each)
+        self.blocks: dict = {}    # id -> (units, token offset after each), tuples
 
     def cuts(self, block: int) -> list:
         """The lengths at which some prompt ends inside ``block``, ascending."""
@@ -93,21 +94,26 @@ class BlockUnits:
             return found
         size = self.block_size
         base = block * size
-        singles = max(0, min(size, self.vocab - base))     # tokens an output token could equal
-        if not singles and not self.cuts(block):
-            found = ((base, size),), [size]    # most blocks: one run, nothing to cut at
-            if len(self.blocks) >= CACHED_BLOCKS:
-                self.blocks.clear()
-            self.blocks[block] = found
-            return found
-        units: list = list(range(base, base + singles))
-        bounds = [singles, *(c for c in self.cuts(block) if c > singles)]
-        bounds += [size] if singles < size else []
-        units += [(base + start, end - start) for start, end in pairwise(bounds)]
-        ends = list(range(1, singles + 1)) + bounds[1:]
+        # tokens an output token could equal
+        singles = 0 if base >= self.vocab else min(size, self.vocab - base)
+        codes = self.codes
+        at = bisect_left(codes, base + 1)
+        cuts = self.cuts(block) if at < len(codes) and codes[at] < base + size else ()
+        # tuples of ints only, which the collector stops tracking: the blocks kept are many
+        if not singles and not cuts:    # most blocks: one run
+            found = ((base, size),), (size,)
+        elif not singles:
+            bounds = (0, *cuts, size)
+            found = tuple([(base + start, end - start) for start, end in pairwise(bounds)]), bounds[1:]
+        else:
+            units: list = list(range(base, base + singles))
+            edges = [singles, *(c for c in cuts if c > singles)]
+            edges += [size] if singles < size else []
+            units += [(base + start, end - start) for start, end in pairwise(edges)]
+            found = tuple(units), (*range(1, singles + 1), *edges[1:])
         if len(self.blocks) >= CACHED_BLOCKS:
             self.blocks.clear()     # start afresh: cheaper than keeping an order of use
-        found = self.blocks[block] = (tuple(units), ends)
+        self.blocks[block] = found
         return found
 
     def prompt(self, ids: list, length: int, where: str) -> BlockPrompt:
