@@ -5,7 +5,8 @@ a stretch of them. A block is cut (its runs end) at every length at which some p
 the trace ends inside it, so that the part-filled last block of one prompt and the same
 block, longer, in another share exactly their common tokens, as the token path shares
 them. Those lengths are read from the trace's headers before the run (``scan``): one pass
-over the file, keeping one 8-byte code per part-filled block. Where some request has more
+over the file, keeping one 8-byte code per part-filled block (a list of ints, bisected
+faster, while the run replays it). Where some request has more
 than one output token (so output tokens enter the tree), a block's tokens below the
 model's vocabulary (``VOCAB_SIZE``: only the first ids' blocks) stay single tokens, since an
 output token may equal one of them.
