@@ -101,7 +101,7 @@ class TokenToKVPool:
         index = self._distinct_index(slots, distinct)
         if index is not None:
             counts = self._counts
-            before = counts[index]
+            before = counts.take(index)
             if _lowest(before) <= 0:
                 raise PoolError(f"slot {int(index[before <= 0].min())} is free: it has no reference to share")
             counts[index] = np.add(before, 1, out=before)
@@ -166,15 +166,18 @@ class TokenToKVPool:
 
     def _free_distinct(self, index: np.ndarray) -> int:
         counts = self._counts
-        after = counts[index]
-        if _lowest(after) <= 0:   # released more often than held: nothing changed yet
+        after = counts.take(index)
+        low = _lowest(after)
+        if low <= 0:   # released more often than held: nothing changed yet
             raise PoolError(f"slot {int(index[after <= 0].min())} is free: it has no reference to release")
         counts[index] = np.subtract(after, 1, out=after)
         self._changes += 1
-        freed = index[after == 0]
-        if len(freed):
-            self._freed.append(freed)     # merged (sorted) by the next allocation
-            self._free_count += len(freed)
+        if low > 1:     # a request's references to the tree's slots: none becomes free
+            return 0
+        # a copy either way: ``index`` may be a view of a request's row, rewritten later
+        freed = index.copy() if _highest(after) == 0 else index[after == 0]
+        self._freed.append(freed)     # merged (sorted) by the next allocation
+        self._free_count += len(freed)
         return len(freed)
 
     def _merged_free_slots(self) -> np.ndarray:

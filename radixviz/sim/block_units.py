@@ -93,6 +93,9 @@ class BlockPrompt(Sequence):
         if not 0 <= index < self.size:
             raise IndexError("prompt index out of range")
         if index >= self.size - 2:     # the model asks for the last two tokens: walk from the end
+            last, back = self.units[-1], self.size - index
+            if last.__class__ is tuple and back <= last[1]:   # inside the last run (most prompts)
+                return last[0] + last[1] - back
             at = self.size
             for unit in reversed(self.units):
                 at -= unit_tokens(unit)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from collections.abc import Callable, Iterable
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from .latency import LatencyTally
 from .optimum import PromptTree
@@ -25,6 +27,33 @@ if TYPE_CHECKING:
 
 # a long stream keeps at most this many events (refusals, follow-ups, ...) and counts the rest
 MAX_EVENTS = 10_000
+# young collections between two full ones while a long run is driven (the collector's
+# third threshold; Python's default is 10)
+FULL_COLLECTION_EVERY = 1000
+LONG_RUN = 5_000    # requests: a run this long (or of unknown length) makes full collections rare
+
+
+@contextmanager
+def rare_full_collections(long: bool = True) -> Iterator[None]:
+    """For a ``long`` run, one full collection now, then full collections a hundred times
+    rarer while the block runs; as before after it. A short run keeps the collector as it is.
+
+    A run makes few cycles but promotes many short-lived objects past the young
+    generations, which triggers full collections; each walked every object the process
+    holds (torch's, the trace's block cache) to free next to nothing (docs/benchmarks.md
+    measures it). What an earlier run left is freed first: a finished run's scheduler,
+    tree and pool are cycles, which only a full collection frees. The young generations
+    run as before."""
+    if not long:
+        yield
+        return
+    gc.collect()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTION_EVERY))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 class RunObserver:
@@ -115,6 +144,12 @@ def drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable |
     queue, and so the memory, whatever the trace: a timed arrival that finds it full is
     dropped and counted (``observer.dropped``), as a server sheds load; an untimed one
     stays in the file until there is room (it has no time to miss)."""
+    with rare_full_collections(total is None or total >= LONG_RUN):
+        _drive(sched, arrivals, observer, progress, total, keep_outputs, max_waiting)
+
+
+def _drive(sched, arrivals: Iterable, observer: RunObserver, progress: Callable | None, total: int | None,
+           keep_outputs: bool, max_waiting: int | None) -> None:
     pending = iter(arrivals)
     upcoming = next(pending, None)
     while True:

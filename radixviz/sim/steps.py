@@ -170,7 +170,9 @@ def finish(s, req: Request) -> None:
         tokens = req.input_ids + tuple(req.output_ids[:n - len(req.input_ids)])
     else:
         tokens = req.input_ids + tuple(req.output_ids)
-    s.hooks.insert_finished(req, tokens, req.kv_row[:n].clone())
+    row = req.kv_row[:n]
+    # the unit engine copies the slots it keeps (unit_engine.py); another engine keeps what it is given
+    s.hooks.insert_finished(req, tokens, row if s.block_units else row.clone())
     s.req_pool.free(req.req_pool_idx)
     s.engine.unlock(req.last_node)
     req.req_pool_idx, req.kv_row = -1, None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from radixviz.cache.contract import CacheNode, FreedSlots, Matched, TracedCache
@@ -46,11 +47,14 @@ class UnitEngine(Engine[TracedCache, CacheNode]):
         self.inner = engine
         self.spec, self.pool, self.settings = engine.spec, engine.pool, engine.settings
         self.cache = engine.cache
-        self.slots: dict[int, torch.Tensor] = {}   # handle -> the unit's slots in the pool
+        # handle -> the unit's slots in the pool, as numpy (the pool's counts are numpy on the
+        # CPU): joining a prefix's units or an evicted leaf's costs less than torch's calls
+        self.slots: dict[int, np.ndarray] = {}
         self._next_handle = 0
         self._handles = torch.empty(0, dtype=torch.int64)   # the next handles, made a chunk at a time
         self._evictable = 0                        # tokens, as the engine's is units
         self._empty = torch.empty(0, dtype=torch.int64, device=self.pool.device)
+        self._on_cpu = self.pool.device.type == "cpu"
 
     def make_cache(self) -> TracedCache:
         return self.inner.cache
@@ -88,11 +92,16 @@ class UnitEngine(Engine[TracedCache, CacheNode]):
         held = self.inner.insert_key(units, self._take_handles(len(units)), priority, extra_key)
         held_tokens = units_tokens(units[:held])
         if held < len(units):
-            new = units[held:]
-            sizes = [u[1] if u.__class__ is tuple else 1 for u in new]
-            kept = slots[held_tokens:]
-            self.slots.update(zip(range(first + held, first + len(units)), kept.split_with_sizes(sizes)))
-            self._evictable += kept.shape[0]
+            # a copy: the caller may hand a view of a request's row, which the next request overwrites
+            kept = slots[held_tokens:].cpu().numpy().copy()
+            table, at = self.slots, 0
+            for handle, unit in enumerate(units[held:], first + held):
+                end = at + (unit[1] if unit.__class__ is tuple else 1)
+                table[handle] = kept[at:end]
+                at = end
+            if at != kept.shape[0]:
+                raise ValueError(f"{kept.shape[0]} slots for new units of {at} tokens")
+            self._evictable += at
         return held_tokens
 
     def insert(self, key: Sequence, slots: torch.Tensor, priority: int | None = None,
@@ -115,7 +124,7 @@ class UnitEngine(Engine[TracedCache, CacheNode]):
         table = self.slots
 
         def released(handles: torch.Tensor) -> int:
-            slots = torch.cat([table.pop(handle) for handle in handles.tolist()])
+            slots = self._tensor(np.concatenate([table.pop(handle) for handle in handles.tolist()]))
             count = release(slots)
             self._evictable -= slots.shape[0]
             return count
@@ -138,7 +147,7 @@ class UnitEngine(Engine[TracedCache, CacheNode]):
         self.inner.evict_backbone(num_tokens, release)
         if not parts:
             return 0
-        slots = torch.cat(parts)
+        slots = self._tensor(np.concatenate(parts))
         total = self.pool.free(slots, distinct=True)   # each leaf's slots are its own
         if total != slots.shape[0]:
             raise InvariantError(f"an evicted leaf's slots were held by a request: {slots.shape[0]} "
@@ -160,6 +169,7 @@ class UnitEngine(Engine[TracedCache, CacheNode]):
     def reset(self, pool: Any = None) -> None:
         self.inner.reset(pool)
         self.pool = self.inner.pool
+        self._on_cpu = self.pool.device.type == "cpu"
         self.slots.clear()
         self._evictable = 0
 
@@ -187,8 +197,13 @@ class UnitEngine(Engine[TracedCache, CacheNode]):
         if count == 0:
             return self._empty
         if count == 1:
-            return table[int(handles[0])]
-        return torch.cat([table[h] for h in handles.tolist()])
+            return self._tensor(table[int(handles[0])])
+        return self._tensor(np.concatenate([table[h] for h in handles.tolist()]))
+
+    def _tensor(self, slots: np.ndarray) -> torch.Tensor:
+        """Slots kept as numpy, as a tensor on the pool's device (on the CPU, the same memory)."""
+        tensor = torch.from_numpy(slots)
+        return tensor if self._on_cpu else tensor.to(self.pool.device)
 
     def _path_tokens(self, node: Any, ref: int) -> int:
         """Tokens on the path from ``node`` up whose count is ``ref``: what a lock (ref 0)

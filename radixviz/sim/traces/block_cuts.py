@@ -5,7 +5,8 @@ a stretch of them. A block is cut (its runs end) at every length at which some p
 the trace ends inside it, so that the part-filled last block of one prompt and the same
 block, longer, in another share exactly their common tokens, as the token path shares
 them. Those lengths are read from the trace's headers before the run (``scan``): one pass
-over the file, keeping one 8-byte code per part-filled block. Where some request has more
+over the file, keeping one 8-byte code per part-filled block (a list of ints, bisected
+faster, while the run replays it). Where some request has more
 than one output token (so output tokens enter the tree), a block's tokens below the
 model's vocabulary (``VOCAB_SIZE``: only the first ids' blocks) stay single tokens, since an
 output token may equal one of them.
@@ -23,7 +24,8 @@ from radixviz.sim.block_units import BlockPrompt
 from radixviz.sim.model_api import VOCAB_SIZE
 from radixviz.sim.trace import TraceError
 
-from .lines import json_lines
+from .lines import parse_object, text_lines
+from .mooncake_line import fast_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,8 +47,13 @@ def scan(path: Path, block_size: int) -> Cuts | None:
     its own message); None when a code does not fit 64 bits."""
     codes, outputs = set(), False
     try:
-        for _, _, obj in json_lines(path):
-            ids, length, output = obj.get("hash_ids"), obj.get("input_length"), obj.get("output_length")
+        for _, where, line in text_lines(path):
+            fields = fast_line(line)
+            if fields is None:
+                obj = parse_object(line, where)
+                ids, length, output = obj.get("hash_ids"), obj.get("input_length"), obj.get("output_length")
+            else:
+                ids, length, output = fields.hash_ids, fields.input_length, fields.output_length
             outputs = outputs or not isinstance(output, int) or output > 1
             if not isinstance(ids, list) or not ids or not isinstance(length, int) or isinstance(length, bool):
                 continue
@@ -65,10 +72,11 @@ class BlockUnits:
     ``CACHED_BLOCKS`` blocks; ``prompt(ids, length)`` joins them into a BlockPrompt."""
 
     def __init__(self, block_size: int, cuts: Cuts):
-        self.block_size, self.codes = block_size, cuts.codes
+        # a list: bisecting an array makes an int object of each element it looks at
+        self.block_size, self.codes = block_size, cuts.codes.tolist()
         self.vocab = VOCAB_SIZE if cuts.outputs_cached else 0   # tokens below it stay single
         self.high = cuts.codes[-1] if cuts.codes else -1
-        self.blocks: dict = {}    # id -> (units, token offset after each)
+        self.blocks: dict = {}    # id -> (units, token offset after each), tuples
 
     def cuts(self, block: int) -> list:
         """The lengths at which some prompt ends inside ``block``, ascending."""
@@ -87,23 +95,35 @@ class BlockUnits:
             return found
         size = self.block_size
         base = block * size
-        singles = max(0, min(size, self.vocab - base))     # tokens an output token could equal
-        units: list = list(range(base, base + singles))
-        bounds = [singles, *(c for c in self.cuts(block) if c > singles)]
-        bounds += [size] if singles < size else []
-        units += [(base + start, end - start) for start, end in pairwise(bounds)]
-        ends = list(range(1, singles + 1)) + bounds[1:]
+        # tokens an output token could equal
+        singles = 0 if base >= self.vocab else min(size, self.vocab - base)
+        codes = self.codes
+        at = bisect_left(codes, base + 1)
+        cuts = self.cuts(block) if at < len(codes) and codes[at] < base + size else ()
+        # tuples of ints only, which the collector stops tracking: the blocks kept are many
+        if not singles and not cuts:    # most blocks: one run
+            found = ((base, size),), (size,)
+        elif not singles:
+            bounds = (0, *cuts, size)
+            found = tuple([(base + start, end - start) for start, end in pairwise(bounds)]), bounds[1:]
+        else:
+            units: list = list(range(base, base + singles))
+            edges = [singles, *(c for c in cuts if c > singles)]
+            edges += [size] if singles < size else []
+            units += [(base + start, end - start) for start, end in pairwise(edges)]
+            found = tuple(units), (*range(1, singles + 1), *edges[1:])
         if len(self.blocks) >= CACHED_BLOCKS:
             self.blocks.clear()     # start afresh: cheaper than keeping an order of use
-        found = self.blocks[block] = (tuple(units), ends)
+        self.blocks[block] = found
         return found
 
     def prompt(self, ids: list, length: int, where: str) -> BlockPrompt:
         """The prompt of ``length`` tokens over blocks ``ids`` (its last block cut to fit)."""
         units: list = []
+        blocks, of = self.blocks, self.of
         for block in ids[:-1]:
-            units += self.of(block)[0]
-        last, ends = self.of(ids[-1])
+            units += (blocks.get(block) or of(block))[0]
+        last, ends = of(ids[-1])
         part = length - (len(ids) - 1) * self.block_size
         k = bisect_left(ends, part)
         if ends[k] != part:   # the scan saw this line, so its length is a cut: the file changed since

@@ -15,6 +15,12 @@ from radixviz.sim.trace import MAX_ID, MAX_LINE_CHARS, TraceError
 
 def json_lines(path: Path):
     """``(line number, where, object)`` for each non-blank line of ``path``."""
+    for number, where, line in text_lines(path):
+        yield number, where, parse_object(line, where)
+
+
+def text_lines(path: Path):
+    """``(line number, where, line)`` for each non-blank line of ``path``, its length checked."""
     try:
         handle = open_stream(path)
     except ReadError as error:
@@ -29,8 +35,7 @@ def json_lines(path: Path):
                     raise TraceError(f"{path}:{number}: line too long (over {MAX_LINE_CHARS:,} characters)")
                 if not line.strip():
                     continue
-                where = f"{path}:{number}"
-                yield number, where, parse_object(line, where)
+                yield number, f"{path}:{number}", line
         except UnicodeDecodeError:
             raise TraceError(f"{path}: not UTF-8 text (a binary file?)") from None
 

@@ -24,7 +24,8 @@ from itertools import chain
 from radixviz.sim.request import RequestSpec
 from radixviz.sim.trace import TraceError
 
-from .lines import Clock, json_lines, shown, time_of, whole
+from .lines import Clock, parse_object, shown, text_lines, time_of, whole
+from .mooncake_line import UNSET, fast_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -89,6 +90,12 @@ def parse(obj: dict, where: str, block_size: int, limits: Limits | None = None,
     if not isinstance(ids, list) or not ids or any(
             isinstance(b, bool) or not isinstance(b, int) or b < 0 for b in ids):
         raise TraceError(f"{where}: hash_ids must be a non-empty list of whole numbers >= 0")
+    return request(length, output, ids, where, block_size, limits, blocks, units)
+
+
+def request(length: int, output: int, ids: list, where: str, block_size: int, limits: Limits | None = None,
+            blocks: Blocks | None = None, units: BlockUnits | None = None) -> RequestSpec:
+    """The request of a line whose fields are each well formed: checked as a whole, then built."""
     count = -(-length // block_size)
     if count != len(ids):
         fits = [size for size in (16, 32, 64, 128, 256, 512, 1024) if -(-length // size) == len(ids)]
@@ -110,7 +117,15 @@ def read(path: Path, block_size: int = DEFAULT_BLOCK, ms_per_pass: float | None 
     """``(arrival pass or None, RequestSpec)`` per line, streamed (prompts as ``units`` when given)."""
     clock = Clock(ms_per_pass, unit_ms=1.0)
     blocks = Blocks(block_size)
-    for _, where, obj in json_lines(path):
-        # the time first: a line refused for its size still says when it came
-        when = clock.pass_of(time_of(obj, ("timestamp",), where), where)
-        yield when, parse(obj, where, block_size, limits, blocks, units)
+    for _, where, line in text_lines(path):
+        fields = fast_line(line)
+        if fields is None:
+            obj = parse_object(line, where)
+            # the time first: a line refused for its size still says when it came
+            when = clock.pass_of(time_of(obj, ("timestamp",), where), where)
+            yield when, parse(obj, where, block_size, limits, blocks, units)
+            continue
+        time = fields.timestamp
+        when = clock.pass_of(None if time is UNSET else time, where)
+        yield when, request(fields.input_length, fields.output_length, fields.hash_ids, where, block_size,
+                            limits, blocks, units)
