@@ -243,3 +243,13 @@ def test_no_large_file_is_tracked():
              if name and not name.startswith(("assets/", "examples/"))
              and (ROOT / name).is_file() and (ROOT / name).stat().st_size > 1_000_000]
     assert large == []
+
+
+def test_no_tracked_file_is_one_the_tree_ignores():
+    """A test run's or a tool's leftovers (coverage data, caches, wheels) are ignored, so one
+    that is tracked was committed by mistake: ``.coverage`` rode in with a test commit once."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(["git", "ls-files", "--cached", "--ignored", "--exclude-standard", "-z"],
+                            cwd=ROOT, capture_output=True, check=True).stdout
+    assert [name for name in listed.decode().split("\0") if name] == []
