@@ -161,6 +161,22 @@ class TreeSnapshot:
 _LAST_INDEXED: list = [None]   # the TreeSnapshot whose ``nodes`` was built last
 
 
+def fold_up(top: NodeSnapshot, combine: Callable[[NodeSnapshot, list], Any]) -> Any:
+    """``combine(node, its children's values in order)`` for ``top`` and every node under
+    it, children first: the value at ``top``. With a stack, not recursion: a learner's tree
+    can be thousands of levels deep."""
+    done: dict = {}   # id(node) -> its value, until its parent takes it
+    stack = [(top, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node.children)
+            continue
+        done[id(node)] = combine(node, [done.pop(id(c)) for c in node.children])
+    return done[id(top)]
+
+
 def locked_tokens(root: NodeSnapshot) -> int:
     """Tokens on nodes a lock holds (a lock holds its whole path, so locked subtrees hang
     from the root): the protected size of a tree that keeps no such counter."""

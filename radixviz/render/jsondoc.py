@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from radixviz.cache.snapshot import fold_up
 from radixviz.script.narrate import describe
 
 from .source_map import locate, short_path
@@ -42,21 +43,11 @@ def tree_json(node: NodeSnapshot) -> dict:
     fields its type adds (render/views/): today's nodes their lock_ref, hits, priority,
     birth, namespace and page hashes; the host tier's where the KV lives (``tier``), the host
     slots and host references. The tree's views must be loaded (``load_views``)."""
-    # built bottom-up with an explicit stack so deep chains do not hit the recursion limit
-    done: dict = {}
-    stack = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        if not expanded:
-            stack.append((current, True))
-            stack.extend((c, False) for c in current.children)
-            continue
-        entry = {"id": current.id, "key": key_json(current.key), "value": list(current.value),
-                 "ref": current.ref, "last_access": current.last_access, **node_fields(current),
-                 "parts": parts_json(current)}
-        entry["children"] = [done.pop(c.id) for c in current.children]
-        done[current.id] = entry
-    return done[node.id]
+    def entry(current: NodeSnapshot, children: list) -> dict:
+        return {"id": current.id, "key": key_json(current.key), "value": list(current.value),
+                "ref": current.ref, "last_access": current.last_access, **node_fields(current),
+                "parts": parts_json(current), "children": children}
+    return fold_up(node, entry)   # bottom-up with a stack: deep chains do not hit the recursion limit
 
 
 def parts_json(node: NodeSnapshot) -> dict:

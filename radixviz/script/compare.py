@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from dataclasses import dataclass
 
 from radixviz.cache.options import EVICTION, PAGE
+from radixviz.cache.snapshot import fold_up
 
 from .parser import ScriptError
 from .session import Session
@@ -176,16 +177,7 @@ def _shape(tree: TreeSnapshot, shapes: dict, ordered: bool = True, numbers: bool
     of children, ``numbers=False`` the slots' numbers (their count stays: the edge's length).
     Numbers, not nested tuples: a tuple compared with one nested thousands deep recurses
     past Python's limit."""
-    done: dict = {}   # id(node) -> its number; children first, with a stack (trees run deep)
-    stack = [(tree.root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if not expanded:
-            stack.append((node, True))
-            stack.extend((c, False) for c in node.children)
-            continue
-        kids = [done.pop(id(c)) for c in node.children]
+    def number(node, kids: list) -> int:
         slots = tuple(node.value) if numbers else len(node.value)
-        shape = (node.key, slots, node.ref, tuple(kids if ordered else sorted(kids)))
-        done[id(node)] = shapes.setdefault(shape, len(shapes))
-    return done[id(tree.root)]
+        return shapes.setdefault((node.key, slots, node.ref, tuple(kids if ordered else sorted(kids))), len(shapes))
+    return fold_up(tree.root, number)
