@@ -7,6 +7,7 @@ import its own layer and the layers below it, never one above:
     radixviz (the package), errors   exit codes and UsageError; import nothing of radixviz
     limits                           Limit: the bounds of a typed number (engine options use it)
     files                            safe reading (regular files, a byte limit) and atomic writes
+    collector                        the cycle collector held back while many objects are made
     cache, engines                   shared engine parts, the registry; the wings' package (by role below)
     wire                             the KV-event wire: messages, block tree, sockets
     sim                              scheduler simulation, workloads, tiny KV model
@@ -61,7 +62,7 @@ PACKAGE = ROOT / "radixviz"
 
 # lowest first; names in one tuple share a layer (as siblings when they are packages)
 LAYERS = [
-    ("radixviz", "radixviz.errors", "radixviz.files", "radixviz.limits"),
+    ("radixviz", "radixviz.errors", "radixviz.files", "radixviz.limits", "radixviz.collector"),
     ("radixviz.cache", "radixviz.engines"),   # radixviz.engines: the wings' package (its files: WING_ROLES)
     ("radixviz.wire",),
     ("radixviz.sim",),
@@ -73,8 +74,8 @@ LAYERS = [
     ("radixviz.cli", "radixviz.__main__"),
 ]
 SIBLINGS = {"radixviz.render", "radixviz.lessons"}
-NO_RICH = ("radixviz.errors", "radixviz.cache", "radixviz.wire", "radixviz.sim", "radixviz.settings",
-           "radixviz.script", "radixviz.lessons")
+NO_RICH = ("radixviz.errors", "radixviz.collector", "radixviz.cache", "radixviz.wire", "radixviz.sim",
+           "radixviz.settings", "radixviz.script", "radixviz.lessons")
 # what a function-local import may put off loading, and the words its reason comment uses
 DEFERRED = ("torch", "textual", "aiohttp", "textual_serve", "jsonschema", "jinja2",
             # measured to hold up the first paint, unused by the first screen (issue 33): the

@@ -7,7 +7,6 @@ on its handler's ``def``.
 """
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from radixviz.cache.engines import (all_options, default_engine, engine_spec, op
                                     option_owners, owners_of)
 from radixviz.cache.snapshot import LazyTree, built_bytes, unshared_bytes
 from radixviz.cache.trace import EventKind, kind_name
+from radixviz.collector import fewer_collections
 
 from .frame_history import DEFAULT_LIMIT_MB, FrameHistory
 from .frames import EMPTY, Frame, Marks, OpRecord, PoolSnapshot
@@ -121,21 +121,19 @@ class Session:
             handler, label = self._do_option, "op.option"
         # the handler's def carries the marker: the session's, or the engine's (script/ops/)
         self._step("op", label, handler.__module__, text=op.text, name=op.name)
-        collect_every = gc.get_threshold()
         # an operation on a deep path records thousands of frames, each a few small objects
         # that live as long as the history: the collector's young passes over them were half
         # the time of a step (bench/comb.py); they are freed by their counts, not by it
-        gc.set_threshold(max(collect_every[0], FEWER_COLLECTIONS), *collect_every[1:])
         try:
-            synced = self.engine_ops.sync_first(op)
-            record.result = handler(op)
-            if synced:
-                record.result["acknowledged_first"] = synced
-            # what the cache told the outside world during this operation (KV events on)
-            record.kv_events = tuple(self.engine.take_events())
+            with fewer_collections(young=FEWER_COLLECTIONS):
+                synced = self.engine_ops.sync_first(op)
+                record.result = handler(op)
+                if synced:
+                    record.result["acknowledged_first"] = synced
+                # what the cache told the outside world during this operation (KV events on)
+                record.kv_events = tuple(self.engine.take_events())
         finally:
             self._record = None
-            gc.set_threshold(*collect_every)
         record.last_frame = len(self.frames) - 1
         self.records.append(record)
         return record

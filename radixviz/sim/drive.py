@@ -18,6 +18,8 @@ import gc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
+from radixviz.collector import fewer_collections
+
 from .latency import LatencyTally
 from .optimum import PromptTree
 
@@ -48,12 +50,8 @@ def rare_full_collections(long: bool = True) -> Iterator[None]:
         yield
         return
     gc.collect()
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTION_EVERY))
-    try:
+    with fewer_collections(full=FULL_COLLECTION_EVERY):
         yield
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 class RunObserver:

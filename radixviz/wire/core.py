@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
+from radixviz.collector import collector_paused
+
 from .blocks import DEFAULT_MAX_BLOCKS, DEFAULT_MAX_TOKENS, BlockTree, Budget, Problems
-from .collector import LARGE_PAYLOAD, collector_paused
 from .messages import (DEFAULT_MAX_FRAME, END_SEQ, Message, WireError, decode_batch, parse_message,
                        parse_replay)
 from .events import WIRE_WORDS, batch_wire
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 LOG_LINES = 500          # the log keeps the newest lines only
 MAX_HELD = 100_000       # live messages held during one replay (past it the replay is cut short)
 MAX_HELD_BYTES = 256 * 2 ** 20   # their payloads' bytes, likewise
+LARGE_PAYLOAD = 1 << 16  # bytes: a batch past this is handled with the collector paused (radixviz/collector.py)
 DEFAULT_MAX_RANKS = 256  # DP ranks given a tree; a batch of another rank is counted, not applied
 # how far a sequence number may run ahead of the expected one: a publisher sends a batch per
 # scheduler step that changed the cache, far below this rate, and a watcher that stopped

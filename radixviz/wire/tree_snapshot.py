@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 from collections.abc import Callable
 
 from radixviz.cache.snapshot import NodeSnapshot, TreeSnapshot
+from radixviz.collector import collector_paused
 
 from .blocks import BlockTree
-from .collector import collector_paused
 from .tiers import namespace_name, tier_name, tier_rank
 
 if TYPE_CHECKING:
