@@ -28,6 +28,7 @@ batch has none; at most ``max_ranks`` of them, and ``max_tokens`` tokens in all.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left, insort
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -175,8 +176,7 @@ class WatchCore:
         if expected is None or seq == 0:
             state.jumped_to = None
             return True
-        away = time.monotonic() - state.last_applied_at
-        if seq - expected <= PLAUSIBLE_AHEAD + PLAUSIBLE_PER_S * away:
+        if not _too_far(seq - expected, state.last_applied_at):
             state.jumped_to = None
             return True
         if state.jumped_to is not None and seq == state.jumped_to + 1:
@@ -195,7 +195,7 @@ class WatchCore:
         return False
 
     def _hold(self, state: _Stream, message: Message, frames: list) -> None:
-        state.held.append(message)
+        insort(state.held, message, key=_seq)   # kept in order: live seqs arrive rising, so an append
         state.held_seqs.add(message.seq)
         state.held_bytes += len(frames[-1]) if frames else 0
 
@@ -230,7 +230,7 @@ class WatchCore:
             return self.finish_replay(stream, ended=True)
         if seq < start or (state.expected is not None and seq < state.expected):
             return [], []              # not asked for, or applied already
-        if seq - start > PLAUSIBLE_AHEAD + PLAUSIBLE_PER_S * (time.monotonic() - state.replay_since):
+        if _too_far(seq - start, state.replay_since):
             self.problems.implausible += 1
             self.note(f"stream {stream}: replay seq {seq:,} is far past the seq {start:,} asked for: left out")
             return [], []
@@ -240,10 +240,11 @@ class WatchCore:
             self.problems.bad_frames += 1
             self.note(f"stream {stream}: replay seq {seq}: {batch.text}")
             return [], []
-        applied = self._first_reply(state, stream, seq) if not state.replied else []
+        if not state.replied:
+            self._first_reply(state, stream, seq)
         state.replied = True
         # what the reply skipped the publisher no longer has: held messages before it go first
-        applied += self._in_order(state, stream, self._take_held(state, below=seq))
+        applied = self._in_order(state, stream, self._take_held(state, below=seq))
         if seq in state.held_seqs:   # came live too: the reply's copy is applied, the held one dropped
             self._take_held(state, below=seq + 1)
         else:
@@ -251,23 +252,25 @@ class WatchCore:
         message = Message(reply.topic or b"", seq, batch, self.wire or batch_wire(batch))
         return applied + self._in_order(state, stream, [message]), []
 
-    def _first_reply(self, state: _Stream, stream: int, seq: int) -> list:
+    def _first_reply(self, state: _Stream, stream: int, seq: int) -> None:
         """Before the first reply of a replay is applied: the history a joining watcher asked
         for starts where the publisher's buffer does."""
         if state.expected is None:
             start = state.replay_start
             assert start is not None
             if state.history and seq > start:
-                self.note(f"stream {stream}: batches before seq {seq} are gone from the "
-                          "publisher's buffer (the tree shows what came after)")
+                self._history_gone(stream, seq)
             # history: from the oldest the publisher still has (or a held one, if older)
             state.expected = min([seq, *state.held_seqs]) if state.history else start
-        return []
+
+    def _history_gone(self, stream: int, seq: int) -> None:
+        self.note(f"stream {stream}: batches before seq {seq} are gone from the "
+                  "publisher's buffer (the tree shows what came after)")
 
     def _take_held(self, state: _Stream, below: int | None = None) -> list:
         """The held messages (those before ``below``), in order, out of the hold."""
-        held = sorted(state.held, key=lambda m: m.seq)
-        cut = len(held) if below is None else next((i for i, m in enumerate(held) if m.seq >= below), len(held))
+        held = state.held
+        cut = len(held) if below is None else bisect_left(held, below, key=_seq)
         taken, state.held = held[:cut], held[cut:]
         for message in taken:
             state.held_seqs.discard(message.seq)
@@ -290,8 +293,7 @@ class WatchCore:
         if state.expected is None:
             state.expected = ordered[0].seq if state.history and ordered else start
             if state.history and ordered and ordered[0].seq > start:
-                self.note(f"stream {stream}: batches before seq {ordered[0].seq} are gone from the "
-                          "publisher's buffer (the tree shows what came after)")
+                self._history_gone(stream, ordered[0].seq)
         # held messages the replies covered were applied from them
         ordered = [m for m in ordered if m.seq >= state.expected or m.seq == 0]
         cut = _later_gap(ordered, state.expected, state.replied_to) if ended else len(ordered)
@@ -377,3 +379,13 @@ def _later_gap(ordered: Sequence[Message], expected: int, replied_to: int | None
 
 def _span(first: int, end: int) -> str:
     return f"seq {first}" if end - first == 1 else f"seq {first} to {end - 1}"
+
+
+def _seq(message: Message) -> int:
+    return message.seq
+
+
+def _too_far(ahead: int, since: float) -> bool:
+    """Whether a seq ``ahead`` of the one expected is more than the publisher could have sent
+    since ``since`` (a monotonic time)."""
+    return ahead > PLAUSIBLE_AHEAD + PLAUSIBLE_PER_S * (time.monotonic() - since)

@@ -14,6 +14,7 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from .blocks import BlockTree
@@ -55,7 +56,6 @@ class Entry:
     number: int             # its place in the history, counted from the first batch
     seq: int
     rank: int
-    events: int
     changes: list
     seed: BlockTree | None  # the rank's tree after it, for the first batch of a rank
     wire: str | None = None  # the wire it came in (events.py's names)
@@ -86,7 +86,6 @@ class LiveView:
         self.cursor: _Cursor | None = None
         self.rank: int | None = None         # the rank shown; None: the newest batch's
         self.rates: deque = deque(maxlen=64)     # (time, stored total, removed total)
-        self.last_arrival: float | None = None   # when the feeder last read a message (its clock)
         self._numbers = 0
         self._seeded: set = set()            # ranks whose first batch went out (feeder's side)
         self._shown: tuple | None = None     # (what it showed, the Moment) of the last ``moment()``
@@ -109,7 +108,7 @@ class LiveView:
             self._seeded.add(item.rank)
             seed = tree.copy()
         self._numbers += 1
-        self.inbox.append(Entry(self._numbers, item.seq, item.rank, len(item.message.batch.events), changes, seed,
+        self.inbox.append(Entry(self._numbers, item.seq, item.rank, changes, seed,
                                 item.message.wire))
 
     # ------------------------------------------------------------------ the app's thread
@@ -164,9 +163,14 @@ class LiveView:
         index = number - first
         return self.history[index] if 0 <= index < len(self.history) else None
 
-    def _rank_entries(self, rank: int, newest_first: bool = True):
-        items = reversed(self.history) if newest_first else iter(self.history)
-        return (e for e in items if e.rank == rank)
+    def _rank_entries(self, rank: int):
+        """``rank``'s kept entries, newest first."""
+        return (e for e in reversed(self.history) if e.rank == rank)
+
+    def _after(self, rank: int, at: int) -> list:
+        """``rank``'s kept entries after entry ``at``, newest first: a walk back from the
+        newest that stops at ``at`` (entry numbers rise), not one over the whole history."""
+        return [e for e in takewhile(lambda e: e.number > at, reversed(self.history)) if e.rank == rank]
 
     # ------------------------------------------------------------------ stepping
 
@@ -239,8 +243,9 @@ class LiveView:
             self.cursor, self._shown = behind[1], behind[2]
             return True
         self._behind = []
-        after = next((e for e in self._rank_entries(cursor.rank, newest_first=False) if e.number > cursor.at), None)
-        if after is None or after is next(self._rank_entries(cursor.rank), None):
+        later = self._after(cursor.rank, cursor.at)
+        after = later[-1] if later else None
+        if after is None or after is later[0]:   # the newest: follow the stream again
             self.cursor = None
             return True
         cursor.tree.replay(after.changes)
@@ -265,8 +270,7 @@ class LiveView:
         count = self.kept.get(rank, 0) if rank is not None else 0
         if self.cursor is None:
             return count, count
-        later = sum(1 for e in self._rank_entries(self.cursor.rank) if e.number > self.cursor.at)
-        return count - later, count
+        return count - len(self._after(self.cursor.rank, self.cursor.at)), count
 
     # ------------------------------------------------------------------ what is shown
 

@@ -30,7 +30,6 @@ from .tiers import namespace_name, tier_name, tier_rank
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .blocks import Block
 
 Decode = Callable[[int], str]
 _SHORT_TEXT: dict = {}   # token ids of a short block -> its characters (at most 95**4 keys)
@@ -218,13 +217,6 @@ class TreeBuilder:
 def block_snapshot(tree: BlockTree, decode: Decode | None = None) -> StreamTreeSnapshot:
     """The snapshot of ``tree``, made whole (``TreeBuilder`` makes it again in part)."""
     return TreeBuilder(tree, decode).snapshot()
-
-
-def chars_if_ascii(blocks: Iterable[Block]) -> Decode | None:
-    """``chr`` when every held token is printable ASCII, else None (show ids)."""
-    if all(32 <= t < 127 for b in blocks for t in b.token_ids):
-        return chr
-    return None
 
 
 def _by_tokens(tree: BlockTree, keys) -> list:
