@@ -69,21 +69,26 @@ class Replay:
         found = cast(HostTierVerbs, self.engine).match_tiers(self.key(prompt, limit), namespace)
         return Reach(len(found.device_indices), found.host_hit_length)
 
+    def take_slots(self, prompt: tuple, key: tuple, prefix: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """(the slots of ``key``: the matched ``prefix``'s, then new ones; the tokens evicted
+        to make room for them). A request that cannot fit the pool is a ValueError."""
+        need = len(key) - prefix.shape[0]
+        slots, evicted = self.pool.alloc(need), 0
+        if slots is None:
+            evicted = self.engine.evict(need)
+            slots = self.pool.alloc(need)
+        if slots is None:
+            raise ValueError(f"a request of {len(prompt)} tokens does not fit a pool of "
+                             f"{self.pool.size} slots: give a larger --pool-size")
+        return (torch.cat([prefix, slots]) if need else prefix), evicted
+
     def run(self, prompt: tuple, namespace) -> int:
         """Send one request; return the tokens evicted to make room for it."""
         engine, key = self.engine, prompt[:self.engine.whole_pages(len(prompt))]
         prefix, node = engine.match(key, namespace)
         engine.lock(node)
         self.pool.add_refs(prefix)
-        need = len(key) - prefix.shape[0]
-        slots, evicted = self.pool.alloc(need), 0
-        if slots is None:
-            evicted = engine.evict(need)
-            slots = self.pool.alloc(need)
-        if slots is None:
-            raise ValueError(f"a request of {len(prompt)} tokens does not fit a pool of "
-                             f"{self.pool.size} slots: give a larger --pool-size")
-        values = torch.cat([prefix, slots]) if need else prefix
+        values, evicted = self.take_slots(prompt, key, prefix)
         engine.insert(key, values, extra_key=namespace)
         engine.unlock(node)
         if self.tiers:

@@ -73,6 +73,16 @@ class LoopVerbs:
             at += len(node.key)
         return torch.cat(chunks)[:len(key)] if chunks else self.cache.root_node.full_value()
 
+    def tracked_state_end(self, base: int, end: int, branch: int | None = None) -> int:
+        """Where a request that computed tokens ``base`` to ``end`` keeps its last Mamba state
+        (v0.5.23's prefill): at the match's branching point ``branch`` when it lies past
+        ``base`` on the chunk grid, else at the last checkpoint step from ``base``."""
+        cache = self.cache
+        grid, chunk = cache.mamba_checkpoint_grid or 1, cache.mamba_cache_chunk_size or 1
+        if branch is not None and base < branch < end and (branch - base) % chunk == 0:
+            return branch
+        return base + (end - base) // grid * grid
+
     def give_back_state(self, node: UnifiedTreeNode) -> None:
         """The Mamba slot of the newest lock at ``node`` goes back to the pool (its holder is
         done with its copy); the lock stays."""

@@ -59,7 +59,6 @@ class UnifiedHooks(LoopHooks):
         cache = self.engine.cache
         self.swa, self.mamba = cache.swa_enabled, cache.mamba_enabled
         self.window, self.page = cache.sliding_window_size or 0, cache.page_size
-        self.chunk, self.grid = cache.mamba_cache_chunk_size or 1, cache.mamba_checkpoint_grid or 1
         self.judged: dict[tuple, tuple] = {}     # (rid, retracted) -> the admission's match, per component
         self.counted: set[tuple] = set()
         self.protected: dict[tuple, int] = {}    # the tree's part of the request's row (cache_protected_len)
@@ -147,11 +146,10 @@ class UnifiedHooks(LoopHooks):
             return self.engine.whole_pages(end)
         key = self._key(req)
         base = self.protected.get(key, req.prefix_len)
-        at = base + (end - base) // self.grid * self.grid
-        branch = self.judged.get(key, (0, 0, 0, 0, None))[4]
-        if prefill and branch is not None and base < branch < end and (branch - base) % self.chunk == 0:
-            at = branch   # the prefill tracks the match's branching point instead
-        at = max(at, self.tracked.get(key, 0)) if not prefill else at
+        if prefill:   # the prefill may track the match's branching point instead
+            at = self.engine.tracked_state_end(base, end, self.judged.get(key, (0, 0, 0, 0, None))[4])
+        else:
+            at = max(self.engine.tracked_state_end(base, end), self.tracked.get(key, 0))
         self.tracked[key] = at
         return at
 
@@ -200,8 +198,9 @@ class UnifiedHooks(LoopHooks):
             rest = slots
         if len(rest):
             self.scheduler.pool.free(rest)
-        for known in (self.protected, self.swa_freed, self.tracked):
-            known.pop(key, None)
+        for known in (self.judged, self.protected, self.swa_freed, self.tracked):
+            known.pop(key, None)   # the request is done: a long trace keeps nothing of it
+        self.counted.discard(key)
 
     def finish(self, stats: SimStats) -> None:
         for req in self.scheduler.running:
@@ -222,8 +221,6 @@ class UnifiedHooks(LoopHooks):
 
 HOOKS = UnifiedHooks
 SIMULATION = UnifiedSimulation
-
-
 
 
 def replay_class() -> type:

@@ -112,6 +112,3 @@ class UnifiedSimulation(Simulation):
                     shown.done()
         table = "compare" if len(results) > 1 else "single"
         return PolicyRuns(self.spec.name, name, results, table, self.header())
-
-
-SIMULATION = UnifiedSimulation

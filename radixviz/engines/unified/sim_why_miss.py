@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-import torch
 
 from radixviz.cache import TokenToKVPool
 from radixviz.cache.engines import engine_spec
@@ -30,7 +29,6 @@ class HybridReplay(Replay):
 
     def __init__(self, pool_size: int, page_size: int, eviction: str, options: dict) -> None:
         pool = TokenToKVPool(pool_size, device="cpu")
-        self.tiers = False
         engine = engine_spec("unified").open(pool, page_size=page_size, eviction_policy=eviction, **options)
         self.engine = engine
         self.pool = engine.pool   # SGLang's allocator (engine.py)
@@ -78,29 +76,11 @@ class HybridReplay(Replay):
         branch = engine.last_match.mamba_branching_seqlen if engine.last_match is not None else None
         engine.lock(node)
         self.pool.add_refs(prefix)
-        need = len(key) - prefix.shape[0]
-        slots = self.pool.alloc(need)
-        evicted = 0
-        if slots is None:
-            evicted = engine.evict(need)
-            slots = self.pool.alloc(need)
-        if slots is None:
-            raise ValueError(f"a request of {len(prompt)} tokens does not fit a pool of "
-                             f"{self.pool.size} slots: give a larger --pool-size")
-        values = torch.cat([prefix, slots]) if need else prefix
-        end = self._state_end(len(prefix), len(key), branch)
+        values, evicted = self.take_slots(prompt, key, prefix)
+        end = engine.tracked_state_end(len(prefix), len(key), branch) if engine.cache.mamba_enabled else len(key)
         engine.give_back_state(node)
         engine.insert(key[:end], values[:end])
         if end < len(key):
             self.pool.free(values[end:])
         engine.unlock(node)
         return evicted
-
-    def _state_end(self, prefix: int, end: int, branch: int | None) -> int:
-        cache = self.unified.cache
-        if not cache.mamba_enabled:
-            return end
-        grid, chunk = cache.mamba_checkpoint_grid or 1, cache.mamba_cache_chunk_size or 1
-        if branch is not None and prefix < branch < end and (branch - prefix) % chunk == 0:
-            return branch
-        return prefix + (end - prefix) // grid * grid
