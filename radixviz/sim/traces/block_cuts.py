@@ -75,19 +75,7 @@ class BlockUnits:
         # a list: bisecting an array makes an int object of each element it looks at
         self.block_size, self.codes = block_size, cuts.codes.tolist()
         self.vocab = VOCAB_SIZE if cuts.outputs_cached else 0   # tokens below it stay single
-        self.high = cuts.codes[-1] if cuts.codes else -1
         self.blocks: dict = {}    # id -> (units, token offset after each), tuples
-
-    def cuts(self, block: int) -> list:
-        """The lengths at which some prompt ends inside ``block``, ascending."""
-        base = block * self.block_size
-        if base + 1 > self.high:
-            return []
-        codes, end = self.codes, base + self.block_size
-        lo = bisect_left(codes, base + 1)
-        if lo == len(codes) or codes[lo] >= end:
-            return []       # most blocks: no prompt ends inside them
-        return [code - base for code in codes[lo:bisect_left(codes, end, lo)]]
 
     def of(self, block: int) -> tuple:
         found = self.blocks.get(block)
@@ -97,9 +85,11 @@ class BlockUnits:
         base = block * size
         # tokens an output token could equal
         singles = 0 if base >= self.vocab else min(size, self.vocab - base)
+        # the lengths at which some prompt ends inside the block, ascending (most blocks: none)
         codes = self.codes
         at = bisect_left(codes, base + 1)
-        cuts = self.cuts(block) if at < len(codes) and codes[at] < base + size else ()
+        cuts = [c - base for c in codes[at:bisect_left(codes, base + size, at)]] \
+            if at < len(codes) and codes[at] < base + size else ()
         # tuples of ints only, which the collector stops tracking: the blocks kept are many
         if not singles and not cuts:    # most blocks: one run
             found = ((base, size),), (size,)
