@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from radixviz.lessons.quiz.builder import ScenarioBuilder
 from radixviz.lessons.quiz.questions import Question
-from radixviz.lessons.scenario import apply_text, indent, run_scenario, tree_text
+from radixviz.lessons.scenario import apply_text, run_scenario, tree_text
 
 if TYPE_CHECKING:
     from radixviz.cache.snapshot import TreeSnapshot
@@ -40,18 +40,10 @@ def _shared_key(build: ScenarioBuilder, base: str, lo: int, hi: int) -> str:
     return base[:cut] + tail
 
 
-def _held(tree: TreeSnapshot, name: str) -> tuple[int, int]:
-    """(evictable, protected) of component ``name`` as the tree declares them."""
+def _protected(tree: TreeSnapshot, name: str) -> int:
+    """The protected size of component ``name`` as the tree declares it."""
     (held,) = [h for h in tree.held if h.component.name == name]
-    return held.evictable, held.protected
-
-
-def _picture(build: ScenarioBuilder, tree: TreeSnapshot) -> str:
-    """The scenario, and on easy and medium the tree it leaves, each component's part shown."""
-    text = f"Scenario:\n\n{indent(build.text)}"
-    if build.shows_tree:
-        text += "\n\nThe tree now:\n\n" + indent(tree_text(tree, parts=True))
-    return text
+    return held.protected
 
 
 def gen_swa_reuse(build: ScenarioBuilder, seed: int) -> Question:
@@ -72,7 +64,8 @@ def gen_swa_reuse(build: ScenarioBuilder, seed: int) -> Question:
     tree = session.cache.snapshot()
     reused = apply_text(session, asked).result["matched"]
     return Question(f"gen-swa-reuse-{build.difficulty}-{seed}", "number",
-                    _picture(build, tree) + f"\n\nThe window is {window} tokens. How many tokens does "
+                    build.setup_prompt(tree, parts=True)
+                    + f"\n\nThe window is {window} tokens. How many tokens does "
                     f"{asked} reuse?", (str(reused),), str(reused),
                     f"A match may end on a node only when the nodes walked since the last "
                     f"sliding-window tombstone hold at least a window ({window} tokens) of sliding-window "
@@ -97,9 +90,10 @@ def gen_swa_lock(build: ScenarioBuilder, seed: int) -> Question:
     session = run_scenario(build.text)
     tree = session.cache.snapshot()
     apply_text(session, asked)
-    _, protected = _held(session.cache.snapshot(), "swa")
+    protected = _protected(session.cache.snapshot(), "swa")
     return Question(f"gen-swa-lock-{build.difficulty}-{seed}", "number",
-                    _picture(build, tree) + f"\n\nThe window is {window} tokens. {asked} matches the key and "
+                    build.setup_prompt(tree, parts=True)
+                    + f"\n\nThe window is {window} tokens. {asked} matches the key and "
                     f"locks the node it ends on. How many tokens of sliding-window KV does the tree then "
                     f"protect?", (str(protected),), str(protected),
                     f"The full-KV lock protects every node up to the root; the sliding-window lock walks up "
@@ -131,7 +125,8 @@ def gen_mamba_reuse(build: ScenarioBuilder, seed: int) -> Question:
     tree = session.cache.snapshot()
     reused = apply_text(session, asked).result["matched"]
     return Question(f"gen-mamba-reuse-{build.difficulty}-{seed}", "number",
-                    _picture(build, tree) + f"\n\nEach insert hands the tree a Mamba state for the end of its "
+                    build.setup_prompt(tree, parts=True)
+                    + f"\n\nEach insert hands the tree a Mamba state for the end of its "
                     f"key. How many tokens does {asked} reuse?", (str(reused),), str(reused),
                     "A match may end only on a node that holds a state: the recurrent layers cannot start "
                     "anywhere else. A state belongs to the end of its node's edge, so a split leaves the "
@@ -157,7 +152,8 @@ def gen_mamba_branch(build: ScenarioBuilder, seed: int) -> Question:
     branch = result.get("mamba_branch")     # None (or absent): no grid point past the reused prefix
     answer = _NO_BRANCH if branch is None else str(branch)
     return Question(f"gen-mamba-branch-{build.difficulty}-{seed}", "text",
-                    _picture(build, tree) + f"\n\nThe state spacing is {spacing}. Where is the branching "
+                    build.setup_prompt(tree, parts=True)
+                    + f"\n\nThe state spacing is {spacing}. Where is the branching "
                     f"point of {asked}? (a position, or {_NO_BRANCH})", (answer,), answer,
                     f"The branching point is the last multiple of {spacing} inside the full-KV hit "
                     f"({result['full_hit']} tokens here) that lies past what the match reuses "

@@ -73,10 +73,13 @@ class ScenarioBuilder:
         """The script "show me" replays: the setup, then the operation asked about."""
         return self.text + f"\n# the question:\n{asked}\n"
 
-    def setup_prompt(self, tree: TreeSnapshot, show_time: bool = False, show_tree: bool = False) -> str:
+    def setup_prompt(self, tree: TreeSnapshot, show_time: bool = False, show_tree: bool = False,
+                     parts: bool = False) -> str:
+        """The scenario, and (on easy and medium, or when asked) the tree it leaves; ``parts``:
+        each further component's part of a node too (``tree_text``)."""
         text = f"Scenario:\n\n{indent(self.text)}"
         if self.shows_tree or show_time or show_tree:
-            text += "\n\nThe tree now:\n\n" + indent(tree_text(tree, show_time=show_time))
+            text += "\n\nThe tree now:\n\n" + indent(tree_text(tree, show_time=show_time, parts=parts))
         return text
 
     def tags(self, seed: int, topic: str, lesson: int) -> dict:
