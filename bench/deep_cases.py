@@ -24,7 +24,6 @@ import os
 import pty
 import re
 import select
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,8 @@ import zmq  # noqa: E402
 from radixviz.wire.events import AllBlocksCleared, BlockStored  # noqa: E402
 from radixviz.wire.messages import EventBatch, encode_batch, encode_seq  # noqa: E402
 from radixviz.wire.publisher import Publisher  # noqa: E402
+from serve_load import free_port  # noqa: E402 - bench/ is the script's own folder
+from watch_stream import chains, comb  # noqa: E402
 
 # the child: its own peak memory written at exit, then radixviz's entry point
 CHILD = ("import atexit, os, sys\n"
@@ -147,31 +148,6 @@ def said(text: str, *needles: str) -> str:
             if needle in line:
                 return line[:200]
     return lines[-1][:200] if lines else ""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def comb(levels: int) -> list:
-    events: list = [AllBlocksCleared()]
-    for level in range(1, levels + 1):
-        events.append(BlockStored([level], level - 1 or None, [97], 1, None, "GPU"))
-        events.append(BlockStored([10 ** 9 + level], level, [88], 1, None, "GPU"))
-    return events
-
-
-def chains(blocks: int, chain: int, first: int) -> list:
-    events, block = [], first
-    for _ in range(blocks // chain):
-        parent = None
-        for _link in range(chain):
-            block += 1
-            events.append(BlockStored([block], parent, [block * 7 % 50_000], 1, None, "GPU"))
-            parent = block
-    return events
 
 
 def shown_blocks(text: str) -> int:

@@ -47,26 +47,35 @@ from radixviz.wire.playback import core_for  # noqa: E402
 from radixviz.wire.recording import MAGIC, Record, read_records  # noqa: E402
 
 
+def comb(levels: int) -> list:
+    """One batch describing a comb: a chain of ``a`` blocks, each with an ``X`` leaf too."""
+    events: list = [AllBlocksCleared()]
+    for level in range(1, levels + 1):
+        events.append(BlockStored([level], level - 1 or None, [97], 1, None, "GPU"))
+        events.append(BlockStored([10 ** 9 + level], level, [88], 1, None, "GPU"))
+    return events
+
+
+def chains(blocks: int, chain: int, first: int) -> list:
+    """``blocks`` blocks in chains of ``chain``, numbered from ``first + 1``."""
+    events, block = [], first
+    for _ in range(blocks // chain):
+        parent = None
+        for _link in range(chain):
+            block += 1
+            events.append(BlockStored([block], parent, [block * 7 % 50_000], 1, None, "GPU"))
+            parent = block
+    return events
+
+
 def stream_batches(args) -> list[tuple[float, list]]:
     """(when, events) of each batch of the stream to record."""
     if args.comb:
-        events: list = [AllBlocksCleared()]
-        for level in range(1, args.comb + 1):
-            events.append(BlockStored([level], level - 1 or None, [97], 1, None, "GPU"))
-            events.append(BlockStored([10 ** 9 + level], level, [88], 1, None, "GPU"))
-        return [(0.0, events)]
-    block, halves = 0, []
-    for _ in range(2):
-        events = []
-        for _chain in range(args.blocks // 2 // args.chain):
-            parent = None
-            for _link in range(args.chain):
-                block += 1
-                events.append(BlockStored([block], parent, [block * 7 % 50_000], 1, None, "GPU"))
-                parent = block
-        halves.append(events)
+        return [(0.0, comb(args.comb))]
+    first_half = chains(args.blocks // 2, args.chain, 0)
+    halves = [first_half, chains(args.blocks // 2, args.chain, len(first_half))]
     out = [(0.0, [AllBlocksCleared()] + halves[0]), (0.0, halves[1])]
-    parent = None
+    block, parent = len(first_half) + len(halves[1]), None
     for index in range(args.batches):
         block += 1
         out.append((0.5 + index / args.rate, [BlockStored([block], parent, [5], 1, None, "GPU")]))

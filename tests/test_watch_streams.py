@@ -38,16 +38,7 @@ from wire_helpers import HANG_GUARD_S, LOCAL, close, joined, receive
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from watch_stream import write_recording  # noqa: E402 - the benchmark's recorded stream
-
-
-def comb(levels: int) -> list:
-    """One batch describing a comb: a chain of ``a`` blocks, each with an ``X`` leaf too."""
-    events: list = [AllBlocksCleared()]
-    for level in range(1, levels + 1):
-        events.append(BlockStored([level], level - 1 or None, [97], 1, None, "GPU"))
-        events.append(BlockStored([10 ** 9 + level], level, [88], 1, None, "GPU"))
-    return events
+from watch_stream import comb, write_recording  # noqa: E402 - the benchmark's streams
 
 
 def app_args(**given) -> argparse.Namespace:
