@@ -259,8 +259,9 @@ class StatusLine(Widget):
         # a long badge (an engine with many settings) shrinks to the engine's name before the
         # step counter is cut off
         labels = tuple(dict.fromkeys((badge[0], badge[0].split(" · ")[0])))
-        first = [(label, body, words) for body, words in choices[:lead + 1] for label in labels] if lead else []
-        rest = [(label, body, words) for label in labels for body, words in choices[lead + 1 if lead else 0:]]
+        split = lead + 1 if lead else 0   # the choices tried with each label before the next choice
+        first = [(label, body, words) for body, words in choices[:split] for label in labels]
+        rest = [(label, body, words) for label in labels for body, words in choices[split:]]
         label, fits = badge[0], False
         for label, body, words in first + rest:
             tail = "".join(f"  {word}" for word in words if word)
