@@ -9,6 +9,7 @@ import sys
 
 from radixviz.script import load_script
 from radixviz.tui.app import RadixvizApp
+from radixviz.tui.screens import dialogs
 from radixviz.tui.screens.dialogs import AskPath, ConfirmLeave, ConfirmOverwrite, RestoreWork
 from radixviz.tui.screens.stepper import StepperScreen
 from tui_helpers import screen_rows, shows, stepper, wait_ready, wait_until, watch_notifications
@@ -102,6 +103,47 @@ class TestAClosedTerminalKeepsTheWork:
             assert not (folder / f"sandbox-{gone}.rv").exists()     # now this sandbox's own autosave
             await pilot.press("h")
             assert isinstance(app.screen, ConfirmLeave)               # and still unsaved work
+
+
+    async def test_typing_into_the_offer_answers_nothing_until_the_learner_stops(self, tmp_path, monkeypatch):
+        """Found walking the sandbox in tmux after a closed terminal: typing ``insert "hello"``
+        and Enter without reading the offer restored the work with the r of insert, and the
+        rest of the line acted as the sandbox's keys (it ended on the scheduler's screen)."""
+        monkeypatch.setattr(dialogs, "TYPING_PAUSE_S", 0.3)
+        async with stepper(tmp_path, script=None) as (app, pilot):
+            folder = app.autosave_folder
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        folder.mkdir(parents=True, exist_ok=True)
+        left = folder / f"sandbox-{gone}.rv"
+        left.write_text('insert "abc"\n', encoding="utf-8")
+        app = RadixvizApp("sandbox", device="cpu")
+        async with app.run_test(size=(100, 32)) as pilot:
+            await wait_ready(app, pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, RestoreWork))
+            await pilot.press(*'insert "hello world"', "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, RestoreWork) and left.exists()    # nothing answered
+            assert painted(app, "answer with r, d or esc")
+            await pilot.press("r")                        # still typing: a moment has not passed
+            assert isinstance(app.screen, RestoreWork)
+            await pilot.pause(0.4)
+            await pilot.press("d")                        # a key on its own answers
+            await wait_until(pilot, lambda: isinstance(app.screen, StepperScreen))
+            assert op_texts(app.screen) == [] and not left.exists()
+
+    async def test_one_operation_left_is_said_in_the_singular(self, tmp_path):
+        async with stepper(tmp_path, script=None) as (app, pilot):
+            folder = app.autosave_folder
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"sandbox-{gone}.rv").write_text('insert "abc"\n', encoding="utf-8")
+        app = RadixvizApp("sandbox", device="cpu")
+        async with app.run_test(size=(100, 32)) as pilot:
+            await wait_ready(app, pilot)
+            await wait_until(pilot, lambda: isinstance(app.screen, RestoreWork))
+            assert painted(app, "before its 1 operation was saved")
 
 
 class TestSavingNeverReplacesWithoutAsking:

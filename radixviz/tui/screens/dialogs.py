@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import time
+
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -143,8 +146,16 @@ class PickScript(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+TYPING_PAUSE_S = 0.6   # after the last key typed into the restore offer, before r, d or enter answer it
+
+
 class RestoreWork(ModalScreen[str | None]):
-    """A sandbox closed without saving: ``restore``, ``discard`` or None (decide later)."""
+    """A sandbox closed without saving: ``restore``, ``discard`` or None (decide later).
+
+    A learner who starts typing an operation before reading it must not answer it with a
+    letter of a word (the r of ``insert``), nor send the rest of the line to the sandbox's
+    keys: any other key means typing, and r, d and enter answer only once a moment
+    (``TYPING_PAUSE_S``) has passed since the last key typed. Esc always works."""
 
     BINDINGS = [Binding("r,enter", "answer('restore')", "Restore"),
                 Binding("d", "answer('discard')", "Discard"),
@@ -153,16 +164,28 @@ class RestoreWork(ModalScreen[str | None]):
     def __init__(self, operations: int, when: str):
         super().__init__()
         self.operations, self.when = operations, when
+        self._typing_until = 0.0
 
     def compose(self) -> ComposeResult:
-        count = f"{self.operations} operation{'s' if self.operations != 1 else ''}"
+        count = f"{self.operations} operation{'s were' if self.operations != 1 else ' was'}"
         with Vertical(id="dialog-box") as box:
             box.border_title = "Unsaved work found"
-            yield Static(Text(f"A sandbox closed on {self.when} before its {count} were saved "
+            yield Static(Text(f"A sandbox closed on {self.when} before its {count} saved "
                               "(the terminal or the tab closed).\n\n"
                               "r  restore them here\n"
                               "d  discard them\n"
                               "esc  decide later (they are offered again next time)"))
+            yield Static("", id="restore-typing")
+
+    def on_key(self, event: events.Key) -> None:
+        typing = time.monotonic() < self._typing_until
+        if event.key == "escape" or (event.key in ("r", "d", "enter") and not typing):
+            return   # an answer: the bindings take it
+        event.stop()
+        event.prevent_default()
+        self._typing_until = time.monotonic() + TYPING_PAUSE_S
+        self.query_one("#restore-typing", Static).update(Text(
+            "\nThat was typed, not answered: first answer with r, d or esc.", style="bold"))
 
     def action_answer(self, answer: str | None) -> None:
         self.dismiss(answer)
