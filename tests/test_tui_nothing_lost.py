@@ -37,6 +37,19 @@ class TestEveryWayOutAsks:
             await pilot.press("escape")
             assert isinstance(app.screen, StepperScreen) and app.return_code is None
 
+    async def test_words_typed_into_the_question_neither_leave_nor_save(self, tmp_path, monkeypatch):
+        """The l of a word typed on (``match "hello"``) would leave without saving."""
+        monkeypatch.setattr(dialogs, "TYPING_PAUSE_S", 0.3)
+        async with stepper(tmp_path) as (app, pilot):
+            await add_op(pilot)
+            await pilot.press("ctrl+q", *'match "hello"', "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmLeave) and app.return_code is None
+            assert painted(app, "first answer with one of the keys above")
+            await pilot.pause(0.4)
+            await pilot.press("escape")
+            assert isinstance(app.screen, StepperScreen) and len(app.screen.model.session.records) == 4
+
     async def test_the_palettes_quit_asks(self, tmp_path):
         async with stepper(tmp_path) as (app, pilot):
             await add_op(pilot)
@@ -124,7 +137,7 @@ class TestAClosedTerminalKeepsTheWork:
             await pilot.press(*'insert "hello world"', "enter")
             await pilot.pause()
             assert isinstance(app.screen, RestoreWork) and left.exists()    # nothing answered
-            assert painted(app, "answer with r, d or esc")
+            assert painted(app, "first answer with one of the keys above")
             await pilot.press("r")                        # still typing: a moment has not passed
             assert isinstance(app.screen, RestoreWork)
             await pilot.pause(0.4)

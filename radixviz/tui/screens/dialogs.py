@@ -6,7 +6,7 @@ answer, so nothing is lost while a dialog is open.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import time
 
@@ -26,7 +26,36 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class ConfirmLeave(ModalScreen[str | None]):
+TYPING_PAUSE_S = 0.6   # after the last key typed into a dialog, before its answer keys act again
+
+
+class TypedNotAnswered:
+    """For a dialog answered by one key (its bindings) whose answer drops or replaces work.
+
+    A learner who types on without reading it (an operation begun before the dialog came up,
+    ``insert "hello"``) must not answer it with a letter of a word (the l of ``hello``
+    leaving without saving, the r of ``insert`` restoring), nor send the rest of the line to
+    the screen behind. Any key that is not an answer means typing: it is kept from both,
+    and the answer keys act only ``TYPING_PAUSE_S`` after the last key typed. Esc always."""
+
+    _typing_until = 0.0
+
+    def on_key(self, event: events.Key) -> None:
+        dialog = cast("ModalScreen[Any]", self)
+        answers = {key for binding in dialog.BINDINGS for key in cast(Binding, binding).key.split(",")}
+        typing = time.monotonic() < self._typing_until
+        if event.key == "escape" or (event.key in answers and not typing):
+            return   # an answer: the bindings take it
+        event.stop()
+        event.prevent_default()
+        self._typing_until = time.monotonic() + TYPING_PAUSE_S
+        box = dialog.query_one("#dialog-box")
+        if not box.query("#typed-note"):
+            box.mount(Static(Text("\nThat was typed, not answered: first answer with one of the keys above.",
+                                  style="bold"), id="typed-note"))
+
+
+class ConfirmLeave(TypedNotAnswered, ModalScreen[str | None]):
     """Leaving a sandbox that has operations: ``save``, ``leave`` or None (stay)."""
 
     BINDINGS = [Binding("s,ctrl+s", "answer('save')", "Save first"),
@@ -96,7 +125,7 @@ class AskPath(ModalScreen):
         self.dismiss(None)
 
 
-class ConfirmOverwrite(ModalScreen[bool]):
+class ConfirmOverwrite(TypedNotAnswered, ModalScreen[bool]):
     """A file is already there: True to replace it, False to choose another name."""
 
     BINDINGS = [Binding("y", "answer(True)", "Replace it"),
@@ -146,16 +175,8 @@ class PickScript(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-TYPING_PAUSE_S = 0.6   # after the last key typed into the restore offer, before r, d or enter answer it
-
-
-class RestoreWork(ModalScreen[str | None]):
-    """A sandbox closed without saving: ``restore``, ``discard`` or None (decide later).
-
-    A learner who starts typing an operation before reading it must not answer it with a
-    letter of a word (the r of ``insert``), nor send the rest of the line to the sandbox's
-    keys: any other key means typing, and r, d and enter answer only once a moment
-    (``TYPING_PAUSE_S``) has passed since the last key typed. Esc always works."""
+class RestoreWork(TypedNotAnswered, ModalScreen[str | None]):
+    """A sandbox closed without saving: ``restore``, ``discard`` or None (decide later)."""
 
     BINDINGS = [Binding("r,enter", "answer('restore')", "Restore"),
                 Binding("d", "answer('discard')", "Discard"),
@@ -164,7 +185,6 @@ class RestoreWork(ModalScreen[str | None]):
     def __init__(self, operations: int, when: str):
         super().__init__()
         self.operations, self.when = operations, when
-        self._typing_until = 0.0
 
     def compose(self) -> ComposeResult:
         count = f"{self.operations} operation{'s were' if self.operations != 1 else ' was'}"
@@ -175,17 +195,6 @@ class RestoreWork(ModalScreen[str | None]):
                               "r  restore them here\n"
                               "d  discard them\n"
                               "esc  decide later (they are offered again next time)"))
-            yield Static("", id="restore-typing")
-
-    def on_key(self, event: events.Key) -> None:
-        typing = time.monotonic() < self._typing_until
-        if event.key == "escape" or (event.key in ("r", "d", "enter") and not typing):
-            return   # an answer: the bindings take it
-        event.stop()
-        event.prevent_default()
-        self._typing_until = time.monotonic() + TYPING_PAUSE_S
-        self.query_one("#restore-typing", Static).update(Text(
-            "\nThat was typed, not answered: first answer with r, d or esc.", style="bold"))
 
     def action_answer(self, answer: str | None) -> None:
         self.dismiss(answer)
